@@ -1,0 +1,82 @@
+# moontorch -- top-level build. `make help` lists the targets.
+# Layers build bottom-up: tensor/ (engine, C only) -> lua_bindings/ -> repl/.
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+OPT     ?= -O2
+SAN     ?=
+LUA_PC  := $(shell pkg-config --exists lua5.4 && echo lua5.4 || echo lua-5.4)
+LUA_CFLAGS := $(shell pkg-config --cflags $(LUA_PC) 2>/dev/null)
+LUA_LIBS   := $(shell pkg-config --libs $(LUA_PC) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
+CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
+           -Itensor -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
+KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
+LDLIBS  := -ldnnl -lsleef -lgomp -lm -ldl -lpthread
+LDFLAGS := $(SAN) -fopenmp
+
+ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c))
+BIND_SRC   := $(sort $(wildcard lua_bindings/*.c))
+REPL_SRC   := $(sort $(wildcard repl/*.c))
+CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o)
+REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
+
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h lua_bindings/*.h repl/*.h)
+
+.PHONY: all test asan bench install clean help ctest luatest
+
+all: $(BUILD)/moontorch $(BUILD)/torch.so $(BUILD)/test_engine
+
+help:
+	@echo "make            build $(BUILD)/moontorch, $(BUILD)/torch.so (Lua C module) and the C tests"
+	@echo "make test       build, then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
+	@echo "make asan       the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+	@echo "make bench      benchmarks: ours vs PyTorch on this machine, 'name ours peer ratio' rows"
+	@echo "make install    install moontorch and torch.so under PREFIX (default /usr/local)"
+	@echo "make clean      remove build outputs"
+
+# kernels get -O3 and no errno so loops vectorize
+$(BUILD)/tensor/cpu/%.o: tensor/cpu/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(KFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libmoontorch.a: $(ENGINE_OBJ) $(BIND_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/torch.so: $(ENGINE_OBJ) $(BIND_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/moontorch: $(REPL_OBJ) $(BUILD)/libmoontorch.a
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(REPL_OBJ) $(BUILD)/libmoontorch.a $(LUA_LIBS) -ledit $(LDLIBS)
+
+$(BUILD)/test_engine: $(CTEST_SRC:%.c=$(BUILD)/%.o) $(ENGINE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+test: all
+	$(BUILD)/moontorch tests/run.lua --engine $(BUILD)/test_engine
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  MOONTORCH_ASAN=1 build-asan/moontorch tests/run.lua --engine build-asan/test_engine
+
+bench: all
+	bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4
+	install -m 755 $(BUILD)/moontorch $(DESTDIR)$(PREFIX)/bin/moontorch
+	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch.so
+
+clean:
+	rm -rf build build-asan

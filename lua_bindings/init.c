@@ -1,0 +1,62 @@
+/* init.c -- luaopen_torch: builds the torch module table and the Tensor
+ * method table from every binding group, and keeps the help texts of all
+ * registered functions (help() reads them). */
+#include "mtl.h"
+
+void mtl_set_help(lua_State *L, const char *text) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.help");
+  lua_pushvalue(L, -2);
+  lua_pushstring(L, text);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *regs) {
+  for (; regs->name; regs++) {
+    lua_pushcfunction(L, regs->fn);
+    if (regs->help) mtl_set_help(L, regs->help);
+    if (regs->where & MTL_FN) {
+      lua_pushvalue(L, -1);
+      lua_setfield(L, torch_idx, regs->name);
+    }
+    if (regs->where & MTL_METHOD) {
+      lua_pushvalue(L, -1);
+      lua_setfield(L, methods_idx, regs->name);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+int luaopen_torch(lua_State *L) {
+  lua_newtable(L); /* weak-keyed help table: function -> text */
+  lua_newtable(L);
+  lua_pushstring(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, "mtl.help");
+
+  lua_newtable(L);
+  int torch_idx = lua_gettop(L);
+  lua_newtable(L);
+  int methods_idx = lua_gettop(L);
+  lua_pushvalue(L, methods_idx);
+  lua_setfield(L, LUA_REGISTRYINDEX, "mtl.methods");
+
+  mtl_open_tensor(L, torch_idx, methods_idx);
+  mtl_open_create(L, torch_idx, methods_idx);
+  mtl_open_math(L, torch_idx, methods_idx);
+  mtl_open_shape(L, torch_idx, methods_idx);
+  mtl_open_index(L, torch_idx, methods_idx);
+  mtl_open_reduce(L, torch_idx, methods_idx);
+  mtl_open_linalg(L, torch_idx, methods_idx);
+  mtl_open_random(L, torch_idx, methods_idx);
+  mtl_open_print(L, torch_idx, methods_idx);
+  mtl_open_misc(L, torch_idx, methods_idx);
+
+  lua_pushvalue(L, methods_idx);
+  lua_setfield(L, torch_idx, "Tensor");
+  lua_pushstring(L, MT_VERSION);
+  lua_setfield(L, torch_idx, "version");
+  lua_pushvalue(L, torch_idx);
+  return 1;
+}

@@ -1,0 +1,397 @@
+/* l_math.c -- Lua bindings of the elementwise ops. Unary, binary and
+ * comparison ops are registered by walking the op registry, each as
+ * torch.name, x:name() and the in-place x:name_(); ops with extra
+ * arguments (add/sub alpha, div rounding_mode, clamp, where, lerp, ...)
+ * have their own functions. */
+#include <math.h>
+#include <string.h>
+
+#include "mtl.h"
+
+static const struct {
+  const char *name, *help;
+} helps[] = {
+    {"neg", "negation, -x"}, {"abs", "absolute value"}, {"sign", "sign: -1, 0 or 1"},
+    {"exp", "e^x"}, {"exp2", "2^x"}, {"expm1", "e^x - 1, accurate near 0"},
+    {"log", "natural logarithm"}, {"log2", "base-2 logarithm"}, {"log10", "base-10 logarithm"},
+    {"log1p", "log(1 + x), accurate near 0"}, {"sqrt", "square root"}, {"rsqrt", "1 / sqrt(x)"},
+    {"sin", "sine"}, {"cos", "cosine"}, {"tan", "tangent"}, {"asin", "arcsine"}, {"acos", "arccosine"},
+    {"atan", "arctangent"}, {"sinh", "hyperbolic sine"}, {"cosh", "hyperbolic cosine"},
+    {"tanh", "hyperbolic tangent"}, {"sigmoid", "logistic function 1 / (1 + e^-x)"},
+    {"relu", "max(x, 0)"}, {"gelu", "Gaussian error linear unit, x * Phi(x)"},
+    {"gelu_tanh", "GELU, tanh approximation"}, {"silu", "x * sigmoid(x)"}, {"erf", "error function"},
+    {"erfc", "complementary error function"}, {"floor", "round down"}, {"ceil", "round up"},
+    {"round", "round half to even"}, {"trunc", "round toward zero"}, {"frac", "x - trunc(x)"},
+    {"reciprocal", "1 / x"}, {"square", "x * x"}, {"logical_not", "not x, as bool"},
+    {"bitwise_not", "bitwise not (~x) of integers/bools"}, {"isnan", "true where NaN"},
+    {"isinf", "true where +-inf"}, {"isfinite", "true where neither NaN nor inf"},
+    {"add", "a + b (broadcasting; {alpha=} scales b)"}, {"sub", "a - b (broadcasting; {alpha=} scales b)"},
+    {"mul", "a * b (broadcasting)"}, {"div", "a / b (true division; {rounding_mode='floor'|'trunc'})"},
+    {"floor_divide", "floor(a / b)"}, {"pow", "a ^ b"}, {"atan2", "atan(a / b) in the right quadrant"},
+    {"hypot", "sqrt(a^2 + b^2)"}, {"fmod", "C-style remainder (sign of a)"},
+    {"remainder", "Python-style remainder (sign of b), also a % b"}, {"maximum", "elementwise max, NaN-propagating"},
+    {"minimum", "elementwise min, NaN-propagating"}, {"logical_and", "a and b, as bool"},
+    {"logical_or", "a or b, as bool"}, {"logical_xor", "a xor b, as bool"},
+    {"bitwise_and", "bitwise and"}, {"bitwise_or", "bitwise or"}, {"bitwise_xor", "bitwise xor"},
+    {"bitwise_left_shift", "a << b"}, {"bitwise_right_shift", "a >> b (arithmetic)"},
+    {"eq", "a == b elementwise, as bool"}, {"ne", "a ~= b elementwise, as bool"}, {"lt", "a < b, as bool"},
+    {"le", "a <= b, as bool"}, {"gt", "a > b, as bool"}, {"ge", "a >= b, as bool"},
+};
+
+static const char *op_help(const char *name) {
+  for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
+    if (strcmp(helps[i].name, name) == 0) return helps[i].help;
+  return NULL;
+}
+
+/* upvalue 1: op id; upvalue 2: in-place flag */
+static int l_unary(lua_State *L) {
+  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(1));
+  int inplace = lua_toboolean(L, lua_upvalueindex(2));
+  const char *name = mt_ops[op].name;
+  mt_tensor *x = mtl_check_tensor(L, 1, name);
+  int opt = mtl_options_index(L, 2);
+  mt_tensor *o = inplace ? x : mtl_opt_out(L, opt);
+  mt_tensor *res = o;
+  MTL_CHECK(L, mt_unary(op, x, &res));
+  if (o) {
+    if (inplace)
+      lua_settop(L, 1);
+    else
+      lua_getfield(L, opt, "out");
+    return 1;
+  }
+  mtl_push_tensor(L, res);
+  return 1;
+}
+
+/* b scaled by alpha (add/sub): returns a new reference */
+static mt_tensor *scaled(lua_State *L, mt_tensor *b, int opt, const char *name) {
+  if (!opt) return b;
+  lua_getfield(L, opt, "alpha");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return b;
+  }
+  mt_tensor *alpha = mtl_tensor_or_scalar(L, -1, name), *r = NULL;
+  lua_pop(L, 1);
+  mt_status st = mt_binary(MT_OP_mul, b, alpha, &r);
+  mt_release(alpha);
+  if (st) mtl_fail(L, st, b, NULL, NULL, NULL);
+  mt_release(b);
+  return r;
+}
+
+static int l_binary(lua_State *L) {
+  mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(1));
+  int inplace = lua_toboolean(L, lua_upvalueindex(2));
+  const char *name = mt_ops[op].name;
+  int opt = mtl_options_index(L, 3);
+  if (lua_gettop(L) < 2) return luaL_error(L, "%s: expected two arguments", name);
+  mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
+  mt_tensor *a = mtl_tensor_or_scalar(L, 1, name);
+  mt_tensor *b = mtl_tensor_or_scalar(L, 2, name);
+  if ((a->flags & MT_TF_WRAPPED) && (b->flags & MT_TF_WRAPPED)) {
+    mt_release(a);
+    mt_release(b);
+    return luaL_error(L, "%s: at least one argument must be a tensor", name);
+  }
+  if (op == MT_OP_add || op == MT_OP_sub) b = scaled(L, b, opt, name);
+  mt_op run = op;
+  if (op == MT_OP_div && opt) {
+    lua_getfield(L, opt, "rounding_mode");
+    const char *mode = lua_tostring(L, -1);
+    if (mode && strcmp(mode, "floor") == 0)
+      run = MT_OP_floor_divide;
+    else if (mode && strcmp(mode, "trunc") == 0)
+      run = MT_NOPS; /* handled below */
+    else if (mode)
+      return mtl_fail(L, mt_fail(MT_EARG, "div: rounding_mode must be 'floor', 'trunc' or nil, got '%s'", mode), a, b,
+                      NULL, NULL);
+    lua_pop(L, 1);
+  }
+  mt_tensor *out = inplace ? self : mtl_opt_out(L, opt);
+  mt_tensor *res = out;
+  mt_status st;
+  if (run == MT_NOPS) { /* trunc division: trunc(a / b), integer inputs keep their dtype */
+    mt_tensor *q = NULL, *t = NULL;
+    mt_dtype rt = mt_result_type(a, b);
+    st = mt_binary(MT_OP_div, a, b, &q);
+    if (!st) st = mt_unary(MT_OP_trunc, q, mt_is_floating(rt) ? &res : &t);
+    if (!st && t) {
+      if (res) {
+        st = mt_copy_(res, t);
+      } else {
+        st = mt_to_dtype(t, rt, false, &res);
+      }
+    }
+    mt_release(q);
+    mt_release(t);
+  } else {
+    st = mt_binary(run, a, b, &res);
+  }
+  if (st) mtl_fail(L, st, a, b, NULL, NULL);
+  mt_release(a);
+  mt_release(b);
+  if (out) {
+    if (inplace) {
+      lua_settop(L, 1);
+    } else {
+      lua_getfield(L, opt, "out");
+    }
+    return 1;
+  }
+  mtl_push_tensor(L, res);
+  return 1;
+}
+
+static void register_op(lua_State *L, int torch_idx, int methods_idx, int op, int inplace, lua_CFunction fn) {
+  const char *name = mt_ops[op].name;
+  lua_pushinteger(L, op);
+  lua_pushboolean(L, inplace);
+  lua_pushcclosure(L, fn, 2);
+  const char *h = op_help(name);
+  const char *sig = mt_ops[op].arity == 1 ? "(x)" : "(a, b)";
+  lua_pushfstring(L, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, inplace ? "_()" : sig, h ? h : name,
+                  inplace ? ", in place" : "");
+  mtl_set_help(L, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s%s", name, inplace ? "_" : "");
+  if (!inplace) {
+    lua_pushvalue(L, -1);
+    lua_setfield(L, torch_idx, buf);
+  }
+  lua_setfield(L, methods_idx, buf);
+}
+
+/* ---- ops with extra arguments ---- */
+
+/* torch.clamp(x, min, max) / x:clamp{min=, max=}; min/max numbers or tensors */
+static int clamp_impl(lua_State *L, int inplace) {
+  mt_tensor *x = mtl_check_tensor(L, 1, "clamp");
+  int opt = mtl_options_index(L, 2);
+  int last = opt ? opt - 1 : lua_gettop(L);
+  mt_tensor *lo = NULL, *hi = NULL;
+  mtl_getarg(L, 2, last, opt, "min");
+  if (!lua_isnil(L, -1)) lo = mtl_tensor_or_scalar(L, -1, "clamp");
+  mtl_getarg(L, 3, last, opt, "max");
+  if (!lua_isnil(L, -1)) hi = mtl_tensor_or_scalar(L, -1, "clamp");
+  lua_pop(L, 2);
+  mt_tensor *res = inplace ? x : mtl_opt_out(L, opt);
+  mt_tensor *given = res;
+  mt_status st = mt_clamp(x, lo, hi, &res);
+  if (st) mtl_fail(L, st, lo, hi, NULL, NULL);
+  mt_release(lo);
+  mt_release(hi);
+  if (given) {
+    lua_settop(L, 1);
+    if (!inplace) lua_getfield(L, opt, "out");
+    return 1;
+  }
+  mtl_push_tensor(L, res);
+  return 1;
+}
+static int l_clamp(lua_State *L) { return clamp_impl(L, 0); }
+static int l_clamp_(lua_State *L) { return clamp_impl(L, 1); }
+
+static int l_where(lua_State *L) {
+  mt_tensor *c = mtl_check_tensor(L, 1, "where");
+  if (lua_gettop(L) == 1) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "mtl.methods");
+    lua_getfield(L, -1, "nonzero");
+    if (lua_isnil(L, -1)) return luaL_error(L, "where: the one-argument form needs nonzero");
+    lua_pushvalue(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "as_tuple");
+    lua_call(L, 2, LUA_MULTRET);
+    return lua_gettop(L) - 2;
+  }
+  mt_tensor *a = mtl_tensor_or_scalar(L, 2, "where"), *b = mtl_tensor_or_scalar(L, 3, "where"), *o = NULL;
+  mt_status st = mt_where(c, a, b, &o);
+  if (st) mtl_fail(L, st, a, b, NULL, NULL);
+  mt_release(a);
+  mt_release(b);
+  mtl_push_tensor(L, o);
+  return 1;
+}
+
+static int lerp_impl(lua_State *L, int inplace) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "lerp");
+  mt_tensor *b = mtl_tensor_or_scalar(L, 2, "lerp"), *w = mtl_tensor_or_scalar(L, 3, "lerp"), *o = NULL;
+  mt_status st = mt_lerp(a, b, w, &o);
+  if (!st && inplace) st = mt_copy_(a, o);
+  if (st) mtl_fail(L, st, b, w, o, NULL);
+  mt_release(b);
+  mt_release(w);
+  if (inplace) {
+    mt_release(o);
+    lua_settop(L, 1);
+    return 1;
+  }
+  mtl_push_tensor(L, o);
+  return 1;
+}
+static int l_lerp(lua_State *L) { return lerp_impl(L, 0); }
+static int l_lerp_(lua_State *L) { return lerp_impl(L, 1); }
+
+static int l_nan_to_num(lua_State *L) {
+  mt_tensor *x = mtl_check_tensor(L, 1, "nan_to_num"), *o = NULL;
+  int opt = mtl_options_index(L, 2);
+  int last = opt ? opt - 1 : lua_gettop(L);
+  double nan = mtl_opt_num(L, 2, last, opt, "nan", 0.0);
+  double pinf = mtl_opt_num(L, 3, last, opt, "posinf", HUGE_VAL);
+  double ninf = mtl_opt_num(L, 4, last, opt, "neginf", -HUGE_VAL);
+  MTL_CHECK(L, mt_nan_to_num(x, nan, pinf, ninf, &o));
+  mtl_push_tensor(L, o);
+  return 1;
+}
+
+static int l_leaky_relu(lua_State *L) {
+  mt_tensor *x = mtl_check_tensor(L, 1, "leaky_relu"), *o = NULL;
+  int opt = mtl_options_index(L, 2);
+  double slope = mtl_opt_num(L, 2, opt ? opt - 1 : lua_gettop(L), opt, "negative_slope", 0.01);
+  MTL_CHECK(L, mt_leaky_relu(x, slope, &o));
+  mtl_push_tensor(L, o);
+  return 1;
+}
+
+/* isclose: |a - b| <= atol + rtol * |b|, NaNs equal only with equal_nan */
+static mt_status isclose(const mt_tensor *a, const mt_tensor *b, double rtol, double atol, int equal_nan,
+                         mt_tensor **out) {
+  mt_tensor *d = NULL, *ad = NULL, *ab = NULL, *tol = NULL, *r = NULL, *at = NULL, *rt = NULL, *close = NULL,
+            *eq = NULL, *n1 = NULL, *n2 = NULL, *nn = NULL, *tmp = NULL;
+  mt_status st = mt_scalar_tensor(mt_sfloat(rtol), MT_FLOAT64, &rt);
+  if (!st) rt->flags |= MT_TF_WRAPPED, st = mt_scalar_tensor(mt_sfloat(atol), MT_FLOAT64, &at);
+  if (!st) at->flags |= MT_TF_WRAPPED, st = mt_binary(MT_OP_sub, a, b, &d);
+  if (!st) st = mt_unary(MT_OP_abs, d, &ad);
+  if (!st) st = mt_unary(MT_OP_abs, b, &ab);
+  if (!st) st = mt_binary(MT_OP_mul, ab, rt, &r);
+  if (!st) st = mt_binary(MT_OP_add, r, at, &tol);
+  if (!st) st = mt_binary(MT_OP_le, ad, tol, &close);
+  if (!st) st = mt_binary(MT_OP_eq, a, b, &eq); /* exact equality covers infinities */
+  if (!st) st = mt_binary(MT_OP_logical_or, close, eq, equal_nan ? &tmp : out);
+  if (!st && equal_nan) {
+    if (!(st = mt_unary(MT_OP_isnan, a, &n1)) && !(st = mt_unary(MT_OP_isnan, b, &n2)) &&
+        !(st = mt_binary(MT_OP_logical_and, n1, n2, &nn)))
+      st = mt_binary(MT_OP_logical_or, tmp, nn, out);
+  }
+  mt_tensor *all[] = {d, ad, ab, tol, r, at, rt, close, eq, n1, n2, nn, tmp};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) mt_release(all[i]);
+  return st;
+}
+
+static int close_args(lua_State *L, const char *op, mt_tensor **out) {
+  mt_tensor *a = mtl_check_tensor(L, 1, op), *b = mtl_tensor_or_scalar(L, 2, op);
+  int opt = mtl_options_index(L, 3);
+  int last = opt ? opt - 1 : lua_gettop(L);
+  double rtol = mtl_opt_num(L, 3, last, opt, "rtol", 1e-5);
+  double atol = mtl_opt_num(L, 4, last, opt, "atol", 1e-8);
+  int equal_nan = mtl_opt_bool(L, 5, last, opt, "equal_nan", 0);
+  mt_status st = isclose(a, b, rtol, atol, equal_nan, out);
+  if (st) mtl_fail(L, st, b, NULL, NULL, NULL);
+  mt_release(b);
+  return 0;
+}
+
+static int l_isclose(lua_State *L) {
+  mt_tensor *o = NULL;
+  close_args(L, "isclose", &o);
+  mtl_push_tensor(L, o);
+  return 1;
+}
+
+static bool all_true(const mt_tensor *t) {
+  int64_t idx[MT_MAXDIM] = {0};
+  int64_t n = mt_numel(t);
+  for (int64_t k = 0; k < n; k++) {
+    if (mt_get_f64(t, idx) == 0) return false;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < t->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+static int l_allclose(lua_State *L) {
+  mt_tensor *o = NULL;
+  close_args(L, "allclose", &o);
+  lua_pushboolean(L, all_true(o));
+  mt_release(o);
+  return 1;
+}
+
+/* torch.equal(a, b): same shape and all elements equal */
+static int l_equal(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "equal"), *b = mtl_check_tensor(L, 2, "equal"), *o = NULL;
+  bool same = a->ndim == b->ndim;
+  for (int i = 0; same && i < a->ndim; i++) same = a->shape[i] == b->shape[i];
+  if (!same) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  MTL_CHECK(L, mt_binary(MT_OP_eq, a, b, &o));
+  lua_pushboolean(L, all_true(o));
+  mt_release(o);
+  return 1;
+}
+
+static int l_result_type(lua_State *L) {
+  mt_tensor *a = mtl_tensor_or_scalar(L, 1, "result_type"), *b = mtl_tensor_or_scalar(L, 2, "result_type");
+  mt_dtype d = mt_result_type(a, b);
+  mt_release(a);
+  mt_release(b);
+  mtl_push_dtype(L, d);
+  return 1;
+}
+
+static int l_promote_types(lua_State *L) {
+  mtl_push_dtype(L, mt_promote_types(mtl_check_dtype(L, 1, "promote_types"), mtl_check_dtype(L, 2, "promote_types")));
+  return 1;
+}
+
+static const mtl_reg extra[] = {
+    {"clamp", l_clamp, MTL_BOTH, "torch.clamp(x, min, max) -- limit values to [min, max] (either may be nil)"},
+    {"clip", l_clamp, MTL_BOTH, "torch.clip(x, min, max) -- alias of clamp"},
+    {"clamp_", l_clamp_, MTL_METHOD, "x:clamp_(min, max) -- clamp in place"},
+    {"where", l_where, MTL_BOTH, "torch.where(cond, a, b) -- a where cond is true, else b (broadcasting)"},
+    {"lerp", l_lerp, MTL_BOTH, "torch.lerp(a, b, w) -- a + w * (b - a)"},
+    {"lerp_", l_lerp_, MTL_METHOD, "x:lerp_(b, w) -- lerp in place"},
+    {"nan_to_num", l_nan_to_num, MTL_BOTH, "torch.nan_to_num(x[, nan, posinf, neginf]) -- replace NaN and infinities"},
+    {"leaky_relu", l_leaky_relu, MTL_BOTH, "torch.leaky_relu(x[, negative_slope=0.01]) -- x if x > 0 else slope * x"},
+    {"isclose", l_isclose, MTL_BOTH, "torch.isclose(a, b[, {rtol=1e-5, atol=1e-8, equal_nan=false}]) -- elementwise closeness"},
+    {"allclose", l_allclose, MTL_BOTH, "torch.allclose(a, b[, {rtol=, atol=, equal_nan=}]) -- true if all elements are close"},
+    {"equal", l_equal, MTL_BOTH, "torch.equal(a, b) -- true if same shape and all elements equal"},
+    {"result_type", l_result_type, MTL_FN, "torch.result_type(a, b) -- dtype of a binary op on a and b"},
+    {"promote_types", l_promote_types, MTL_FN, "torch.promote_types(d1, d2) -- the promoted dtype"},
+    {NULL, NULL, 0, NULL}};
+
+static const struct {
+  const char *alias, *op;
+} aliases[] = {{"absolute", "abs"}, {"negative", "neg"}, {"multiply", "mul"}, {"divide", "div"},
+               {"true_divide", "div"}, {"subtract", "sub"}, {"greater", "gt"}, {"greater_equal", "ge"},
+               {"less", "lt"}, {"less_equal", "le"}, {"not_equal", "ne"}, {"arctan2", "atan2"},
+               {"fix", "trunc"}, {"max_elementwise", "maximum"}};
+
+void mtl_open_math(lua_State *L, int torch_idx, int methods_idx) {
+  for (int op = 0; op < MT_NOPS; op++) {
+    mt_opkind k = mt_ops[op].kind;
+    if (op == MT_OP_nan_to_num || op == MT_OP_leaky_relu || op == MT_OP_copy || op == MT_OP_cast) continue;
+    if (k == MT_K_UNARY) {
+      register_op(L, torch_idx, methods_idx, op, 0, l_unary);
+      register_op(L, torch_idx, methods_idx, op, 1, l_unary);
+    } else if (k == MT_K_BINARY || k == MT_K_COMPARE) {
+      register_op(L, torch_idx, methods_idx, op, 0, l_binary);
+      register_op(L, torch_idx, methods_idx, op, 1, l_binary);
+    }
+  }
+  mtl_register(L, torch_idx, methods_idx, extra);
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++) {
+    lua_getfield(L, methods_idx, aliases[i].op);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, methods_idx, aliases[i].alias);
+    lua_setfield(L, torch_idx, aliases[i].alias);
+  }
+}

@@ -1,0 +1,227 @@
+/* l_print.c -- tostring(x): PyTorch-style tensor summaries. One formatter
+ * per tensor (fixed 4 decimals, integer-valued floats as "1.", or scientific
+ * when magnitudes span too much), right-aligned columns, rows wrapped at 80
+ * characters, and the middle of tensors over 1000 elements elided. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mtl.h"
+
+#define THRESHOLD 1000
+#define EDGE 3
+#define LINEWIDTH 80
+
+typedef struct {
+  mt_dtype dt;
+  int mode; /* 0 int, 1 float fixed, 2 float int-valued, 3 sci, 4 bool */
+  int width;
+  bool summarize;
+} fmt;
+
+static void format_value(const fmt *f, double v, char *buf, size_t n) {
+  if (f->mode == 4) {
+    snprintf(buf, n, "%s", v != 0 ? "true" : "false");
+  } else if (f->mode == 0) {
+    snprintf(buf, n, "%.0f", v);
+  } else if (isnan(v)) {
+    snprintf(buf, n, "nan");
+  } else if (isinf(v)) {
+    snprintf(buf, n, v > 0 ? "inf" : "-inf");
+  } else if (f->mode == 2) {
+    snprintf(buf, n, "%.0f.", v);
+  } else if (f->mode == 3) {
+    snprintf(buf, n, "%.4e", v);
+  } else {
+    snprintf(buf, n, "%.4f", v);
+  }
+}
+
+/* int64 values beyond 2^53 print exactly through this path */
+static void format_elem(const fmt *f, const mt_tensor *t, const int64_t *idx, char *buf, size_t n) {
+  if (f->dt == MT_INT64) {
+    int64_t off = 0;
+    for (int i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
+    snprintf(buf, n, "%lld", (long long)((const int64_t *)mt_data(t))[off]);
+    return;
+  }
+  format_value(f, mt_get_f64(t, idx), buf, n);
+}
+
+/* Visits the elements that will be shown (edges only when summarizing). */
+typedef void (*visit_fn)(void *ctx, const mt_tensor *t, const int64_t *idx);
+static void visit(const mt_tensor *t, bool summ, int d, int64_t *idx, visit_fn fn, void *ctx) {
+  if (d == t->ndim) {
+    fn(ctx, t, idx);
+    return;
+  }
+  int64_t n = t->shape[d];
+  for (int64_t i = 0; i < n; i++) {
+    if (summ && n > 2 * EDGE && i == EDGE) i = n - EDGE;
+    idx[d] = i;
+    visit(t, summ, d + 1, idx, fn, ctx);
+  }
+}
+
+typedef struct {
+  double amax, amin;
+  bool all_int, any;
+  const fmt *f;
+  int width;
+} stats;
+
+static void stat_elem(void *p, const mt_tensor *t, const int64_t *idx) {
+  stats *s = p;
+  double v = mt_get_f64(t, idx);
+  if (!isfinite(v) || v == 0) return;
+  double a = fabs(v);
+  if (!s->any || a > s->amax) s->amax = a;
+  if (!s->any || a < s->amin) s->amin = a;
+  s->any = true;
+  if (v != ceil(v)) s->all_int = false;
+}
+
+static void width_elem(void *p, const mt_tensor *t, const int64_t *idx) {
+  stats *s = p;
+  char buf[64];
+  format_elem(s->f, t, idx, buf, sizeof buf);
+  int w = (int)strlen(buf);
+  if (w > s->width) s->width = w;
+}
+
+static fmt make_fmt(const mt_tensor *t) {
+  fmt f = {(mt_dtype)t->dtype, 0, 1, mt_numel(t) > THRESHOLD};
+  int64_t idx[MT_MAXDIM] = {0};
+  if (t->dtype == MT_BOOL) {
+    f.mode = 4;
+  } else if (mt_is_floating(f.dt)) {
+    stats s = {0, 0, true, false, NULL, 0};
+    visit(t, f.summarize, 0, idx, stat_elem, &s);
+    if (!s.any)
+      f.mode = 2;
+    else if (s.all_int)
+      f.mode = (s.amax / s.amin > 1000.0 || s.amax > 1e8) ? 3 : 2;
+    else
+      f.mode = (s.amax / s.amin > 1000.0 || s.amax > 1e8 || s.amin < 1e-4) ? 3 : 1;
+  }
+  stats w = {0, 0, true, false, &f, 1};
+  visit(t, f.summarize, 0, idx, width_elem, &w);
+  f.width = w.width;
+  return f;
+}
+
+/* Writes dimension d of t starting at idx into b; indent = column of '['. */
+static void emit(luaL_Buffer *b, const mt_tensor *t, const fmt *f, int d, int64_t *idx, int indent) {
+  int64_t n = t->shape[d];
+  luaL_addchar(b, '[');
+  if (d == t->ndim - 1) {
+    int per_line = (LINEWIDTH - indent) / (f->width + 2);
+    if (per_line < 1) per_line = 1;
+    int col = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (f->summarize && n > 2 * EDGE && i == EDGE) {
+        luaL_addstring(b, " ...,");
+        i = n - EDGE;
+      }
+      if (col == per_line) {
+        luaL_addchar(b, '\n');
+        for (int k = 0; k < indent + 1; k++) luaL_addchar(b, ' ');
+        col = 0;
+      } else if (i > 0) {
+        luaL_addchar(b, ' ');
+      }
+      idx[d] = i;
+      char buf[64];
+      format_elem(f, t, idx, buf, sizeof buf);
+      for (int k = (int)strlen(buf); k < f->width; k++) luaL_addchar(b, ' ');
+      luaL_addstring(b, buf);
+      if (i < n - 1) luaL_addchar(b, ',');
+      col++;
+    }
+  } else {
+    int blank = t->ndim - d - 1; /* blank lines between sub-blocks */
+    for (int64_t i = 0; i < n; i++) {
+      if (i > 0) {
+        luaL_addchar(b, ',');
+        for (int k = 0; k < blank; k++) luaL_addchar(b, '\n');
+        for (int k = 0; k < indent + 1; k++) luaL_addchar(b, ' ');
+      }
+      if (f->summarize && n > 2 * EDGE && i == EDGE) {
+        luaL_addstring(b, "...");
+        i = n - EDGE;
+        luaL_addchar(b, ',');
+        for (int k = 0; k < blank; k++) luaL_addchar(b, '\n');
+        for (int k = 0; k < indent + 1; k++) luaL_addchar(b, ' ');
+      }
+      idx[d] = i;
+      emit(b, t, f, d + 1, idx, indent + 1);
+    }
+  }
+  luaL_addchar(b, ']');
+}
+
+static int t_tostring(lua_State *L) {
+  mt_tensor *t = mtl_check_tensor(L, 1, "tostring");
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "tensor(");
+  int64_t numel = mt_numel(t), idx[MT_MAXDIM] = {0};
+  fmt f = make_fmt(t);
+  if (t->ndim == 0) {
+    char buf[64];
+    format_elem(&f, t, idx, buf, sizeof buf);
+    luaL_addstring(&b, buf);
+  } else if (numel == 0) {
+    luaL_addstring(&b, "[]");
+  } else {
+    emit(&b, t, &f, 0, idx, 7);
+  }
+  if (numel == 0 && t->ndim > 1) {
+    luaL_addstring(&b, ", size=(");
+    for (int i = 0; i < t->ndim; i++) {
+      char buf[32];
+      snprintf(buf, sizeof buf, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+      luaL_addstring(&b, buf);
+    }
+    luaL_addstring(&b, ")");
+  }
+  mt_dtype dt = (mt_dtype)t->dtype;
+  if (dt != mt_default_dtype() && dt != MT_INT64 && dt != MT_BOOL) {
+    luaL_addstring(&b, ", dtype=");
+    luaL_addstring(&b, mt_dtype_name(dt));
+  } else if (numel == 0 && dt != mt_default_dtype()) {
+    luaL_addstring(&b, ", dtype=");
+    luaL_addstring(&b, mt_dtype_name(dt));
+  }
+  if (mt_tdevice(t).type != MT_CPU) {
+    char buf[32];
+    luaL_addstring(&b, ", device='");
+    luaL_addstring(&b, mt_device_str(mt_tdevice(t), buf, sizeof buf));
+    luaL_addstring(&b, "'");
+  }
+  /* autograd adds ", requires_grad=true" / ", grad_fn=<...>" through a hook */
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.printsuffix");
+  if (!lua_isnil(L, -1)) {
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    if (lua_isstring(L, -1)) luaL_addvalue(&b);
+    else lua_pop(L, 1);
+  } else {
+    lua_pop(L, 1);
+  }
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static const mtl_reg regs[] = {{NULL, NULL, 0, NULL}};
+
+void mtl_open_print(lua_State *L, int torch_idx, int methods_idx) {
+  mtl_register(L, torch_idx, methods_idx, regs);
+  luaL_getmetatable(L, MTL_TENSOR);
+  lua_pushcfunction(L, t_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushstring(L, MTL_TENSOR);
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,101 @@
+/* mtl.h -- the Lua bindings' interface (the only layer besides repl/ that
+ * includes Lua headers). luaopen_torch builds the `torch` module table.
+ * Binding files register functions through mtl_reg tables so that every
+ * public function carries a one-line help text. */
+#ifndef MTL_H
+#define MTL_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "mt.h"
+
+int luaopen_torch(lua_State *L);
+
+/* Where a registered function goes. */
+#define MTL_FN 1     /* torch.name */
+#define MTL_METHOD 2 /* x:name() */
+#define MTL_BOTH 3
+
+typedef struct mtl_reg {
+  const char *name;
+  lua_CFunction fn;
+  int where;
+  const char *help; /* one line: signature -- what it does */
+} mtl_reg;
+
+/* Registers a NULL-terminated table into torch (at index torch_idx) and the
+ * Tensor method table (at methods_idx), recording help texts. */
+void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *regs);
+/* Records a help text for the value at the top of the stack. */
+void mtl_set_help(lua_State *L, const char *text);
+
+/* ---- tensors as userdata (tensor_ud.c) ---- */
+#define MTL_TENSOR "torch.Tensor"
+/* Pushes a new userdata owning the reference t (steals it). */
+void mtl_push_tensor(lua_State *L, mt_tensor *t);
+/* Returns the tensor at idx or raises "op: argument #n must be a tensor". */
+mt_tensor *mtl_check_tensor(lua_State *L, int idx, const char *op);
+/* NULL if the value at idx is not a tensor. */
+mt_tensor *mtl_to_tensor(lua_State *L, int idx);
+/* Tensor at idx, or a wrapped 0-dim tensor for a Lua number/boolean
+ * (new reference either way: release it). Raises on other types. */
+mt_tensor *mtl_tensor_or_scalar(lua_State *L, int idx, const char *op);
+/* Raises a Lua error with the engine's message, after releasing `owned`
+ * (up to 4 tensors, NULLs ignored). Never returns. */
+int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor *o3, mt_tensor *o4);
+/* Checks st: on error behaves like mtl_fail with nothing owned. */
+#define MTL_CHECK(L, st)                                                                                               \
+  do {                                                                                                                 \
+    mt_status st_ = (st);                                                                                              \
+    if (st_ != MT_OK) mtl_fail((L), st_, NULL, NULL, NULL, NULL);                                                      \
+  } while (0)
+
+/* l_index.c: x[key] and x[key] = v for non-string keys (stack: x, key[, v]). */
+int mtl_index_get(lua_State *L);
+int mtl_index_set(lua_State *L);
+
+/* ---- arguments (args.c) ---- */
+/* True if the value at idx is a plain table with at least one string key
+ * (an options table), as opposed to a list like {1, 2}. */
+int mtl_is_options(lua_State *L, int idx);
+/* Index of the trailing options table among args [first, top], or 0. */
+int mtl_options_index(lua_State *L, int first);
+/* Optional argument `name` at position pos (if pos <= last positional) or in
+ * the options table opt (0 if none). Pushes the value (nil if absent). */
+void mtl_getarg(lua_State *L, int pos, int last_pos, int opt, const char *name);
+int64_t mtl_opt_int(lua_State *L, int pos, int last_pos, int opt, const char *name, int64_t dflt);
+double mtl_opt_num(lua_State *L, int pos, int last_pos, int opt, const char *name, double dflt);
+int mtl_opt_bool(lua_State *L, int pos, int last_pos, int opt, const char *name, int dflt);
+/* dtype option: torch.float32 value or name string; dflt if absent. */
+mt_dtype mtl_opt_dtype(lua_State *L, int pos, int last_pos, int opt, const char *name, mt_dtype dflt);
+mt_dtype mtl_check_dtype(lua_State *L, int idx, const char *op);
+mt_device mtl_check_device(lua_State *L, int idx, const char *op);
+mt_device mtl_opt_device(lua_State *L, int pos, int last_pos, int opt, const char *name);
+/* `out=` option: the tensor or NULL (borrowed). */
+mt_tensor *mtl_opt_out(lua_State *L, int opt);
+/* Converts a 1-based Lua dim (negative from the end) to 0-based for rank
+ * ndim; raises "op: dimension d out of range (tensor has n dims)". */
+int mtl_dim(lua_State *L, lua_Integer d, int ndim, const char *op);
+/* Reads a shape from varargs (2, 3) or a table ({2, 3}) or a torch.Size-like
+ * table starting at idx; returns ndim. Raises on bad entries. */
+int mtl_shape(lua_State *L, int idx, int last, int64_t *shape, const char *op);
+/* Pushes a Lua table holding t's shape. */
+void mtl_push_shape(lua_State *L, const int64_t *shape, int ndim);
+/* Pushes the dtype value (the object torch.float32 etc.). */
+void mtl_push_dtype(lua_State *L, mt_dtype dt);
+void mtl_push_device(lua_State *L, mt_device d);
+
+/* ---- binding groups, each in its own file; called by luaopen_torch ---- */
+void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx);   /* tensor_ud.c: core, metamethods */
+void mtl_open_math(lua_State *L, int torch_idx, int methods_idx);     /* l_math.c: elementwise */
+void mtl_open_shape(lua_State *L, int torch_idx, int methods_idx);    /* l_shape.c: views, cat, ... */
+void mtl_open_index(lua_State *L, int torch_idx, int methods_idx);    /* l_index.c: slicing, gather, ... */
+void mtl_open_reduce(lua_State *L, int torch_idx, int methods_idx);   /* l_reduce.c: reductions, sort */
+void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx);   /* l_linalg.c: matmul, linalg */
+void mtl_open_random(lua_State *L, int torch_idx, int methods_idx);   /* l_random.c: RNG, creation */
+void mtl_open_print(lua_State *L, int torch_idx, int methods_idx);    /* l_print.c: tostring */
+void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.c: time, threads, help */
+void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
+
+#endif

@@ -1,0 +1,260 @@
+/* complete.c -- what Tab can complete: globals and keywords, fields after
+ * `a.b.`, methods after `a:` (through metatables: __index tables and the
+ * __methods table that tensors' metatable carries), REPL commands after `:`.
+ * It only reads: raw lookups, lua_next, metatables. It never calls __index
+ * functions or other user code; the one exception is loading a lazy global
+ * (nn, F, optim) that the user is completing into, which is our own package. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "mtr.h"
+
+#define MAX_CHAIN 8     /* __index hops followed */
+#define MAX_KEYS 20000  /* keys read from one table */
+
+static const char *const keywords[] = {
+    "and",  "break", "do",     "else", "elseif", "end",   "false", "for",   "function", "goto", "if",
+    "in",   "local", "nil",    "not",  "or",     "repeat", "return", "then", "true",     "until", "while",
+    NULL,
+};
+
+static const char *const commands[] = {":help", ":time on", ":time off", ":quit", NULL};
+
+/* What is being completed. */
+typedef struct query {
+  mtr_matches *m;
+  const char *typed; /* the word's last part, already typed */
+  size_t ntyped;
+  bool methods;      /* after ':': only functions */
+} query;
+
+static bool is_ident_char(int c) { return isalnum((unsigned char)c) || c == '_'; }
+
+static bool is_ident(const char *s, size_t n) {
+  if (n == 0 || isdigit((unsigned char)s[0])) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!is_ident_char(s[i])) return false;
+  return true;
+}
+
+/* Adds name if it extends what was typed. Names starting with '_' are
+ * offered only when the user typed the '_'. */
+static void add(query *q, const char *name, size_t len) {
+  mtr_matches *m = q->m;
+  if (len < q->ntyped || memcmp(name, q->typed, q->ntyped) != 0) return;
+  if (name[0] == '_' && q->ntyped == 0) return;
+  if (m->n == m->cap) {
+    int cap = m->cap ? 2 * m->cap : 64;
+    char **names = realloc(m->names, (size_t)cap * sizeof *names);
+    if (names == NULL) return;
+    m->names = names;
+    m->cap = cap;
+  }
+  char *copy = malloc(len + 1);
+  if (copy == NULL) return;
+  memcpy(copy, name, len);
+  copy[len] = '\0';
+  m->names[m->n++] = copy;
+}
+
+/* Adds the identifier keys of the table at idx (functions only for methods). */
+static void add_keys(lua_State *L, int idx, query *q) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  for (int i = 0; i < MAX_KEYS && lua_next(L, idx); i++) {
+    size_t len;
+    if (lua_type(L, -2) == LUA_TSTRING && (!q->methods || lua_isfunction(L, -1))) {
+      const char *key = lua_tolstring(L, -2, &len);
+      if (is_ident(key, len)) add(q, key, len);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Adds the keys reachable from the value at idx: its own (if a table), its
+ * metatable's __methods, and the same for each __index that is a table. */
+static void add_reachable(lua_State *L, int idx, query *q) {
+  lua_pushvalue(L, idx);
+  for (int hop = 0; hop < MAX_CHAIN; hop++) {
+    if (lua_istable(L, -1)) add_keys(L, -1, q);
+    if (!lua_getmetatable(L, -1)) break;
+    if (lua_getfield(L, -1, "__methods") == LUA_TTABLE) add_keys(L, -1, q);
+    lua_pop(L, 1);
+    lua_pushliteral(L, "__index");
+    lua_rawget(L, -2);
+    lua_replace(L, -3); /* value <- metatable.__index */
+    lua_pop(L, 1);
+    if (!lua_istable(L, -1)) break;
+  }
+  lua_pop(L, 1);
+}
+
+/* Pushes obj[key] (obj at idx) found by raw lookups along the __index
+ * chain of tables; nil if not found that way. */
+static void safe_field(lua_State *L, int idx, const char *key) {
+  lua_pushvalue(L, idx);
+  for (int hop = 0; hop < MAX_CHAIN; hop++) {
+    if (lua_istable(L, -1)) {
+      lua_pushstring(L, key);
+      if (lua_rawget(L, -2) != LUA_TNIL) {
+        lua_remove(L, -2);
+        return;
+      }
+      lua_pop(L, 1);
+    }
+    if (!lua_getmetatable(L, -1)) break;
+    lua_pushliteral(L, "__index");
+    lua_rawget(L, -2);
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+    if (!lua_istable(L, -1)) break;
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+}
+
+/* Pushes the global `name`; a lazy global (nn, F, optim) is loaded first. */
+static void safe_global(lua_State *L, const char *name) {
+  lua_pushglobaltable(L);
+  safe_field(L, -1, name);
+  lua_remove(L, -2);
+  if (!lua_isnil(L, -1)) return;
+  lua_pop(L, 1);
+  lua_pushcfunction(L, mtr_lazy_load);
+  lua_pushstring(L, name);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+}
+
+/* Pushes the value named by path ("a.b.c", n bytes), or nil. */
+static bool push_path(lua_State *L, const char *path, size_t n) {
+  char name[256];
+  size_t i = 0;
+  bool first = true;
+  while (i <= n) {
+    size_t j = i;
+    while (j < n && path[j] != '.') j++;
+    if (!is_ident(path + i, j - i) || j - i >= sizeof name) {
+      if (!first) lua_pop(L, 1);
+      return false;
+    }
+    memcpy(name, path + i, j - i);
+    name[j - i] = '\0';
+    if (first) {
+      safe_global(L, name);
+    } else {
+      safe_field(L, -1, name);
+      lua_remove(L, -2);
+    }
+    first = false;
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    i = j + 1;
+  }
+  return true;
+}
+
+/* True if position `end` of line is inside a string literal (a quote count
+ * heuristic: good enough to avoid completing inside "text"). */
+static bool in_string(const char *line, size_t end) {
+  char quote = 0;
+  for (size_t i = 0; i < end; i++) {
+    if (quote && line[i] == '\\' && i + 1 < end)
+      i++;
+    else if (quote && line[i] == quote)
+      quote = 0;
+    else if (!quote && (line[i] == '"' || line[i] == '\''))
+      quote = line[i];
+  }
+  return quote != 0;
+}
+
+static void complete_globals(lua_State *L, query *q) {
+  for (int i = 0; keywords[i]; i++) add(q, keywords[i], strlen(keywords[i]));
+  lua_pushglobaltable(L);
+  add_reachable(L, -1, q);
+  lua_pop(L, 1);
+  mtr_push_lazy_table(L);
+  add_keys(L, -1, q);
+  lua_pop(L, 1);
+}
+
+/* Fills q->m for the word that ends the line. */
+static void complete_line(lua_State *L, const char *line, query *q) {
+  mtr_matches *m = q->m;
+  size_t end = strlen(line), start = end;
+  while (start > 0 && (is_ident_char(line[start - 1]) || line[start - 1] == '.' || line[start - 1] == ':')) start--;
+  const char *word = line + start;
+  size_t nword = end - start;
+  if (line[strspn(line, " \t")] == ':') { /* a REPL command */
+    q->typed = line + strspn(line, " \t");
+    q->ntyped = strlen(q->typed);
+    m->start = (int)(q->typed - line);
+    for (int i = 0; commands[i]; i++) add(q, commands[i], strlen(commands[i]));
+    return;
+  }
+  if (in_string(line, start) || (nword > 0 && isdigit((unsigned char)word[0]))) return;
+  const char *sep = NULL;
+  for (size_t i = 0; i < nword; i++)
+    if (word[i] == '.' || word[i] == ':') sep = word + i;
+  q->typed = sep ? sep + 1 : word;
+  q->ntyped = nword - (size_t)(q->typed - word);
+  m->start = (int)(q->typed - line);
+  if (sep == NULL) {
+    complete_globals(L, q);
+    return;
+  }
+  if (memchr(word, ':', (size_t)(sep - word)) != NULL) return; /* ':' only last */
+  q->methods = *sep == ':';
+  if (!push_path(L, word, (size_t)(sep - word))) return;
+  add_reachable(L, -1, q);
+  lua_pop(L, 1);
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void sort_unique(mtr_matches *m) {
+  qsort(m->names, (size_t)m->n, sizeof *m->names, cmp_names);
+  int k = 0;
+  for (int i = 0; i < m->n; i++) {
+    if (k > 0 && strcmp(m->names[k - 1], m->names[i]) == 0)
+      free(m->names[i]);
+    else
+      m->names[k++] = m->names[i];
+  }
+  m->n = k;
+}
+
+/* lua_CFunction(line, matches) run protected: a memory error in Lua must not
+ * unwind through the line editor. */
+static int complete_protected(lua_State *L) {
+  const char *line = lua_touserdata(L, 1);
+  query q = {.m = lua_touserdata(L, 2)};
+  complete_line(L, line, &q);
+  q.m->typed = (int)q.ntyped;
+  return 0;
+}
+
+void mtr_complete(lua_State *L, const char *line, mtr_matches *m) {
+  memset(m, 0, sizeof *m);
+  int top = lua_gettop(L);
+  lua_pushcfunction(L, complete_protected);
+  lua_pushlightuserdata(L, (void *)line);
+  lua_pushlightuserdata(L, m);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) m->typed = 0;
+  lua_settop(L, top);
+  sort_unique(m);
+}
+
+void mtr_matches_free(mtr_matches *m) {
+  for (int i = 0; i < m->n; i++) free(m->names[i]);
+  free(m->names);
+  memset(m, 0, sizeof *m);
+}

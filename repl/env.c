@@ -1,0 +1,189 @@
+/* env.c -- builds the Lua state that scripts and the REPL run in: standard
+ * libraries, a package.path that finds the repo's or the installed lua/ tree,
+ * the `torch` module and global, the globals nn, F and optim (loaded on first
+ * use through _G's __index) and `help`. Startup time is measured: nothing
+ * here may load a package eagerly or touch the disk beyond a few stat calls. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "mtl.h"
+#include "mtr.h"
+
+#ifndef MT_PREFIX
+#define MT_PREFIX "/usr/local"
+#endif
+
+#define LAZY_KEY "moontorch.lazy" /* registry: lazy global name -> path */
+
+/* Globals defined on first use, and where they live under torch. */
+static const char *const lazy_globals[][2] = {
+    {"nn", "nn"},
+    {"F", "nn.functional"},
+    {"optim", "optim"},
+};
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Writes the directory holding the running executable into dir (no trailing
+ * slash); falls back to "." if /proc/self/exe cannot be read. */
+static void exe_dir(char *dir, size_t size) {
+  ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+  if (n <= 0) n = 0;
+  dir[n] = '\0';
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    snprintf(dir, size, ".");
+  else
+    *slash = '\0';
+}
+
+/* Prepends `add` (a list of templates ending in ';') to package[field]. */
+static void prepend_path(lua_State *L, const char *field, const char *add) {
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, field);
+  lua_pushfstring(L, "%s%s", add, lua_tostring(L, -1));
+  lua_setfield(L, -3, field);
+  lua_pop(L, 2);
+}
+
+/* package.path gets <exe>/../lua (the repo's tree when running from build/)
+ * and PREFIX/share/moontorch/lua, where each exists; package.cpath gets the
+ * executable's own directory. */
+static void set_paths(lua_State *L) {
+  char dir[PATH_MAX], root[PATH_MAX];
+  exe_dir(dir, sizeof dir);
+  snprintf(root, sizeof root, "%s", dir);
+  char *slash = strrchr(root, '/');
+  if (slash != NULL) *slash = '\0';
+  const char *trees[2] = {lua_pushfstring(L, "%s/lua", root), MT_PREFIX "/share/moontorch/lua"};
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; i < 2; i++) {
+    if (!is_dir(trees[i]) || (i == 1 && strcmp(trees[0], trees[1]) == 0)) continue;
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", trees[i], trees[i]);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  prepend_path(L, "path", lua_tostring(L, -1));
+  lua_pop(L, 2);
+  lua_pushfstring(L, "%s/?.so;", dir);
+  prepend_path(L, "cpath", lua_tostring(L, -1));
+  lua_pop(L, 1);
+}
+
+void mtr_push_lazy_table(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LAZY_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+}
+
+/* lua_CFunction(path): torch.<path> with each step a plain (possibly lazy)
+ * field access, starting from package.loaded.torch. */
+static int resolve_path(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "torch");
+  while (*path != '\0' && !lua_isnil(L, -1)) {
+    const char *dot = strchr(path, '.');
+    size_t len = dot ? (size_t)(dot - path) : strlen(path);
+    lua_pushlstring(L, path, len);
+    lua_gettable(L, -2);
+    path += len + (dot != NULL);
+  }
+  return 1;
+}
+
+/* True for require's "module 'torch.x' not found" error: the package does
+ * not exist (yet), which is no error for a lazy global. */
+static bool is_missing_module(const char *msg) {
+  return msg != NULL && strstr(msg, "module 'torch.") != NULL && strstr(msg, "' not found") != NULL;
+}
+
+int mtr_lazy_load(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  mtr_push_lazy_table(L);
+  if (lua_getfield(L, -1, name) != LUA_TSTRING) return 0;
+  int lazy = lua_gettop(L) - 1, path = lua_gettop(L);
+  lua_pushnil(L); /* not lazy while loading: no recursion */
+  lua_setfield(L, lazy, name);
+  lua_pushcfunction(L, resolve_path);
+  lua_pushvalue(L, path);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    if (is_missing_module(lua_tostring(L, -1))) return 0;
+    lua_pushvalue(L, path); /* keep it lazy: a later use retries */
+    lua_setfield(L, lazy, name);
+    return luaL_error(L, "could not load torch.%s (for the global '%s'): %s", lua_tostring(L, path), name,
+                      lua_tostring(L, -1));
+  }
+  if (lua_isnil(L, -1)) return 0;
+  lua_pushvalue(L, -1);
+  lua_setglobal(L, name);
+  return 1;
+}
+
+/* _G's __index(_G, key): the lazy globals; nil for any other name. */
+static int lazy_index(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lua_pushcfunction(L, mtr_lazy_load);
+  lua_pushvalue(L, 2);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+static void set_lazy_globals(lua_State *L) {
+  lua_createtable(L, 0, 3);
+  for (size_t i = 0; i < sizeof lazy_globals / sizeof lazy_globals[0]; i++) {
+    lua_pushstring(L, lazy_globals[i][1]);
+    lua_setfield(L, -2, lazy_globals[i][0]);
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, LAZY_KEY);
+  lua_pushglobaltable(L);
+  if (!lua_getmetatable(L, -1)) lua_newtable(L);
+  lua_pushcfunction(L, lazy_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+}
+
+/* help(x) when the bindings provide none. */
+static int help_fallback(lua_State *L) {
+  if (lua_isnone(L, 1)) {
+    printf("help(x) describes x; in the REPL, ?x does the same and :help lists REPL commands.\n");
+    return 0;
+  }
+  printf("no help for %s\n", luaL_tolstring(L, 1, NULL));
+  return 0;
+}
+
+/* Global help: the bindings' own if they define one (globally or as
+ * torch.help), else the fallback. */
+static void set_help(lua_State *L) {
+  int top = lua_gettop(L);
+  if (lua_getglobal(L, "help") == LUA_TNIL) {
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    if (lua_getfield(L, -1, "torch") != LUA_TTABLE || lua_getfield(L, -1, "help") != LUA_TFUNCTION)
+      lua_pushcfunction(L, help_fallback);
+    lua_setglobal(L, "help");
+  }
+  lua_settop(L, top);
+}
+
+int mtr_open_env(lua_State *L) {
+  luaL_openlibs(L);
+  set_paths(L);
+  luaL_requiref(L, "torch", luaopen_torch, 1);
+  lua_pop(L, 1);
+  set_lazy_globals(L);
+  set_help(L);
+  return 0;
+}

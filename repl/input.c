@@ -1,0 +1,197 @@
+/* input.c -- reading REPL lines. On a terminal: libedit (emacs keys, ~/.editrc
+ * honoured) with history, Tab completion from complete.c, and Ctrl-C that
+ * discards the line. Otherwise: plain reads, prompts still printed, like lua.
+ * This file only reads lines; what they mean is repl.c's business. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include <histedit.h>
+
+#include "mtr.h"
+
+#define MAX_LISTED 200 /* completion candidates shown at once */
+
+static EditLine *el;        /* NULL: stdin is not a terminal */
+static mtr_history *hist;
+static lua_State *comp_L;   /* state that completion looks into */
+static const char *prompt = "";
+static bool ctrl_c;         /* read_key stopped because of Ctrl-C */
+
+static char *get_prompt(EditLine *e) {
+  (void)e;
+  return (char *)prompt;
+}
+
+/* libedit's character reader: one character from stdin (UTF-8 decoded).
+ * Returns -1 when Ctrl-C was pressed, which ends el_gets with no line;
+ * other interrupted reads (window resize, resume after Ctrl-Z) retry. */
+static int read_key(EditLine *e, wchar_t *wc) {
+  (void)e;
+  char buf[MB_LEN_MAX];
+  size_t n = 0;
+  for (;;) {
+    ssize_t r = read(STDIN_FILENO, buf + n, 1);
+    if (r == 0) return 0;
+    if (r < 0 && errno == EINTR && !mtr_intr_take_prompt()) continue;
+    if (r < 0) {
+      ctrl_c = errno == EINTR;
+      return -1;
+    }
+    n++;
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t k = mbrtowc(wc, buf, n, &st);
+    if (k == (size_t)-2 && n < sizeof buf) continue; /* more bytes to come */
+    if (k == (size_t)-1 || k == (size_t)-2) {
+      n = 0; /* invalid byte sequence: drop it */
+      continue;
+    }
+    return 1;
+  }
+}
+
+/* Prints the candidates in columns under the line, like ls. */
+static void list_matches(EditLine *e, const mtr_matches *m) {
+  int width = 80;
+  if (el_get(e, EL_GETTC, "co", &width, NULL) != 0 || width < 20) width = 80;
+  int shown = m->n < MAX_LISTED ? m->n : MAX_LISTED;
+  size_t longest = 0;
+  for (int i = 0; i < shown; i++)
+    if (strlen(m->names[i]) > longest) longest = strlen(m->names[i]);
+  int colw = (int)longest + 2, cols = width / colw > 0 ? width / colw : 1;
+  int rows = (shown + cols - 1) / cols;
+  fputc('\n', stdout);
+  for (int r = 0; r < rows; r++) {
+    for (int c = 0; c < cols; c++) {
+      int i = c * rows + r;
+      if (i >= shown) break;
+      bool last = c == cols - 1 || i + rows >= shown;
+      printf(last ? "%s" : "%-*s", last ? 0 : colw, m->names[i]);
+    }
+    fputc('\n', stdout);
+  }
+  if (shown < m->n) printf("... and %d more: type more letters to narrow them down\n", m->n - shown);
+  fflush(stdout);
+}
+
+/* Longest prefix shared by all candidates. */
+static size_t common_prefix(const mtr_matches *m) {
+  size_t len = strlen(m->names[0]);
+  for (int i = 1; i < m->n; i++) {
+    size_t k = 0;
+    while (k < len && m->names[i][k] == m->names[0][k]) k++;
+    len = k;
+  }
+  return len;
+}
+
+/* Tab: inserts the part all candidates share; if there is none to add,
+ * lists them. At the start of a line it indents instead. */
+static unsigned char on_tab(EditLine *e, int ch) {
+  (void)ch;
+  const LineInfo *li = el_line(e);
+  char *text = strndup(li->buffer, (size_t)(li->cursor - li->buffer));
+  if (text == NULL) return CC_ERROR;
+  unsigned char ret = CC_REFRESH;
+  if (text[strspn(text, " \t")] == '\0') {
+    el_insertstr(e, "  ");
+    free(text);
+    return ret;
+  }
+  mtr_matches m;
+  mtr_complete(comp_L, text, &m);
+  size_t common = m.n > 0 ? common_prefix(&m) : 0;
+  if (m.n == 0) {
+    ret = CC_REFRESH_BEEP;
+  } else if (common > (size_t)m.typed) {
+    char *add = strndup(m.names[0] + m.typed, common - (size_t)m.typed);
+    if (add != NULL) el_insertstr(e, add);
+    free(add);
+  } else if (m.n > 1) {
+    list_matches(e, &m);
+    ret = CC_REDISPLAY;
+  }
+  mtr_matches_free(&m);
+  free(text);
+  return ret;
+}
+
+/* Key bindings beyond libedit's emacs defaults: what bash users expect. */
+static void bind_keys(EditLine *e) {
+  static const char *const binds[][2] = {
+      {"^I", "mtr-complete"},           {"^R", "em-inc-search-prev"},
+      {"^W", "ed-delete-prev-word"},    {"\\e\\177", "ed-delete-prev-word"},
+      {"\\e[1;5D", "ed-prev-word"},     {"\\e[1;5C", "em-next-word"},
+      {"\\e[H", "ed-move-to-beg"},      {"\\e[F", "ed-move-to-end"},
+      {"\\e[1~", "ed-move-to-beg"},     {"\\e[4~", "ed-move-to-end"},
+      {"\\eOH", "ed-move-to-beg"},      {"\\eOF", "ed-move-to-end"},
+      {"\\e[3~", "ed-delete-next-char"},
+  };
+  el_set(e, EL_ADDFN, "mtr-complete", "complete the name before the cursor", on_tab);
+  for (size_t i = 0; i < sizeof binds / sizeof binds[0]; i++) el_set(e, EL_BIND, binds[i][0], binds[i][1], NULL);
+}
+
+void mtr_input_open(lua_State *L) {
+  comp_L = L;
+  if (!isatty(STDIN_FILENO)) return;
+  el = el_init(MTR_PROGNAME, stdin, stdout, stderr);
+  if (el == NULL) return;
+  hist = mtr_history_open();
+  el_set(el, EL_EDITOR, "emacs");
+  el_set(el, EL_SIGNAL, 1);
+  el_set(el, EL_PROMPT, get_prompt);
+  el_set(el, EL_GETCFN, read_key);
+  if (hist != NULL) el_set(el, EL_HIST, history, mtr_history_libedit(hist));
+  bind_keys(el);
+  el_source(el, NULL); /* the user's ~/.editrc may override the above */
+}
+
+void mtr_input_close(void) {
+  if (el != NULL) el_end(el);
+  mtr_history_close(hist);
+  el = NULL;
+  hist = NULL;
+}
+
+/* A line from a pipe or file, prompt printed as lua does. */
+static char *plain_line(const char *p, bool *interrupted) {
+  fputs(p, stdout);
+  fflush(stdout);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len = getline(&line, &cap, stdin);
+  if (len < 0) {
+    free(line);
+    *interrupted = errno == EINTR && mtr_intr_take_prompt();
+    clearerr(stdin);
+    return NULL;
+  }
+  if (len > 0 && line[len - 1] == '\n') line[len - 1] = '\0';
+  return line;
+}
+
+char *mtr_input_line(const char *p, bool *interrupted) {
+  *interrupted = false;
+  mtr_intr_take_prompt(); /* forget a Ctrl-C from before this prompt */
+  if (el == NULL) return plain_line(p, interrupted);
+  prompt = p;
+  ctrl_c = false;
+  fflush(stdout);
+  int count;
+  const char *s = el_gets(el, &count);
+  if (s == NULL) {
+    *interrupted = ctrl_c;
+    return NULL;
+  }
+  char *line = strdup(s);
+  if (line != NULL) line[strcspn(line, "\n")] = '\0';
+  return line;
+}
+
+void mtr_input_remember(const char *line) {
+  if (el != NULL) mtr_history_add(hist, line);
+}

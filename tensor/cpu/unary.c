@@ -1,0 +1,201 @@
+/* unary.c -- CPU kernels of elementwise unary ops. Floating math runs on
+ * 8-wide (float) / 4-wide (double) SLEEF vector functions, also for strided
+ * and half-precision inputs (gathered into a vector first); integer-capable
+ * ops are scalar expressions the compiler vectorizes. */
+#include <immintrin.h>
+#include <tgmath.h>
+#include <sleef.h>
+
+#include "cpu/dtypes.h"
+#include "cpu/kernels.h"
+
+/* ---- vector math, generated for float8 (ps, f8) and double4 (pd, d4) ---- */
+#define SL(fn, w, u) Sleef_##fn##w##_##u##avx2
+#define DEF_VMATH(T, W, ps, w)                                                                                         \
+  static inline T v_exp_##W(T x) { return SL(exp, w, u10)(x); }                                                        \
+  static inline T v_exp2_##W(T x) { return SL(exp2, w, u10)(x); }                                                      \
+  static inline T v_expm1_##W(T x) { return SL(expm1, w, u10)(x); }                                                    \
+  static inline T v_log_##W(T x) { return SL(log, w, u10)(x); }                                                        \
+  static inline T v_log2_##W(T x) { return SL(log2, w, u10)(x); }                                                      \
+  static inline T v_log10_##W(T x) { return SL(log10, w, u10)(x); }                                                    \
+  static inline T v_log1p_##W(T x) { return SL(log1p, w, u10)(x); }                                                    \
+  static inline T v_sqrt_##W(T x) { return _mm256_sqrt_##ps(x); }                                                      \
+  static inline T v_rsqrt_##W(T x) { return _mm256_div_##ps(_mm256_set1_##ps(1), _mm256_sqrt_##ps(x)); }              \
+  static inline T v_sin_##W(T x) { return SL(sin, w, u10)(x); }                                                        \
+  static inline T v_cos_##W(T x) { return SL(cos, w, u10)(x); }                                                        \
+  static inline T v_tan_##W(T x) { return SL(tan, w, u10)(x); }                                                        \
+  static inline T v_asin_##W(T x) { return SL(asin, w, u10)(x); }                                                      \
+  static inline T v_acos_##W(T x) { return SL(acos, w, u10)(x); }                                                      \
+  static inline T v_atan_##W(T x) { return SL(atan, w, u10)(x); }                                                      \
+  static inline T v_sinh_##W(T x) { return SL(sinh, w, u10)(x); }                                                      \
+  static inline T v_cosh_##W(T x) { return SL(cosh, w, u10)(x); }                                                      \
+  static inline T v_tanh_##W(T x) { return SL(tanh, w, u10)(x); }                                                      \
+  static inline T v_erf_##W(T x) { return SL(erf, w, u10)(x); }                                                        \
+  static inline T v_erfc_##W(T x) { return SL(erfc, w, u15)(x); }                                                      \
+  static inline T v_reciprocal_##W(T x) { return _mm256_div_##ps(_mm256_set1_##ps(1), x); }                            \
+  static inline T v_sigmoid_##W(T x) {                                                                                 \
+    T one = _mm256_set1_##ps(1);                                                                                       \
+    return _mm256_div_##ps(one, _mm256_add_##ps(one, v_exp_##W(_mm256_sub_##ps(_mm256_setzero_##ps(), x))));          \
+  }                                                                                                                    \
+  static inline T v_silu_##W(T x) { return _mm256_mul_##ps(x, v_sigmoid_##W(x)); }                                     \
+  static inline T v_gelu_##W(T x) {                                                                                    \
+    T h = _mm256_set1_##ps(0.5), r = _mm256_set1_##ps(0.70710678118654752440);                                         \
+    T e = v_erf_##W(_mm256_mul_##ps(x, r));                                                                            \
+    return _mm256_mul_##ps(_mm256_mul_##ps(h, x), _mm256_add_##ps(_mm256_set1_##ps(1), e));                            \
+  }                                                                                                                    \
+  static inline T v_gelu_tanh_##W(T x) {                                                                               \
+    T k = _mm256_set1_##ps(0.79788456080286535588), c = _mm256_set1_##ps(0.044715);                                   \
+    T x3 = _mm256_mul_##ps(_mm256_mul_##ps(x, x), x);                                                                  \
+    T in = _mm256_mul_##ps(k, _mm256_add_##ps(x, _mm256_mul_##ps(c, x3)));                                             \
+    T t = v_tanh_##W(in);                                                                                              \
+    return _mm256_mul_##ps(_mm256_mul_##ps(_mm256_set1_##ps(0.5), x), _mm256_add_##ps(_mm256_set1_##ps(1), t));       \
+  }
+DEF_VMATH(__m256, f32, ps, f8)
+DEF_VMATH(__m256d, f64, pd, d4)
+
+/* One driver per width: contiguous runs load/store directly; strided and
+ * half inputs are gathered into a lane buffer, computed, scattered back. */
+#define DEF_DRIVER(T, W, ps, C, LANES)                                                                                 \
+  static inline __attribute__((always_inline)) void drive_##W(char **d, const int64_t *s, int64_t n, T (*f)(T)) {     \
+    int64_t i = 0;                                                                                                     \
+    if (s[0] == sizeof(C) && s[1] == sizeof(C)) {                                                                      \
+      C *o = (C *)d[0];                                                                                                \
+      const C *x = (const C *)d[1];                                                                                    \
+      for (; i + LANES <= n; i += LANES) _mm256_storeu_##ps(o + i, f(_mm256_loadu_##ps(x + i)));                       \
+    }                                                                                                                  \
+    for (; i < n; i += LANES) {                                                                                        \
+      C buf[LANES] = {0};                                                                                              \
+      int64_t m = n - i < LANES ? n - i : LANES;                                                                       \
+      for (int64_t j = 0; j < m; j++) buf[j] = *(const C *)(d[1] + (i + j) * s[1]);                                    \
+      _mm256_storeu_##ps(buf, f(_mm256_loadu_##ps(buf)));                                                              \
+      for (int64_t j = 0; j < m; j++) *(C *)(d[0] + (i + j) * s[0]) = buf[j];                                          \
+    }                                                                                                                  \
+  }
+DEF_DRIVER(__m256, f32, ps, float, 8)
+DEF_DRIVER(__m256d, f64, pd, double, 4)
+
+/* half and bfloat16: convert 8 lanes to float, compute, convert back */
+#define DEF_HALF_DRIVER(tag)                                                                                           \
+  static inline __attribute__((always_inline)) void drive_##tag(char **d, const int64_t *s, int64_t n,                \
+                                                                __m256 (*f)(__m256)) {                                 \
+    for (int64_t i = 0; i < n; i += 8) {                                                                               \
+      float buf[8] = {0};                                                                                              \
+      int64_t m = n - i < 8 ? n - i : 8;                                                                               \
+      for (int64_t j = 0; j < m; j++) buf[j] = mt_ld_##tag(d[1] + (i + j) * s[1]);                                     \
+      _mm256_storeu_ps(buf, f(_mm256_loadu_ps(buf)));                                                                  \
+      for (int64_t j = 0; j < m; j++) MT_ST_##tag(d[0] + (i + j) * s[0], buf[j]);                                      \
+    }                                                                                                                  \
+  }
+DEF_HALF_DRIVER(f16)
+DEF_HALF_DRIVER(bf16)
+
+#define FLOAT_MATH_OPS(X)                                                                                              \
+  X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(asin) X(acos)     \
+  X(atan) X(sinh) X(cosh) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu) X(erf) X(erfc) X(reciprocal)
+
+#define DEF_FLOAT_KERNELS(name)                                                                                        \
+  static void k_##name##_f32(char **d, const int64_t *s, int64_t n, void *c) { drive_f32(d, s, n, v_##name##_f32); }  \
+  static void k_##name##_f64(char **d, const int64_t *s, int64_t n, void *c) { drive_f64(d, s, n, v_##name##_f64); }  \
+  static void k_##name##_f16(char **d, const int64_t *s, int64_t n, void *c) { drive_f16(d, s, n, v_##name##_f32); }  \
+  static void k_##name##_bf16(char **d, const int64_t *s, int64_t n, void *c) { drive_bf16(d, s, n, v_##name##_f32); }
+FLOAT_MATH_OPS(DEF_FLOAT_KERNELS)
+
+/* ---- scalar-expression ops over all dtypes (x has the compute type) ---- */
+#define DEF_EXPR_KERNEL(name, tag, T, C, EXPR)                                                                         \
+  static void k_##name##_##tag(char **d, const int64_t *s, int64_t n, void *c) {                                       \
+    if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                                                      \
+      for (int64_t i = 0; i < n; i++) {                                                                                \
+        C x = mt_ld_##tag(d[1] + i * sizeof(T));                                                                       \
+        MT_ST_##tag(d[0] + i * sizeof(T), EXPR);                                                                       \
+      }                                                                                                                \
+    } else {                                                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                                \
+        C x = mt_ld_##tag(d[1] + i * s[1]);                                                                            \
+        MT_ST_##tag(d[0] + i * s[0], EXPR);                                                                            \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }
+/* predicates write bool */
+#define DEF_PRED_KERNEL(name, tag, T, C, EXPR)                                                                         \
+  static void k_##name##_##tag(char **d, const int64_t *s, int64_t n, void *c) {                                       \
+    for (int64_t i = 0; i < n; i++) {                                                                                  \
+      C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
+      *(uint8_t *)(d[0] + i * s[0]) = (uint8_t)((EXPR) != 0);                                                          \
+    }                                                                                                                  \
+  }
+
+/* floating family */
+#define FLT_EXPR_OPS(X, tag, T, C)                                                                                     \
+  X(neg, tag, T, C, -x)                                                                                                \
+  X(abs, tag, T, C, fabs(x))                                                                                           \
+  X(sign, tag, T, C, x != x ? x : (C)((x > 0) - (x < 0)))                                                                   \
+  X(relu, tag, T, C, x > 0 ? x : (x != x ? x : 0))                                                                     \
+  X(floor, tag, T, C, floor(x))                                                                                        \
+  X(ceil, tag, T, C, ceil(x))                                                                                          \
+  X(round, tag, T, C, nearbyint(x))                                                                                    \
+  X(trunc, tag, T, C, trunc(x))                                                                                        \
+  X(frac, tag, T, C, x - trunc(x))                                                                                     \
+  X(square, tag, T, C, x * x)
+#define FLT_PRED_OPS(X, tag, T, C)                                                                                     \
+  X(isnan, tag, T, C, x != x)                                                                                          \
+  X(isinf, tag, T, C, isinf(x))                                                                                        \
+  X(isfinite, tag, T, C, isfinite(x))                                                                                  \
+  X(logical_not, tag, T, C, x == 0)
+/* integer family (unsigned arithmetic where signed could overflow) */
+#define INT_EXPR_OPS(X, tag, T, C)                                                                                     \
+  X(neg, tag, T, C, (C)(0 - (uint64_t)x))                                                                              \
+  X(abs, tag, T, C, x < 0 ? (C)(0 - (uint64_t)x) : x)                                                                  \
+  X(sign, tag, T, C, (C)((x > 0) - (x < 0)))                                                                           \
+  X(relu, tag, T, C, x > 0 ? x : 0)                                                                                    \
+  X(floor, tag, T, C, x)                                                                                               \
+  X(ceil, tag, T, C, x)                                                                                                \
+  X(round, tag, T, C, x)                                                                                               \
+  X(trunc, tag, T, C, x)                                                                                               \
+  X(square, tag, T, C, (C)((uint64_t)x * (uint64_t)x))                                                                 \
+  X(bitwise_not, tag, T, C, (C)~x)
+#define INT_PRED_OPS(X, tag, T, C)                                                                                     \
+  X(isnan, tag, T, C, 0 * x)                                                                                           \
+  X(isinf, tag, T, C, 0 * x)                                                                                           \
+  X(isfinite, tag, T, C, 1 + 0 * x)                                                                                    \
+  X(logical_not, tag, T, C, x == 0)
+#define BOOL_EXPR_OPS(X, tag, T, C)                                                                                    \
+  X(abs, tag, T, C, x)                                                                                                 \
+  X(sign, tag, T, C, x)                                                                                                \
+  X(square, tag, T, C, x)                                                                                              \
+  X(bitwise_not, tag, T, C, !x)
+
+#define FLT_FAMILY(E, tag, T, C) FLT_EXPR_OPS(DEF_EXPR_KERNEL, tag, T, C) FLT_PRED_OPS(DEF_PRED_KERNEL, tag, T, C)
+#define INT_FAMILY(E, tag, T, C) INT_EXPR_OPS(DEF_EXPR_KERNEL, tag, T, C) INT_PRED_OPS(DEF_PRED_KERNEL, tag, T, C)
+#define BOOL_FAMILY(E, tag, T, C) BOOL_EXPR_OPS(DEF_EXPR_KERNEL, tag, T, C) INT_PRED_OPS(DEF_PRED_KERNEL, tag, T, C)
+MT_DTYPES_FLOAT(FLT_FAMILY)
+MT_DTYPES_INT(INT_FAMILY)
+MT_DTYPES_BOOL(BOOL_FAMILY)
+
+/* ---- the lookup table, filled once from the lists above ---- */
+static mt_loop_fn table[MT_NOPS][MT_NDTYPE];
+
+#define SET(name, tag, T, C, EXPR) table[MT_OP_##name][E_##tag] = k_##name##_##tag;
+#define SET_FLOATMATH(name)                                                                                            \
+  table[MT_OP_##name][MT_FLOAT32] = k_##name##_f32;                                                                    \
+  table[MT_OP_##name][MT_FLOAT64] = k_##name##_f64;                                                                    \
+  table[MT_OP_##name][MT_FLOAT16] = k_##name##_f16;                                                                    \
+  table[MT_OP_##name][MT_BFLOAT16] = k_##name##_bf16;
+#define SET_FLT(E, tag, T, C) FLT_EXPR_OPS(SET, tag, T, C) FLT_PRED_OPS(SET, tag, T, C)
+#define SET_INT(E, tag, T, C) INT_EXPR_OPS(SET, tag, T, C) INT_PRED_OPS(SET, tag, T, C)
+#define SET_BOOL(E, tag, T, C) BOOL_EXPR_OPS(SET, tag, T, C) INT_PRED_OPS(SET, tag, T, C)
+
+static void init_table(void) {
+  FLOAT_MATH_OPS(SET_FLOATMATH)
+  MT_DTYPES_FLOAT(SET_FLT)
+  MT_DTYPES_INT(SET_INT)
+  MT_DTYPES_BOOL(SET_BOOL)
+}
+
+mt_loop_fn mt_cpu_unary_kernel(mt_op op, mt_dtype dt) {
+  static int ready;
+  if (!ready) { /* idempotent: racing initialisers write the same values */
+    init_table();
+    ready = 1;
+  }
+  return table[op][dt];
+}

@@ -1,0 +1,95 @@
+/* dtype.c -- dtype facts: sizes, names, categories, PyTorch's promotion
+ * lattice, the default dtype, and half/bfloat16 conversions. */
+#include <string.h>
+
+#include "mt.h"
+
+static const struct {
+  const char *name;
+  size_t size;
+  int category;
+} info[MT_NDTYPE] = {
+    [MT_FLOAT32] = {"float32", 4, 2}, [MT_FLOAT64] = {"float64", 8, 2}, [MT_FLOAT16] = {"float16", 2, 2},
+    [MT_BFLOAT16] = {"bfloat16", 2, 2}, [MT_INT8] = {"int8", 1, 1},     [MT_INT16] = {"int16", 2, 1},
+    [MT_INT32] = {"int32", 4, 1},       [MT_INT64] = {"int64", 8, 1},   [MT_UINT8] = {"uint8", 1, 1},
+    [MT_BOOL] = {"bool", 1, 0},
+};
+
+size_t mt_dtype_size(mt_dtype d) { return info[d].size; }
+const char *mt_dtype_name(mt_dtype d) { return (unsigned)d < MT_NDTYPE ? info[d].name : "?"; }
+bool mt_is_floating(mt_dtype d) { return info[d].category == 2; }
+bool mt_is_integral(mt_dtype d) { return info[d].category == 1; }
+int mt_dtype_category(mt_dtype d) { return info[d].category; }
+
+int mt_dtype_from_name(const char *name) {
+  for (int i = 0; i < MT_NDTYPE; i++)
+    if (strcmp(name, info[i].name) == 0) return i;
+  return -1;
+}
+
+/* PyTorch's promote_types table, restricted to our dtypes. Order of rows and
+ * columns: f32 f64 f16 bf16 i8 i16 i32 i64 u8 bool. */
+#define F4 MT_FLOAT32
+#define F8 MT_FLOAT64
+#define F2 MT_FLOAT16
+#define BF MT_BFLOAT16
+#define I1 MT_INT8
+#define I2 MT_INT16
+#define I4 MT_INT32
+#define I8 MT_INT64
+#define U1 MT_UINT8
+#define B1 MT_BOOL
+static const int8_t promo[MT_NDTYPE][MT_NDTYPE] = {
+    /*        f32 f64 f16 bf16 i8  i16 i32 i64 u8  bool */
+    /* f32 */ {F4, F8, F4, F4, F4, F4, F4, F4, F4, F4},
+    /* f64 */ {F8, F8, F8, F8, F8, F8, F8, F8, F8, F8},
+    /* f16 */ {F4, F8, F2, F4, F2, F2, F2, F2, F2, F2},
+    /* bf16*/ {F4, F8, F4, BF, BF, BF, BF, BF, BF, BF},
+    /* i8  */ {F4, F8, F2, BF, I1, I2, I4, I8, I2, I1},
+    /* i16 */ {F4, F8, F2, BF, I2, I2, I4, I8, I2, I2},
+    /* i32 */ {F4, F8, F2, BF, I4, I4, I4, I8, I4, I4},
+    /* i64 */ {F4, F8, F2, BF, I8, I8, I8, I8, I8, I8},
+    /* u8  */ {F4, F8, F2, BF, I2, I2, I4, I8, U1, U1},
+    /* bool*/ {F4, F8, F2, BF, I1, I2, I4, I8, U1, B1},
+};
+
+mt_dtype mt_promote_types(mt_dtype a, mt_dtype b) { return (mt_dtype)promo[a][b]; }
+
+static mt_dtype default_dtype = MT_FLOAT32;
+mt_dtype mt_default_dtype(void) { return default_dtype; }
+mt_status mt_set_default_dtype(mt_dtype d) {
+  if (!mt_is_floating(d))
+    return mt_fail(MT_EDTYPE, "set_default_dtype: only floating dtypes can be the default, got %s",
+                   mt_dtype_name(d));
+  default_dtype = d;
+  return MT_OK;
+}
+
+float mt_half_to_float(uint16_t h) {
+  _Float16 x;
+  memcpy(&x, &h, 2);
+  return (float)x;
+}
+
+uint16_t mt_float_to_half(float f) {
+  _Float16 x = (_Float16)f;
+  uint16_t h;
+  memcpy(&h, &x, 2);
+  return h;
+}
+
+float mt_bf16_to_float(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Round to nearest even, keeping NaN a NaN. */
+uint16_t mt_float_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}

@@ -1,0 +1,333 @@
+/* elementwise.c -- dispatch of elementwise ops: PyTorch type promotion,
+ * dtype checks from the op registry flags, output allocation or `out=`
+ * checks, then one iterator run of the CPU kernel found for (op, dtype).
+ * Also the elementwise ops that take extra operands or parameters. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu/dtypes.h"
+#include "cpu/kernels.h"
+
+#define UNDEF (-1)
+
+/* PyTorch: a lower-priority group (0-dim tensors, then wrapped numbers) only
+ * raises the result when it belongs to a higher category. */
+static int combine(int higher, int lower) {
+  if (higher != UNDEF && mt_is_floating((mt_dtype)higher)) return higher;
+  if (lower == UNDEF) return higher;
+  if (higher == MT_BOOL || mt_is_floating((mt_dtype)lower))
+    return higher == UNDEF ? lower : (int)mt_promote_types((mt_dtype)higher, (mt_dtype)lower);
+  return higher != UNDEF ? higher : lower;
+}
+
+static void add_to_state(const mt_tensor *t, int *dim, int *zero, int *wrapped) {
+  int *slot = (t->flags & MT_TF_WRAPPED) ? wrapped : (t->ndim == 0 ? zero : dim);
+  mt_dtype d = (mt_dtype)t->dtype;
+  if ((t->flags & MT_TF_WRAPPED) && mt_is_floating(d)) d = mt_default_dtype();
+  *slot = *slot == UNDEF ? (int)d : (int)mt_promote_types((mt_dtype)*slot, d);
+}
+
+static mt_dtype result_type_n(const mt_tensor *const *ts, int n) {
+  int dim = UNDEF, zero = UNDEF, wrapped = UNDEF;
+  for (int i = 0; i < n; i++)
+    if (ts[i]) add_to_state(ts[i], &dim, &zero, &wrapped);
+  int r = combine(dim, combine(zero, wrapped));
+  return r == UNDEF ? mt_default_dtype() : (mt_dtype)r;
+}
+
+mt_dtype mt_result_type(const mt_tensor *a, const mt_tensor *b) {
+  const mt_tensor *ts[2] = {a, b};
+  return result_type_n(ts, 2);
+}
+
+/* PyTorch's can_cast: no float -> integer, no non-bool -> bool. */
+static bool can_cast(mt_dtype from, mt_dtype to) {
+  return mt_dtype_category(from) <= mt_dtype_category(to);
+}
+
+/* Broadcasts the inputs, prepares the output (new, or *out checked), and
+ * runs kernel k over (out, ins...). Inputs already have the kernel's dtype. */
+static mt_status run_ew(const char *name, mt_loop_fn k, mt_dtype outdt, mt_tensor *const *ins, int nin,
+                        mt_tensor **out) {
+  int64_t shape[MT_MAXDIM];
+  int nd = ins[0]->ndim;
+  memcpy(shape, ins[0]->shape, sizeof(int64_t) * (size_t)nd);
+  for (int i = 1; i < nin; i++) {
+    mt_status st = mt_broadcast_shape(name, shape, nd, ins[i]->shape, ins[i]->ndim, shape, &nd);
+    if (st) return st;
+  }
+  mt_tensor *o = *out, *tmp = NULL;
+  mt_status st;
+  if (o) {
+    bool same = o->ndim == nd;
+    for (int i = 0; same && i < nd; i++) same = o->shape[i] == shape[i];
+    if (!same) {
+      char a[128], b[128];
+      return mt_fail(MT_ESHAPE, "%s: output of shape %s cannot hold the result of shape %s", name,
+                     mt_shape_str(o->shape, o->ndim, a, sizeof a), mt_shape_str(shape, nd, b, sizeof b));
+    }
+    if (o->dtype != (int8_t)outdt) {
+      if (!can_cast(outdt, (mt_dtype)o->dtype))
+        return mt_fail(MT_EDTYPE, "%s: result type %s can't be cast to the output's dtype %s", name,
+                       mt_dtype_name(outdt), mt_dtype_name((mt_dtype)o->dtype));
+      if ((st = mt_empty(shape, nd, outdt, mt_tdevice(o), &tmp))) return st;
+    }
+  } else {
+    if ((st = mt_empty(shape, nd, outdt, mt_tdevice(ins[0]), &o))) return st;
+  }
+  mt_tensor *target = tmp ? tmp : o;
+  mt_tensor *ops[MT_ITER_MAXOPS] = {target};
+  for (int i = 0; i < nin; i++) ops[i + 1] = ins[i];
+  mt_iter it;
+  if (!(st = mt_iter_init(&it, ops, nin + 1, name))) st = mt_iter_run(&it, k, NULL, 1 << 15);
+  if (!st && tmp) st = mt_copy_(o, tmp);
+  mt_release(tmp);
+  if (st) {
+    if (!*out) mt_release(o);
+    return st;
+  }
+  if (*out)
+    mt_bump_version(o);
+  else
+    *out = o;
+  return MT_OK;
+}
+
+static mt_status no_kernel(const char *name, mt_dtype dt) {
+  return mt_fail(MT_EDTYPE, "%s: not supported for %s tensors", name, mt_dtype_name(dt));
+}
+
+static bool is_predicate(mt_op op) {
+  return op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
+}
+
+mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  const mt_opinfo *info = &mt_ops[op];
+  mt_dtype dt = (mt_dtype)x->dtype, cdt = dt;
+  if ((info->flags & MT_F_INTONLY) && mt_is_floating(dt))
+    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s", info->name,
+                   mt_dtype_name(dt));
+  if ((info->flags & MT_F_NOBOOL) && dt == MT_BOOL)
+    return mt_fail(MT_EDTYPE, "%s: not supported for bool tensors%s", info->name,
+                   op == MT_OP_neg ? " (use logical_not)" : "");
+  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(dt)) cdt = mt_default_dtype();
+  mt_loop_fn k = mt_cpu_unary_kernel(op, cdt);
+  if (!k) return no_kernel(info->name, cdt);
+  mt_tensor *xin;
+  mt_status st = mt_to_dtype(x, cdt, false, &xin);
+  if (st) return st;
+  st = run_ew(info->name, k, is_predicate(op) ? MT_BOOL : cdt, &xin, 1, out);
+  mt_release(xin);
+  return st;
+}
+
+/* Integer division/modulo by zero is an error, as in PyTorch. */
+static mt_status check_int_divisor(const char *name, const mt_tensor *b) {
+  mt_tensor *z = NULL, *zero = NULL;
+  mt_status st = mt_scalar_tensor(mt_sint(0), (mt_dtype)b->dtype, &zero);
+  if (!st) st = mt_binary(MT_OP_eq, b, zero, &z);
+  bool any = false;
+  if (!st) {
+    mt_tensor *zc = NULL;
+    if (!(st = mt_contiguous(z, &zc))) {
+      const uint8_t *p = (const uint8_t *)mt_data(zc);
+      for (int64_t i = 0, n = mt_numel(zc); i < n && !any; i++) any = p[i] != 0;
+      mt_release(zc);
+    }
+  }
+  mt_release(z);
+  mt_release(zero);
+  if (st) return st;
+  if (any) return mt_fail(MT_EARG, "%s: integer division by zero", name);
+  return MT_OK;
+}
+
+mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_opinfo *info = &mt_ops[op];
+  mt_dtype rt = mt_result_type(a, b), cdt = rt;
+  if (!mt_same_device(mt_tdevice(a), mt_tdevice(b)) && !(a->flags & MT_TF_WRAPPED) && !(b->flags & MT_TF_WRAPPED)) {
+    char x[32], y[32];
+    return mt_fail(MT_EDEVICE, "%s: tensors are on different devices (%s and %s)", info->name,
+                   mt_device_str(mt_tdevice(a), x, sizeof x), mt_device_str(mt_tdevice(b), y, sizeof y));
+  }
+  if ((info->flags & MT_F_INTONLY) && mt_is_floating(rt))
+    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s and %s", info->name,
+                   mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
+  if ((info->flags & MT_F_NOBOOL) && rt == MT_BOOL)
+    return mt_fail(MT_EDTYPE, "%s: not supported for two bool tensors%s", info->name,
+                   op == MT_OP_sub ? " (use logical_xor)" : "");
+  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(rt)) cdt = mt_default_dtype();
+  mt_loop_fn k = info->kind == MT_K_COMPARE || info->kind == MT_K_BINARY ? mt_cpu_binary_kernel(op, cdt) : NULL;
+  if (!k) return no_kernel(info->name, cdt);
+  mt_tensor *ain = NULL, *bin = NULL;
+  mt_status st = mt_to_dtype(a, cdt, false, &ain);
+  if (!st) st = mt_to_dtype(b, cdt, false, &bin);
+  if (!st && !mt_is_floating(cdt) &&
+      (op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder))
+    st = check_int_divisor(info->name, bin);
+  if (!st && op == MT_OP_pow && !mt_is_floating(cdt)) {
+    mt_tensor *zero = NULL, *neg = NULL;
+    if (!(st = mt_scalar_tensor(mt_sint(0), cdt, &zero)) && !(st = mt_binary(MT_OP_lt, bin, zero, &neg))) {
+      mt_tensor *nc = NULL;
+      if (!(st = mt_contiguous(neg, &nc))) {
+        const uint8_t *p = (const uint8_t *)mt_data(nc);
+        for (int64_t i = 0, n = mt_numel(nc); i < n; i++)
+          if (p[i]) {
+            st = mt_fail(MT_EARG, "pow: integers to negative integer powers are not allowed");
+            break;
+          }
+        mt_release(nc);
+      }
+    }
+    mt_release(zero);
+    mt_release(neg);
+  }
+  if (!st) {
+    mt_tensor *ins[2] = {ain, bin};
+    st = run_ew(info->name, k, info->kind == MT_K_COMPARE ? MT_BOOL : cdt, ins, 2, out);
+  }
+  mt_release(ain);
+  mt_release(bin);
+  return st;
+}
+
+/* ---- ops with extra operands ---- */
+
+mt_status mt_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
+  if (!lo && !hi) return mt_fail(MT_EARG, "clamp: at least one of min and max must be given");
+  const mt_tensor *ts[3] = {x, lo, hi};
+  mt_dtype rt = result_type_n(ts, 3);
+  if (rt == MT_BOOL) return mt_fail(MT_EDTYPE, "clamp: not supported for bool tensors");
+  mt_tensor *xc = NULL, *t1 = NULL;
+  mt_status st = mt_to_dtype(x, rt, false, &xc);
+  if (st) return st;
+  if (lo && hi) {
+    if (!(st = mt_binary(MT_OP_maximum, xc, lo, &t1))) st = mt_binary(MT_OP_minimum, t1, hi, out);
+  } else {
+    st = mt_binary(lo ? MT_OP_maximum : MT_OP_minimum, xc, lo ? lo : hi, out);
+  }
+  mt_release(xc);
+  mt_release(t1);
+  return st;
+}
+
+#define DEF_SELECT(T)                                                                                                  \
+  static void select_##T(char **d, const int64_t *s, int64_t n, void *ctx) {                                           \
+    for (int64_t i = 0; i < n; i++)                                                                                    \
+      *(T *)(d[0] + i * s[0]) = *(const uint8_t *)(d[1] + i * s[1]) ? *(const T *)(d[2] + i * s[2])                   \
+                                                                     : *(const T *)(d[3] + i * s[3]);                  \
+  }
+DEF_SELECT(uint8_t)
+DEF_SELECT(uint16_t)
+DEF_SELECT(uint32_t)
+DEF_SELECT(uint64_t)
+
+mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  if (cond->dtype != MT_BOOL && cond->dtype != MT_UINT8)
+    return mt_fail(MT_EDTYPE, "where: condition must be a bool tensor, got %s", mt_dtype_name((mt_dtype)cond->dtype));
+  mt_dtype rt = mt_result_type(a, b);
+  mt_tensor *ac = NULL, *bc = NULL;
+  mt_status st = mt_to_dtype(a, rt, false, &ac);
+  if (!st) st = mt_to_dtype(b, rt, false, &bc);
+  if (!st) {
+    static const mt_loop_fn by_size[9] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,
+                                          [8] = select_uint64_t};
+    mt_tensor *ins[3] = {(mt_tensor *)cond, ac, bc};
+    st = run_ew("where", by_size[mt_dtype_size(rt)], rt, ins, 3, out);
+  }
+  mt_release(ac);
+  mt_release(bc);
+  return st;
+}
+
+/* lerp = a + w (b - a) for w < 0.5, b - (b - a)(1 - w) otherwise (exact at
+ * both ends, as in PyTorch); built from elementwise ops. */
+mt_status mt_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
+  const mt_tensor *ts[3] = {a, b, w};
+  mt_dtype rt = result_type_n(ts, 3);
+  if (!mt_is_floating(rt))
+    return mt_fail(MT_EDTYPE, "lerp: only floating tensors are supported, got %s", mt_dtype_name(rt));
+  mt_tensor *diff = NULL, *lo = NULL, *hi = NULL, *t = NULL, *one = NULL, *omw = NULL, *half = NULL, *aw = NULL,
+            *small = NULL, *ac = NULL, *bc = NULL;
+  mt_status st = mt_to_dtype(a, rt, false, &ac);
+  if (!st) st = mt_to_dtype(b, rt, false, &bc);
+  if (!st) st = mt_binary(MT_OP_sub, bc, ac, &diff);
+  if (!st) st = mt_binary(MT_OP_mul, w, diff, &t);
+  if (!st) st = mt_binary(MT_OP_add, ac, t, &lo);
+  if (!st) st = mt_scalar_tensor(mt_sfloat(1), rt, &one);
+  if (!st) st = mt_binary(MT_OP_sub, one, w, &omw);
+  mt_release(t);
+  t = NULL;
+  if (!st) st = mt_binary(MT_OP_mul, diff, omw, &t);
+  if (!st) st = mt_binary(MT_OP_sub, bc, t, &hi);
+  if (!st) st = mt_unary(MT_OP_abs, w, &aw);
+  if (!st) st = mt_scalar_tensor(mt_sfloat(0.5), rt, &half);
+  if (!st) st = mt_binary(MT_OP_lt, aw, half, &small);
+  if (!st) st = mt_where(small, lo, hi, out);
+  mt_tensor *all[] = {diff, lo, hi, t, one, omw, half, aw, small, ac, bc};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) mt_release(all[i]);
+  return st;
+}
+
+/* ---- parameterised float kernels (nan_to_num, leaky_relu) ---- */
+typedef struct {
+  double nan, posinf, neginf, slope;
+} fparams;
+
+#define DEF_PARAM_KERNELS(E, tag, T, C)                                                                                \
+  static void nan2num_##tag(char **d, const int64_t *s, int64_t n, void *ctx) {                                        \
+    const fparams *p = ctx;                                                                                            \
+    for (int64_t i = 0; i < n; i++) {                                                                                  \
+      C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
+      C y = x != x ? (C)p->nan : (isinf(x) ? (x > 0 ? (C)p->posinf : (C)p->neginf) : x);                               \
+      MT_ST_##tag(d[0] + i * s[0], y);                                                                                 \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  static void leaky_##tag(char **d, const int64_t *s, int64_t n, void *ctx) {                                          \
+    const C slope = (C)((const fparams *)ctx)->slope;                                                                  \
+    for (int64_t i = 0; i < n; i++) {                                                                                  \
+      C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
+      MT_ST_##tag(d[0] + i * s[0], x > 0 ? x : x * slope);                                                             \
+    }                                                                                                                  \
+  }
+MT_DTYPES_FLOAT(DEF_PARAM_KERNELS)
+
+/* Runs a parameterised kernel (ctx = the fparams) over (out, x). */
+static mt_status run_param(const char *name, mt_loop_fn fn, fparams p, const mt_tensor *x, mt_tensor **out) {
+  mt_tensor *o = *out;
+  mt_status st;
+  if (!o && (st = mt_empty_like(x, &o))) return st;
+  mt_tensor *ops[2] = {o, (mt_tensor *)x};
+  mt_iter it;
+  if ((o->dtype != x->dtype && (st = mt_fail(MT_EDTYPE, "%s: output dtype %s does not match input dtype %s", name,
+                                            mt_dtype_name((mt_dtype)o->dtype), mt_dtype_name((mt_dtype)x->dtype)))) ||
+      (st = mt_iter_init(&it, ops, 2, name)) || (st = mt_iter_run(&it, fn, &p, 1 << 15))) {
+    if (!*out) mt_release(o);
+    return st;
+  }
+  if (*out)
+    mt_bump_version(o);
+  else
+    *out = o;
+  return MT_OK;
+}
+
+#define PICK(fam)                                                                                                      \
+  (dt == MT_FLOAT32 ? fam##_f32 : dt == MT_FLOAT64 ? fam##_f64 : dt == MT_FLOAT16 ? fam##_f16 : fam##_bf16)
+
+mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
+  mt_dtype dt = (mt_dtype)x->dtype;
+  if (!mt_is_floating(dt)) return mt_clone(x, out);
+  double big = dt == MT_FLOAT64 ? DBL_MAX : dt == MT_FLOAT32 ? FLT_MAX : dt == MT_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
+  fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf, 0};
+  return run_param("nan_to_num", PICK(nan2num), p, x, out);
+}
+
+mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
+  mt_dtype dt = (mt_dtype)x->dtype;
+  if (!mt_is_floating(dt))
+    return mt_fail(MT_EDTYPE, "leaky_relu: only floating tensors are supported, got %s", mt_dtype_name(dt));
+  fparams p = {0, 0, 0, slope};
+  return run_param("leaky_relu", PICK(leaky), p, x, out);
+}

@@ -1,0 +1,256 @@
+/* mt.h -- the public C API of the moontorch tensor engine.
+ * Plain C, no Lua, no autograd: tensors, dtypes, devices, the op registry and
+ * the ops themselves. Every fallible function returns mt_status and sets a
+ * thread-local message (mt_errmsg) where the fault is found; nothing longjmps.
+ * Output convention: `mt_tensor **out`. If *out is NULL a new tensor is
+ * allocated and returned with one reference owned by the caller; otherwise the
+ * result is written into *out (its shape must match; dtype is converted). */
+#ifndef MT_H
+#define MT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_MAXDIM 8
+#define MT_VERSION "0.1.0"
+
+/* ---- status and errors (status.c) ---- */
+typedef enum mt_status {
+  MT_OK = 0,
+  MT_EARG,    /* bad argument value */
+  MT_ESHAPE,  /* shapes do not fit */
+  MT_EDTYPE,  /* dtype not supported / mismatch */
+  MT_EINDEX,  /* index out of range */
+  MT_EDEVICE, /* device mismatch or unavailable */
+  MT_ENOMEM,  /* allocation failed or too large */
+  MT_EINTR,   /* interrupted by the user (Ctrl-C) */
+  MT_ELINALG, /* numerical failure (singular matrix, ...) */
+  MT_EIO      /* file or system error */
+} mt_status;
+
+/* Sets the thread-local error message (printf format) and returns st. */
+mt_status mt_fail(mt_status st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *mt_errmsg(void);
+/* Writes "AxBxC" (or "scalar" for 0-dim) into buf; returns buf. */
+char *mt_shape_str(const int64_t *shape, int ndim, char *buf, size_t n);
+
+/* ---- dtypes (dtype.c) ---- */
+typedef enum mt_dtype {
+  MT_FLOAT32 = 0,
+  MT_FLOAT64,
+  MT_FLOAT16,
+  MT_BFLOAT16,
+  MT_INT8,
+  MT_INT16,
+  MT_INT32,
+  MT_INT64,
+  MT_UINT8,
+  MT_BOOL,
+  MT_NDTYPE
+} mt_dtype;
+
+size_t mt_dtype_size(mt_dtype d);
+const char *mt_dtype_name(mt_dtype d); /* "float32", ... */
+int mt_dtype_from_name(const char *name); /* -1 if unknown */
+bool mt_is_floating(mt_dtype d);
+bool mt_is_integral(mt_dtype d); /* ints and uint8, not bool */
+/* Category: 0 bool, 1 integer, 2 floating. */
+int mt_dtype_category(mt_dtype d);
+mt_dtype mt_promote_types(mt_dtype a, mt_dtype b);
+mt_dtype mt_default_dtype(void);
+mt_status mt_set_default_dtype(mt_dtype d);
+
+/* half-precision conversions (dtype.c) */
+float mt_half_to_float(uint16_t h);
+uint16_t mt_float_to_half(float f);
+float mt_bf16_to_float(uint16_t h);
+uint16_t mt_float_to_bf16(float f);
+
+/* ---- scalars: Lua numbers and fill values ---- */
+typedef enum mt_scalar_kind { MT_SK_BOOL, MT_SK_INT, MT_SK_FLOAT } mt_scalar_kind;
+typedef struct mt_scalar {
+  mt_scalar_kind kind;
+  union {
+    int64_t i;
+    double f;
+  } v;
+} mt_scalar;
+static inline mt_scalar mt_sint(int64_t i) { mt_scalar s = {MT_SK_INT, {.i = i}}; return s; }
+static inline mt_scalar mt_sfloat(double f) { mt_scalar s = {MT_SK_FLOAT, {.f = f}}; return s; }
+static inline mt_scalar mt_sbool(bool b) { mt_scalar s = {MT_SK_BOOL, {.i = b}}; return s; }
+static inline double mt_scalar_f(mt_scalar s) { return s.kind == MT_SK_FLOAT ? s.v.f : (double)s.v.i; }
+static inline int64_t mt_scalar_i(mt_scalar s) { return s.kind == MT_SK_FLOAT ? (int64_t)s.v.f : s.v.i; }
+
+/* ---- devices ---- */
+typedef enum mt_devtype { MT_CPU = 0, MT_CUDA = 1 } mt_devtype;
+typedef struct mt_device {
+  int8_t type;
+  int8_t index;
+} mt_device;
+static inline mt_device mt_cpu(void) { mt_device d = {MT_CPU, 0}; return d; }
+static inline bool mt_same_device(mt_device a, mt_device b) { return a.type == b.type && a.index == b.index; }
+/* "cpu", "cuda:0" into buf */
+const char *mt_device_str(mt_device d, char *buf, size_t n);
+
+/* ---- storage and tensors (storage.c, tensor.c) ---- */
+typedef struct mt_storage {
+  void *data;
+  size_t nbytes;
+  int32_t refs;
+  uint32_t version; /* bumped by every in-place write; autograd checks it */
+  mt_device device;
+} mt_storage;
+
+typedef struct mt_tensor {
+  mt_storage *storage;
+  int64_t offset; /* in elements */
+  int64_t shape[MT_MAXDIM];
+  int64_t strides[MT_MAXDIM]; /* in elements */
+  int32_t refs;
+  int8_t ndim;
+  int8_t dtype;  /* mt_dtype */
+  uint8_t flags; /* MT_TF_* */
+  void *autograd; /* owned by graph/; NULL for plain tensors */
+} mt_tensor;
+
+#define MT_TF_WRAPPED 1 /* a Lua number wrapped as a 0-dim tensor (weak promotion) */
+
+mt_tensor *mt_retain(mt_tensor *t);
+void mt_release(mt_tensor *t);
+/* Hook called when a tensor with autograd != NULL is freed (set by graph/). */
+extern void (*mt_autograd_free_hook)(mt_tensor *t);
+
+/* Product of sizes with overflow check; -1 on overflow. */
+int64_t mt_checked_numel(const int64_t *shape, int ndim);
+static inline int64_t mt_numel(const mt_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  return n;
+}
+static inline size_t mt_elsize(const mt_tensor *t) { return mt_dtype_size((mt_dtype)t->dtype); }
+static inline char *mt_data(const mt_tensor *t) {
+  return (char *)t->storage->data + t->offset * (int64_t)mt_elsize(t);
+}
+static inline mt_device mt_tdevice(const mt_tensor *t) { return t->storage->device; }
+bool mt_is_contiguous(const mt_tensor *t);
+void mt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
+/* Number of bytes currently held by all CPU storages (for GC accounting/tests). */
+int64_t mt_cpu_bytes_in_use(void);
+
+/* Allocates an uninitialised tensor. Fails cleanly (MT_ENOMEM) when too large. */
+mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out);
+mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out);
+mt_status mt_zeros(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out);
+mt_status mt_full(const int64_t *shape, int ndim, mt_scalar v, mt_dtype dt, mt_device dev, mt_tensor **out);
+/* A 0-dim tensor holding s; dtype as given. */
+mt_status mt_scalar_tensor(mt_scalar s, mt_dtype dt, mt_tensor **out);
+/* Creates a view sharing base's storage (new reference). No bounds check
+ * beyond the storage size; callers validate their own arguments. */
+mt_status mt_as_strided(const mt_tensor *base, int ndim, const int64_t *shape, const int64_t *strides,
+                        int64_t offset, mt_tensor **out);
+/* Reads element (flat index in logical order) as double / int64. */
+double mt_get_f64(const mt_tensor *t, const int64_t *idx);
+/* Value of a 1-element tensor. */
+mt_status mt_item(const mt_tensor *t, mt_scalar *out);
+/* Marks an in-place write to t (bumps its storage version). */
+static inline void mt_bump_version(mt_tensor *t) { t->storage->version++; }
+
+/* ---- copying and conversion (copy.c) ---- */
+/* dst[...] = src, broadcasting src to dst's shape, converting dtype. */
+mt_status mt_copy_(mt_tensor *dst, const mt_tensor *src);
+mt_status mt_fill_(mt_tensor *dst, mt_scalar v);
+/* New reference: t itself if already contiguous, else a contiguous copy. */
+mt_status mt_contiguous(const mt_tensor *t, mt_tensor **out);
+mt_status mt_clone(const mt_tensor *t, mt_tensor **out);
+/* New reference: t itself if dtype matches (and !copy), else converted copy. */
+mt_status mt_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out);
+
+/* ---- views and shape ops (view.c) ---- dims are 0-based here. */
+/* Normalises dim (negative counts from the end) for a rank; MT_EINDEX if out. */
+mt_status mt_wrap_dim(const char *op, int64_t dim, int ndim, int *out);
+mt_status mt_view(const mt_tensor *t, const int64_t *shape, int ndim, mt_tensor **out);
+mt_status mt_reshape(const mt_tensor *t, const int64_t *shape, int ndim, mt_tensor **out);
+mt_status mt_permute(const mt_tensor *t, const int *perm, int n, mt_tensor **out);
+mt_status mt_transpose(const mt_tensor *t, int d0, int d1, mt_tensor **out);
+mt_status mt_expand(const mt_tensor *t, const int64_t *shape, int ndim, mt_tensor **out);
+mt_status mt_squeeze(const mt_tensor *t, int dim /* -1: all */, mt_tensor **out);
+mt_status mt_unsqueeze(const mt_tensor *t, int dim, mt_tensor **out);
+mt_status mt_narrow(const mt_tensor *t, int dim, int64_t start, int64_t len, mt_tensor **out);
+mt_status mt_select(const mt_tensor *t, int dim, int64_t index, mt_tensor **out);
+/* Slice [start, stop) with step>0 along dim (already clamped by the caller). */
+mt_status mt_slice(const mt_tensor *t, int dim, int64_t start, int64_t stop, int64_t step, mt_tensor **out);
+mt_status mt_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
+mt_status mt_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);
+mt_status mt_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out);
+/* Broadcast shape of two shapes; MT_ESHAPE with message naming op. */
+mt_status mt_broadcast_shape(const char *op, const int64_t *a, int na, const int64_t *b, int nb, int64_t *out,
+                             int *nout);
+
+/* ---- the op registry (ops.def, ops.c) ---- */
+typedef enum mt_opkind {
+  MT_K_UNARY,    /* elementwise, one input */
+  MT_K_BINARY,   /* elementwise, two inputs, promoted */
+  MT_K_COMPARE,  /* elementwise, two inputs, bool result */
+  MT_K_TERNARY,  /* elementwise, three inputs */
+  MT_K_REDUCE,   /* reductions over dims */
+  MT_K_SCAN,     /* cumulative ops */
+  MT_K_MOVEMENT, /* views, cat, flip, ... */
+  MT_K_INDEX,    /* gather/scatter/index_select/... */
+  MT_K_EXTERN,   /* library kernels: matmul, linalg, sort */
+  MT_K_RANDOM,   /* RNG draws */
+  MT_K_CREATION  /* zeros, arange, ... */
+} mt_opkind;
+
+/* flags */
+#define MT_F_DIFF 1      /* differentiable: graph/ must provide a derivative */
+#define MT_F_NODIFF 2    /* explicitly not differentiable */
+#define MT_F_FLOATOUT 4  /* integer inputs give a float result (exp, sqrt, /) */
+#define MT_F_NOBOOL 8    /* bool inputs rejected */
+#define MT_F_INTONLY 16  /* integer/bool inputs only (bitwise ops) */
+#define MT_F_FLOATONLY 32 /* floating inputs only (no int promotion; e.g. erf? no: see FLOATOUT) */
+
+typedef enum mt_op {
+#define MT_OP(name, kind, arity, flags) MT_OP_##name,
+#include "ops.def"
+#undef MT_OP
+  MT_NOPS
+} mt_op;
+
+typedef struct mt_opinfo {
+  const char *name;
+  mt_opkind kind;
+  int arity;
+  unsigned flags;
+} mt_opinfo;
+extern const mt_opinfo mt_ops[MT_NOPS];
+/* Looks an op up by name; -1 if none. */
+int mt_op_find(const char *name);
+
+/* Generic elementwise entry points (elementwise.c). */
+mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* Result dtype of a binary op under PyTorch promotion (wrapped-number aware). */
+mt_dtype mt_result_type(const mt_tensor *a, const mt_tensor *b);
+
+/* Elementwise ops with extra scalar parameters (elementwise.c). */
+mt_status mt_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out);
+mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+mt_status mt_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out);
+mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
+mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
+
+/* ---- threads and interruption (parallel.c) ---- */
+int mt_get_num_threads(void);
+void mt_set_num_threads(int n);
+/* Runs fn(ctx, begin, end) over [0, n) split in chunks of at least grain,
+ * in parallel when n >= grain * 2. Returns MT_EINTR if interrupted. */
+typedef void (*mt_range_fn)(void *ctx, int64_t begin, int64_t end);
+mt_status mt_parallel_for(int64_t n, int64_t grain, mt_range_fn fn, void *ctx);
+/* Set asynchronously (signal handler) to ask running ops to stop. */
+void mt_interrupt(void);
+void mt_clear_interrupt(void);
+bool mt_interrupted(void);
+
+#endif

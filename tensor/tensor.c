@@ -1,0 +1,221 @@
+/* tensor.c -- storage and tensor lifetime: allocation (with overflow and
+ * out-of-memory checks), reference counting, views sharing storage, and
+ * creation of filled tensors. No kernels here beyond a fill. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt.h"
+
+void (*mt_autograd_free_hook)(mt_tensor *t) = NULL;
+static _Atomic int64_t cpu_bytes;
+
+int64_t mt_cpu_bytes_in_use(void) { return atomic_load(&cpu_bytes); }
+
+/* Small storages keep their bytes right after the header (one malloc);
+ * large ones are 64-byte aligned blocks of their own. */
+#define INLINE_MAX 512
+
+static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
+  if (dev.type != MT_CPU) {
+    char b[32];
+    return mt_fail(MT_EDEVICE, "device %s is not available in this build", mt_device_str(dev, b, sizeof b));
+  }
+  mt_storage *s = NULL;
+  if (nbytes <= INLINE_MAX) {
+    s = malloc(sizeof(mt_storage) + 64 + nbytes);
+    if (!s) return mt_fail(MT_ENOMEM, "out of memory allocating %zu bytes", nbytes);
+    s->data = (void *)(((uintptr_t)(s + 1) + 63) & ~(uintptr_t)63);
+  } else {
+    s = malloc(sizeof(mt_storage));
+    if (!s) return mt_fail(MT_ENOMEM, "out of memory allocating %zu bytes", nbytes);
+    if (posix_memalign(&s->data, 64, nbytes) != 0) {
+      free(s);
+      return mt_fail(MT_ENOMEM, "out of memory: cannot allocate %.1f MB for a tensor", (double)nbytes / 1e6);
+    }
+  }
+  s->nbytes = nbytes;
+  s->refs = 1;
+  s->version = 0;
+  s->device = dev;
+  atomic_fetch_add(&cpu_bytes, (int64_t)nbytes);
+  *out = s;
+  return MT_OK;
+}
+
+static void storage_release(mt_storage *s) {
+  if (--s->refs > 0) return;
+  atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes);
+  if (s->nbytes > INLINE_MAX) free(s->data);
+  free(s);
+}
+
+mt_tensor *mt_retain(mt_tensor *t) {
+  if (t) t->refs++;
+  return t;
+}
+
+void mt_release(mt_tensor *t) {
+  if (!t || --t->refs > 0) return;
+  if (t->autograd && mt_autograd_free_hook) mt_autograd_free_hook(t);
+  storage_release(t->storage);
+  free(t);
+}
+
+int64_t mt_checked_numel(const int64_t *shape, int ndim) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] != 0 && n > INT64_MAX / shape[i]) return -1;
+    n *= shape[i];
+  }
+  return n;
+}
+
+void mt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= shape[i] > 0 ? shape[i] : 1;
+  }
+}
+
+bool mt_is_contiguous(const mt_tensor *t) {
+  int64_t s = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] == 1) continue;
+    if (t->strides[i] != s) return false;
+    s *= t->shape[i];
+  }
+  return true;
+}
+
+static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
+  mt_tensor *t = malloc(sizeof *t);
+  if (!t) return NULL;
+  t->storage = s;
+  t->offset = 0;
+  t->refs = 1;
+  t->ndim = (int8_t)ndim;
+  t->dtype = (int8_t)dt;
+  t->flags = 0;
+  t->autograd = NULL;
+  return t;
+}
+
+mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out) {
+  char b[128];
+  if (ndim < 0 || ndim > MT_MAXDIM)
+    return mt_fail(MT_ESHAPE, "tensors have at most %d dimensions, got %d", MT_MAXDIM, ndim);
+  int64_t n = mt_checked_numel(shape, ndim);
+  if (n < 0) {
+    for (int i = 0; i < ndim; i++)
+      if (shape[i] < 0)
+        return mt_fail(MT_ESHAPE, "negative dimension in shape %s", mt_shape_str(shape, ndim, b, sizeof b));
+    return mt_fail(MT_ENOMEM, "shape %s is too large", mt_shape_str(shape, ndim, b, sizeof b));
+  }
+  size_t es = mt_dtype_size(dt);
+  if ((uint64_t)n > (uint64_t)(INT64_MAX / 2) / es)
+    return mt_fail(MT_ENOMEM, "shape %s is too large", mt_shape_str(shape, ndim, b, sizeof b));
+  size_t nbytes = (size_t)n * es;
+  if (nbytes > ((size_t)1 << 46))
+    return mt_fail(MT_ENOMEM, "out of memory: cannot allocate %.3g GB for a %s tensor of shape %s",
+                   (double)nbytes / 1e9, mt_dtype_name(dt), mt_shape_str(shape, ndim, b, sizeof b));
+  mt_storage *s = NULL;
+  mt_status st = storage_new(nbytes, dev, &s);
+  if (st) {
+    if (st == MT_ENOMEM)
+      return mt_fail(MT_ENOMEM, "out of memory: cannot allocate %.3g GB for a %s tensor of shape %s",
+                     (double)nbytes / 1e9, mt_dtype_name(dt), mt_shape_str(shape, ndim, b, sizeof b));
+    return st;
+  }
+  mt_tensor *t = tensor_shell(s, ndim, dt);
+  if (!t) {
+    storage_release(s);
+    return mt_fail(MT_ENOMEM, "out of memory");
+  }
+  if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+  mt_contiguous_strides(shape, ndim, t->strides);
+  *out = t;
+  return MT_OK;
+}
+
+mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out) {
+  return mt_empty(t->shape, t->ndim, (mt_dtype)t->dtype, mt_tdevice(t), out);
+}
+
+mt_status mt_zeros(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out) {
+  mt_status st = mt_empty(shape, ndim, dt, dev, out);
+  if (st) return st;
+  memset((*out)->storage->data, 0, (*out)->storage->nbytes);
+  return MT_OK;
+}
+
+mt_status mt_full(const int64_t *shape, int ndim, mt_scalar v, mt_dtype dt, mt_device dev, mt_tensor **out) {
+  mt_status st = mt_empty(shape, ndim, dt, dev, out);
+  if (st) return st;
+  st = mt_fill_(*out, v);
+  if (st) {
+    mt_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+mt_status mt_scalar_tensor(mt_scalar s, mt_dtype dt, mt_tensor **out) {
+  return mt_full(NULL, 0, s, dt, mt_cpu(), out);
+}
+
+mt_status mt_as_strided(const mt_tensor *base, int ndim, const int64_t *shape, const int64_t *strides,
+                        int64_t offset, mt_tensor **out) {
+  if (ndim < 0 || ndim > MT_MAXDIM)
+    return mt_fail(MT_ESHAPE, "tensors have at most %d dimensions, got %d", MT_MAXDIM, ndim);
+  mt_tensor *t = tensor_shell(base->storage, ndim, (mt_dtype)base->dtype);
+  if (!t) return mt_fail(MT_ENOMEM, "out of memory");
+  base->storage->refs++;
+  if (ndim) {
+    memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+  }
+  t->offset = offset;
+  *out = t;
+  return MT_OK;
+}
+
+/* Element at a multi-index as double (any dtype); idx has t->ndim entries. */
+double mt_get_f64(const mt_tensor *t, const int64_t *idx) {
+  int64_t off = 0;
+  for (int i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
+  const char *p = mt_data(t) + off * (int64_t)mt_elsize(t);
+  switch ((mt_dtype)t->dtype) {
+  case MT_FLOAT32: return *(const float *)p;
+  case MT_FLOAT64: return *(const double *)p;
+  case MT_FLOAT16: return mt_half_to_float(*(const uint16_t *)p);
+  case MT_BFLOAT16: return mt_bf16_to_float(*(const uint16_t *)p);
+  case MT_INT8: return *(const int8_t *)p;
+  case MT_INT16: return *(const int16_t *)p;
+  case MT_INT32: return *(const int32_t *)p;
+  case MT_INT64: return (double)*(const int64_t *)p;
+  case MT_UINT8: return *(const uint8_t *)p;
+  case MT_BOOL: return *(const uint8_t *)p != 0;
+  default: return 0;
+  }
+}
+
+mt_status mt_item(const mt_tensor *t, mt_scalar *out) {
+  if (mt_numel(t) != 1) {
+    char b[128];
+    return mt_fail(MT_ESHAPE, "item: a tensor with %lld elements (shape %s) cannot be converted to a number",
+                   (long long)mt_numel(t), mt_shape_str(t->shape, t->ndim, b, sizeof b));
+  }
+  int64_t zero[MT_MAXDIM] = {0};
+  const char *p = mt_data(t);
+  switch ((mt_dtype)t->dtype) {
+  case MT_INT64: *out = mt_sint(*(const int64_t *)p); break;
+  case MT_INT8: case MT_INT16: case MT_INT32: case MT_UINT8:
+    *out = mt_sint((int64_t)mt_get_f64(t, zero)); break;
+  case MT_BOOL: *out = mt_sbool(*(const uint8_t *)p != 0); break;
+  default: *out = mt_sfloat(mt_get_f64(t, zero)); break;
+  }
+  return MT_OK;
+}
