@@ -155,6 +155,13 @@ static void set_lazy_globals(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* t[key] without metamethods (torch's __index may load packages). */
+static int rawget_field(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
 /* help(x) when the bindings provide none. */
 static int help_fallback(lua_State *L) {
   if (lua_isnone(L, 1)) {
@@ -171,7 +178,8 @@ static void set_help(lua_State *L) {
   int top = lua_gettop(L);
   if (lua_getglobal(L, "help") == LUA_TNIL) {
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-    if (lua_getfield(L, -1, "torch") != LUA_TTABLE || lua_getfield(L, -1, "help") != LUA_TFUNCTION)
+    lua_getfield(L, -1, "torch");
+    if (!lua_istable(L, -1) || rawget_field(L, -1, "help") != LUA_TFUNCTION)
       lua_pushcfunction(L, help_fallback);
     lua_setglobal(L, "help");
   }

@@ -70,7 +70,7 @@ static void list_matches(EditLine *e, const mtr_matches *m) {
       int i = c * rows + r;
       if (i >= shown) break;
       bool last = c == cols - 1 || i + rows >= shown;
-      printf(last ? "%s" : "%-*s", last ? 0 : colw, m->names[i]);
+      printf("%-*s", last ? 0 : colw, m->names[i]);
     }
     fputc('\n', stdout);
   }

@@ -24,7 +24,8 @@ static void add_frame(luaL_Buffer *b, lua_Debug *ar) {
   if (strcmp(ar->what, "main") == 0) {
     luaL_addstring(b, "main chunk");
   } else if (*ar->namewhat != '\0') {
-    lua_pushfstring(L, "%s '%s'", ar->namewhat, ar->name);
+    const char *kind = strcmp(ar->namewhat, "global") == 0 ? "function" : ar->namewhat;
+    lua_pushfstring(L, "%s '%s'", kind, ar->name);
     luaL_addvalue(b);
   } else if (*ar->what == 'C') {
     luaL_addstring(b, "a C function");
