@@ -10,12 +10,25 @@
  * the allocation so that dropped tensors are freed promptly. */
 #define GC_STEP_BYTES (256 * 1024)
 
-static mt_tensor **udata(lua_State *L, int idx) { return (mt_tensor **)luaL_testudata(L, idx, MTL_TENSOR); }
+/* The Tensor metatable is kept in the registry under this address as well as
+ * by name: a pointer-keyed lookup is much cheaper than a string one, and
+ * every op checks and creates tensors. */
+static const char mt_key = 0;
+
+static mt_tensor **udata(lua_State *L, int idx) {
+  void *p = lua_touserdata(L, idx);
+  if (!p || !lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? (mt_tensor **)p : NULL;
+}
 
 void mtl_push_tensor(lua_State *L, mt_tensor *t) {
   mt_tensor **ud = (mt_tensor **)lua_newuserdatauv(L, sizeof *ud, 0);
   *ud = t;
-  luaL_setmetatable(L, MTL_TENSOR);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+  lua_setmetatable(L, -2);
   size_t nb = t->storage->nbytes;
   if (nb >= GC_STEP_BYTES && t->storage->refs == 1) lua_gc(L, LUA_GCSTEP, (int)(nb >> 10));
 }
@@ -194,6 +207,13 @@ static int t_gc(lua_State *L) {
 }
 
 static int binop(lua_State *L, mt_op op) {
+  mt_tensor **ua = udata(L, 1), **ub = ua ? udata(L, 2) : NULL;
+  if (ua && ub && *ua && *ub) { /* two tensors: no wrapping, no extra references */
+    mt_tensor *o = NULL;
+    MTL_CHECK(L, mt_binary(op, *ua, *ub, &o));
+    mtl_push_tensor(L, o);
+    return 1;
+  }
   mt_tensor *a = mtl_tensor_or_scalar(L, 1, mt_ops[op].name);
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, mt_ops[op].name);
   mt_tensor *o = NULL;
@@ -618,6 +638,8 @@ static const mtl_reg core[] = {
 void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx) {
   open_dtypes(L, torch_idx);
   luaL_newmetatable(L, MTL_TENSOR);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &mt_key);
   static const luaL_Reg meta[] = {
       {"__gc", t_gc},      {"__close", t_gc},   {"__add", t_add},    {"__sub", t_sub},     {"__mul", t_mul},
       {"__div", t_div},    {"__mod", t_mod},    {"__pow", t_pow},    {"__unm", t_unm},     {"__idiv", t_idiv},

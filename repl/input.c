@@ -13,8 +13,6 @@
 
 #include "mtr.h"
 
-#define MAX_LISTED 200 /* completion candidates shown at once */
-
 static EditLine *el;        /* NULL: stdin is not a terminal */
 static mtr_history *hist;
 static lua_State *comp_L;   /* state that completion looks into */
@@ -54,27 +52,43 @@ static int read_key(EditLine *e, wchar_t *wc) {
   }
 }
 
+/* Asks before a list taller than the terminal; true if the user wants it. */
+static bool confirm_long_list(EditLine *e, int n, int rows) {
+  int height = 24;
+  if (el_get(e, EL_GETTC, "li", &height, NULL) != 0 || height < 5) height = 24;
+  if (rows <= height - 2) return true;
+  printf("\nDisplay all %d possibilities? (y or n) ", n);
+  fflush(stdout);
+  char c = 0;
+  while (el_getc(e, &c) == 1 && c != 'y' && c != 'Y' && c != 'n' && c != 'N' && c != 3 && c != 7) {
+  }
+  ctrl_c = false; /* a Ctrl-C here only answers the question */
+  return c == 'y' || c == 'Y';
+}
+
 /* Prints the candidates in columns under the line, like ls. */
 static void list_matches(EditLine *e, const mtr_matches *m) {
   int width = 80;
   if (el_get(e, EL_GETTC, "co", &width, NULL) != 0 || width < 20) width = 80;
-  int shown = m->n < MAX_LISTED ? m->n : MAX_LISTED;
   size_t longest = 0;
-  for (int i = 0; i < shown; i++)
+  for (int i = 0; i < m->n; i++)
     if (strlen(m->names[i]) > longest) longest = strlen(m->names[i]);
   int colw = (int)longest + 2, cols = width / colw > 0 ? width / colw : 1;
-  int rows = (shown + cols - 1) / cols;
+  int rows = (m->n + cols - 1) / cols;
+  if (!confirm_long_list(e, m->n, rows)) {
+    fputc('\n', stdout);
+    return;
+  }
   fputc('\n', stdout);
   for (int r = 0; r < rows; r++) {
     for (int c = 0; c < cols; c++) {
       int i = c * rows + r;
-      if (i >= shown) break;
-      bool last = c == cols - 1 || i + rows >= shown;
+      if (i >= m->n) break;
+      bool last = c == cols - 1 || i + rows >= m->n;
       printf("%-*s", last ? 0 : colw, m->names[i]);
     }
     fputc('\n', stdout);
   }
-  if (shown < m->n) printf("... and %d more: type more letters to narrow them down\n", m->n - shown);
   fflush(stdout);
 }
 

@@ -14,9 +14,12 @@ static volatile sig_atomic_t hits;          /* Ctrl-C presses during this run */
 static volatile sig_atomic_t prompt_hit;    /* Ctrl-C pressed at the prompt */
 static volatile sig_atomic_t script_mode;   /* no session to go back to */
 
-/* Hook set by the handler: removes itself and raises "interrupted". */
+/* Hook set by the handler: removes itself and raises "interrupted" in the
+ * next Lua function to run. It does not raise inside C functions: one of them
+ * may be the message handler of an error already on its way (a C op that
+ * stopped on the engine's flag), and raising there would lose that error. */
 static void stop_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
+  if (ar->event != LUA_HOOKCOUNT && lua_getinfo(L, "S", ar) && *ar->what == 'C') return;
   lua_sethook(L, NULL, 0, 0);
   lua_pushliteral(L, "interrupted");
   lua_error(L);

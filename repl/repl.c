@@ -132,7 +132,7 @@ static cmd_kind compile_chunk(lua_State *L, char **chunk) {
     if (line == NULL) {
       if (ctrl_c) { /* Ctrl-C drops the whole pending command */
         lua_pop(L, 1);
-        fputs("\n", stdout);
+        fputs("^C\n", stdout);
       } else {
         fputs("\n", stdout);
         mtr_report(L, false);
@@ -153,7 +153,7 @@ static cmd_kind read_command(lua_State *L, bool *quiet) {
   bool ctrl_c;
   char *line = mtr_input_line(PROMPT, &ctrl_c);
   if (line == NULL) {
-    fputs("\n", stdout);
+    fputs(ctrl_c ? "^C\n" : "\n", stdout);
     return ctrl_c ? CMD_SKIP : CMD_QUIT;
   }
   mtr_input_remember(line);

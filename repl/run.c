@@ -4,6 +4,7 @@
  * Reporting goes to stderr; results are the caller's business. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -102,6 +103,7 @@ void mtr_report(lua_State *L, bool prefix) {
   const char *msg = lua_tostring(L, -1);
   if (msg == NULL) msg = "(error object is not a string)";
   fflush(stdout);
+  if (mtr_intr_hit() && isatty(STDERR_FILENO)) fputc('\n', stderr); /* after the terminal's "^C" */
   if (prefix) fprintf(stderr, "%s: ", MTR_PROGNAME);
   fprintf(stderr, "%s\n", msg);
   fflush(stderr);

@@ -139,6 +139,8 @@ void mt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
 /* Number of bytes currently held by all CPU storages (for GC accounting/tests). */
 int64_t mt_cpu_bytes_in_use(void);
 
+/* Frees the large blocks the allocator keeps for reuse. */
+void mt_empty_cache(void);
 /* Allocates an uninitialised tensor. Fails cleanly (MT_ENOMEM) when too large. */
 mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out);
 mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out);

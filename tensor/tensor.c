@@ -1,6 +1,7 @@
 /* tensor.c -- storage and tensor lifetime: allocation (with overflow and
  * out-of-memory checks), reference counting, views sharing storage, and
  * creation of filled tensors. No kernels here beyond a fill. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +13,115 @@ static _Atomic int64_t cpu_bytes;
 
 int64_t mt_cpu_bytes_in_use(void) { return atomic_load(&cpu_bytes); }
 
-/* Small storages keep their bytes right after the header (one malloc);
- * large ones are 64-byte aligned blocks of their own. */
+/* Allocation has three paths, all behind storage_new/storage_release:
+ *  - small storages (<= INLINE_MAX bytes) keep their bytes after the header
+ *    and are recycled through per-thread free lists by size class;
+ *  - large blocks are 64-byte aligned and, when freed, parked in a bounded
+ *    cache keyed by size, so that a loop producing same-sized results does
+ *    not pay page faults on every op (the kernel zeroes fresh pages);
+ *  - tensor structs are recycled through a per-thread free list.
+ * A block freed on another thread simply joins that thread's list. */
 #define INLINE_MAX 512
+#define NCLASS 4 /* data sizes 64, 128, 256, 512 */
+#define FREELIST_MAX 4096 /* the Lua GC frees garbage in batches */
+#define CACHE_MIN ((size_t)1 << 16)
+#define CACHE_SLOTS 64
+static size_t cache_cap = (size_t)256 << 20; /* bytes parked at most */
+
+/* initial-exec: these are touched on every op; the default TLS model of a
+ * shared library would call __tls_get_addr each time */
+#define MT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+static MT_TLS void *small_free[NCLASS];
+static MT_TLS int small_count[NCLASS];
+static MT_TLS mt_tensor *tensor_free;
+static MT_TLS int tensor_count;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  void *ptr;
+  size_t size;
+} cache[CACHE_SLOTS];
+static size_t cache_bytes;
+
+static int size_class(size_t nbytes) {
+  int c = 0;
+  size_t cap = 64;
+  while (cap < nbytes) cap <<= 1, c++;
+  return c;
+}
+
+/* Takes a parked block of exactly `size` bytes, or NULL. */
+static void *cache_take(size_t size) {
+  void *p = NULL;
+  pthread_mutex_lock(&cache_lock);
+  for (int i = 0; i < CACHE_SLOTS; i++)
+    if (cache[i].ptr && cache[i].size == size) {
+      p = cache[i].ptr;
+      cache[i].ptr = NULL;
+      cache_bytes -= size;
+      break;
+    }
+  pthread_mutex_unlock(&cache_lock);
+  return p;
+}
+
+/* Parks a block for reuse (evicting an older one if full), or frees it. */
+static void cache_put(void *p, size_t size) {
+  pthread_mutex_lock(&cache_lock);
+  if (size <= cache_cap / 2) {
+    int slot = -1;
+    for (int i = 0; i < CACHE_SLOTS && slot < 0; i++)
+      if (!cache[i].ptr) slot = i;
+    for (int i = 0; i < CACHE_SLOTS && cache_bytes + size > cache_cap; i++)
+      if (cache[i].ptr) {
+        free(cache[i].ptr);
+        cache_bytes -= cache[i].size;
+        cache[i].ptr = NULL;
+        if (slot < 0) slot = i;
+      }
+    if (slot >= 0 && cache_bytes + size <= cache_cap) {
+      cache[slot].ptr = p;
+      cache[slot].size = size;
+      cache_bytes += size;
+      p = NULL;
+    }
+  }
+  pthread_mutex_unlock(&cache_lock);
+  free(p);
+}
+
+void mt_empty_cache(void) {
+  pthread_mutex_lock(&cache_lock);
+  for (int i = 0; i < CACHE_SLOTS; i++) {
+    free(cache[i].ptr);
+    cache[i].ptr = NULL;
+  }
+  cache_bytes = 0;
+  pthread_mutex_unlock(&cache_lock);
+}
 
 static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
   if (dev.type != MT_CPU) {
     char b[32];
     return mt_fail(MT_EDEVICE, "device %s is not available in this build", mt_device_str(dev, b, sizeof b));
   }
-  mt_storage *s = NULL;
+  mt_storage *s;
   if (nbytes <= INLINE_MAX) {
-    s = malloc(sizeof(mt_storage) + 64 + nbytes);
-    if (!s) return mt_fail(MT_ENOMEM, "out of memory allocating %zu bytes", nbytes);
+    int c = size_class(nbytes);
+    if (small_free[c]) {
+      s = small_free[c];
+      small_free[c] = *(void **)s;
+      small_count[c]--;
+    } else {
+      s = malloc(sizeof(mt_storage) + 64 + ((size_t)64 << c));
+      if (!s) return mt_fail(MT_ENOMEM, "out of memory allocating %zu bytes", nbytes);
+    }
     s->data = (void *)(((uintptr_t)(s + 1) + 63) & ~(uintptr_t)63);
   } else {
     s = malloc(sizeof(mt_storage));
     if (!s) return mt_fail(MT_ENOMEM, "out of memory allocating %zu bytes", nbytes);
-    if (posix_memalign(&s->data, 64, nbytes) != 0) {
+    s->data = nbytes >= CACHE_MIN ? cache_take(nbytes) : NULL;
+    if (!s->data && posix_memalign(&s->data, 64, nbytes) != 0) {
       free(s);
       return mt_fail(MT_ENOMEM, "out of memory: cannot allocate %.1f MB for a tensor", (double)nbytes / 1e6);
     }
@@ -46,7 +138,19 @@ static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
 static void storage_release(mt_storage *s) {
   if (--s->refs > 0) return;
   atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes);
-  if (s->nbytes > INLINE_MAX) free(s->data);
+  if (s->nbytes <= INLINE_MAX) {
+    int c = size_class(s->nbytes);
+    if (small_count[c] < FREELIST_MAX) {
+      *(void **)s = small_free[c];
+      small_free[c] = s;
+      small_count[c]++;
+      return;
+    }
+  } else if (s->nbytes >= CACHE_MIN) {
+    cache_put(s->data, s->nbytes);
+  } else {
+    free(s->data);
+  }
   free(s);
 }
 
@@ -59,6 +163,12 @@ void mt_release(mt_tensor *t) {
   if (!t || --t->refs > 0) return;
   if (t->autograd && mt_autograd_free_hook) mt_autograd_free_hook(t);
   storage_release(t->storage);
+  if (tensor_count < FREELIST_MAX) {
+    *(mt_tensor **)t = tensor_free;
+    tensor_free = t;
+    tensor_count++;
+    return;
+  }
   free(t);
 }
 
@@ -91,8 +201,13 @@ bool mt_is_contiguous(const mt_tensor *t) {
 }
 
 static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
-  mt_tensor *t = malloc(sizeof *t);
-  if (!t) return NULL;
+  mt_tensor *t = tensor_free;
+  if (t) {
+    tensor_free = *(mt_tensor **)t;
+    tensor_count--;
+  } else if (!(t = malloc(sizeof *t))) {
+    return NULL;
+  }
   t->storage = s;
   t->offset = 0;
   t->refs = 1;

@@ -1,0 +1,20 @@
+#!/bin/sh
+# scripts/setup.sh -- installs the Debian 12 packages moontorch needs to build,
+# test and benchmark (only those missing). Needs root or sudo and access to
+# Debian's package archive. Safe to run again.
+set -e
+PKGS="build-essential pkg-config lua5.4 liblua5.4-dev libopenblas-dev liblapacke-dev libdnnl-dev \
+libsleef-dev libedit-dev python3 python3-torch"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
