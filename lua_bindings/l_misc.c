@@ -220,7 +220,13 @@ static int l_help(lua_State *L) {
   return 0;
 }
 
+static int l_helptext(lua_State *L) {
+  push_help_of(L, 1);
+  return 1;
+}
+
 static const mtl_reg regs[] = {
+    {"_helptext", l_helptext, MTL_FN, "torch._helptext(f) -- the help text of f as a string, or nil"},
     {"time", l_time, MTL_FN, "torch.time() -- monotonic wall-clock time in seconds (sub-microsecond resolution)"},
     {"Timer", l_timer, MTL_FN, "torch.Timer() -- a stopwatch with :elapsed(), :reset(), :stop(), :resume()"},
     {"set_num_threads", l_set_num_threads, MTL_FN, "torch.set_num_threads(n) -- threads used by CPU ops"},

@@ -273,8 +273,9 @@ mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b
 mt_status mt_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
   const mt_tensor *ts[3] = {a, b, w};
   mt_dtype rt = result_type_n(ts, 3);
-  if (!mt_is_floating(rt))
-    return mt_fail(MT_EDTYPE, "lerp: only floating tensors are supported, got %s", mt_dtype_name(rt));
+  if (!mt_is_floating((mt_dtype)a->dtype) || !mt_is_floating((mt_dtype)b->dtype))
+    return mt_fail(MT_EDTYPE, "lerp: only floating tensors are supported, got %s and %s",
+                   mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
   mt_tensor *diff = NULL, *lo = NULL, *hi = NULL, *t = NULL, *one = NULL, *omw = NULL, *half = NULL, *aw = NULL,
             *small = NULL, *ac = NULL, *bc = NULL;
   mt_status st = mt_to_dtype(a, rt, false, &ac);

@@ -1,0 +1,30 @@
+-- bench/common.lua -- timing helpers shared by the Lua benchmarks: each
+-- benchmark prints lines "RESULT <name> <seconds per op> [<extra> <unit>]".
+local torch = require "torch"
+local M = {}
+
+-- Median seconds per call of fn over `reps` timed batches of `n` calls,
+-- after a warm-up batch.
+function M.time(fn, n, reps)
+  reps = reps or 7
+  for _ = 1, n do fn() end
+  local ts = {}
+  for r = 1, reps do
+    local t0 = torch.time()
+    for _ = 1, n do fn() end
+    ts[r] = (torch.time() - t0) / n
+    collectgarbage("step")
+  end
+  table.sort(ts)
+  return ts[(reps + 1) // 2]
+end
+
+function M.report(name, secs, extra, unit)
+  if extra then
+    print(("RESULT %s %.9g %.6g %s"):format(name, secs, extra, unit))
+  else
+    print(("RESULT %s %.9g"):format(name, secs))
+  end
+end
+
+return M
