@@ -66,7 +66,7 @@ test: all
 	$(BUILD)/moontorch tests/run.lua --engine $(BUILD)/test_engine
 
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DMT_SANITIZE" all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  MOONTORCH_ASAN=1 build-asan/moontorch tests/run.lua --engine build-asan/test_engine
 

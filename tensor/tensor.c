@@ -23,10 +23,20 @@ int64_t mt_cpu_bytes_in_use(void) { return atomic_load(&cpu_bytes); }
  * A block freed on another thread simply joins that thread's list. */
 #define INLINE_MAX 512
 #define NCLASS 4 /* data sizes 64, 128, 256, 512 */
+/* Sanitizer builds recycle nothing, so that AddressSanitizer sees every
+ * use after free. */
+#ifdef MT_SANITIZE
+#define FREELIST_MAX 0
+#else
 #define FREELIST_MAX 4096 /* the Lua GC frees garbage in batches */
+#endif
 #define CACHE_MIN ((size_t)1 << 16)
 #define CACHE_SLOTS 64
+#ifdef MT_SANITIZE
+static size_t cache_cap = 0;
+#else
 static size_t cache_cap = (size_t)256 << 20; /* bytes parked at most */
+#endif
 
 /* initial-exec: these are touched on every op; the default TLS model of a
  * shared library would call __tls_get_addr each time */

@@ -205,4 +205,4 @@ if #failures > 0 then
   for _, f in ipairs(failures) do io.write("  ", f, "\n") end
 end
 io.write(("%d passed, %d failed\n"):format(passed, failed))
-os.exit(failed == 0 and 0 or 1)
+os.exit(failed == 0 and 0 or 1, true) -- close the state: every tensor is freed
