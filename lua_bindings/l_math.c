@@ -89,6 +89,13 @@ static int l_binary(lua_State *L) {
   int opt = mtl_options_index(L, 3);
   if (lua_gettop(L) < 2) return luaL_error(L, "%s: expected two arguments", name);
   mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
+  mtl_check_operand(L, 1, name);
+  mtl_check_operand(L, 2, name);
+  if (opt) {
+    lua_getfield(L, opt, "alpha");
+    if (!lua_isnil(L, -1)) mtl_check_operand(L, -1, name);
+    lua_pop(L, 1);
+  }
   mt_tensor *a = mtl_tensor_or_scalar(L, 1, name);
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, name);
   if ((a->flags & MT_TF_WRAPPED) && (b->flags & MT_TF_WRAPPED)) {
@@ -174,6 +181,11 @@ static int clamp_impl(lua_State *L, int inplace) {
   int last = opt ? opt - 1 : lua_gettop(L);
   mt_tensor *lo = NULL, *hi = NULL;
   mtl_getarg(L, 2, last, opt, "min");
+  mtl_getarg(L, 3, last, opt, "max");
+  if (!lua_isnil(L, -2)) mtl_check_operand(L, -2, "clamp");
+  if (!lua_isnil(L, -1)) mtl_check_operand(L, -1, "clamp");
+  lua_pop(L, 2);
+  mtl_getarg(L, 2, last, opt, "min");
   if (!lua_isnil(L, -1)) lo = mtl_tensor_or_scalar(L, -1, "clamp");
   mtl_getarg(L, 3, last, opt, "max");
   if (!lua_isnil(L, -1)) hi = mtl_tensor_or_scalar(L, -1, "clamp");
@@ -208,6 +220,8 @@ static int l_where(lua_State *L) {
     lua_call(L, 2, LUA_MULTRET);
     return lua_gettop(L) - 2;
   }
+  mtl_check_operand(L, 2, "where");
+  mtl_check_operand(L, 3, "where");
   mt_tensor *a = mtl_tensor_or_scalar(L, 2, "where"), *b = mtl_tensor_or_scalar(L, 3, "where"), *o = NULL;
   mt_status st = mt_where(c, a, b, &o);
   if (st) mtl_fail(L, st, a, b, NULL, NULL);
@@ -219,6 +233,8 @@ static int l_where(lua_State *L) {
 
 static int lerp_impl(lua_State *L, int inplace) {
   mt_tensor *a = mtl_check_tensor(L, 1, "lerp");
+  mtl_check_operand(L, 2, "lerp");
+  mtl_check_operand(L, 3, "lerp");
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, "lerp"), *w = mtl_tensor_or_scalar(L, 3, "lerp"), *o = NULL;
   mt_status st = mt_lerp(a, b, w, &o);
   if (!st && inplace) st = mt_copy_(a, o);
@@ -283,12 +299,14 @@ static mt_status isclose(const mt_tensor *a, const mt_tensor *b, double rtol, do
 }
 
 static int close_args(lua_State *L, const char *op, mt_tensor **out) {
-  mt_tensor *a = mtl_check_tensor(L, 1, op), *b = mtl_tensor_or_scalar(L, 2, op);
+  mt_tensor *a = mtl_check_tensor(L, 1, op);
+  mtl_check_operand(L, 2, op);
   int opt = mtl_options_index(L, 3);
   int last = opt ? opt - 1 : lua_gettop(L);
   double rtol = mtl_opt_num(L, 3, last, opt, "rtol", 1e-5);
   double atol = mtl_opt_num(L, 4, last, opt, "atol", 1e-8);
   int equal_nan = mtl_opt_bool(L, 5, last, opt, "equal_nan", 0);
+  mt_tensor *b = mtl_tensor_or_scalar(L, 2, op);
   mt_status st = isclose(a, b, rtol, atol, equal_nan, out);
   if (st) mtl_fail(L, st, b, NULL, NULL, NULL);
   mt_release(b);
@@ -339,6 +357,8 @@ static int l_equal(lua_State *L) {
 }
 
 static int l_result_type(lua_State *L) {
+  mtl_check_operand(L, 1, "result_type");
+  mtl_check_operand(L, 2, "result_type");
   mt_tensor *a = mtl_tensor_or_scalar(L, 1, "result_type"), *b = mtl_tensor_or_scalar(L, 2, "result_type");
   mt_dtype d = mt_result_type(a, b);
   mt_release(a);

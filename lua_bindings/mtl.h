@@ -41,6 +41,10 @@ mt_tensor *mtl_to_tensor(lua_State *L, int idx);
 /* Tensor at idx, or a wrapped 0-dim tensor for a Lua number/boolean
  * (new reference either way: release it). Raises on other types. */
 mt_tensor *mtl_tensor_or_scalar(lua_State *L, int idx, const char *op);
+/* Raises unless the value at idx is a tensor, number or boolean. Call it on
+ * every operand before taking references with mtl_tensor_or_scalar, so that
+ * a bad later operand cannot leak an earlier reference. */
+void mtl_check_operand(lua_State *L, int idx, const char *op);
 /* Raises a Lua error with the engine's message, after releasing `owned`
  * (up to 4 tensors, NULLs ignored). Never returns. */
 int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor *o3, mt_tensor *o4);

@@ -49,6 +49,12 @@ mt_tensor *mtl_check_tensor(lua_State *L, int idx, const char *op) {
   return t;
 }
 
+void mtl_check_operand(lua_State *L, int idx, const char *op) {
+  int t = lua_type(L, idx);
+  if (t == LUA_TNUMBER || t == LUA_TBOOLEAN || mtl_to_tensor(L, idx)) return;
+  luaL_error(L, "%s: expected a tensor or a number as argument #%d, got %s", op, idx, luaL_typename(L, idx));
+}
+
 mt_tensor *mtl_tensor_or_scalar(lua_State *L, int idx, const char *op) {
   mt_tensor *t = mtl_to_tensor(L, idx);
   if (t) return mt_retain(t);
@@ -214,6 +220,8 @@ static int binop(lua_State *L, mt_op op) {
     mtl_push_tensor(L, o);
     return 1;
   }
+  mtl_check_operand(L, 1, mt_ops[op].name);
+  mtl_check_operand(L, 2, mt_ops[op].name);
   mt_tensor *a = mtl_tensor_or_scalar(L, 1, mt_ops[op].name);
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, mt_ops[op].name);
   mt_tensor *o = NULL;
