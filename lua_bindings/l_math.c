@@ -4,6 +4,7 @@
  * arguments (add/sub alpha, div rounding_mode, clamp, where, lerp, ...)
  * have their own functions. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mtl.h"
@@ -159,10 +160,10 @@ static void register_op(lua_State *L, int torch_idx, int methods_idx, int op, in
   lua_pushcclosure(L, fn, 2);
   const char *h = op_help(name);
   const char *sig = mt_ops[op].arity == 1 ? "(x)" : "(a, b)";
-  lua_pushfstring(L, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, inplace ? "_()" : sig, h ? h : name,
-                  inplace ? ", in place" : "");
-  mtl_set_help(L, lua_tostring(L, -1));
-  lua_pop(L, 1);
+  char text[256];
+  snprintf(text, sizeof text, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, inplace ? "_()" : sig,
+           h ? h : name, inplace ? ", in place" : "");
+  mtl_set_help(L, text);
   char buf[64];
   snprintf(buf, sizeof buf, "%s%s", name, inplace ? "_" : "");
   if (!inplace) {

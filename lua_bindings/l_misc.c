@@ -133,6 +133,7 @@ static int l_typename(lua_State *L) {
 
 /* Looks up the help text of the value at idx; pushes it or nil. */
 static void push_help_of(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.help");
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
@@ -142,8 +143,6 @@ static void push_help_of(lua_State *L, int idx) {
 /* Prints the help lines of every function in the table at idx, sorted. */
 static void list_table(lua_State *L, int idx, const char *title) {
   idx = lua_absindex(L, idx);
-  lua_getglobal(L, "table");
-  lua_getfield(L, -1, "sort");
   lua_newtable(L);
   int names = lua_gettop(L);
   int n = 0;
@@ -155,6 +154,9 @@ static void list_table(lua_State *L, int idx, const char *title) {
     }
     lua_pop(L, 1);
   }
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  lua_remove(L, -2);
   lua_pushvalue(L, names);
   lua_call(L, 1, 0);
   printf("%s (%d functions)\n", title, n);
@@ -167,7 +169,7 @@ static void list_table(lua_State *L, int idx, const char *title) {
     printf("  %-22s %s\n", name, h ? h : "");
     lua_pop(L, 3);
   }
-  lua_pop(L, 2);
+  lua_pop(L, 1);
 }
 
 /* torch.help(x): prints what x is and how to use it. */

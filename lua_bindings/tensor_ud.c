@@ -2,6 +2,7 @@
  * error raising, metamethods (arithmetic, __index/__newindex dispatch,
  * __gc/__close, __len), properties (shape, dtype, device, T) and the core
  * methods (size, dim, numel, stride, item, totable, to, clone, ...). */
+#include <stdint.h>
 #include <string.h>
 
 #include "mtl.h"
@@ -10,23 +11,28 @@
  * the allocation so that dropped tensors are freed promptly. */
 #define GC_STEP_BYTES (256 * 1024)
 
-/* The Tensor metatable is kept in the registry under this address as well as
- * by name: a pointer-keyed lookup is much cheaper than a string one, and
- * every op checks and creates tensors. */
+/* A tensor userdata is {magic, tensor*}. Checking the tag is several times
+ * cheaper than comparing metatables, and every op checks its operands; Lua
+ * code cannot forge userdata contents, and other libraries' userdata do not
+ * start with this tag. The metatable is also kept under a pointer key. */
+#define UD_MAGIC 0x6d74656e736f7221ull /* "mtensor!" */
+typedef struct {
+  uint64_t magic;
+  mt_tensor *t;
+} tensor_ud;
+
 static const char mt_key = 0;
 
 static mt_tensor **udata(lua_State *L, int idx) {
-  void *p = lua_touserdata(L, idx);
-  if (!p || !lua_getmetatable(L, idx)) return NULL;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
-  int same = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  return same ? (mt_tensor **)p : NULL;
+  tensor_ud *u = lua_touserdata(L, idx);
+  if (!u || lua_rawlen(L, idx) != sizeof *u || u->magic != UD_MAGIC) return NULL;
+  return &u->t;
 }
 
 void mtl_push_tensor(lua_State *L, mt_tensor *t) {
-  mt_tensor **ud = (mt_tensor **)lua_newuserdatauv(L, sizeof *ud, 0);
-  *ud = t;
+  tensor_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
+  ud->magic = UD_MAGIC;
+  ud->t = t;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
   lua_setmetatable(L, -2);
   size_t nb = t->storage->nbytes;
@@ -203,6 +209,8 @@ static void open_dtypes(lua_State *L, int torch_idx) {
 
 /* ---- metamethods ---- */
 
+/* __gc and __close: only tensors have this metatable, but __close may be
+ * called by hand with anything, so the tag is still checked. */
 static int t_gc(lua_State *L) {
   mt_tensor **ud = udata(L, 1);
   if (ud && *ud) {

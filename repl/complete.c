@@ -248,9 +248,12 @@ void mtr_complete(lua_State *L, const char *line, mtr_matches *m) {
   lua_pushcfunction(L, complete_protected);
   lua_pushlightuserdata(L, (void *)line);
   lua_pushlightuserdata(L, m);
-  if (lua_pcall(L, 2, 0, 0) != LUA_OK) m->typed = 0;
+  int status = lua_pcall(L, 2, 0, 0);
   lua_settop(L, top);
-  sort_unique(m);
+  if (status != LUA_OK) /* out of memory: offer nothing rather than half */
+    mtr_matches_free(m);
+  else
+    sort_unique(m);
 }
 
 void mtr_matches_free(mtr_matches *m) {

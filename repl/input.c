@@ -3,6 +3,8 @@
  * discards the line. Otherwise: plain reads, prompts still printed, like lua.
  * This file only reads lines; what they mean is repl.c's business. */
 #include <errno.h>
+#include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,12 @@ static mtr_history *hist;
 static lua_State *comp_L;   /* state that completion looks into */
 static const char *prompt = "";
 static bool ctrl_c;         /* read_key stopped because of Ctrl-C */
+static volatile sig_atomic_t resumed; /* SIGCONT: back from Ctrl-Z */
+
+static void on_sigcont(int sig) {
+  (void)sig;
+  resumed = 1;
+}
 
 static char *get_prompt(EditLine *e) {
   (void)e;
@@ -26,15 +34,18 @@ static char *get_prompt(EditLine *e) {
 
 /* libedit's character reader: one character from stdin (UTF-8 decoded).
  * Returns -1 when Ctrl-C was pressed, which ends el_gets with no line;
- * other interrupted reads (window resize, resume after Ctrl-Z) retry. */
+ * other interrupted reads retry, redrawing the line after a Ctrl-Z + fg. */
 static int read_key(EditLine *e, wchar_t *wc) {
-  (void)e;
   char buf[MB_LEN_MAX];
   size_t n = 0;
   for (;;) {
     ssize_t r = read(STDIN_FILENO, buf + n, 1);
     if (r == 0) return 0;
-    if (r < 0 && errno == EINTR && !mtr_intr_take_prompt()) continue;
+    if (r < 0 && errno == EINTR && !mtr_intr_take_prompt()) {
+      if (resumed) el_set(e, EL_REFRESH);
+      resumed = 0;
+      continue;
+    }
     if (r < 0) {
       ctrl_c = errno == EINTR;
       return -1;
@@ -145,15 +156,28 @@ static void bind_keys(EditLine *e) {
       {"\\eOH", "ed-move-to-beg"},      {"\\eOF", "ed-move-to-end"},
       {"\\e[3~", "ed-delete-next-char"},
   };
-  el_set(e, EL_ADDFN, "mtr-complete", "complete the name before the cursor", on_tab);
+  /* the wide call keeps our static strings; the narrow one leaks copies */
+  el_wset(e, EL_ADDFN, L"mtr-complete", L"complete the name before the cursor", on_tab);
   for (size_t i = 0; i < sizeof binds / sizeof binds[0]; i++) el_set(e, EL_BIND, binds[i][0], binds[i][1], NULL);
+}
+
+/* Multibyte editing needs a UTF-8 LC_CTYPE; a plain "C" locale is taken as
+ * UTF-8 too (as Python does), since terminals today send UTF-8. Only
+ * LC_CTYPE changes: number formatting stays as Lua expects. */
+static void set_ctype(void) {
+  const char *name = setlocale(LC_CTYPE, "");
+  if (name == NULL || strcmp(name, "C") == 0 || strcmp(name, "POSIX") == 0) setlocale(LC_CTYPE, "C.UTF-8");
 }
 
 void mtr_input_open(lua_State *L) {
   comp_L = L;
   if (!isatty(STDIN_FILENO)) return;
+  set_ctype();
   el = el_init(MTR_PROGNAME, stdin, stdout, stderr);
   if (el == NULL) return;
+  struct sigaction sa = {.sa_handler = on_sigcont}; /* no SA_RESTART: read_key must see it */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGCONT, &sa, NULL);
   hist = mtr_history_open();
   el_set(el, EL_EDITOR, "emacs");
   el_set(el, EL_SIGNAL, 1);
@@ -195,6 +219,8 @@ char *mtr_input_line(const char *p, bool *interrupted) {
   prompt = p;
   ctrl_c = false;
   fflush(stdout);
+  el_set(el, EL_PREP_TERM, 1); /* editing mode before the prompt shows: keys typed
+                                  right after it are not echoed by the terminal too */
   int count;
   const char *s = el_gets(el, &count);
   if (s == NULL) {

@@ -53,8 +53,13 @@ void mtr_intr_install(bool interactive) {
   script_mode = !interactive;
 }
 
+/* Removes our hook, not one the user set with debug.sethook. */
+static void clear_hook(lua_State *L) {
+  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
+}
+
 void mtr_intr_begin(lua_State *L) {
-  lua_sethook(L, NULL, 0, 0);
+  clear_hook(L);
   mt_clear_interrupt();
   hits = 0;
   running = L;
@@ -64,7 +69,7 @@ void mtr_intr_begin(lua_State *L) {
  * command or a completion. mtr_intr_hit() still reports it. */
 void mtr_intr_end(lua_State *L) {
   running = NULL;
-  lua_sethook(L, NULL, 0, 0);
+  clear_hook(L);
   mt_clear_interrupt();
   prompt_hit = 0;
 }

@@ -14,6 +14,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -27,6 +28,12 @@ HOME = tempfile.mkdtemp(prefix="moontorch-test-")
 PROMPT = re.compile(r"(?:^|(?<=\n))> $")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\r\x07]")
 results = {"passed": 0, "failed": 0}
+DEADLINE = time.monotonic() + 24  # the whole run stays under 30 s, even if every wait times out
+
+
+def budget(seconds):
+    """A timeout of `seconds`, cut short near the deadline."""
+    return max(0.2, min(seconds, DEADLINE - time.monotonic()))
 
 
 def report(name, ok, reason=""):
@@ -46,8 +53,11 @@ class Session:
         self.start = time.monotonic()
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
-            os.environ.update(HOME=HOME, TERM="xterm", LANG="C.UTF-8")
-            os.execv(BIN, [BIN, *args])
+            try:
+                os.environ.update(HOME=HOME, TERM="xterm", LANG="C.UTF-8")
+                os.execv(BIN, [BIN, *args])
+            finally:
+                os._exit(127)
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         self.raw = b""
         self.pos = 0  # start of what expect() has not consumed yet
@@ -76,7 +86,7 @@ class Session:
         """Waits for regex `pattern` in the output after the last match;
         returns the match (or None on timeout) and consumes up to its end."""
         rx = re.compile(pattern) if isinstance(pattern, str) else pattern
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + budget(timeout)
         while True:
             m = rx.search(self.text(), self.pos)
             if m:
@@ -102,8 +112,11 @@ class Session:
 
     def close(self, timeout=5.0):
         """Ends the session with Ctrl-D; returns the exit status or None."""
-        self.send("\x04")
-        deadline = time.monotonic() + timeout
+        try:
+            self.send("\x04")
+        except OSError:  # already gone
+            pass
+        deadline = time.monotonic() + budget(timeout)
         while time.monotonic() < deadline:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
@@ -227,19 +240,30 @@ def repl_tests():
     s.expect(PROMPT, 10)
     s.send("\x1b[A")  # up arrow
     recalled = s.expect(r"8\*8", 3) is not None
+    report("history is recalled in a new session", recalled, f"got {s.text()[-200:]!r}")
     s.send("\x15")
     s.run(":quit")
     status = s.close()
-    report("history is recalled in a new session", recalled, f"got {s.text()[-200:]!r}")
+    report(":quit exits with status 0", status == 0, f"status {status}")
 
 
 def run(args, stdin=None, cwd=None, timeout=10):
-    return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=timeout,
-                          env=dict(os.environ, HOME=HOME))
+    """Runs moontorch with args; a run that times out is killed with
+    everything it started and reported with returncode None."""
+    p = subprocess.Popen([BIN, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=cwd, env=dict(os.environ, HOME=HOME), start_new_session=True)
+    try:
+        out, err = p.communicate(stdin, timeout=budget(timeout))
+        return subprocess.CompletedProcess(args, p.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return subprocess.CompletedProcess(args, None, "", "(timed out)")
 
 
 def script_tests():
-    tmp = tempfile.mkdtemp(prefix="moontorch-script-")
+    tmp = os.path.join(HOME, "scripts")
+    os.mkdir(tmp)
     script = os.path.join(tmp, "args.lua")
     with open(script, "w") as f:
         f.write("print(arg[0], arg[1], arg[2], #arg, select('#', ...), type(torch))\n")
@@ -276,15 +300,16 @@ def script_tests():
     r = run(["-", "q"], stdin="print(...)\n")
     report("- reads the script from stdin", r.returncode == 0 and r.stdout == "q\n", f"got {r.stdout!r} {r.stderr!r}")
 
-    p = subprocess.Popen([BIN, "-e", "while true do end"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([BIN, "-e", "while true do end"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     time.sleep(0.3)
     p.send_signal(signal.SIGINT)
     try:
-        out, err = p.communicate(timeout=5)
+        out, err = p.communicate(timeout=budget(5))
         report("Ctrl-C stops a script with status 130", p.returncode == 130 and "interrupted" in err,
                f"rc {p.returncode} err {err!r}")
     except subprocess.TimeoutExpired:
-        p.kill()
+        os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         report("Ctrl-C stops a script with status 130", False, "still running 5 s after SIGINT")
 
@@ -295,8 +320,11 @@ def main():
         print("0 passed, 1 failed")
         return 1
     t0 = time.monotonic()
-    repl_tests()
-    script_tests()
+    try:
+        repl_tests()
+        script_tests()
+    finally:
+        shutil.rmtree(HOME, ignore_errors=True)
     print(f"# took {time.monotonic() - t0:.1f} s")
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 1 if results["failed"] else 0
