@@ -198,6 +198,13 @@ int mtl_shape(lua_State *L, int idx, int last, int64_t *shape, const char *op) {
   return n;
 }
 
+int mtl_size(lua_State *L, int idx, int last, int64_t *shape, const char *op) {
+  int n = mtl_shape(L, idx, last, shape, op);
+  for (int i = 0; i < n; i++)
+    if (shape[i] < 0) luaL_error(L, "%s: negative dimension %d in size (dimension %d)", op, (int)shape[i], i + 1);
+  return n;
+}
+
 void mtl_push_shape(lua_State *L, const int64_t *shape, int ndim) {
   lua_createtable(L, ndim, 0);
   for (int i = 0; i < ndim; i++) {

@@ -5,8 +5,7 @@
 
 #include "mtl.h"
 
-/* Applies requires_grad=true through the autograd property hook. */
-static void apply_requires_grad(lua_State *L, int opt, int tidx) {
+void mtl_apply_requires_grad(lua_State *L, int opt, int tidx) {
   if (!opt || !mtl_opt_bool(L, 0, 0, opt, "requires_grad", 0)) return;
   lua_pushvalue(L, tidx);
   lua_pushboolean(L, 1);
@@ -121,7 +120,7 @@ static int l_tensor(lua_State *L) {
   mt_release(stage);
   o->storage->version = 0;
   mtl_push_tensor(L, o);
-  apply_requires_grad(L, opt, lua_gettop(L));
+  mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;
 }
 
@@ -148,7 +147,7 @@ static int create(lua_State *L, int first, const char *op, int kind /* 0 empty 1
     }
   }
   int64_t shape[MT_MAXDIM];
-  int nd = mtl_shape(L, first, last, shape, op);
+  int nd = mtl_size(L, first, last, shape, op);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dflt);
   mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
   mt_tensor *o = NULL;
@@ -157,7 +156,7 @@ static int create(lua_State *L, int first, const char *op, int kind /* 0 empty 1
   else
     MTL_CHECK(L, mt_full(shape, nd, v, dt, dev, &o));
   mtl_push_tensor(L, o);
-  apply_requires_grad(L, opt, lua_gettop(L));
+  mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;
 }
 
@@ -186,7 +185,7 @@ static int like(lua_State *L, const char *op, int kind) {
   else
     MTL_CHECK(L, mt_full(x->shape, x->ndim, v, dt, mt_tdevice(x), &o));
   mtl_push_tensor(L, o);
-  apply_requires_grad(L, opt, lua_gettop(L));
+  mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;
 }
 static int l_zeros_like(lua_State *L) { return like(L, "zeros_like", 1); }

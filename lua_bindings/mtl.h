@@ -84,6 +84,11 @@ int mtl_dim(lua_State *L, lua_Integer d, int ndim, const char *op);
 /* Reads a shape from varargs (2, 3) or a table ({2, 3}) or a torch.Size-like
  * table starting at idx; returns ndim. Raises on bad entries. */
 int mtl_shape(lua_State *L, int idx, int last, int64_t *shape, const char *op);
+/* Like mtl_shape, for sizes of new tensors: negative entries are errors. */
+int mtl_size(lua_State *L, int idx, int last, int64_t *shape, const char *op);
+/* requires_grad=true in the options table at opt (0: none) is applied to
+ * the tensor at tidx through the autograd property hook. */
+void mtl_apply_requires_grad(lua_State *L, int opt, int tidx);
 /* Pushes a Lua table holding t's shape. */
 void mtl_push_shape(lua_State *L, const int64_t *shape, int ndim);
 /* Pushes the dtype value (the object torch.float32 etc.). */

@@ -10,7 +10,11 @@
 
 #define GRAIN 16
 #define NCLASS 16 /* blocks of 16 .. 256 bytes */
+#ifdef MT_SANITIZE
+#define KEEP 0 /* sanitizer builds recycle nothing: ASan sees every use after free */
+#else
 #define KEEP 8192 /* blocks kept per class at most */
+#endif
 
 typedef struct block {
   struct block *next;
@@ -77,3 +81,15 @@ void *mtr_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 }
 
 void *mtr_lua_alloc_state(void) { return calloc(1, sizeof(pools)); }
+
+void mtr_lua_alloc_free(void *ud) {
+  pools *p = ud;
+  if (!p) return;
+  for (int c = 0; c < NCLASS; c++)
+    while (p->free[c]) {
+      block *b = p->free[c];
+      p->free[c] = b->next;
+      free(b);
+    }
+  free(p);
+}

@@ -8,5 +8,7 @@
 
 void *mtr_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 void *mtr_lua_alloc_state(void);
+/* Frees the pools and every block they keep; call after lua_close. */
+void mtr_lua_alloc_free(void *ud);
 
 #endif

@@ -228,6 +228,9 @@ int main(int argc, char **argv) {
   lua_pushcfunction(L, pmain);
   lua_pushlightuserdata(L, &o);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) o.exit_status = failure(L);
+  void *pools;
+  lua_getallocf(L, &pools);
   lua_close(L);
+  mtr_lua_alloc_free(pools);
   return o.exit_status;
 }
