@@ -1,6 +1,483 @@
-/* l_reduce.c -- Lua bindings of the reduce ops (see mtl.h for the conventions). */
-#include "mtl.h"
+/* l_reduce.c -- Lua bindings of reductions, scans, sorting and softmax
+ * (tensor/reduce.h). Optional arguments come positionally in PyTorch's
+ * order or in a trailing options table; dims are 1-based here and 0-based
+ * in the engine; index results are 1-based on both sides and pass through.
+ * Ops with two results (max along a dim, sort, topk, ...) return two values. */
+#include <math.h>
+#include <string.h>
 
-static const mtl_reg regs[] = {{NULL, NULL, 0, NULL}};
+#include "mtl.h"
+#include "reduce.h"
+
+/* Where a call's arguments are: x at 1, optional arguments 2..last, the
+ * options table at opt (0 if none). */
+typedef struct args {
+  mt_tensor *x;
+  int opt, last;
+} args;
+
+static args get_args(lua_State *L, const char *op) {
+  args a;
+  a.x = mtl_check_tensor(L, 1, op);
+  a.opt = mtl_options_index(L, 2);
+  a.last = a.opt ? a.opt - 1 : lua_gettop(L);
+  return a;
+}
+
+/* Reads the dims value on top of the stack (nil, a number or a list of
+ * numbers, 1-based) into 0-based dims and pops it. Returns the count; 0
+ * means every dim, and *given tells whether dims were written at all. */
+static int pop_dims(lua_State *L, int rank, const char *op, int *dims, bool *given) {
+  int n = 0;
+  *given = !lua_isnil(L, -1);
+  if (lua_isinteger(L, -1)) {
+    dims[n++] = mtl_dim(L, lua_tointeger(L, -1), rank, op);
+  } else if (lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1)) {
+    int len = (int)lua_rawlen(L, -1);
+    if (len > MT_MAXDIM) luaL_error(L, "%s: at most %d dims can be listed, got %d", op, MT_MAXDIM, len);
+    for (int i = 1; i <= len; i++) {
+      lua_rawgeti(L, -1, i);
+      if (!lua_isinteger(L, -1))
+        luaL_error(L, "%s: dims must be integers, got %s", op,
+                   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      dims[n++] = mtl_dim(L, lua_tointeger(L, -1), rank, op);
+      lua_pop(L, 1);
+    }
+  } else if (*given) {
+    luaL_error(L, "%s: dim must be an integer or a list of integers, got %s", op,
+               lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+/* dims argument at position pos or option "dim" */
+static int get_dims(lua_State *L, const args *a, int pos, const char *op, int *dims, bool *given) {
+  mtl_getarg(L, pos, a->last, a->opt, "dim");
+  return pop_dims(L, a->x->ndim, op, dims, given);
+}
+
+/* A single dim (1-based in Lua) at pos / option "dim"; dflt (0-based, or
+ * INT32_MIN for "required") when absent. */
+static int get_dim(lua_State *L, const args *a, int pos, const char *op, int dflt) {
+  mtl_getarg(L, pos, a->last, a->opt, "dim");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    if (dflt == INT32_MIN) luaL_error(L, "%s: dim is required (e.g. %s(x, -1) for the last one)", op, op);
+    return dflt;
+  }
+  if (!lua_isinteger(L, -1))
+    luaL_error(L, "%s: dim must be an integer, got %s", op,
+               lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+  int d = mtl_dim(L, lua_tointeger(L, -1), a->x->ndim, op);
+  lua_pop(L, 1);
+  return d;
+}
+
+/* dtype at pos (0: options only) / option "dtype"; -1 when absent */
+static int get_dtype(lua_State *L, const args *a, int pos, const char *op) {
+  mtl_getarg(L, pos, a->last, a->opt, "dtype");
+  int d = lua_isnil(L, -1) ? -1 : (int)mtl_check_dtype(L, -1, op);
+  lua_pop(L, 1);
+  return d;
+}
+
+/* Pushes the result: the out= tensor when one was given, else res. */
+static int push_result(lua_State *L, const args *a, mt_tensor *given, mt_tensor *res) {
+  if (given) {
+    lua_getfield(L, a->opt, "out");
+    return 1;
+  }
+  mtl_push_tensor(L, res);
+  return 1;
+}
+
+/* out={values, indices} for ops with two results (borrowed; NULLs if none) */
+static void get_out2(lua_State *L, const args *a, const char *op, mt_tensor **v, mt_tensor **i) {
+  *v = *i = NULL;
+  if (!a->opt) return;
+  lua_getfield(L, a->opt, "out");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TTABLE || lua_rawlen(L, -1) != 2)
+      luaL_error(L, "%s: out= must be a list of two tensors {values, indices}", op);
+    lua_rawgeti(L, -1, 1);
+    *v = mtl_check_tensor(L, -1, op);
+    lua_rawgeti(L, -2, 2);
+    *i = mtl_check_tensor(L, -1, op);
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+}
+
+/* Runs a two-result op's outcome: pushes both (out= tensors when given). */
+static int push_pair(lua_State *L, const args *a, mt_tensor *gv, mt_tensor *v, mt_tensor *i) {
+  if (gv) {
+    lua_getfield(L, a->opt, "out");
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    return 2;
+  }
+  mtl_push_tensor(L, v);
+  mtl_push_tensor(L, i);
+  return 2;
+}
+
+/* ---- sum, prod, mean, nansum, nanmean: (dim, keepdim, {dtype=}) ---- */
+typedef mt_status (*sumlike_fn)(const mt_tensor *, const int *, int, bool, int, mt_tensor **);
+
+static int sumlike(lua_State *L, const char *op, sumlike_fn fn) {
+  args a = get_args(L, op);
+  int dims[MT_MAXDIM];
+  bool given;
+  int nd = get_dims(L, &a, 2, op, dims, &given);
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  int dtype = get_dtype(L, &a, 0, op);
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, fn(a.x, dims, nd, keepdim, dtype, &res));
+  return push_result(L, &a, o, res);
+}
+static int l_sum(lua_State *L) { return sumlike(L, "sum", mt_sum); }
+static int l_prod(lua_State *L) { return sumlike(L, "prod", mt_prod); }
+static int l_mean(lua_State *L) { return sumlike(L, "mean", mt_mean); }
+static int l_nansum(lua_State *L) { return sumlike(L, "nansum", mt_nansum); }
+static int l_nanmean(lua_State *L) { return sumlike(L, "nanmean", mt_nanmean); }
+
+/* ---- amax, amin, all, any, logsumexp: (dim, keepdim) ---- */
+typedef mt_status (*dimsred_fn)(const mt_tensor *, const int *, int, bool, mt_tensor **);
+
+static int dimsred(lua_State *L, const char *op, dimsred_fn fn) {
+  args a = get_args(L, op);
+  int dims[MT_MAXDIM];
+  bool given;
+  int nd = get_dims(L, &a, 2, op, dims, &given);
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, fn(a.x, dims, nd, keepdim, &res));
+  return push_result(L, &a, o, res);
+}
+static int l_amax(lua_State *L) { return dimsred(L, "amax", mt_amax); }
+static int l_amin(lua_State *L) { return dimsred(L, "amin", mt_amin); }
+static int l_all(lua_State *L) { return dimsred(L, "all", mt_all); }
+static int l_any(lua_State *L) { return dimsred(L, "any", mt_any); }
+static int l_logsumexp(lua_State *L) { return dimsred(L, "logsumexp", mt_logsumexp); }
+
+static int l_count_nonzero(lua_State *L) {
+  args a = get_args(L, "count_nonzero");
+  int dims[MT_MAXDIM];
+  bool given;
+  int nd = get_dims(L, &a, 2, "count_nonzero", dims, &given);
+  mt_tensor *res = NULL;
+  MTL_CHECK(L, mt_count_nonzero(a.x, dims, nd, &res));
+  mtl_push_tensor(L, res);
+  return 1;
+}
+
+/* ---- max, min: (), (dim, keepdim) -> values, indices, or (other) ---- */
+static int minmax(lua_State *L, bool is_max) {
+  const char *op = is_max ? "max" : "min";
+  args a = get_args(L, op);
+  mt_tensor *other = a.last >= 2 ? mtl_to_tensor(L, 2) : NULL;
+  if (other) { /* torch.max(a, b): elementwise */
+    mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+    MTL_CHECK(L, mt_binary(is_max ? MT_OP_maximum : MT_OP_minimum, a.x, other, &res));
+    return push_result(L, &a, o, res);
+  }
+  mtl_getarg(L, 2, a.last, a.opt, "dim");
+  bool has_dim = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (!has_dim) {
+    mt_tensor *res = NULL;
+    MTL_CHECK(L, (is_max ? mt_max_all : mt_min_all)(a.x, &res));
+    mtl_push_tensor(L, res);
+    return 1;
+  }
+  int dim = get_dim(L, &a, 2, op, 0);
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, op, &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, (is_max ? mt_max_dim : mt_min_dim)(a.x, dim, keepdim, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+static int l_max(lua_State *L) { return minmax(L, true); }
+static int l_min(lua_State *L) { return minmax(L, false); }
+
+/* argmax/argmin: (dim=nil, keepdim) */
+static int argext(lua_State *L, bool is_max) {
+  const char *op = is_max ? "argmax" : "argmin";
+  args a = get_args(L, op);
+  mtl_getarg(L, 2, a.last, a.opt, "dim");
+  bool has_dim = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  int dim = has_dim ? get_dim(L, &a, 2, op, 0) : 0;
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, (is_max ? mt_argmax : mt_argmin)(a.x, has_dim ? &dim : NULL, keepdim, &res));
+  return push_result(L, &a, o, res);
+}
+static int l_argmax(lua_State *L) { return argext(L, true); }
+static int l_argmin(lua_State *L) { return argext(L, false); }
+
+static int l_aminmax(lua_State *L) {
+  args a = get_args(L, "aminmax");
+  mtl_getarg(L, 2, a.last, a.opt, "dim");
+  bool has_dim = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  int dim = has_dim ? get_dim(L, &a, 2, "aminmax", 0) : 0;
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  mt_tensor *mn = NULL, *mx = NULL;
+  MTL_CHECK(L, mt_aminmax(a.x, has_dim ? &dim : NULL, keepdim, &mn, &mx));
+  mtl_push_tensor(L, mn);
+  mtl_push_tensor(L, mx);
+  return 2;
+}
+
+/* ---- var, std (+ _mean): (dim, unbiased, keepdim, {correction=}) or (unbiased) ---- */
+typedef mt_status (*var_fn)(const mt_tensor *, const int *, int, double, bool, mt_tensor **);
+typedef mt_status (*varmean_fn)(const mt_tensor *, const int *, int, double, bool, mt_tensor **, mt_tensor **);
+
+static int varlike(lua_State *L, const char *op, var_fn fn, varmean_fn fn2) {
+  args a = get_args(L, op);
+  int dims[MT_MAXDIM], nd = 0, p = 2;
+  bool given = false;
+  if (lua_type(L, 2) != LUA_TBOOLEAN || a.last < 2) nd = get_dims(L, &a, p++, op, dims, &given);
+  int unbiased = mtl_opt_bool(L, p, a.last, a.opt, "unbiased", 1);
+  bool keepdim = mtl_opt_bool(L, p + 1, a.last, a.opt, "keepdim", 0);
+  double correction = mtl_opt_num(L, 0, a.last, a.opt, "correction", unbiased ? 1 : 0);
+  if (fn2) {
+    mt_tensor *v = NULL, *m = NULL;
+    MTL_CHECK(L, fn2(a.x, dims, nd, correction, keepdim, &v, &m));
+    mtl_push_tensor(L, v);
+    mtl_push_tensor(L, m);
+    return 2;
+  }
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, fn(a.x, dims, nd, correction, keepdim, &res));
+  return push_result(L, &a, o, res);
+}
+static int l_var(lua_State *L) { return varlike(L, "var", mt_var, NULL); }
+static int l_std(lua_State *L) { return varlike(L, "std", mt_std, NULL); }
+static int l_var_mean(lua_State *L) { return varlike(L, "var_mean", NULL, mt_var_mean); }
+static int l_std_mean(lua_State *L) { return varlike(L, "std_mean", NULL, mt_std_mean); }
+
+/* norm: (p='fro', dim, keepdim, {dtype=}); p a number (math.huge for inf) */
+static int l_norm(lua_State *L) {
+  args a = get_args(L, "norm");
+  double p = 2;
+  mtl_getarg(L, 2, a.last, a.opt, "p");
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    const char *s = lua_tostring(L, -1);
+    if (strcmp(s, "fro") != 0)
+      luaL_error(L, "norm: p = '%s' is not supported here (use 'fro' or a number; 'nuc' is in torch.linalg)", s);
+  } else if (lua_type(L, -1) == LUA_TNUMBER) {
+    p = lua_tonumber(L, -1);
+  } else if (!lua_isnil(L, -1)) {
+    luaL_error(L, "norm: p must be a number or 'fro', got %s", luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  int dims[MT_MAXDIM];
+  bool given;
+  int nd = get_dims(L, &a, 3, "norm", dims, &given);
+  bool keepdim = mtl_opt_bool(L, 4, a.last, a.opt, "keepdim", 0);
+  int dtype = get_dtype(L, &a, 0, "norm");
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, mt_norm(a.x, p, dims, nd, keepdim, dtype, &res));
+  return push_result(L, &a, o, res);
+}
+
+/* ---- scans: cumsum, cumprod (dim, {dtype=}); cummax, cummin (dim) ---- */
+static int cumlike(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, int, mt_tensor **)) {
+  args a = get_args(L, op);
+  int dim = get_dim(L, &a, 2, op, INT32_MIN);
+  int dtype = get_dtype(L, &a, 0, op);
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, fn(a.x, dim, dtype, &res));
+  return push_result(L, &a, o, res);
+}
+static int l_cumsum(lua_State *L) { return cumlike(L, "cumsum", mt_cumsum); }
+static int l_cumprod(lua_State *L) { return cumlike(L, "cumprod", mt_cumprod); }
+
+static int cumext(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, mt_tensor **, mt_tensor **)) {
+  args a = get_args(L, op);
+  int dim = get_dim(L, &a, 2, op, INT32_MIN);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, op, &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, fn(a.x, dim, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+static int l_cummax(lua_State *L) { return cumext(L, "cummax", mt_cummax); }
+static int l_cummin(lua_State *L) { return cumext(L, "cummin", mt_cummin); }
+
+/* ---- sorting ---- */
+static int l_sort(lua_State *L) {
+  args a = get_args(L, "sort");
+  int dim = get_dim(L, &a, 2, "sort", a.x->ndim ? a.x->ndim - 1 : 0);
+  bool desc = mtl_opt_bool(L, 3, a.last, a.opt, "descending", 0);
+  bool stable = mtl_opt_bool(L, 0, a.last, a.opt, "stable", 0);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, "sort", &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, mt_sort(a.x, dim, desc, stable, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+
+static int l_argsort(lua_State *L) {
+  args a = get_args(L, "argsort");
+  int dim = get_dim(L, &a, 2, "argsort", a.x->ndim ? a.x->ndim - 1 : 0);
+  bool desc = mtl_opt_bool(L, 3, a.last, a.opt, "descending", 0);
+  bool stable = mtl_opt_bool(L, 0, a.last, a.opt, "stable", 0);
+  mt_tensor *res = NULL;
+  MTL_CHECK(L, mt_argsort(a.x, dim, desc, stable, &res));
+  mtl_push_tensor(L, res);
+  return 1;
+}
+
+static int64_t get_k(lua_State *L, const args *a, const char *op) {
+  mtl_getarg(L, 2, a->last, a->opt, "k");
+  if (!lua_isinteger(L, -1))
+    luaL_error(L, "%s: k must be an integer, got %s", op,
+               lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+  int64_t k = (int64_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return k;
+}
+
+static int l_topk(lua_State *L) {
+  args a = get_args(L, "topk");
+  int64_t k = get_k(L, &a, "topk");
+  int dim = get_dim(L, &a, 3, "topk", a.x->ndim ? a.x->ndim - 1 : 0);
+  bool largest = mtl_opt_bool(L, 4, a.last, a.opt, "largest", 1);
+  bool sorted = mtl_opt_bool(L, 5, a.last, a.opt, "sorted", 1);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, "topk", &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, mt_topk(a.x, k, dim, largest, sorted, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+
+static int l_kthvalue(lua_State *L) {
+  args a = get_args(L, "kthvalue");
+  int64_t k = get_k(L, &a, "kthvalue");
+  int dim = get_dim(L, &a, 3, "kthvalue", a.x->ndim ? a.x->ndim - 1 : 0);
+  bool keepdim = mtl_opt_bool(L, 4, a.last, a.opt, "keepdim", 0);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, "kthvalue", &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, mt_kthvalue(a.x, k, dim, keepdim, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+
+/* median/nanmedian: () -> value; (dim, keepdim) -> values, indices */
+static int medianlike(lua_State *L, const char *op, bool ignore_nan) {
+  args a = get_args(L, op);
+  mtl_getarg(L, 2, a.last, a.opt, "dim");
+  bool has_dim = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (!has_dim) {
+    mt_tensor *res = NULL;
+    MTL_CHECK(L, mt_median_all(a.x, ignore_nan, &res));
+    mtl_push_tensor(L, res);
+    return 1;
+  }
+  int dim = get_dim(L, &a, 2, op, 0);
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, op, &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, mt_median_dim(a.x, dim, keepdim, ignore_nan, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+static int l_median(lua_State *L) { return medianlike(L, "median", false); }
+static int l_nanmedian(lua_State *L) { return medianlike(L, "nanmedian", true); }
+
+static int l_mode(lua_State *L) {
+  args a = get_args(L, "mode");
+  int dim = get_dim(L, &a, 2, "mode", a.x->ndim ? a.x->ndim - 1 : 0);
+  bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
+  mt_tensor *gv, *gi;
+  get_out2(L, &a, "mode", &gv, &gi);
+  mt_tensor *v = gv, *i = gi;
+  MTL_CHECK(L, mt_mode(a.x, dim, keepdim, &v, &i));
+  return push_pair(L, &a, gv, v, i);
+}
+
+/* unique(sorted=true, return_inverse=false, return_counts=false, dim=nil)
+ * -> values[, inverse][, counts] */
+static int l_unique(lua_State *L) {
+  args a = get_args(L, "unique");
+  (void)mtl_opt_bool(L, 2, a.last, a.opt, "sorted", 1); /* results are always sorted */
+  bool inv = mtl_opt_bool(L, 3, a.last, a.opt, "return_inverse", 0);
+  bool cnt = mtl_opt_bool(L, 4, a.last, a.opt, "return_counts", 0);
+  mtl_getarg(L, 5, a.last, a.opt, "dim");
+  bool has_dim = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  int dim = has_dim ? get_dim(L, &a, 5, "unique", 0) : 0;
+  mt_tensor *v = NULL, *i = NULL, *c = NULL;
+  MTL_CHECK(L, mt_unique(a.x, has_dim ? &dim : NULL, &v, inv ? &i : NULL, cnt ? &c : NULL));
+  mtl_push_tensor(L, v);
+  if (inv) mtl_push_tensor(L, i);
+  if (cnt) mtl_push_tensor(L, c);
+  return 1 + inv + cnt;
+}
+
+/* ---- softmax, log_softmax: (dim, dtype) ---- */
+static int softmaxlike(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, int, mt_tensor **)) {
+  args a = get_args(L, op);
+  int dim = get_dim(L, &a, 2, op, INT32_MIN);
+  int dtype = get_dtype(L, &a, 3, op);
+  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+  MTL_CHECK(L, fn(a.x, dim, dtype, &res));
+  return push_result(L, &a, o, res);
+}
+static int l_softmax(lua_State *L) { return softmaxlike(L, "softmax", mt_softmax); }
+static int l_log_softmax(lua_State *L) { return softmaxlike(L, "log_softmax", mt_log_softmax); }
+
+static const mtl_reg regs[] = {
+    {"sum", l_sum, MTL_BOTH, "torch.sum(x[, dim, keepdim, {dtype=}]) -- sum over all or some dims (ints give int64)"},
+    {"prod", l_prod, MTL_BOTH, "torch.prod(x[, dim, keepdim, {dtype=}]) -- product over all or some dims"},
+    {"mean", l_mean, MTL_BOTH, "torch.mean(x[, dim, keepdim, {dtype=}]) -- mean over all or some dims (floats only)"},
+    {"nansum", l_nansum, MTL_BOTH, "torch.nansum(x[, dim, keepdim, {dtype=}]) -- sum treating NaN as 0"},
+    {"nanmean", l_nanmean, MTL_BOTH, "torch.nanmean(x[, dim, keepdim, {dtype=}]) -- mean of the non-NaN values"},
+    {"var", l_var, MTL_BOTH, "torch.var(x[, dim, unbiased, keepdim, {correction=1}]) -- variance"},
+    {"std", l_std, MTL_BOTH, "torch.std(x[, dim, unbiased, keepdim, {correction=1}]) -- standard deviation"},
+    {"var_mean", l_var_mean, MTL_BOTH, "torch.var_mean(x[, dim, unbiased, keepdim, {correction=}]) -- var, mean"},
+    {"std_mean", l_std_mean, MTL_BOTH, "torch.std_mean(x[, dim, unbiased, keepdim, {correction=}]) -- std, mean"},
+    {"norm", l_norm, MTL_BOTH,
+     "torch.norm(x[, p=2, dim, keepdim, {dtype=}]) -- p-norm (p a number, math.huge or 'fro')"},
+    {"logsumexp", l_logsumexp, MTL_BOTH, "torch.logsumexp(x[, dim, keepdim]) -- log(sum(exp(x))), computed stably"},
+    {"amax", l_amax, MTL_BOTH, "torch.amax(x[, dim, keepdim]) -- maximum over all or some dims (NaN propagates)"},
+    {"amin", l_amin, MTL_BOTH, "torch.amin(x[, dim, keepdim]) -- minimum over all or some dims (NaN propagates)"},
+    {"aminmax", l_aminmax, MTL_BOTH, "torch.aminmax(x[, {dim=, keepdim=}]) -- min, max"},
+    {"max", l_max, MTL_BOTH,
+     "torch.max(x[, dim, keepdim]) -- largest value, or values, indices along dim; "
+     "max(a, b) is elementwise"},
+    {"min", l_min, MTL_BOTH,
+     "torch.min(x[, dim, keepdim]) -- smallest value, or values, indices along dim; "
+     "min(a, b) is elementwise"},
+    {"argmax", l_argmax, MTL_BOTH,
+     "torch.argmax(x[, dim, keepdim]) -- 1-based index of the maximum (flat without dim)"},
+    {"argmin", l_argmin, MTL_BOTH,
+     "torch.argmin(x[, dim, keepdim]) -- 1-based index of the minimum (flat without dim)"},
+    {"all", l_all, MTL_BOTH, "torch.all(x[, dim, keepdim]) -- true if every element is non-zero"},
+    {"any", l_any, MTL_BOTH, "torch.any(x[, dim, keepdim]) -- true if some element is non-zero"},
+    {"count_nonzero", l_count_nonzero, MTL_BOTH, "torch.count_nonzero(x[, dim]) -- number of non-zero elements"},
+    {"cumsum", l_cumsum, MTL_BOTH, "torch.cumsum(x, dim[, {dtype=}]) -- running sum along dim"},
+    {"cumprod", l_cumprod, MTL_BOTH, "torch.cumprod(x, dim[, {dtype=}]) -- running product along dim"},
+    {"cummax", l_cummax, MTL_BOTH, "torch.cummax(x, dim) -- running maximum and its 1-based index"},
+    {"cummin", l_cummin, MTL_BOTH, "torch.cummin(x, dim) -- running minimum and its 1-based index"},
+    {"sort", l_sort, MTL_BOTH, "torch.sort(x[, dim=-1, descending, {stable=}]) -- sorted values, 1-based indices"},
+    {"argsort", l_argsort, MTL_BOTH, "torch.argsort(x[, dim=-1, descending, {stable=}]) -- 1-based sorting indices"},
+    {"topk", l_topk, MTL_BOTH, "torch.topk(x, k[, dim=-1, largest=true, sorted=true]) -- k largest values, indices"},
+    {"kthvalue", l_kthvalue, MTL_BOTH, "torch.kthvalue(x, k[, dim=-1, keepdim]) -- k-th smallest value, index"},
+    {"median", l_median, MTL_BOTH, "torch.median(x[, dim, keepdim]) -- lower median, or values, indices along dim"},
+    {"nanmedian", l_nanmedian, MTL_BOTH, "torch.nanmedian(x[, dim, keepdim]) -- median ignoring NaN"},
+    {"mode", l_mode, MTL_BOTH, "torch.mode(x[, dim=-1, keepdim]) -- most frequent value and its 1-based index"},
+    {"unique", l_unique, MTL_BOTH,
+     "torch.unique(x[, sorted, return_inverse, return_counts, dim]) -- sorted distinct "
+     "values[, inverse][, counts]"},
+    {"softmax", l_softmax, MTL_BOTH, "torch.softmax(x, dim[, dtype]) -- exp(x) / sum(exp(x)) along dim, stable"},
+    {"log_softmax", l_log_softmax, MTL_BOTH, "torch.log_softmax(x, dim[, dtype]) -- log(softmax(x)), stable"},
+    {NULL, NULL, 0, NULL}};
 
 void mtl_open_reduce(lua_State *L, int torch_idx, int methods_idx) { mtl_register(L, torch_idx, methods_idx, regs); }
