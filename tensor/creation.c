@@ -7,7 +7,6 @@
 
 #include "cpu/dtypes.h"
 #include "creation.h"
-#include "reduce_util.h" /* mt_deliver */
 
 /* a * b rounded on its own: the empty asm stops the compiler from fusing the
  * product with a following add into an FMA, which rounds once and would

@@ -169,6 +169,11 @@ mt_status mt_clone(const mt_tensor *t, mt_tensor **out);
 /* New reference: t itself if dtype matches (and !copy), else converted copy. */
 mt_status mt_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out);
 
+/* Hands a new result r (owned by the caller) over under the `out`
+ * convention: stored in *out when it is NULL, else copied into *out (same
+ * shape required, dtype converted) and released. r is consumed on every path. */
+mt_status mt_deliver(const char *op, mt_tensor *r, mt_tensor **out);
+
 /* ---- views and shape ops (view.c) ---- dims are 0-based here. */
 /* Normalises dim (negative counts from the end) for a rank; MT_EINDEX if out. */
 mt_status mt_wrap_dim(const char *op, int64_t dim, int ndim, int *out);

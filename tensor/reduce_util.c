@@ -36,25 +36,6 @@ int mt_reduced_shape(const mt_tensor *x, uint32_t mask, bool keepdim, int64_t *s
   return n;
 }
 
-mt_status mt_deliver(const char *op, mt_tensor *r, mt_tensor **out) {
-  if (!*out) {
-    *out = r;
-    return MT_OK;
-  }
-  mt_tensor *o = *out;
-  bool same = o->ndim == r->ndim;
-  for (int i = 0; same && i < r->ndim; i++) same = o->shape[i] == r->shape[i];
-  mt_status st = MT_OK;
-  if (!same) {
-    char a[128], b[128];
-    st = mt_fail(MT_ESHAPE, "%s: out= has shape %s but the result has shape %s", op,
-                 mt_shape_str(o->shape, o->ndim, a, sizeof a), mt_shape_str(r->shape, r->ndim, b, sizeof b));
-  } else {
-    st = mt_copy_(o, r);
-  }
-  mt_release(r);
-  return st;
-}
 
 mt_status mt_reshape_new(mt_tensor *x, const int64_t *shape, int ndim, mt_tensor **out) {
   int64_t strides[MT_MAXDIM];

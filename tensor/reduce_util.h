@@ -1,7 +1,6 @@
 /* reduce_util.h -- helpers shared by the reduction, scan, sort and softmax
- * files (engine-internal): dims lists to bitmasks, reduced shapes, handing
- * a result to the caller under the `out` convention, and moving one dim
- * last so that per-row kernels see contiguous rows. */
+ * files (engine-internal): dims lists to bitmasks, reduced shapes, and
+ * moving one dim last so that per-row kernels see contiguous rows. */
 #ifndef MT_REDUCE_UTIL_H
 #define MT_REDUCE_UTIL_H
 
@@ -13,10 +12,6 @@ mt_status mt_dims_mask(const char *op, const int *dims, int ndims, int rank, uin
 /* Shape of x reduced over mask: 1s with keepdim, else the dims removed.
  * Returns the rank. */
 int mt_reduced_shape(const mt_tensor *x, uint32_t mask, bool keepdim, int64_t *shape);
-/* Gives the new result r (a reference owned by us) to the caller: stored in
- * *out when it is NULL, else copied into *out (same shape required, dtype
- * converted) and released. r is consumed on every path. */
-mt_status mt_deliver(const char *op, mt_tensor *r, mt_tensor **out);
 /* Reference to x viewed with a shape (a view; contiguous x only, which the
  * callers guarantee: fresh results). */
 mt_status mt_reshape_new(mt_tensor *x, const int64_t *shape, int ndim, mt_tensor **out);
