@@ -1,6 +1,484 @@
-/* l_linalg.c -- Lua bindings of the linalg ops (see mtl.h for the conventions). */
+/* l_linalg.c -- Lua bindings of the matrix products (torch.matmul, mm, bmm,
+ * mv, dot, outer, addmm, ..., einsum, kron) and of the torch.linalg table
+ * (inv, det, solve, cholesky, qr, svd, eigh, norms, lstsq, pinv, ...).
+ * Dims are 1-based here and converted; multi-output functions return
+ * several values (local U, S, Vh = torch.linalg.svd(A)). */
+#include <math.h>
+#include <string.h>
+
+#include "linalg.h"
 #include "mtl.h"
 
-static const mtl_reg regs[] = {{NULL, NULL, 0, NULL}};
+/* Pushes the result of a one-output call: the out= tensor when one was
+ * given (opt is the options table), else the new tensor res. */
+static int push_result(lua_State *L, mt_status st, mt_tensor *given, mt_tensor *res, int opt) {
+  MTL_CHECK(L, st);
+  if (given) {
+    lua_getfield(L, opt, "out");
+    return 1;
+  }
+  mtl_push_tensor(L, res);
+  return 1;
+}
 
-void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx) { mtl_register(L, torch_idx, methods_idx, regs); }
+static int last_positional(lua_State *L, int opt) { return opt ? opt - 1 : lua_gettop(L); }
+
+/* ---- products ---- */
+
+typedef mt_status (*binary_fn)(const mt_tensor *, const mt_tensor *, mt_tensor **);
+
+static int product2(lua_State *L, const char *name, binary_fn fn) {
+  mt_tensor *a = mtl_check_tensor(L, 1, name), *b = mtl_check_tensor(L, 2, name);
+  int opt = mtl_options_index(L, 3);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = fn(a, b, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+#define PRODUCT2(name, fn)                                                                                             \
+  static int l_##name(lua_State *L) { return product2(L, #name, fn); }
+PRODUCT2(matmul, mt_matmul)
+PRODUCT2(mm, mt_mm)
+PRODUCT2(bmm, mt_bmm)
+PRODUCT2(mv, mt_mv)
+PRODUCT2(dot, mt_dot)
+PRODUCT2(vdot, mt_dot)
+PRODUCT2(inner, mt_inner)
+PRODUCT2(outer, mt_outer)
+PRODUCT2(kron, mt_kron)
+#undef PRODUCT2
+
+typedef mt_status (*addmm_fn)(const mt_tensor *, const mt_tensor *, const mt_tensor *, double, double, mt_tensor **);
+
+/* torch.addmm(input, m1, m2[, beta, alpha | {beta=, alpha=, out=}]) and the
+ * in-place method input:addmm_(m1, m2, ...) */
+static int add_product(lua_State *L, const char *name, addmm_fn fn, int inplace) {
+  mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
+  mt_tensor *m1 = mtl_check_tensor(L, 2, name), *m2 = mtl_check_tensor(L, 3, name);
+  int opt = mtl_options_index(L, 4), last = last_positional(L, opt);
+  double beta = mtl_opt_num(L, 4, last, opt, "beta", 1), alpha = mtl_opt_num(L, 5, last, opt, "alpha", 1);
+  mt_tensor *input = mtl_tensor_or_scalar(L, 1, name);
+  mt_tensor *o = inplace ? self : mtl_opt_out(L, opt), *res = o;
+  mt_status st = fn(input, m1, m2, beta, alpha, &res);
+  mt_release(input);
+  if (inplace) {
+    MTL_CHECK(L, st);
+    lua_settop(L, 1);
+    return 1;
+  }
+  return push_result(L, st, o, res, opt);
+}
+
+#define ADD_PRODUCT(name, fn)                                                                                          \
+  static int l_##name(lua_State *L) { return add_product(L, #name, fn, 0); }                                           \
+  static int l_##name##_(lua_State *L) { return add_product(L, #name "_", fn, 1); }
+ADD_PRODUCT(addmm, mt_addmm)
+ADD_PRODUCT(addmv, mt_addmv)
+ADD_PRODUCT(baddbmm, mt_baddbmm)
+ADD_PRODUCT(addbmm, mt_addbmm)
+#undef ADD_PRODUCT
+
+/* torch.einsum(equation, a, b, ...[, {out=}]) or torch.einsum(equation, {a, b, ...}[, {out=}]) */
+static int l_einsum(lua_State *L) {
+  const char *eq = luaL_checkstring(L, 1);
+  int opt = mtl_options_index(L, 3), last = last_positional(L, opt);
+  mt_tensor *ops[64];
+  int n = 0;
+  if (lua_type(L, 2) == LUA_TTABLE && !mtl_to_tensor(L, 2)) {
+    n = (int)lua_rawlen(L, 2);
+    if (n > 64) return luaL_error(L, "einsum: at most 64 operands are supported, got %d", n);
+    for (int i = 0; i < n; i++) {
+      lua_rawgeti(L, 2, i + 1);
+      ops[i] = mtl_check_tensor(L, -1, "einsum");
+      lua_pop(L, 1); /* the table keeps it alive */
+    }
+  } else {
+    n = last - 1;
+    if (n > 64) return luaL_error(L, "einsum: at most 64 operands are supported, got %d", n);
+    for (int i = 0; i < n; i++) ops[i] = mtl_check_tensor(L, i + 2, "einsum");
+  }
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_einsum(eq, ops, n, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+/* ---- torch.linalg ---- */
+
+static int linalg1(lua_State *L, const char *name, mt_status (*fn)(const mt_tensor *, mt_tensor **)) {
+  mt_tensor *a = mtl_check_tensor(L, 1, name);
+  int opt = mtl_options_index(L, 2);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = fn(a, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+static int l_inv(lua_State *L) { return linalg1(L, "linalg.inv", mt_linalg_inv); }
+static int l_det(lua_State *L) { return linalg1(L, "linalg.det", mt_linalg_det); }
+
+static int l_slogdet(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.slogdet"), *s = NULL, *l = NULL;
+  MTL_CHECK(L, mt_linalg_slogdet(a, &s, &l));
+  mtl_push_tensor(L, s);
+  mtl_push_tensor(L, l);
+  return 2;
+}
+
+/* logdet = log|det| + log(sign): NaN for a negative determinant */
+static int l_logdet(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "logdet"), *s = NULL, *l = NULL, *ls = NULL, *r = NULL;
+  mt_status st = mt_linalg_slogdet(a, &s, &l);
+  if (!st) st = mt_unary(MT_OP_log, s, &ls);
+  if (!st) st = mt_binary(MT_OP_add, l, ls, &r);
+  if (st) mtl_fail(L, st, s, l, ls, NULL);
+  mt_release(s);
+  mt_release(l);
+  mt_release(ls);
+  mtl_push_tensor(L, r);
+  return 1;
+}
+
+static int l_solve(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.solve"), *b = mtl_check_tensor(L, 2, "linalg.solve");
+  int opt = mtl_options_index(L, 3);
+  int left = mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_solve(a, b, left, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+static int l_cholesky(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.cholesky");
+  int opt = mtl_options_index(L, 2);
+  int upper = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_cholesky(a, upper, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+static const char *opt_string(lua_State *L, int pos, int last, int opt, const char *name, const char *dflt) {
+  mtl_getarg(L, pos, last, opt, name);
+  const char *s = dflt;
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "argument '%s' must be a string, got %s", name, luaL_typename(L, -1));
+    s = lua_tostring(L, -1); /* stays valid: the value is also an argument or a field of opt */
+  }
+  lua_pop(L, 1);
+  return s;
+}
+
+static int l_qr(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.qr"), *q = NULL, *r = NULL;
+  int opt = mtl_options_index(L, 2);
+  const char *mode = opt_string(L, 2, last_positional(L, opt), opt, "mode", "reduced");
+  MTL_CHECK(L, mt_linalg_qr(a, mode, &q, &r));
+  mtl_push_tensor(L, q);
+  mtl_push_tensor(L, r);
+  return 2;
+}
+
+static int l_svd(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svd"), *u = NULL, *s = NULL, *vh = NULL;
+  int opt = mtl_options_index(L, 2);
+  int full = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "full_matrices", 1);
+  MTL_CHECK(L, mt_linalg_svd(a, full, &u, &s, &vh));
+  mtl_push_tensor(L, u);
+  mtl_push_tensor(L, s);
+  mtl_push_tensor(L, vh);
+  return 3;
+}
+
+static int l_svdvals(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svdvals"), *s = NULL;
+  MTL_CHECK(L, mt_linalg_svd(a, false, NULL, &s, NULL));
+  mtl_push_tensor(L, s);
+  return 1;
+}
+
+static char uplo_arg(lua_State *L, int opt) {
+  const char *u = opt_string(L, 2, last_positional(L, opt), opt, "UPLO", "L");
+  if (opt && lua_getfield(L, opt, "uplo") == LUA_TSTRING) u = lua_tostring(L, -1);
+  if (opt) lua_pop(L, 1);
+  if (strcmp(u, "L") != 0 && strcmp(u, "U") != 0) luaL_error(L, "linalg.eigh: UPLO must be 'L' or 'U', got '%s'", u);
+  return u[0];
+}
+
+static int l_eigh(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigh"), *w = NULL, *v = NULL;
+  char uplo = uplo_arg(L, mtl_options_index(L, 2));
+  MTL_CHECK(L, mt_linalg_eigh(a, uplo, &w, &v));
+  mtl_push_tensor(L, w);
+  mtl_push_tensor(L, v);
+  return 2;
+}
+
+static int l_eigvalsh(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigvalsh"), *w = NULL;
+  char uplo = uplo_arg(L, mtl_options_index(L, 2));
+  MTL_CHECK(L, mt_linalg_eigh(a, uplo, &w, NULL));
+  mtl_push_tensor(L, w);
+  return 1;
+}
+
+static int l_lstsq(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.lstsq"), *b = mtl_check_tensor(L, 2, "linalg.lstsq");
+  int opt = mtl_options_index(L, 3), last = last_positional(L, opt);
+  double rcond = mtl_opt_num(L, 3, last, opt, "rcond", -1);
+  const char *driver = opt_string(L, 4, last, opt, "driver", NULL);
+  mt_tensor *x = NULL, *res = NULL, *rank = NULL, *sv = NULL;
+  MTL_CHECK(L, mt_linalg_lstsq(a, b, rcond, driver, &x, &res, &rank, &sv));
+  mtl_push_tensor(L, x);
+  mtl_push_tensor(L, res);
+  mtl_push_tensor(L, rank);
+  mtl_push_tensor(L, sv);
+  return 4;
+}
+
+/* pinv / matrix_rank tolerances: {atol=, rtol=, hermitian=} plus the legacy
+ * positional rcond/tol and hermitian */
+static void tolerances(lua_State *L, int legacy_is_atol, double *atol, double *rtol, int *herm, int *opt_out) {
+  int opt = mtl_options_index(L, 2), last = last_positional(L, opt);
+  double legacy = mtl_opt_num(L, 2, last, 0, "tol", -1);
+  if (opt) {
+    lua_getfield(L, opt, legacy_is_atol ? "tol" : "rcond");
+    if (lua_isnumber(L, -1)) legacy = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  *herm = mtl_opt_bool(L, 3, last, opt, "hermitian", 0);
+  *atol = mtl_opt_num(L, 0, 0, opt, "atol", 0);
+  *rtol = mtl_opt_num(L, 0, 0, opt, "rtol", -1);
+  if (legacy >= 0) {
+    if (legacy_is_atol) {
+      *atol = legacy;
+      *rtol = 0;
+    } else {
+      *rtol = legacy;
+    }
+  }
+  *opt_out = opt;
+}
+
+static int l_pinv(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.pinv");
+  double atol, rtol;
+  int herm, opt;
+  tolerances(L, 0, &atol, &rtol, &herm, &opt);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_pinv(a, atol, rtol, herm, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+static int l_matrix_rank(lua_State *L) {
+  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.matrix_rank");
+  double atol, rtol;
+  int herm, opt;
+  tolerances(L, 1, &atol, &rtol, &herm, &opt);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_matrix_rank(a, atol, rtol, herm, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+/* ord: nil (default), a number (math.huge for inf) or 'fro' / 'nuc' / 'inf' / '-inf' */
+static void ord_arg(lua_State *L, int pos, int last, int opt, int *has, double *ord, const char **sord) {
+  mtl_getarg(L, pos, last, opt, "ord");
+  *has = 0;
+  *sord = NULL;
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    *has = 1;
+    *ord = lua_tonumber(L, -1);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    const char *s = lua_tostring(L, -1);
+    *has = 1;
+    if (strcmp(s, "inf") == 0) {
+      *ord = INFINITY;
+    } else if (strcmp(s, "-inf") == 0) {
+      *ord = -INFINITY;
+    } else if (strcmp(s, "fro") == 0) {
+      *sord = "fro";
+    } else if (strcmp(s, "nuc") == 0) {
+      *sord = "nuc";
+    } else {
+      luaL_error(L, "norm: ord must be a number, 'fro', 'nuc', 'inf' or '-inf', got '%s'", s);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    luaL_error(L, "norm: ord must be a number or a string, got %s", luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+}
+
+/* dim: nil, a number or a table of numbers (1-based); returns the count or
+ * -1 when absent */
+static int dims_arg(lua_State *L, int pos, int last, int opt, int ndim, int *dims, const char *op) {
+  mtl_getarg(L, pos, last, opt, "dim");
+  int n = -1;
+  if (lua_isinteger(L, -1)) {
+    dims[0] = mtl_dim(L, lua_tointeger(L, -1), ndim, op);
+    n = 1;
+  } else if (lua_type(L, -1) == LUA_TTABLE) {
+    n = (int)lua_rawlen(L, -1);
+    if (n > MT_MAXDIM) luaL_error(L, "%s: too many dims", op);
+    for (int i = 0; i < n; i++) {
+      lua_rawgeti(L, -1, i + 1);
+      if (!lua_isinteger(L, -1)) luaL_error(L, "%s: dim entries must be integers", op);
+      dims[i] = mtl_dim(L, lua_tointeger(L, -1), ndim, op);
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    luaL_error(L, "%s: dim must be an integer or a table of integers, got %s", op, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+static int l_vector_norm(lua_State *L) {
+  const char *op = "linalg.vector_norm";
+  mt_tensor *x = mtl_check_tensor(L, 1, op);
+  int opt = mtl_options_index(L, 2), last = last_positional(L, opt), has, dims[MT_MAXDIM];
+  double ord = 2;
+  const char *sord;
+  ord_arg(L, 2, last, opt, &has, &ord, &sord);
+  if (!has) ord = 2;
+  if (sord) return luaL_error(L, "%s: ord must be a number, got '%s'", op, sord);
+  int nd = dims_arg(L, 3, last, opt, x->ndim, dims, op);
+  int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
+  mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_NDTYPE);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_vector_norm(x, ord, dims, nd < 0 ? 0 : nd, keepdim, dt == MT_NDTYPE ? -1 : (int)dt, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+static int l_matrix_norm(lua_State *L) {
+  const char *op = "linalg.matrix_norm";
+  mt_tensor *x = mtl_check_tensor(L, 1, op);
+  int opt = mtl_options_index(L, 2), last = last_positional(L, opt), has, dims[MT_MAXDIM];
+  double ord = 0;
+  const char *sord;
+  ord_arg(L, 2, last, opt, &has, &ord, &sord);
+  if (!has) sord = "fro";
+  int nd = dims_arg(L, 3, last, opt, x->ndim, dims, op);
+  if (nd < 0) {
+    if (x->ndim < 2) return luaL_error(L, "%s: expected at least 2 dimensions, got %d", op, x->ndim);
+    dims[0] = x->ndim - 2;
+    dims[1] = x->ndim - 1;
+  } else if (nd != 2) {
+    return luaL_error(L, "%s: dim must name two dimensions, got %d", op, nd);
+  }
+  int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+static int l_norm(lua_State *L) {
+  const char *op = "linalg.norm";
+  mt_tensor *x = mtl_check_tensor(L, 1, op);
+  int opt = mtl_options_index(L, 2), last = last_positional(L, opt), has, dims[MT_MAXDIM];
+  double ord = 0;
+  const char *sord;
+  ord_arg(L, 2, last, opt, &has, &ord, &sord);
+  int nd = dims_arg(L, 3, last, opt, x->ndim, dims, op);
+  int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_norm(x, has && !sord, sord, ord, dims, nd < 0 ? 0 : nd, keepdim, &res);
+  return push_result(L, st, o, res, opt);
+}
+
+/* linalg.cross(a, b[, dim=-1]); torch.cross's default dim is the first of size 3 */
+static int cross_impl(lua_State *L, int legacy) {
+  const char *op = legacy ? "cross" : "linalg.cross";
+  mt_tensor *a = mtl_check_tensor(L, 1, op), *b = mtl_check_tensor(L, 2, op);
+  int opt = mtl_options_index(L, 3), last = last_positional(L, opt);
+  mtl_getarg(L, 3, last, opt, "dim");
+  int dim;
+  if (lua_isnil(L, -1) && legacy) {
+    dim = -1;
+    for (int i = 0; i < a->ndim && dim < 0; i++)
+      if (a->shape[i] == 3) dim = i;
+    if (dim < 0) return luaL_error(L, "cross: no dimension of size 3 in the input");
+    dim -= a->ndim; /* from the end, so that broadcasting keeps it */
+  } else {
+    int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+    dim = lua_isnil(L, -1) ? -1 : mtl_dim(L, luaL_checkinteger(L, -1), nd, op) - nd;
+  }
+  lua_pop(L, 1);
+  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
+  mt_status st = mt_linalg_cross(a, b, dim, &res);
+  return push_result(L, st, o, res, opt);
+}
+static int l_linalg_cross(lua_State *L) { return cross_impl(L, 0); }
+static int l_cross(lua_State *L) { return cross_impl(L, 1); }
+
+static int l_blas_info(lua_State *L) {
+  lua_pushstring(L, mt_blas_info());
+  return 1;
+}
+
+static const mtl_reg regs[] = {
+    {"matmul", l_matmul, MTL_BOTH,
+     "torch.matmul(a, b) -- matrix product with PyTorch's 1-D/2-D/batched broadcasting rules"},
+    {"mm", l_mm, MTL_BOTH, "torch.mm(a, b) -- product of two matrices (2-D only)"},
+    {"bmm", l_bmm, MTL_BOTH, "torch.bmm(a, b) -- batched product of (b, n, m) and (b, m, p) tensors"},
+    {"mv", l_mv, MTL_BOTH, "torch.mv(m, v) -- matrix times vector"},
+    {"dot", l_dot, MTL_BOTH, "torch.dot(a, b) -- dot product of two 1-D tensors (0-dim result)"},
+    {"vdot", l_vdot, MTL_BOTH, "torch.vdot(a, b) -- dot product (same as dot for real tensors)"},
+    {"inner", l_inner, MTL_BOTH, "torch.inner(a, b) -- inner product over the last dimensions"},
+    {"outer", l_outer, MTL_BOTH, "torch.outer(a, b) -- outer product of two 1-D tensors"},
+    {"ger", l_outer, MTL_BOTH, "torch.ger(a, b) -- outer product (old name of outer)"},
+    {"kron", l_kron, MTL_BOTH, "torch.kron(a, b) -- Kronecker product"},
+    {"addmm", l_addmm, MTL_BOTH, "torch.addmm(input, m1, m2[, {beta=1, alpha=1}]) -- beta * input + alpha * (m1 @ m2)"},
+    {"addmm_", l_addmm_, MTL_METHOD, "x:addmm_(m1, m2[, {beta=, alpha=}]) -- addmm in place"},
+    {"addmv", l_addmv, MTL_BOTH, "torch.addmv(input, m, v[, {beta=1, alpha=1}]) -- beta * input + alpha * (m @ v)"},
+    {"addmv_", l_addmv_, MTL_METHOD, "x:addmv_(m, v[, {beta=, alpha=}]) -- addmv in place"},
+    {"baddbmm", l_baddbmm, MTL_BOTH,
+     "torch.baddbmm(input, b1, b2[, {beta=1, alpha=1}]) -- beta * input + alpha * bmm(b1, b2)"},
+    {"baddbmm_", l_baddbmm_, MTL_METHOD, "x:baddbmm_(b1, b2[, {beta=, alpha=}]) -- baddbmm in place"},
+    {"addbmm", l_addbmm, MTL_BOTH,
+     "torch.addbmm(input, b1, b2[, {beta=1, alpha=1}]) -- beta * input + alpha * sum of b1[i] @ b2[i]"},
+    {"addbmm_", l_addbmm_, MTL_METHOD, "x:addbmm_(b1, b2[, {beta=, alpha=}]) -- addbmm in place"},
+    {"einsum", l_einsum, MTL_FN,
+     "torch.einsum(equation, a, b, ...) -- Einstein summation, e.g. 'bij,bjk->bik' or '...ii'"},
+    {"det", l_det, MTL_BOTH, "torch.det(A) -- determinant (= torch.linalg.det)"},
+    {"logdet", l_logdet, MTL_BOTH, "torch.logdet(A) -- log of the determinant (NaN if negative)"},
+    {"slogdet", l_slogdet, MTL_BOTH, "torch.slogdet(A) -- sign and log|det| as two values"},
+    {"inverse", l_inv, MTL_BOTH, "torch.inverse(A) -- matrix inverse (= torch.linalg.inv)"},
+    {"pinverse", l_pinv, MTL_BOTH, "torch.pinverse(A[, rcond]) -- pseudo-inverse (= torch.linalg.pinv)"},
+    {"cross", l_cross, MTL_BOTH,
+     "torch.cross(a, b[, dim]) -- cross product of 3-vectors (default: first dim of size 3)"},
+    {"_blas_info", l_blas_info, MTL_FN, "torch._blas_info() -- which BLAS/LAPACK libraries matmul and linalg use"},
+    {NULL, NULL, 0, NULL}};
+
+static const mtl_reg linalg_regs[] = {
+    {"matmul", l_matmul, MTL_FN, "torch.linalg.matmul(a, b) -- same as torch.matmul"},
+    {"inv", l_inv, MTL_FN, "torch.linalg.inv(A) -- inverse of a square matrix (or batch); errors if singular"},
+    {"det", l_det, MTL_FN, "torch.linalg.det(A) -- determinant of a square matrix (or batch)"},
+    {"slogdet", l_slogdet, MTL_FN, "torch.linalg.slogdet(A) -- sign, log|det| (two values)"},
+    {"solve", l_solve, MTL_FN, "torch.linalg.solve(A, B[, {left=true}]) -- X with A X = B (B a matrix or vector)"},
+    {"cholesky", l_cholesky, MTL_FN,
+     "torch.linalg.cholesky(A[, {upper=false}]) -- L with A = L L^T (A positive-definite)"},
+    {"qr", l_qr, MTL_FN, "torch.linalg.qr(A[, mode='reduced'|'complete'|'r']) -- Q, R with A = Q R"},
+    {"svd", l_svd, MTL_FN, "torch.linalg.svd(A[, full_matrices=true]) -- U, S, Vh with A = U diag(S) Vh"},
+    {"svdvals", l_svdvals, MTL_FN, "torch.linalg.svdvals(A) -- singular values, descending"},
+    {"eigh", l_eigh, MTL_FN,
+     "torch.linalg.eigh(A[, UPLO='L']) -- eigenvalues (ascending), eigenvectors of a symmetric A"},
+    {"eigvalsh", l_eigvalsh, MTL_FN, "torch.linalg.eigvalsh(A[, UPLO='L']) -- eigenvalues of a symmetric A, ascending"},
+    {"norm", l_norm, MTL_FN,
+     "torch.linalg.norm(A[, ord, dim, keepdim]) -- vector or matrix norm (default 2 / Frobenius)"},
+    {"vector_norm", l_vector_norm, MTL_FN,
+     "torch.linalg.vector_norm(x[, ord=2, dim, keepdim, {dtype=}]) -- (sum |x|^ord)^(1/ord)"},
+    {"matrix_norm", l_matrix_norm, MTL_FN,
+     "torch.linalg.matrix_norm(A[, ord='fro', dim={-2,-1}, keepdim]) -- 'fro', 'nuc', +-1, +-2, +-inf"},
+    {"lstsq", l_lstsq, MTL_FN,
+     "torch.linalg.lstsq(A, B[, rcond, {driver='gelsy'|'gelsd'}]) -- solution, residuals, rank, singular_values"},
+    {"pinv", l_pinv, MTL_FN, "torch.linalg.pinv(A[, {atol=, rtol=, hermitian=false}]) -- Moore-Penrose pseudo-inverse"},
+    {"matrix_rank", l_matrix_rank, MTL_FN,
+     "torch.linalg.matrix_rank(A[, {atol=, rtol=, hermitian=false}]) -- numerical rank (int64)"},
+    {"cross", l_linalg_cross, MTL_FN, "torch.linalg.cross(a, b[, dim=-1]) -- cross product of 3-vectors"},
+    {NULL, NULL, 0, NULL}};
+
+void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx) {
+  mtl_register(L, torch_idx, methods_idx, regs);
+  lua_newtable(L);
+  int linalg_idx = lua_gettop(L);
+  mtl_register(L, linalg_idx, methods_idx, linalg_regs);
+  lua_setfield(L, torch_idx, "linalg");
+}
