@@ -7,9 +7,22 @@
 
 #include "mtl.h"
 
-/* GC accounting: large tensors make Lua's collector take a step sized like
- * the allocation so that dropped tensors are freed promptly. */
-#define GC_STEP_BYTES (256 * 1024)
+/* GC accounting. Lua sees a tensor as a few bytes of userdata, so on its
+ * own it would let dropped tensors pile up. Whenever the bytes held by live
+ * tensors reach twice what they were after the last full collection (and at
+ * least GC_FLOOR), a full collection runs. This bounds memory at about twice
+ * the live data in either collector mode; a per-allocation step does not in
+ * generational mode, where a result still in a stack slot when its step runs
+ * is promoted to old and survives until the next major collection. */
+#define GC_FLOOR ((int64_t)64 << 20)
+static int64_t gc_threshold = GC_FLOOR;
+
+static void account(lua_State *L) {
+  if (mt_cpu_bytes_in_use() < gc_threshold) return;
+  lua_gc(L, LUA_GCCOLLECT);
+  int64_t live = mt_cpu_bytes_in_use();
+  gc_threshold = live * 2 > GC_FLOOR ? live * 2 : GC_FLOOR;
+}
 
 /* A tensor userdata is {magic, tensor*}. Checking the tag is several times
  * cheaper than comparing metatables, and every op checks its operands; Lua
@@ -35,8 +48,7 @@ void mtl_push_tensor(lua_State *L, mt_tensor *t) {
   ud->t = t;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
   lua_setmetatable(L, -2);
-  size_t nb = t->storage->nbytes;
-  if (nb >= GC_STEP_BYTES && t->storage->refs == 1) lua_gc(L, LUA_GCSTEP, (int)(nb >> 10));
+  account(L);
 }
 
 mt_tensor *mtl_to_tensor(lua_State *L, int idx) {
