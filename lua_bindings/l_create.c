@@ -111,7 +111,7 @@ static int l_tensor(lua_State *L) {
   /* stage in int64 (exact) when all leaves are integers/bools, else float64 */
   bool ints = !(seen & SEEN_FLOAT);
   mt_tensor *stage = NULL, *o = NULL;
-  MTL_CHECK(L, mt_empty(shape, ndim, ints ? MT_INT64 : MT_FLOAT64, mt_cpu(), &stage));
+  MTL_CHECK_OP(L, "tensor", mt_empty(shape, ndim, ints ? MT_INT64 : MT_FLOAT64, mt_cpu(), &stage));
   int64_t pos = 0;
   fill(L, 1, 0, ndim, ints ? NULL : (double *)mt_data(stage), ints ? (int64_t *)mt_data(stage) : NULL, &pos);
   mt_status st = mt_empty(shape, ndim, dt, dev, &o);
@@ -152,9 +152,9 @@ static int create(lua_State *L, int first, const char *op, int kind /* 0 empty 1
   mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
   mt_tensor *o = NULL;
   if (kind == 0)
-    MTL_CHECK(L, mt_empty(shape, nd, dt, dev, &o));
+    MTL_CHECK_OP(L, op, mt_empty(shape, nd, dt, dev, &o));
   else
-    MTL_CHECK(L, mt_full(shape, nd, v, dt, dev, &o));
+    MTL_CHECK_OP(L, op, mt_full(shape, nd, v, dt, dev, &o));
   mtl_push_tensor(L, o);
   mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;
@@ -181,9 +181,9 @@ static int like(lua_State *L, const char *op, int kind) {
   }
   mt_tensor *o = NULL;
   if (kind == 0)
-    MTL_CHECK(L, mt_empty(x->shape, x->ndim, dt, mt_tdevice(x), &o));
+    MTL_CHECK_OP(L, op, mt_empty(x->shape, x->ndim, dt, mt_tdevice(x), &o));
   else
-    MTL_CHECK(L, mt_full(x->shape, x->ndim, v, dt, mt_tdevice(x), &o));
+    MTL_CHECK_OP(L, op, mt_full(x->shape, x->ndim, v, dt, mt_tdevice(x), &o));
   mtl_push_tensor(L, o);
   mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;

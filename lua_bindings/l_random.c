@@ -95,7 +95,7 @@ static mt_tensor *new_sized(lua_State *L, int first, int last, int opt, mt_dtype
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dflt);
   mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
   mt_tensor *t = NULL;
-  MTL_CHECK(L, mt_empty(shape, nd, dt, dev, &t));
+  MTL_CHECK_OP(L, op, mt_empty(shape, nd, dt, dev, &t));
   return t;
 }
 

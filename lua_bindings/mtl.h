@@ -59,6 +59,13 @@ int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor
 int mtl_index_get(lua_State *L);
 int mtl_index_set(lua_State *L);
 
+/* Like MTL_CHECK for engine calls whose messages do not know the op (the
+ * allocator's): the error reads "op: message". */
+#define MTL_CHECK_OP(L, op, st)                                                                                        \
+  do {                                                                                                                 \
+    if ((st) != MT_OK) luaL_error((L), "%s: %s", (op), mt_errmsg());                                                   \
+  } while (0)
+
 /* ---- arguments (args.c) ---- */
 /* True if the value at idx is a plain table with at least one string key
  * (an options table), as opposed to a list like {1, 2}. */
