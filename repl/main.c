@@ -204,10 +204,20 @@ static void warnf(void *ud, const char *msg, int tocont) {
   cont = tocont != 0;
 }
 
+/* The allocator's pools outlive the state; they are freed at process exit,
+ * which also covers os.exit() (it closes the state and calls exit()). */
+static void *pools;
+
+static void free_pools(void) {
+  mtr_lua_alloc_free(pools);
+  pools = NULL;
+}
+
 /* A Lua state on the executable's pooled allocator (see lalloc.c). */
 static lua_State *new_state(void) {
-  void *pools = mtr_lua_alloc_state();
+  pools = mtr_lua_alloc_state();
   if (!pools) return NULL;
+  atexit(free_pools);
   lua_State *L = lua_newstate(mtr_lua_alloc, pools);
   if (!L) return NULL;
   lua_atpanic(L, panic);
@@ -228,9 +238,6 @@ int main(int argc, char **argv) {
   lua_pushcfunction(L, pmain);
   lua_pushlightuserdata(L, &o);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) o.exit_status = failure(L);
-  void *pools;
-  lua_getallocf(L, &pools);
   lua_close(L);
-  mtr_lua_alloc_free(pools);
   return o.exit_status;
 }
