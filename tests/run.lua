@@ -184,8 +184,9 @@ if #files == 0 then
   for f in p:lines() do files[#files + 1] = f end
   p:close()
   if engine_bin then run_external("C engine tests", engine_bin) end
-  local exe = root .. "/build/moontorch"
-  if want_repl and os.getenv("MOONTORCH_ASAN") == nil and io.open("/usr/bin/python3") and io.open(exe) then
+  -- the REPL under test is the interpreter running this file, if it is moontorch
+  local exe = (arg and arg[-1] and arg[-1]:match("moontorch$")) and arg[-1] or root .. "/build/moontorch"
+  if want_repl and io.open("/usr/bin/python3") and io.open(exe) then
     run_external("REPL (pty)", "/usr/bin/python3 " .. root .. "/tests/repl/test_repl.py " .. exe)
   end
 end
