@@ -115,28 +115,30 @@ static void emit(luaL_Buffer *b, const mt_tensor *t, const fmt *f, int d, int64_
   int64_t n = t->shape[d];
   luaL_addchar(b, '[');
   if (d == t->ndim - 1) {
+    /* items are the shown elements plus, when summarizing, one " ..." item;
+     * rows wrap after per_line items, as PyTorch's printer does */
     int per_line = (LINEWIDTH - indent) / (f->width + 2);
     if (per_line < 1) per_line = 1;
-    int col = 0;
-    for (int64_t i = 0; i < n; i++) {
-      if (f->summarize && n > 2 * EDGE && i == EDGE) {
-        luaL_addstring(b, " ...,");
-        i = n - EDGE;
-      }
+    bool elide = f->summarize && n > 2 * EDGE;
+    int64_t nitems = elide ? 2 * EDGE + 1 : n;
+    for (int64_t k = 0, col = 0; k < nitems; k++, col++) {
+      if (k > 0) luaL_addchar(b, ',');
       if (col == per_line) {
         luaL_addchar(b, '\n');
-        for (int k = 0; k < indent + 1; k++) luaL_addchar(b, ' ');
+        for (int s = 0; s < indent + 1; s++) luaL_addchar(b, ' ');
         col = 0;
-      } else if (i > 0) {
+      } else if (k > 0) {
         luaL_addchar(b, ' ');
       }
-      idx[d] = i;
+      if (elide && k == EDGE) {
+        luaL_addstring(b, " ...");
+        continue;
+      }
+      idx[d] = elide && k > EDGE ? n - (nitems - k) : k;
       char buf[64];
       format_elem(f, t, idx, buf, sizeof buf);
-      for (int k = (int)strlen(buf); k < f->width; k++) luaL_addchar(b, ' ');
+      for (int s = (int)strlen(buf); s < f->width; s++) luaL_addchar(b, ' ');
       luaL_addstring(b, buf);
-      if (i < n - 1) luaL_addchar(b, ',');
-      col++;
     }
   } else {
     int blank = t->ndim - d - 1; /* blank lines between sub-blocks */
