@@ -417,17 +417,6 @@ static mt_scalar scalar_arg(lua_State *L, int idx, const char *op, const char *w
   return mt_sint(0);
 }
 
-/* After an allocating engine call: raises on error; else returns the out=
- * tensor when one was given, or pushes the new result. */
-static int push_result(lua_State *L, mt_status st, mt_tensor *res, int opt, const mt_tensor *given) {
-  MTL_CHECK(L, st);
-  if (given) {
-    lua_getfield(L, opt, "out");
-    return 1;
-  }
-  mtl_push_tensor(L, res);
-  return 1;
-}
 
 /* The tensor a functional form (scatter, index_add, ...) writes into: out=
  * filled with x, or a clone of x. New reference; take it after the last
@@ -478,7 +467,7 @@ static int l_index_select(lua_State *L) {
   int opt = mtl_options_index(L, 4);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
   mt_status st = mt_index_select(x, dim, index, &res);
-  return push_result(L, st, res, opt, out);
+  return mtl_push_result(L, st, res, opt, out);
 }
 
 static int l_gather(lua_State *L) {
@@ -489,7 +478,7 @@ static int l_gather(lua_State *L) {
   int opt = mtl_options_index(L, 4);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
   mt_status st = mt_gather(x, dim, index, &res);
-  return push_result(L, st, res, opt, out);
+  return mtl_push_result(L, st, res, opt, out);
 }
 
 static int l_take(lua_State *L) {
@@ -499,7 +488,7 @@ static int l_take(lua_State *L) {
   int opt = mtl_options_index(L, 3);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
   mt_status st = mt_take(x, index, &res);
-  return push_result(L, st, res, opt, out);
+  return mtl_push_result(L, st, res, opt, out);
 }
 
 static int l_masked_select(lua_State *L) {
@@ -509,7 +498,7 @@ static int l_masked_select(lua_State *L) {
   int opt = mtl_options_index(L, 3);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
   mt_status st = mt_masked_select(x, mask, &res);
-  return push_result(L, st, res, opt, out);
+  return mtl_push_result(L, st, res, opt, out);
 }
 
 /* nonzero(x[, {as_tuple=}]): n x ndim 1-based positions, or one 1-D tensor
@@ -522,7 +511,7 @@ static int nonzero_impl(lua_State *L, const char *op, int allow_tuple) {
   int n = x->ndim ? x->ndim : 1;
   luaL_checkstack(L, n + 1, op);
   mt_status st = mt_nonzero(x, &res);
-  if (!as_tuple) return push_result(L, st, res, opt, out);
+  if (!as_tuple) return mtl_push_result(L, st, res, opt, out);
   MTL_CHECK(L, st);
   for (int j = 0; j < n; j++) {
     mt_tensor *col = NULL;

@@ -9,17 +9,6 @@
 #include "linalg.h"
 #include "mtl.h"
 
-/* Pushes the result of a one-output call: the out= tensor when one was
- * given (opt is the options table), else the new tensor res. */
-static int push_result(lua_State *L, mt_status st, mt_tensor *given, mt_tensor *res, int opt) {
-  MTL_CHECK(L, st);
-  if (given) {
-    lua_getfield(L, opt, "out");
-    return 1;
-  }
-  mtl_push_tensor(L, res);
-  return 1;
-}
 
 static int last_positional(lua_State *L, int opt) { return opt ? opt - 1 : lua_gettop(L); }
 
@@ -32,7 +21,7 @@ static int product2(lua_State *L, const char *name, binary_fn fn) {
   int opt = mtl_options_index(L, 3);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = fn(a, b, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 #define PRODUCT2(name, fn)                                                                                             \
@@ -66,7 +55,7 @@ static int add_product(lua_State *L, const char *name, addmm_fn fn, int inplace)
     lua_settop(L, 1);
     return 1;
   }
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 #define ADD_PRODUCT(name, fn)                                                                                          \
@@ -99,7 +88,7 @@ static int l_einsum(lua_State *L) {
   }
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_einsum(eq, ops, n, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 /* ---- torch.linalg ---- */
@@ -109,7 +98,7 @@ static int linalg1(lua_State *L, const char *name, mt_status (*fn)(const mt_tens
   int opt = mtl_options_index(L, 2);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = fn(a, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 static int l_inv(lua_State *L) { return linalg1(L, "linalg.inv", mt_linalg_inv); }
@@ -143,7 +132,7 @@ static int l_solve(lua_State *L) {
   int left = mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_solve(a, b, left, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 static int l_cholesky(lua_State *L) {
@@ -152,7 +141,7 @@ static int l_cholesky(lua_State *L) {
   int upper = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_cholesky(a, upper, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 static const char *opt_string(lua_State *L, int pos, int last, int opt, const char *name, const char *dflt) {
@@ -265,7 +254,7 @@ static int l_pinv(lua_State *L) {
   tolerances(L, 0, &atol, &rtol, &herm, &opt);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_pinv(a, atol, rtol, herm, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 static int l_matrix_rank(lua_State *L) {
@@ -275,7 +264,7 @@ static int l_matrix_rank(lua_State *L) {
   tolerances(L, 1, &atol, &rtol, &herm, &opt);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_matrix_rank(a, atol, rtol, herm, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 /* ord: nil (default), a number (math.huge for inf) or 'fro' / 'nuc' / 'inf' / '-inf' */
@@ -344,7 +333,7 @@ static int l_vector_norm(lua_State *L) {
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_NDTYPE);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_vector_norm(x, ord, dims, nd < 0 ? 0 : nd, keepdim, dt == MT_NDTYPE ? -1 : (int)dt, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 static int l_matrix_norm(lua_State *L) {
@@ -366,7 +355,7 @@ static int l_matrix_norm(lua_State *L) {
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 static int l_norm(lua_State *L) {
@@ -380,7 +369,7 @@ static int l_norm(lua_State *L) {
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_norm(x, has && !sord, sord, ord, dims, nd < 0 ? 0 : nd, keepdim, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 
 /* linalg.cross(a, b[, dim=-1]); torch.cross's default dim is the first of size 3 */
@@ -403,7 +392,7 @@ static int cross_impl(lua_State *L, int legacy) {
   lua_pop(L, 1);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
   mt_status st = mt_linalg_cross(a, b, dim, &res);
-  return push_result(L, st, o, res, opt);
+  return mtl_push_result(L, st, res, opt, o);
 }
 static int l_linalg_cross(lua_State *L) { return cross_impl(L, 0); }
 static int l_cross(lua_State *L) { return cross_impl(L, 1); }

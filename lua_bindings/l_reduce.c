@@ -82,15 +82,6 @@ static int get_dtype(lua_State *L, const args *a, int pos, const char *op) {
   return d;
 }
 
-/* Pushes the result: the out= tensor when one was given, else res. */
-static int push_result(lua_State *L, const args *a, mt_tensor *given, mt_tensor *res) {
-  if (given) {
-    lua_getfield(L, a->opt, "out");
-    return 1;
-  }
-  mtl_push_tensor(L, res);
-  return 1;
-}
 
 /* out={values, indices} for ops with two results (borrowed; NULLs if none) */
 static void get_out2(lua_State *L, const args *a, const char *op, mt_tensor **v, mt_tensor **i) {
@@ -134,7 +125,7 @@ static int sumlike(lua_State *L, const char *op, sumlike_fn fn) {
   int dtype = get_dtype(L, &a, 0, op);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, fn(a.x, dims, nd, keepdim, dtype, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_sum(lua_State *L) { return sumlike(L, "sum", mt_sum); }
 static int l_prod(lua_State *L) { return sumlike(L, "prod", mt_prod); }
@@ -153,7 +144,7 @@ static int dimsred(lua_State *L, const char *op, dimsred_fn fn) {
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, fn(a.x, dims, nd, keepdim, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_amax(lua_State *L) { return dimsred(L, "amax", mt_amax); }
 static int l_amin(lua_State *L) { return dimsred(L, "amin", mt_amin); }
@@ -180,7 +171,7 @@ static int minmax(lua_State *L, bool is_max) {
   if (other) { /* torch.max(a, b): elementwise */
     mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
     MTL_CHECK(L, mt_binary(is_max ? MT_OP_maximum : MT_OP_minimum, a.x, other, &res));
-    return push_result(L, &a, o, res);
+    return mtl_push_result(L, MT_OK, res, a.opt, o);
   }
   mtl_getarg(L, 2, a.last, a.opt, "dim");
   bool has_dim = !lua_isnil(L, -1);
@@ -213,7 +204,7 @@ static int argext(lua_State *L, bool is_max) {
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, (is_max ? mt_argmax : mt_argmin)(a.x, has_dim ? &dim : NULL, keepdim, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_argmax(lua_State *L) { return argext(L, true); }
 static int l_argmin(lua_State *L) { return argext(L, false); }
@@ -253,7 +244,7 @@ static int varlike(lua_State *L, const char *op, var_fn fn, varmean_fn fn2) {
   }
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, fn(a.x, dims, nd, correction, keepdim, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_var(lua_State *L) { return varlike(L, "var", mt_var, NULL); }
 static int l_std(lua_State *L) { return varlike(L, "std", mt_std, NULL); }
@@ -282,7 +273,7 @@ static int l_norm(lua_State *L) {
   int dtype = get_dtype(L, &a, 0, "norm");
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, mt_norm(a.x, p, dims, nd, keepdim, dtype, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 
 /* ---- scans: cumsum, cumprod (dim, {dtype=}); cummax, cummin (dim) ---- */
@@ -292,7 +283,7 @@ static int cumlike(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor
   int dtype = get_dtype(L, &a, 0, op);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, fn(a.x, dim, dtype, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_cumsum(lua_State *L) { return cumlike(L, "cumsum", mt_cumsum); }
 static int l_cumprod(lua_State *L) { return cumlike(L, "cumprod", mt_cumprod); }
@@ -428,7 +419,7 @@ static int softmaxlike(lua_State *L, const char *op, mt_status (*fn)(const mt_te
   int dtype = get_dtype(L, &a, 3, op);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, fn(a.x, dim, dtype, &res));
-  return push_result(L, &a, o, res);
+  return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_softmax(lua_State *L) { return softmaxlike(L, "softmax", mt_softmax); }
 static int l_log_softmax(lua_State *L) { return softmaxlike(L, "log_softmax", mt_log_softmax); }

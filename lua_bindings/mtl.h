@@ -66,6 +66,10 @@ int mtl_index_set(lua_State *L);
     if ((st) != MT_OK) luaL_error((L), "%s: %s", (op), mt_errmsg());                                                   \
   } while (0)
 
+/* After an allocating engine call: raises on error; else pushes the out=
+ * tensor of the options table at opt when one was given, or the new res. */
+int mtl_push_result(lua_State *L, mt_status st, mt_tensor *res, int opt, const mt_tensor *given);
+
 /* ---- arguments (args.c) ---- */
 /* True if the value at idx is a plain table with at least one string key
  * (an options table), as opposed to a list like {1, 2}. */

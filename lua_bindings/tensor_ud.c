@@ -111,6 +111,16 @@ int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor
   return luaL_error(L, "%s", mt_errmsg());
 }
 
+int mtl_push_result(lua_State *L, mt_status st, mt_tensor *res, int opt, const mt_tensor *given) {
+  MTL_CHECK(L, st);
+  if (given) {
+    lua_getfield(L, opt, "out");
+    return 1;
+  }
+  mtl_push_tensor(L, res);
+  return 1;
+}
+
 /* ---- dtype and device objects ---- */
 
 void mtl_push_dtype(lua_State *L, mt_dtype dt) {

@@ -64,7 +64,7 @@ static mt_status run_ew(const char *name, mt_loop_fn k, mt_dtype outdt, mt_tenso
     for (int i = 0; same && i < nd; i++) same = o->shape[i] == shape[i];
     if (!same) {
       char a[128], b[128];
-      return mt_fail(MT_ESHAPE, "%s: output of shape %s cannot hold the result of shape %s", name,
+      return mt_fail(MT_ESHAPE, "%s: out= has shape %s but the result has shape %s", name,
                      mt_shape_str(o->shape, o->ndim, a, sizeof a), mt_shape_str(shape, nd, b, sizeof b));
     }
     if (o->dtype != (int8_t)outdt) {

@@ -148,27 +148,6 @@ static mt_status flat_offsets(const char *op, const mt_tensor *x, const mt_tenso
 
 /* ---- running gathers and scatters ---- */
 
-/* Hands res (consumed) out through the output convention: as *out when
- * NULL, else copied into *out, whose shape must match. */
-static mt_status deliver(const char *op, mt_tensor *res, mt_tensor **out) {
-  if (!*out) {
-    *out = res;
-    return MT_OK;
-  }
-  mt_tensor *o = *out;
-  bool same = o->ndim == res->ndim;
-  for (int i = 0; same && i < o->ndim; i++) same = o->shape[i] == res->shape[i];
-  mt_status st;
-  if (!same) {
-    char a[128], b[128];
-    st = mt_fail(MT_ESHAPE, "%s: output of shape %s cannot hold the result of shape %s", op,
-                 mt_shape_str(o->shape, o->ndim, a, sizeof a), mt_shape_str(res->shape, res->ndim, b, sizeof b));
-  } else {
-    st = mt_copy_(o, res);
-  }
-  mt_release(res);
-  return st;
-}
 
 /* Gathers res[i] = src_r[i] at off_r[i] elements further (both of the
  * result's shape) and delivers res. */
@@ -184,7 +163,7 @@ static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_ten
     mt_release(res);
     return st;
   }
-  return deliver(op, res, out);
+  return mt_deliver(op, res, out);
 }
 
 /* dst_r[i] at off_r[i] elements further (op)= src[i]; src broadcasts to
@@ -584,7 +563,7 @@ mt_status mt_masked_select(const mt_tensor *x, const mt_tensor *mask, mt_tensor 
   if (!(st = mt_iter_init(&it, ops, 2, op)))
     st = mt_iter_run(&it, mt_cpu_masked_select_kernel(mt_elsize(x)), &cursor, SERIAL);
   if (!st) {
-    st = deliver(op, res, out);
+    st = mt_deliver(op, res, out);
     res = NULL;
   }
 done:
@@ -644,7 +623,7 @@ mt_status mt_nonzero(const mt_tensor *x, mt_tensor **out) {
       pos[d] = 0;
     }
   }
-  st = deliver(op, res, out);
+  st = mt_deliver(op, res, out);
   res = NULL;
 done:
   mt_release(b);

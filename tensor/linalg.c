@@ -98,27 +98,6 @@ static mt_status from_fortran(const mt_tensor *f, mt_tensor **out) {
   return st;
 }
 
-/* Hands the fresh result r (reference stolen) to the caller per the output
- * convention: returned, or copied into *out. */
-static mt_status give(const char *op, mt_tensor *r, mt_tensor **out) {
-  if (!*out) {
-    *out = r;
-    return MT_OK;
-  }
-  mt_status st = MT_OK;
-  bool same = (*out)->ndim == r->ndim;
-  for (int i = 0; same && i < r->ndim; i++) same = (*out)->shape[i] == r->shape[i];
-  if (!same) {
-    char s1[128], s2[128];
-    st = mt_fail(MT_ESHAPE, "%s: output of shape %s cannot hold the result of shape %s", op,
-                 mt_shape_str((*out)->shape, (*out)->ndim, s1, sizeof s1),
-                 mt_shape_str(r->shape, r->ndim, s2, sizeof s2));
-  } else {
-    st = mt_copy_(*out, r);
-  }
-  mt_release(r);
-  return st;
-}
 
 /* LAPACK workspace size from a query's work[0], with a little slack for
  * float32 rounding of large sizes. */
@@ -181,7 +160,7 @@ mt_status mt_linalg_inv(const mt_tensor *a, mt_tensor **out) {
     if (info) st = lapack_error(op, "getri", info);
   }
   if (!st) st = from_fortran(f, &r);
-  if (!st) st = give(op, r, out);
+  if (!st) st = mt_deliver(op, r, out);
   mt_release(f);
   free(ipiv);
   free(work);
@@ -241,7 +220,7 @@ mt_status mt_linalg_det(const mt_tensor *a, mt_tensor **out) {
   for (int64_t b = 0; !st && b < nb; b++) sign[b] = sign[b] == 0 ? 0 : sign[b] * exp(la[b]);
   mt_tensor *r = NULL;
   if (!st) st = batch_values(a, 2, sign, &r);
-  if (!st) st = give("linalg.det", r, out);
+  if (!st) st = mt_deliver("linalg.det", r, out);
   free(sign);
   return st;
 }
@@ -292,7 +271,7 @@ mt_status mt_linalg_solve(const mt_tensor *a, const mt_tensor *b, bool left, mt_
     if (!st) st = vec ? (x = mt_retain(xt), MT_OK) : mt_transpose(xt, xt->ndim - 2, xt->ndim - 1, &x);
     mt_tensor *r = NULL;
     if (!st) st = mt_clone(x, &r);
-    if (!st) st = give(op, r, out);
+    if (!st) st = mt_deliver(op, r, out);
     mt_release(at);
     mt_release(bt);
     mt_release(xt);
@@ -358,7 +337,7 @@ mt_status mt_linalg_solve(const mt_tensor *a, const mt_tensor *b, bool left, mt_
     x = r;
   }
   if (!st) {
-    st = give(op, x, out);
+    st = mt_deliver(op, x, out);
     x = NULL;
   }
   mt_release(x);
@@ -404,7 +383,7 @@ mt_status mt_linalg_cholesky(const mt_tensor *a, bool upper, mt_tensor **out) {
         if (upper ? i > j : i < j) set(A, (int64_t)j * n + i, 0, dbl);
   }
   if (!st) st = from_fortran(f, &r);
-  if (!st) st = give(op, r, out);
+  if (!st) st = mt_deliver(op, r, out);
   mt_release(f);
   return st;
 }
@@ -814,7 +793,7 @@ mt_status mt_linalg_pinv(const mt_tensor *a, double atol, double rtol, bool herm
   if (!st) st = mt_unsqueeze(sinv, sinv->ndim - 1, &row);
   if (!st) st = mt_binary(MT_OP_mul, V, row, &scaled);
   if (!st) st = mt_matmul(scaled, UT, &r);
-  if (!st) st = give(op, r, out);
+  if (!st) st = mt_deliver(op, r, out);
   mt_release(row);
   mt_release(U);
   mt_release(S);
@@ -848,7 +827,7 @@ mt_status mt_linalg_matrix_rank(const mt_tensor *a, double atol, double rtol, bo
       for (int64_t i = 0; i < k; i++) cnt += fabs(get(p, b * k + i, dbl)) > tol;
       ((int64_t *)mt_data(r))[b] = cnt;
     }
-    st = give(op, r, out);
+    st = mt_deliver(op, r, out);
   }
   mt_release(S);
   return st;

@@ -6,28 +6,11 @@ import math
 import os
 
 import torch
+from reflib import lua
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "elementwise.lua")
 
 
-def lua(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "0/0"
-        if math.isinf(v):
-            return "math.huge" if v > 0 else "-math.huge"
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v + '"'
-    if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(lua(x) for x in v) + "}"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {lua(x)}" for k, x in v.items()) + "}"
-    raise TypeError(type(v))
 
 
 DT = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,

@@ -10,28 +10,11 @@ import math
 import os
 
 import torch
+from reflib import lua
 
 cases = {}
 
 
-def lua(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "0/0"
-        if math.isinf(v):
-            return "math.huge" if v > 0 else "-math.huge"
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v + '"'
-    if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(lua(x) for x in v) + "}"
-    if isinstance(v, dict):
-        return "{" + ", ".join(k + " = " + lua(x) for k, x in v.items()) + "}"
-    raise TypeError(type(v))
 
 
 def T(t):

@@ -196,7 +196,7 @@ test("out= receives the result of gathers", function()
   torch.scatter(x, 1, torch.tensor({{2, 1}}), torch.tensor({{9.0, 8.0}}), {out = so})
   check_eq(so:totable(), {{1, 8}, {9, 4}})
   check_error(function() torch.nonzero(x, {out = torch.zeros(2, 2, {dtype = torch.int64})}) end,
-    "nonzero: output of shape 2x2 cannot hold the result of shape 4x2")
+    "nonzero: out= has shape 2x2 but the result has shape 4x2")
 end)
 
 test("torch.where(cond) is nonzero as a tuple", function()
