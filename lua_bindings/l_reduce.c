@@ -277,16 +277,19 @@ static int l_norm(lua_State *L) {
 }
 
 /* ---- scans: cumsum, cumprod (dim, {dtype=}); cummax, cummin (dim) ---- */
-static int cumlike(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, int, mt_tensor **)) {
+/* ops of (x, dim[, dtype]): dtype_pos is where dtype may come positionally
+ * (0: only as dtype=); shared by the scans and softmax/log_softmax */
+static int dim_dtype_op(lua_State *L, const char *op, int dtype_pos,
+                        mt_status (*fn)(const mt_tensor *, int, int, mt_tensor **)) {
   args a = get_args(L, op);
   int dim = get_dim(L, &a, 2, op, INT32_MIN);
-  int dtype = get_dtype(L, &a, 0, op);
+  int dtype = get_dtype(L, &a, dtype_pos, op);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
   MTL_CHECK(L, fn(a.x, dim, dtype, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_cumsum(lua_State *L) { return cumlike(L, "cumsum", mt_cumsum); }
-static int l_cumprod(lua_State *L) { return cumlike(L, "cumprod", mt_cumprod); }
+static int l_cumsum(lua_State *L) { return dim_dtype_op(L, "cumsum", 0, mt_cumsum); }
+static int l_cumprod(lua_State *L) { return dim_dtype_op(L, "cumprod", 0, mt_cumprod); }
 
 static int cumext(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, mt_tensor **, mt_tensor **)) {
   args a = get_args(L, op);
@@ -413,16 +416,8 @@ static int l_unique(lua_State *L) {
 }
 
 /* ---- softmax, log_softmax: (dim, dtype) ---- */
-static int softmaxlike(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, int, mt_tensor **)) {
-  args a = get_args(L, op);
-  int dim = get_dim(L, &a, 2, op, INT32_MIN);
-  int dtype = get_dtype(L, &a, 3, op);
-  mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, fn(a.x, dim, dtype, &res));
-  return mtl_push_result(L, MT_OK, res, a.opt, o);
-}
-static int l_softmax(lua_State *L) { return softmaxlike(L, "softmax", mt_softmax); }
-static int l_log_softmax(lua_State *L) { return softmaxlike(L, "log_softmax", mt_log_softmax); }
+static int l_softmax(lua_State *L) { return dim_dtype_op(L, "softmax", 3, mt_softmax); }
+static int l_log_softmax(lua_State *L) { return dim_dtype_op(L, "log_softmax", 3, mt_log_softmax); }
 
 static const mtl_reg regs[] = {
     {"sum", l_sum, MTL_BOTH, "torch.sum(x[, dim, keepdim, {dtype=}]) -- sum over all or some dims (ints give int64)"},
