@@ -300,10 +300,9 @@ static int t_compare_error(lua_State *L) {
 /* __index: methods by name, then properties, then indexing (l_index.c). */
 static int t_index(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_getfield(L, LUA_REGISTRYINDEX, "mtl.methods");
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, -2) != LUA_TNIL) return 1;
-    lua_pop(L, 2);
+    lua_pushvalue(L, 2); /* upvalue 1 is the method table */
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
     const char *k = lua_tostring(L, 2);
     mt_tensor *t = mtl_check_tensor(L, 1, k);
     if (strcmp(k, "shape") == 0) {
@@ -683,8 +682,11 @@ void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx) {
       {"__div", t_div},    {"__mod", t_mod},    {"__pow", t_pow},    {"__unm", t_unm},     {"__idiv", t_idiv},
       {"__band", t_band},  {"__bor", t_bor},    {"__bxor", t_bxor},  {"__shl", t_shl},     {"__shr", t_shr},
       {"__bnot", t_bnot},  {"__len", t_len},    {"__lt", t_compare_error}, {"__le", t_compare_error},
-      {"__index", t_index}, {"__newindex", t_newindex}, {NULL, NULL}};
+      {"__newindex", t_newindex}, {NULL, NULL}};
   luaL_setfuncs(L, meta, 0);
+  lua_pushvalue(L, methods_idx);
+  lua_pushcclosure(L, t_index, 1);
+  lua_setfield(L, -2, "__index");
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, -2, "__methods");
   lua_pop(L, 1);

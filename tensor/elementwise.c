@@ -98,11 +98,33 @@ static mt_status no_kernel(const char *name, mt_dtype dt) {
   return mt_fail(MT_EDTYPE, "%s: not supported for %s tensors", name, mt_dtype_name(dt));
 }
 
+
 static bool is_predicate(mt_op op) {
   return op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
 }
 
+/* Unary counterpart of fast_binary: a small contiguous floating input and a
+ * fresh output of the same dtype (predicates excepted) skip the iterator. */
+static bool fast_unary(mt_op op, const mt_tensor *x, mt_tensor **out, mt_status *st) {
+  if (*out || x->flags || !mt_is_floating((mt_dtype)x->dtype) || is_predicate(op) ||
+      x->storage->device.type != MT_CPU || !mt_is_contiguous(x))
+    return false;
+  int64_t n = mt_numel(x);
+  if (n >= (1 << 15)) return false;
+  mt_loop_fn k = mt_cpu_unary_kernel(op, (mt_dtype)x->dtype);
+  if (!k) return false;
+  mt_tensor *o = NULL;
+  if ((*st = mt_empty(x->shape, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &o))) return true;
+  char *data[2] = {mt_data(o), mt_data(x)};
+  int64_t es = (int64_t)mt_elsize(x), strides[2] = {es, es};
+  k(data, strides, n, NULL);
+  *out = o;
+  return true;
+}
+
 mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  mt_status fst;
+  if (fast_unary(op, x, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];
   mt_dtype dt = (mt_dtype)x->dtype, cdt = dt;
   if ((info->flags & MT_F_INTONLY) && mt_is_floating(dt))
