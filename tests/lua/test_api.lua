@@ -82,3 +82,18 @@ test("version and time", function()
   local timer = torch.Timer()
   check(timer:elapsed() >= 0)
 end)
+
+test("every registered function and method has a help text", function()
+  local missing = {}
+  local function scan(t, prefix)
+    for k, v in pairs(t) do
+      if type(v) == "function" and not torch._helptext(v) then missing[#missing + 1] = prefix .. k end
+    end
+  end
+  scan(torch, "torch.")
+  scan(torch.linalg, "torch.linalg.")
+  scan(torch.cuda, "torch.cuda.")
+  scan(getmetatable(torch.ones(1)).__methods, "x:")
+  table.sort(missing)
+  check(#missing == 0, "no help for: " .. table.concat(missing, ", "))
+end)
