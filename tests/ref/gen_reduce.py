@@ -11,31 +11,13 @@ import math
 import os
 
 import torch
+from reflib import lua
 
 torch.manual_seed(0)
 nan, inf = float("nan"), float("inf")
 cases = []
 
 
-def lua(v, single=False):
-    """Lua source for v; single: floats are float32 values (9 digits suffice)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "0/0"
-        if math.isinf(v):
-            return "math.huge" if v > 0 else "-math.huge"
-        return ("%.9g" % v) if single else repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(lua(x, single) for x in v) + "}"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {lua(x)}" for k, x in v.items()) + "}"
-    raise TypeError(type(v))
 
 
 def dtname(t):

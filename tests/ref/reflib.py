@@ -4,8 +4,12 @@ NaN becomes 0/0 and infinities math.huge (the loader provides `math`)."""
 import math
 
 
-def lua(v):
-    """A Lua literal for v: bool, int, float, str, list/tuple or dict."""
+def lua(v, single=False, indent=None):
+    """A Lua literal for v: bool, int, float, str, list/tuple, dict or tensor.
+    single: floats are float32 values, written with 9 significant digits.
+    indent: a string to lay dicts out one field per line (None: one line)."""
+    if hasattr(v, "tolist") and not isinstance(v, (list, tuple)):
+        return lua(v.tolist(), single, indent)
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
@@ -15,11 +19,15 @@ def lua(v):
             return "0/0"
         if math.isinf(v):
             return "math.huge" if v > 0 else "-math.huge"
-        return repr(v)
+        return ("%.9g" % v) if single else repr(v)
     if isinstance(v, str):
-        return '"' + v + '"'
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(lua(x) for x in v) + "}"
+        return "{" + ", ".join(lua(x, single, indent) for x in v) + "}"
     if isinstance(v, dict):
-        return "{" + ", ".join(k + " = " + lua(x) for k, x in v.items()) + "}"
+        if indent is None:
+            return "{" + ", ".join(k + " = " + lua(x) for k, x in v.items()) + "}"
+        inner = indent + "  "
+        items = [f"{inner}{k} = {lua(x, False, inner)}," for k, x in v.items()]
+        return "{\n" + "\n".join(items) + "\n" + indent + "}"
     raise TypeError(type(v))
