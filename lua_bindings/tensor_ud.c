@@ -3,6 +3,8 @@
  * __gc/__close, __len), properties (shape, dtype, device, T) and the core
  * methods (size, dim, numel, stride, item, totable, to, clone, ...). */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mtl.h"
@@ -38,8 +40,87 @@ static const char mt_key = 0;
 
 static mt_tensor **udata(lua_State *L, int idx) {
   tensor_ud *u = lua_touserdata(L, idx);
-  if (!u || lua_rawlen(L, idx) != sizeof *u || u->magic != UD_MAGIC) return NULL;
+  if (!u || lua_rawlen(L, idx) < sizeof *u || u->magic != UD_MAGIC) return NULL;
   return &u->t;
+}
+
+/* Small results of plain arithmetic are "inline" tensors: the tensor, its
+ * storage and its data live inside the userdata, whose metatable has no
+ * __gc, so making and collecting one costs one Lua allocation and no
+ * finalizer. Only the arithmetic metamethods, which keep no reference to
+ * their operands, see an inline tensor as it is; every other use goes
+ * through mtl_to_tensor, which first moves it to an ordinary tensor and
+ * gives the userdata the ordinary metatable (promote). */
+#define INLINE_BYTES 64
+typedef struct {
+  tensor_ud h;
+  mt_tensor t;
+  mt_storage s;
+  double data[INLINE_BYTES / sizeof(double)];
+} inline_ud;
+
+static const char inline_key = 0;
+
+#ifdef MT_SANITIZE
+/* Sanitizer builds check that nothing kept a reference to an inline tensor
+ * when Lua frees it (such a reference would dangle). */
+static int inline_gc(lua_State *L) {
+  inline_ud *u = lua_touserdata(L, 1);
+  if (u->h.t == &u->t && !mt_borrowed_unshared(&u->t)) {
+    fprintf(stderr, "moontorch: an inline tensor was still referenced when collected\n");
+    abort();
+  }
+  return 0;
+}
+#endif
+
+/* The metatable of inline tensors: the tensor metatable without __gc, made
+ * on first use (after every module has added its metamethods). */
+static void push_inline_meta(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &inline_key) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -5);
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "__gc");
+#ifdef MT_SANITIZE
+  lua_pushcfunction(L, inline_gc);
+  lua_setfield(L, -2, "__gc");
+#endif
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &inline_key);
+}
+
+/* Pushes a fresh inline tensor of `like`'s shape and dtype and returns it,
+ * or returns NULL (pushing nothing) when it would not fit. */
+static mt_tensor *push_inline(lua_State *L, const mt_tensor *like) {
+  int64_t n = mt_numel(like);
+  if (n * (int64_t)mt_elsize(like) > INLINE_BYTES) return NULL;
+  inline_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->h.magic = UD_MAGIC;
+  u->h.t = &u->t;
+  mt_init_borrowed(&u->t, &u->s, u->data, like->shape, like->ndim, (mt_dtype)like->dtype);
+  push_inline_meta(L);
+  lua_setmetatable(L, -2);
+  return &u->t;
+}
+
+/* Moves the inline tensor of the userdata at idx to an ordinary tensor. */
+static void promote(lua_State *L, int idx, mt_tensor **ud) {
+  idx = lua_absindex(L, idx);
+  mt_tensor *c = NULL;
+  MTL_CHECK(L, mt_clone(*ud, &c));
+  *ud = c;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+  lua_setmetatable(L, idx);
+  account(L);
 }
 
 void mtl_push_tensor(lua_State *L, mt_tensor *t) {
@@ -55,6 +136,7 @@ mt_tensor *mtl_to_tensor(lua_State *L, int idx) {
   mt_tensor **ud = udata(L, idx);
   if (!ud) return NULL;
   if (!*ud) luaL_error(L, "this tensor was closed (used after its <close> scope ended)");
+  if ((*ud)->borrowed) promote(L, idx, ud);
   return *ud;
 }
 
@@ -245,8 +327,12 @@ static int t_gc(lua_State *L) {
 static int binop(lua_State *L, mt_op op) {
   mt_tensor **ua = udata(L, 1), **ub = ua ? udata(L, 2) : NULL;
   if (ua && ub && *ua && *ub) { /* two tensors: no wrapping, no extra references */
-    mt_tensor *o = NULL;
-    MTL_CHECK(L, mt_binary(op, *ua, *ub, &o));
+    mt_tensor *a = *ua, *b = *ub, *o = NULL;
+    if (mt_binary_is_plain(op, a, b) && (o = push_inline(L, a))) {
+      MTL_CHECK(L, mt_binary_small_into(op, a, b, o));
+      return 1;
+    }
+    MTL_CHECK(L, mt_binary(op, a, b, &o));
     mtl_push_tensor(L, o);
     return 1;
   }

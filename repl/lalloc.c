@@ -9,7 +9,7 @@
 #include "lalloc.h"
 
 #define GRAIN 16
-#define NCLASS 16 /* blocks of 16 .. 256 bytes */
+#define NCLASS 32 /* blocks of 16 .. 512 bytes (small tensors live in userdata) */
 #ifdef MT_SANITIZE
 #define KEEP 0 /* sanitizer builds recycle nothing: ASan sees every use after free */
 #else

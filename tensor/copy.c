@@ -102,7 +102,7 @@ mt_status mt_fill_(mt_tensor *dst, mt_scalar s) {
     }
     return MT_OK;
   }
-  mt_storage fake = {pat, es, 1, 0, {MT_CPU, 0}};
+  mt_storage fake = {.data = pat, .nbytes = es, .refs = 1, .device = {MT_CPU, 0}, .borrowed = 1};
   mt_tensor one = {.storage = &fake, .refs = 1, .ndim = 0, .dtype = dst->dtype};
   mt_tensor *ops[2] = {dst, &one};
   mt_iter it;

@@ -4,26 +4,27 @@
 
 #include "mt.h"
 
-static const struct {
-  const char *name;
-  size_t size;
-  int category;
-} info[MT_NDTYPE] = {
-    [MT_FLOAT32] = {"float32", 4, 2}, [MT_FLOAT64] = {"float64", 8, 2}, [MT_FLOAT16] = {"float16", 2, 2},
-    [MT_BFLOAT16] = {"bfloat16", 2, 2}, [MT_INT8] = {"int8", 1, 1},     [MT_INT16] = {"int16", 2, 1},
-    [MT_INT32] = {"int32", 4, 1},       [MT_INT64] = {"int64", 8, 1},   [MT_UINT8] = {"uint8", 1, 1},
-    [MT_BOOL] = {"bool", 1, 0},
+static const char *const names[MT_NDTYPE] = {
+    [MT_FLOAT32] = "float32", [MT_FLOAT64] = "float64", [MT_FLOAT16] = "float16", [MT_BFLOAT16] = "bfloat16",
+    [MT_INT8] = "int8",       [MT_INT16] = "int16",     [MT_INT32] = "int32",     [MT_INT64] = "int64",
+    [MT_UINT8] = "uint8",     [MT_BOOL] = "bool",
 };
 
-size_t mt_dtype_size(mt_dtype d) { return info[d].size; }
-const char *mt_dtype_name(mt_dtype d) { return (unsigned)d < MT_NDTYPE ? info[d].name : "?"; }
-bool mt_is_floating(mt_dtype d) { return info[d].category == 2; }
-bool mt_is_integral(mt_dtype d) { return info[d].category == 1; }
-int mt_dtype_category(mt_dtype d) { return info[d].category; }
+const uint8_t mt_dtype_sizes[MT_NDTYPE] = {
+    [MT_FLOAT32] = 4, [MT_FLOAT64] = 8, [MT_FLOAT16] = 2, [MT_BFLOAT16] = 2, [MT_INT8] = 1,
+    [MT_INT16] = 2,   [MT_INT32] = 4,   [MT_INT64] = 8,   [MT_UINT8] = 1,    [MT_BOOL] = 1,
+};
+const uint8_t mt_dtype_categories[MT_NDTYPE] = {
+    [MT_FLOAT32] = 2, [MT_FLOAT64] = 2, [MT_FLOAT16] = 2, [MT_BFLOAT16] = 2, [MT_INT8] = 1,
+    [MT_INT16] = 1,   [MT_INT32] = 1,   [MT_INT64] = 1,   [MT_UINT8] = 1,    [MT_BOOL] = 0,
+};
+const char *mt_dtype_name(mt_dtype d) { return (unsigned)d < MT_NDTYPE ? names[d] : "?"; }
+bool mt_is_integral(mt_dtype d) { return mt_dtype_categories[d] == 1; }
+int mt_dtype_category(mt_dtype d) { return mt_dtype_categories[d]; }
 
 int mt_dtype_from_name(const char *name) {
   for (int i = 0; i < MT_NDTYPE; i++)
-    if (strcmp(name, info[i].name) == 0) return i;
+    if (strcmp(name, names[i]) == 0) return i;
   return -1;
 }
 

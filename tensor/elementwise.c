@@ -165,27 +165,53 @@ static mt_status check_int_divisor(const char *name, const mt_tensor *b) {
   return MT_OK;
 }
 
-/* The common case of eager code: same dtype, same shape, both contiguous,
- * a fresh output. It skips promotion and the iterator; the result is
- * identical to the general path. */
-static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out, mt_status *st) {
+bool mt_binary_is_plain(mt_op op, const mt_tensor *a, const mt_tensor *b) {
   const mt_opinfo *info = &mt_ops[op];
-  if (*out || a->dtype != b->dtype || a->ndim != b->ndim || a->flags || b->flags || info->kind != MT_K_BINARY ||
+  if (a->dtype != b->dtype || a->ndim != b->ndim || a->flags || b->flags || info->kind != MT_K_BINARY ||
       (info->flags & (MT_F_FLOATOUT | MT_F_INTONLY | MT_F_NOBOOL)) || !mt_is_floating((mt_dtype)a->dtype) ||
-      a->storage->device.type != MT_CPU)
+      a->storage->device.type != MT_CPU || b->storage->device.type != MT_CPU)
     return false;
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return false;
-  if (!mt_is_contiguous(a) || !mt_is_contiguous(b)) return false;
-  int64_t n = mt_numel(a);
-  if (n >= (1 << 15)) return false; /* large: let the iterator parallelise */
+  return mt_is_contiguous(a) && mt_is_contiguous(b);
+}
+
+/* A given out= qualifies for the fast path when it is a contiguous tensor
+ * of the result's dtype and shape with storage of its own. */
+static bool plain_out(const mt_tensor *o, const mt_tensor *a, const mt_tensor *b) {
+  if (o->dtype != a->dtype || o->ndim != a->ndim || o->storage == a->storage || o->storage == b->storage ||
+      o->storage->device.type != MT_CPU)
+    return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (o->shape[i] != a->shape[i]) return false;
+  return mt_is_contiguous(o);
+}
+
+/* Runs the kernel of a plain pair (mt_binary_is_plain) into o, a contiguous
+ * tensor of their shape and dtype that aliases neither. */
+static mt_status run_plain(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor *o) {
   mt_loop_fn k = mt_cpu_binary_kernel(op, (mt_dtype)a->dtype);
-  if (!k) return false;
-  mt_tensor *o = NULL;
-  if ((*st = mt_empty(a->shape, a->ndim, (mt_dtype)a->dtype, mt_cpu(), &o))) return true;
-  char *data[3] = {mt_data(o), mt_data(a), mt_data(b)};
+  if (!k) return no_kernel(mt_ops[op].name, (mt_dtype)a->dtype);
   int64_t es = (int64_t)mt_elsize(a), strides[3] = {es, es, es};
-  k(data, strides, n, NULL);
+  char *data[3] = {mt_data(o), mt_data(a), mt_data(b)};
+  k(data, strides, mt_numel(a), NULL);
+  mt_bump_version(o);
+  return MT_OK;
+}
+
+mt_status mt_binary_small_into(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor *out) {
+  return run_plain(op, a, b, out);
+}
+
+/* The common case of eager code (mt_binary_is_plain) skips promotion and the
+ * iterator; the result is identical to the general path. */
+static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out, mt_status *st) {
+  if (!mt_binary_is_plain(op, a, b) || (*out && !plain_out(*out, a, b))) return false;
+  if (mt_numel(a) >= (1 << 15) || !mt_cpu_binary_kernel(op, (mt_dtype)a->dtype))
+    return false; /* large: let the iterator parallelise */
+  mt_tensor *o = *out;
+  if (!o && (*st = mt_empty(a->shape, a->ndim, (mt_dtype)a->dtype, mt_cpu(), &o))) return true;
+  *st = run_plain(op, a, b, o);
   *out = o;
   return true;
 }

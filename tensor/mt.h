@@ -51,10 +51,15 @@ typedef enum mt_dtype {
   MT_NDTYPE
 } mt_dtype;
 
-size_t mt_dtype_size(mt_dtype d);
+/* Per-dtype facts, indexed by mt_dtype (dtype.c): the sizes and
+ * categories (0 bool, 1 integral, 2 floating) are tables so that the hot
+ * paths inline them. */
+extern const uint8_t mt_dtype_sizes[MT_NDTYPE];
+extern const uint8_t mt_dtype_categories[MT_NDTYPE];
+static inline size_t mt_dtype_size(mt_dtype d) { return mt_dtype_sizes[d]; }
 const char *mt_dtype_name(mt_dtype d); /* "float32", ... */
 int mt_dtype_from_name(const char *name); /* -1 if unknown */
-bool mt_is_floating(mt_dtype d);
+static inline bool mt_is_floating(mt_dtype d) { return mt_dtype_categories[d] == 2; }
 bool mt_is_integral(mt_dtype d); /* ints and uint8, not bool */
 /* Category: 0 bool, 1 integer, 2 floating. */
 int mt_dtype_category(mt_dtype d);
@@ -101,6 +106,7 @@ typedef struct mt_storage {
   int32_t refs;
   uint32_t version; /* bumped by every in-place write; autograd checks it */
   mt_device device;
+  uint8_t borrowed; /* memory owned by the caller (see mt_init_borrowed) */
 } mt_storage;
 
 typedef struct mt_tensor {
@@ -112,10 +118,21 @@ typedef struct mt_tensor {
   int8_t ndim;
   int8_t dtype;  /* mt_dtype */
   uint8_t flags; /* MT_TF_* */
+  uint8_t borrowed; /* struct owned by the caller (see mt_init_borrowed) */
   void *autograd; /* owned by graph/; NULL for plain tensors */
 } mt_tensor;
 
 #define MT_TF_WRAPPED 1 /* a Lua number wrapped as a 0-dim tensor (weak promotion) */
+
+/* Builds in caller-owned memory a contiguous CPU tensor t of `shape`, its
+ * storage s and its data (at least numel * itemsize bytes, suitably aligned).
+ * The engine never frees any of it: the caller frees the memory once its own
+ * reference is the only one left. Only code that keeps no reference to its
+ * inputs after returning (plain elementwise ops) may be given such a tensor;
+ * everything else gets an ordinary copy (mt_clone). */
+void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *shape, int ndim, mt_dtype dt);
+/* True when t and its storage hold no references but the owner's. */
+static inline bool mt_borrowed_unshared(const mt_tensor *t) { return t->refs == 1 && t->storage->refs == 1; }
 
 mt_tensor *mt_retain(mt_tensor *t);
 void mt_release(mt_tensor *t);
@@ -237,6 +254,12 @@ int mt_op_find(const char *name);
 
 /* Generic elementwise entry points (elementwise.c). */
 mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+/* True for a same-dtype, same-shape, contiguous floating CPU pair under a
+ * plain binary op: the result has a's dtype and shape. */
+bool mt_binary_is_plain(mt_op op, const mt_tensor *a, const mt_tensor *b);
+/* mt_binary for a plain pair of fewer than 2^15 elements into `out`, a fresh
+ * contiguous tensor of their shape and dtype (no checks beyond that). */
+mt_status mt_binary_small_into(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor *out);
 mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 /* Result dtype of a binary op under PyTorch promotion (wrapped-number aware). */
 mt_dtype mt_result_type(const mt_tensor *a, const mt_tensor *b);

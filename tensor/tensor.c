@@ -140,13 +140,14 @@ static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
   s->refs = 1;
   s->version = 0;
   s->device = dev;
+  s->borrowed = 0;
   atomic_fetch_add(&cpu_bytes, (int64_t)nbytes);
   *out = s;
   return MT_OK;
 }
 
 static void storage_release(mt_storage *s) {
-  if (--s->refs > 0) return;
+  if (--s->refs > 0 || s->borrowed) return;
   atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes);
   if (s->nbytes <= INLINE_MAX) {
     int c = size_class(s->nbytes);
@@ -170,7 +171,7 @@ mt_tensor *mt_retain(mt_tensor *t) {
 }
 
 void mt_release(mt_tensor *t) {
-  if (!t || --t->refs > 0) return;
+  if (!t || --t->refs > 0 || t->borrowed) return;
   if (t->autograd && mt_autograd_free_hook) mt_autograd_free_hook(t);
   storage_release(t->storage);
   if (tensor_count < FREELIST_MAX) {
@@ -224,8 +225,30 @@ static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
   t->ndim = (int8_t)ndim;
   t->dtype = (int8_t)dt;
   t->flags = 0;
+  t->borrowed = 0;
   t->autograd = NULL;
   return t;
+}
+
+void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *shape, int ndim, mt_dtype dt) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  s->data = data;
+  s->nbytes = (size_t)n * mt_dtype_size(dt);
+  s->refs = 1;
+  s->version = 0;
+  s->device = mt_cpu();
+  s->borrowed = 1;
+  t->storage = s;
+  t->offset = 0;
+  t->refs = 1;
+  t->ndim = (int8_t)ndim;
+  t->dtype = (int8_t)dt;
+  t->flags = 0;
+  t->borrowed = 1;
+  t->autograd = NULL;
+  if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+  mt_contiguous_strides(shape, ndim, t->strides);
 }
 
 mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out) {
