@@ -12,21 +12,23 @@ LUA_LIBS   := $(shell pkg-config --libs $(LUA_PC) 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
-           -Itensor -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
+           -Itensor -Igraph -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
 LDLIBS  := -ldnnl -lsleef -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c))
+GRAPH_SRC  := $(sort $(wildcard graph/*.c))
 BIND_SRC   := $(sort $(wildcard lua_bindings/*.c))
 REPL_SRC   := $(sort $(wildcard repl/*.c))
 CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
-BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o)
+GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
+BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
-HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h lua_bindings/*.h repl/*.h)
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h graph/*.h lua_bindings/*.h repl/*.h)
 
 .PHONY: all test asan bench install clean help ctest luatest
 
@@ -45,15 +47,23 @@ $(BUILD)/tensor/cpu/%.o: tensor/cpu/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(KFLAGS) -c $< -o $@
 
+# Lua parts of the torch module, compiled in as C strings
+$(BUILD)/gen/%_lua.c: lua_bindings/%.lua scripts/embed.lua
+	@mkdir -p $(dir $@)
+	lua5.4 scripts/embed.lua mtl_$*_lua $< $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libmoontorch.a: $(ENGINE_OBJ) $(BIND_OBJ)
+$(BUILD)/libmoontorch.a: $(ENGINE_OBJ) $(GRAPH_OBJ) $(BIND_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/torch.so: $(ENGINE_OBJ) $(BIND_OBJ)
+$(BUILD)/torch.so: $(ENGINE_OBJ) $(GRAPH_OBJ) $(BIND_OBJ)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/moontorch: $(REPL_OBJ) $(BUILD)/libmoontorch.a

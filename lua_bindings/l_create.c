@@ -3,14 +3,12 @@
  * Options: dtype=, device=, requires_grad=. */
 #include <string.h>
 
+#include "graph.h"
 #include "mtl.h"
 
 void mtl_apply_requires_grad(lua_State *L, int opt, int tidx) {
   if (!opt || !mtl_opt_bool(L, 0, 0, opt, "requires_grad", 0)) return;
-  lua_pushvalue(L, tidx);
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "requires_grad");
-  lua_pop(L, 1);
+  MTL_CHECK(L, mtg_set_requires_grad(mtl_check_tensor(L, tidx, "requires_grad"), true));
 }
 
 /* kinds seen while scanning nested tables */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "graph.h"
 #include "mtl.h"
 
 /* ---- keys of x[key] ---- */
@@ -155,7 +156,7 @@ static mt_status apply_mask(applied *ap, const mt_tensor *m, int *d, int xd, con
   mt_status st;
   mt_tensor *v = ap->view, *nz = NULL, *nv = NULL;
   if (m->ndim == 0) {
-    if ((st = replace_view(ap, mt_unsqueeze(v, *d, &nv), &nv))) return st;
+    if ((st = replace_view(ap, mtg_unsqueeze(v, *d, &nv), &nv))) return st;
     int64_t count = *(const uint8_t *)mt_data(m) ? 1 : 0;
     mt_tensor *ix = NULL;
     if ((st = mt_full(&count, 1, mt_sint(1), MT_INT64, mt_cpu(), &ix))) return st;
@@ -210,7 +211,7 @@ static mt_status apply_key(const mt_tensor *x, const entry *e, int n, applied *a
                      xd + 1, (long long)size, k == 0 ? " (indices are 1-based)" : "");
         break;
       }
-      st = replace_view(ap, mt_select(v, d, k > 0 ? k - 1 : k + size, &nv), &nv);
+      st = replace_view(ap, mtg_select(v, d, k > 0 ? k - 1 : k + size, &nv), &nv);
       xd++;
       break;
     }
@@ -220,7 +221,7 @@ static mt_status apply_key(const mt_tensor *x, const entry *e, int n, applied *a
       /* a step past the end selects one element at most: clamp it so the
        * view's stride cannot overflow */
       int64_t step = e[i].step < size ? e[i].step : (size > 0 ? size : 1);
-      st = replace_view(ap, mt_slice(v, d, start, stop, step, &nv), &nv);
+      st = replace_view(ap, mtg_slice(v, d, start, stop, step, &nv), &nv);
       d++;
       xd++;
       break;
@@ -336,16 +337,16 @@ static mt_status write_key(mt_tensor *x, const entry *e, int n, mt_tensor *v, mt
       if (accumulate)
         st = mt_scalar_tensor(s, (mt_dtype)x->dtype, &val);
       else
-        st = mt_fill_(target, s);
+        st = mtg_fill_(target, s);
     } else if (!st) {
       /* a source overlapping x is copied first */
-      st = v->storage == x->storage ? mt_clone(v, &val) : (val = mt_retain(v), MT_OK);
+      st = v->storage == x->storage ? mtg_clone(v, &val) : (val = mt_retain(v), MT_OK);
     }
     if (!st && val) {
-      if (accumulate && !(st = mt_binary(MT_OP_add, target, val, &tmp)))
-        st = mt_copy_(target, tmp);
+      if (accumulate && !(st = mtg_binary(MT_OP_add, target, val, &tmp)))
+        st = mtg_copy_(target, tmp);
       else if (!accumulate)
-        st = mt_copy_(target, val);
+        st = mtg_copy_(target, val);
     }
   }
   mt_release(val);

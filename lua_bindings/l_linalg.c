@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "linalg.h"
+#include "graph.h"
 #include "mtl.h"
 
 
@@ -26,7 +27,7 @@ static int product2(lua_State *L, const char *name, binary_fn fn) {
 
 #define PRODUCT2(name, fn)                                                                                             \
   static int l_##name(lua_State *L) { return product2(L, #name, fn); }
-PRODUCT2(matmul, mt_matmul)
+PRODUCT2(matmul, mtg_matmul)
 PRODUCT2(mm, mt_mm)
 PRODUCT2(bmm, mt_bmm)
 PRODUCT2(mv, mt_mv)
@@ -116,8 +117,8 @@ static int l_slogdet(lua_State *L) {
 static int l_logdet(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "logdet"), *s = NULL, *l = NULL, *ls = NULL, *r = NULL;
   mt_status st = mt_linalg_slogdet(a, &s, &l);
-  if (!st) st = mt_unary(MT_OP_log, s, &ls);
-  if (!st) st = mt_binary(MT_OP_add, l, ls, &r);
+  if (!st) st = mtg_unary(MT_OP_log, s, &ls);
+  if (!st) st = mtg_binary(MT_OP_add, l, ls, &r);
   if (st) mtl_fail(L, st, s, l, ls, NULL);
   mt_release(s);
   mt_release(l);

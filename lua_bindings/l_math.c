@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mtl.h"
 
 static const struct {
@@ -54,7 +55,7 @@ static int l_unary(lua_State *L) {
   int opt = mtl_options_index(L, 2);
   mt_tensor *o = inplace ? x : mtl_opt_out(L, opt);
   mt_tensor *res = o;
-  MTL_CHECK(L, mt_unary(op, x, &res));
+  MTL_CHECK(L, mtg_unary(op, x, &res));
   if (o) {
     if (inplace)
       lua_settop(L, 1);
@@ -76,7 +77,7 @@ static mt_tensor *scaled(lua_State *L, mt_tensor *b, int opt, const char *name) 
   }
   mt_tensor *alpha = mtl_tensor_or_scalar(L, -1, name), *r = NULL;
   lua_pop(L, 1);
-  mt_status st = mt_binary(MT_OP_mul, b, alpha, &r);
+  mt_status st = mtg_binary(MT_OP_mul, b, alpha, &r);
   mt_release(alpha);
   if (st) mtl_fail(L, st, b, NULL, NULL, NULL);
   mt_release(b);
@@ -124,19 +125,19 @@ static int l_binary(lua_State *L) {
   if (run == MT_NOPS) { /* trunc division: trunc(a / b), integer inputs keep their dtype */
     mt_tensor *q = NULL, *t = NULL;
     mt_dtype rt = mt_result_type(a, b);
-    st = mt_binary(MT_OP_div, a, b, &q);
-    if (!st) st = mt_unary(MT_OP_trunc, q, mt_is_floating(rt) ? &res : &t);
+    st = mtg_binary(MT_OP_div, a, b, &q);
+    if (!st) st = mtg_unary(MT_OP_trunc, q, mt_is_floating(rt) ? &res : &t);
     if (!st && t) {
       if (res) {
-        st = mt_copy_(res, t);
+        st = mtg_copy_(res, t);
       } else {
-        st = mt_to_dtype(t, rt, false, &res);
+        st = mtg_to_dtype(t, rt, false, &res);
       }
     }
     mt_release(q);
     mt_release(t);
   } else {
-    st = mt_binary(run, a, b, &res);
+    st = mtg_binary(run, a, b, &res);
   }
   if (st) mtl_fail(L, st, a, b, NULL, NULL);
   mt_release(a);
@@ -193,7 +194,7 @@ static int clamp_impl(lua_State *L, int inplace) {
   lua_pop(L, 2);
   mt_tensor *res = inplace ? x : mtl_opt_out(L, opt);
   mt_tensor *given = res;
-  mt_status st = mt_clamp(x, lo, hi, &res);
+  mt_status st = mtg_clamp(x, lo, hi, &res);
   if (st) mtl_fail(L, st, lo, hi, NULL, NULL);
   mt_release(lo);
   mt_release(hi);
@@ -224,7 +225,7 @@ static int l_where(lua_State *L) {
   mtl_check_operand(L, 2, "where");
   mtl_check_operand(L, 3, "where");
   mt_tensor *a = mtl_tensor_or_scalar(L, 2, "where"), *b = mtl_tensor_or_scalar(L, 3, "where"), *o = NULL;
-  mt_status st = mt_where(c, a, b, &o);
+  mt_status st = mtg_where(c, a, b, &o);
   if (st) mtl_fail(L, st, a, b, NULL, NULL);
   mt_release(a);
   mt_release(b);
@@ -237,8 +238,8 @@ static int lerp_impl(lua_State *L, int inplace) {
   mtl_check_operand(L, 2, "lerp");
   mtl_check_operand(L, 3, "lerp");
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, "lerp"), *w = mtl_tensor_or_scalar(L, 3, "lerp"), *o = NULL;
-  mt_status st = mt_lerp(a, b, w, &o);
-  if (!st && inplace) st = mt_copy_(a, o);
+  mt_status st = mtg_lerp(a, b, w, &o);
+  if (!st && inplace) st = mtg_copy_(a, o);
   if (st) mtl_fail(L, st, b, w, o, NULL);
   mt_release(b);
   mt_release(w);
@@ -260,7 +261,7 @@ static int l_nan_to_num(lua_State *L) {
   double nan = mtl_opt_num(L, 2, last, opt, "nan", 0.0);
   double pinf = mtl_opt_num(L, 3, last, opt, "posinf", HUGE_VAL);
   double ninf = mtl_opt_num(L, 4, last, opt, "neginf", -HUGE_VAL);
-  MTL_CHECK(L, mt_nan_to_num(x, nan, pinf, ninf, &o));
+  MTL_CHECK(L, mtg_nan_to_num(x, nan, pinf, ninf, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -269,7 +270,7 @@ static int l_leaky_relu(lua_State *L) {
   mt_tensor *x = mtl_check_tensor(L, 1, "leaky_relu"), *o = NULL;
   int opt = mtl_options_index(L, 2);
   double slope = mtl_opt_num(L, 2, opt ? opt - 1 : lua_gettop(L), opt, "negative_slope", 0.01);
-  MTL_CHECK(L, mt_leaky_relu(x, slope, &o));
+  MTL_CHECK(L, mtg_leaky_relu(x, slope, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -281,18 +282,18 @@ static mt_status isclose(const mt_tensor *a, const mt_tensor *b, double rtol, do
             *eq = NULL, *n1 = NULL, *n2 = NULL, *nn = NULL, *tmp = NULL;
   mt_status st = mt_scalar_tensor(mt_sfloat(rtol), MT_FLOAT64, &rt);
   if (!st) rt->flags |= MT_TF_WRAPPED, st = mt_scalar_tensor(mt_sfloat(atol), MT_FLOAT64, &at);
-  if (!st) at->flags |= MT_TF_WRAPPED, st = mt_binary(MT_OP_sub, a, b, &d);
-  if (!st) st = mt_unary(MT_OP_abs, d, &ad);
-  if (!st) st = mt_unary(MT_OP_abs, b, &ab);
-  if (!st) st = mt_binary(MT_OP_mul, ab, rt, &r);
-  if (!st) st = mt_binary(MT_OP_add, r, at, &tol);
-  if (!st) st = mt_binary(MT_OP_le, ad, tol, &close);
-  if (!st) st = mt_binary(MT_OP_eq, a, b, &eq); /* exact equality covers infinities */
-  if (!st) st = mt_binary(MT_OP_logical_or, close, eq, equal_nan ? &tmp : out);
+  if (!st) at->flags |= MT_TF_WRAPPED, st = mtg_binary(MT_OP_sub, a, b, &d);
+  if (!st) st = mtg_unary(MT_OP_abs, d, &ad);
+  if (!st) st = mtg_unary(MT_OP_abs, b, &ab);
+  if (!st) st = mtg_binary(MT_OP_mul, ab, rt, &r);
+  if (!st) st = mtg_binary(MT_OP_add, r, at, &tol);
+  if (!st) st = mtg_binary(MT_OP_le, ad, tol, &close);
+  if (!st) st = mtg_binary(MT_OP_eq, a, b, &eq); /* exact equality covers infinities */
+  if (!st) st = mtg_binary(MT_OP_logical_or, close, eq, equal_nan ? &tmp : out);
   if (!st && equal_nan) {
-    if (!(st = mt_unary(MT_OP_isnan, a, &n1)) && !(st = mt_unary(MT_OP_isnan, b, &n2)) &&
-        !(st = mt_binary(MT_OP_logical_and, n1, n2, &nn)))
-      st = mt_binary(MT_OP_logical_or, tmp, nn, out);
+    if (!(st = mtg_unary(MT_OP_isnan, a, &n1)) && !(st = mtg_unary(MT_OP_isnan, b, &n2)) &&
+        !(st = mtg_binary(MT_OP_logical_and, n1, n2, &nn)))
+      st = mtg_binary(MT_OP_logical_or, tmp, nn, out);
   }
   mt_tensor *all[] = {d, ad, ab, tol, r, at, rt, close, eq, n1, n2, nn, tmp};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) mt_release(all[i]);
@@ -351,7 +352,7 @@ static int l_equal(lua_State *L) {
     lua_pushboolean(L, 0);
     return 1;
   }
-  MTL_CHECK(L, mt_binary(MT_OP_eq, a, b, &o));
+  MTL_CHECK(L, mtg_binary(MT_OP_eq, a, b, &o));
   lua_pushboolean(L, all_true(o));
   mt_release(o);
   return 1;

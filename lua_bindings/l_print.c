@@ -201,16 +201,7 @@ static int t_tostring(lua_State *L) {
     luaL_addstring(&b, mt_device_str(mt_tdevice(t), buf, sizeof buf));
     luaL_addstring(&b, "'");
   }
-  /* autograd adds ", requires_grad=true" / ", grad_fn=<...>" through a hook */
-  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.printsuffix");
-  if (!lua_isnil(L, -1)) {
-    lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
-    if (lua_isstring(L, -1)) luaL_addvalue(&b);
-    else lua_pop(L, 1);
-  } else {
-    lua_pop(L, 1);
-  }
+  mtl_autograd_suffix(L, t, &b);
   luaL_addchar(&b, ')');
   luaL_pushresult(&b);
   return 1;

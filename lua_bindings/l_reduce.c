@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mtl.h"
 #include "reduce.h"
 
@@ -127,9 +128,9 @@ static int sumlike(lua_State *L, const char *op, sumlike_fn fn) {
   MTL_CHECK(L, fn(a.x, dims, nd, keepdim, dtype, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_sum(lua_State *L) { return sumlike(L, "sum", mt_sum); }
+static int l_sum(lua_State *L) { return sumlike(L, "sum", mtg_sum); }
 static int l_prod(lua_State *L) { return sumlike(L, "prod", mt_prod); }
-static int l_mean(lua_State *L) { return sumlike(L, "mean", mt_mean); }
+static int l_mean(lua_State *L) { return sumlike(L, "mean", mtg_mean); }
 static int l_nansum(lua_State *L) { return sumlike(L, "nansum", mt_nansum); }
 static int l_nanmean(lua_State *L) { return sumlike(L, "nanmean", mt_nanmean); }
 
@@ -170,7 +171,7 @@ static int minmax(lua_State *L, bool is_max) {
   mt_tensor *other = a.last >= 2 ? mtl_to_tensor(L, 2) : NULL;
   if (other) { /* torch.max(a, b): elementwise */
     mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-    MTL_CHECK(L, mt_binary(is_max ? MT_OP_maximum : MT_OP_minimum, a.x, other, &res));
+    MTL_CHECK(L, mtg_binary(is_max ? MT_OP_maximum : MT_OP_minimum, a.x, other, &res));
     return mtl_push_result(L, MT_OK, res, a.opt, o);
   }
   mtl_getarg(L, 2, a.last, a.opt, "dim");
@@ -416,8 +417,8 @@ static int l_unique(lua_State *L) {
 }
 
 /* ---- softmax, log_softmax: (dim, dtype) ---- */
-static int l_softmax(lua_State *L) { return dim_dtype_op(L, "softmax", 3, mt_softmax); }
-static int l_log_softmax(lua_State *L) { return dim_dtype_op(L, "log_softmax", 3, mt_log_softmax); }
+static int l_softmax(lua_State *L) { return dim_dtype_op(L, "softmax", 3, mtg_softmax); }
+static int l_log_softmax(lua_State *L) { return dim_dtype_op(L, "log_softmax", 3, mtg_log_softmax); }
 
 static const mtl_reg regs[] = {
     {"sum", l_sum, MTL_BOTH, "torch.sum(x[, dim, keepdim, {dtype=}]) -- sum over all or some dims (ints give int64)"},

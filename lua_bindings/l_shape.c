@@ -7,6 +7,7 @@
  * multiple values. */
 #include <string.h>
 
+#include "graph.h"
 #include "mtl.h"
 #include "shape.h"
 
@@ -132,14 +133,14 @@ static int view_impl(lua_State *L, const char *op, int copy_ok) {
   }
   int64_t shape[MT_MAXDIM];
   int n = mtl_shape(L, 2, lua_gettop(L), shape, op);
-  return push_view(L, copy_ok ? mt_reshape(t, shape, n, &o) : mt_view(t, shape, n, &o), &o);
+  return push_view(L, copy_ok ? mtg_reshape(t, shape, n, &o) : mtg_view(t, shape, n, &o), &o);
 }
 static int l_view(lua_State *L) { return view_impl(L, "view", 0); }
 static int l_reshape(lua_State *L) { return view_impl(L, "reshape", 1); }
 
 static int as_impl(lua_State *L, const char *op, int copy_ok) {
   mt_tensor *t = mtl_check_tensor(L, 1, op), *other = mtl_check_tensor(L, 2, op), *o = NULL;
-  mt_status st = copy_ok ? mt_reshape(t, other->shape, other->ndim, &o) : mt_view(t, other->shape, other->ndim, &o);
+  mt_status st = copy_ok ? mtg_reshape(t, other->shape, other->ndim, &o) : mtg_view(t, other->shape, other->ndim, &o);
   return push_view(L, st, &o);
 }
 static int l_view_as(lua_State *L) { return as_impl(L, "view_as", 0); }
@@ -150,13 +151,13 @@ static int l_flatten(lua_State *L) {
   int opt = mtl_options_index(L, 2), last = last_pos(L, opt);
   int s = mtl_dim(L, opt_int(L, 2, last, opt, "start_dim", 1, "flatten"), t->ndim, "flatten");
   int e = mtl_dim(L, opt_int(L, 3, last, opt, "end_dim", -1, "flatten"), t->ndim, "flatten");
-  return push_view(L, mt_flatten(t, s, e, &o), &o);
+  return push_view(L, mtg_flatten(t, s, e, &o), &o);
 }
 
 static int l_ravel(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "ravel"), *o = NULL;
   int64_t n = mt_numel(t);
-  return push_view(L, mt_reshape(t, &n, 1, &o), &o);
+  return push_view(L, mtg_reshape(t, &n, 1, &o), &o);
 }
 
 static int l_unflatten(lua_State *L) {
@@ -172,7 +173,7 @@ static int l_squeeze(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "squeeze"), *o = NULL;
   int opt = mtl_options_index(L, 2), last = last_pos(L, opt);
   mtl_getarg(L, 2, last, opt, "dim");
-  if (lua_isnil(L, -1)) return push_view(L, mt_squeeze(t, -1, &o), &o);
+  if (lua_isnil(L, -1)) return push_view(L, mtg_squeeze(t, -1, &o), &o);
   int dims[MT_MAXDIM], idx = lua_gettop(L);
   int n = dim_list(L, idx, idx, t->ndim, dims, "squeeze");
   return push_view(L, mt_squeeze_dims(t, dims, n, &o), &o);
@@ -184,21 +185,21 @@ static int l_unsqueeze(lua_State *L) {
   mtl_getarg(L, 2, last_pos(L, opt), opt, "dim");
   if (lua_isnil(L, -1)) luaL_error(L, "unsqueeze: expected a dimension as argument #2");
   int d = insert_dim(L, check_int(L, -1, "unsqueeze", "dim"), t->ndim, "unsqueeze");
-  return push_view(L, mt_unsqueeze(t, d, &o), &o);
+  return push_view(L, mtg_unsqueeze(t, d, &o), &o);
 }
 
 static int l_permute(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "permute"), *o = NULL;
   int dims[MT_MAXDIM];
   int n = dim_list(L, 2, lua_gettop(L), t->ndim, dims, "permute");
-  return push_view(L, mt_permute(t, dims, n, &o), &o);
+  return push_view(L, mtg_permute(t, dims, n, &o), &o);
 }
 
 static int l_transpose(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "transpose"), *o = NULL;
   int d0 = mtl_dim(L, check_int(L, 2, "transpose", "dim0"), t->ndim, "transpose");
   int d1 = mtl_dim(L, check_int(L, 3, "transpose", "dim1"), t->ndim, "transpose");
-  return push_view(L, mt_transpose(t, d0, d1, &o), &o);
+  return push_view(L, mtg_transpose(t, d0, d1, &o), &o);
 }
 
 static int l_t(lua_State *L) {
@@ -208,7 +209,7 @@ static int l_t(lua_State *L) {
     luaL_error(L, "t: expects a tensor with at most 2 dimensions, got shape %s; use transpose or permute",
                mt_shape_str(t->shape, t->ndim, b, sizeof b));
   }
-  return push_view(L, mt_transpose(t, 0, t->ndim == 2 ? 1 : 0, &o), &o);
+  return push_view(L, mtg_transpose(t, 0, t->ndim == 2 ? 1 : 0, &o), &o);
 }
 
 static int l_movedim(lua_State *L) {
@@ -227,12 +228,12 @@ static int l_expand(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "expand"), *o = NULL;
   int64_t shape[MT_MAXDIM];
   int n = mtl_shape(L, 2, lua_gettop(L), shape, "expand");
-  return push_view(L, mt_expand(t, shape, n, &o), &o);
+  return push_view(L, mtg_expand(t, shape, n, &o), &o);
 }
 
 static int l_expand_as(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "expand_as"), *other = mtl_check_tensor(L, 2, "expand_as"), *o = NULL;
-  return push_view(L, mt_expand(t, other->shape, other->ndim, &o), &o);
+  return push_view(L, mtg_expand(t, other->shape, other->ndim, &o), &o);
 }
 
 static int l_broadcast_to(lua_State *L) {
@@ -253,7 +254,7 @@ static int l_broadcast_tensors(lua_State *L) {
   luaL_checkstack(L, n, "broadcast_tensors: too many tensors");
   for (int i = 0; i < n; i++) {
     mt_tensor *o = NULL;
-    push_view(L, mt_expand(ts[i], shape, nd, &o), &o);
+    push_view(L, mtg_expand(ts[i], shape, nd, &o), &o);
   }
   return n;
 }
@@ -281,7 +282,7 @@ static int l_narrow(lua_State *L) {
     luaL_error(L, "narrow: start %I out of range for dimension %d of size %I", start, d + 1, (lua_Integer)size);
   if (len < 0 || len > size)
     luaL_error(L, "narrow: length %I out of range for dimension %d of size %I", len, d + 1, (lua_Integer)size);
-  return push_view(L, mt_narrow(t, d, start > 0 ? start - 1 : start + size, len, &o), &o);
+  return push_view(L, mtg_narrow(t, d, start > 0 ? start - 1 : start + size, len, &o), &o);
 }
 
 static int l_select(lua_State *L) {
@@ -289,14 +290,14 @@ static int l_select(lua_State *L) {
   int d = mtl_dim(L, check_int(L, 2, "select", "dim"), t->ndim, "select");
   lua_Integer i = check_int(L, 3, "select", "index");
   if (i == 0) luaL_error(L, "select: index 0 is invalid (indices are 1-based; negative ones count from the end)");
-  return push_view(L, mt_select(t, d, i > 0 ? i - 1 : i, &o), &o);
+  return push_view(L, mtg_select(t, d, i > 0 ? i - 1 : i, &o), &o);
 }
 
 static int l_unfold(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "unfold"), *o = NULL;
   int d = mtl_dim(L, check_int(L, 2, "unfold", "dimension"), t->ndim, "unfold");
   lua_Integer size = check_int(L, 3, "unfold", "size"), step = check_int(L, 4, "unfold", "step");
-  return push_view(L, mt_unfold(t, d, size, step, &o), &o);
+  return push_view(L, mtg_unfold(t, d, size, step, &o), &o);
 }
 
 /* ---- pieces: split, chunk, tensor_split, unbind (Lua sequences) ---- */
@@ -304,7 +305,7 @@ static int l_unfold(lua_State *L) {
 /* Appends t[start:start+len] along d to the table at the top. */
 static void add_piece(lua_State *L, const mt_tensor *t, int d, int64_t start, int64_t len) {
   mt_tensor *o = NULL;
-  MTL_CHECK(L, mt_slice(t, d, start, start + len, 1, &o));
+  MTL_CHECK(L, mtg_slice(t, d, start, start + len, 1, &o));
   mtl_push_tensor(L, o);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 }
@@ -430,7 +431,7 @@ static int l_unbind(lua_State *L) {
   lua_createtable(L, (int)t->shape[d], 0);
   for (int64_t i = 0; i < t->shape[d]; i++) {
     mt_tensor *o = NULL;
-    push_view(L, mt_select(t, d, i, &o), &o);
+    push_view(L, mtg_select(t, d, i, &o), &o);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
@@ -583,7 +584,7 @@ static int l_diagonal(lua_State *L) {
   if (t->ndim < 2) luaL_error(L, "diagonal: expected a tensor with at least 2 dimensions, got %d", t->ndim);
   int d0 = mtl_dim(L, opt_int(L, 3, last, opt, "dim1", 1, "diagonal"), t->ndim, "diagonal");
   int d1 = mtl_dim(L, opt_int(L, 4, last, opt, "dim2", 2, "diagonal"), t->ndim, "diagonal");
-  return push_view(L, mt_diagonal(t, off, d0, d1, &o), &o);
+  return push_view(L, mtg_diagonal(t, off, d0, d1, &o), &o);
 }
 
 static int l_diag_embed(lua_State *L) {

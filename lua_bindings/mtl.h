@@ -98,7 +98,7 @@ int mtl_shape(lua_State *L, int idx, int last, int64_t *shape, const char *op);
 /* Like mtl_shape, for sizes of new tensors: negative entries are errors. */
 int mtl_size(lua_State *L, int idx, int last, int64_t *shape, const char *op);
 /* requires_grad=true in the options table at opt (0: none) is applied to
- * the tensor at tidx through the autograd property hook. */
+ * the tensor at tidx. */
 void mtl_apply_requires_grad(lua_State *L, int opt, int tidx);
 /* Pushes a Lua table holding t's shape. */
 void mtl_push_shape(lua_State *L, const int64_t *shape, int ndim);
@@ -116,6 +116,15 @@ void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx);   /* l_linal
 void mtl_open_random(lua_State *L, int torch_idx, int methods_idx);   /* l_random.c: RNG, creation */
 void mtl_open_print(lua_State *L, int torch_idx, int methods_idx);    /* l_print.c: tostring */
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.c: time, threads, help */
+void mtl_open_autograd(lua_State *L, int torch_idx, int methods_idx); /* l_autograd.c: autograd */
+
+/* l_autograd.c: the autograd properties of tensors (requires_grad, grad,
+ * grad_fn, is_leaf, retains_grad). Return 1 if k is one (value pushed /
+ * assigned from stack index v), else 0. */
+int mtl_autograd_getprop(lua_State *L, mt_tensor *t, const char *k);
+int mtl_autograd_setprop(lua_State *L, mt_tensor *t, const char *k, int v);
+/* Appends ", grad_fn=<...>" or ", requires_grad=true" for printing. */
+void mtl_autograd_suffix(lua_State *L, mt_tensor *t, luaL_Buffer *b);
 void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
 
 #endif

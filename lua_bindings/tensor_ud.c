@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "mtl.h"
 
 /* GC accounting. Lua sees a tensor as a few bytes of userdata, so on its
@@ -328,11 +329,11 @@ static int binop(lua_State *L, mt_op op) {
   mt_tensor **ua = udata(L, 1), **ub = ua ? udata(L, 2) : NULL;
   if (ua && ub && *ua && *ub) { /* two tensors: no wrapping, no extra references */
     mt_tensor *a = *ua, *b = *ub, *o = NULL;
-    if (mt_binary_is_plain(op, a, b) && (o = push_inline(L, a))) {
+    if (!a->autograd && !b->autograd && mt_binary_is_plain(op, a, b) && (o = push_inline(L, a))) {
       MTL_CHECK(L, mt_binary_small_into(op, a, b, o));
       return 1;
     }
-    MTL_CHECK(L, mt_binary(op, a, b, &o));
+    MTL_CHECK(L, mtg_binary(op, a, b, &o));
     mtl_push_tensor(L, o);
     return 1;
   }
@@ -341,7 +342,7 @@ static int binop(lua_State *L, mt_op op) {
   mt_tensor *a = mtl_tensor_or_scalar(L, 1, mt_ops[op].name);
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, mt_ops[op].name);
   mt_tensor *o = NULL;
-  mt_status st = mt_binary(op, a, b, &o);
+  mt_status st = mtg_binary(op, a, b, &o);
   if (st) mtl_fail(L, st, a, b, NULL, NULL);
   mt_release(a);
   mt_release(b);
@@ -364,7 +365,7 @@ static int t_shr(lua_State *L) { return binop(L, MT_OP_bitwise_right_shift); }
 
 static int unop(lua_State *L, mt_op op) {
   mt_tensor *x = mtl_check_tensor(L, 1, mt_ops[op].name), *o = NULL;
-  MTL_CHECK(L, mt_unary(op, x, &o));
+  MTL_CHECK(L, mtg_unary(op, x, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -415,23 +416,16 @@ static int t_index(lua_State *L) {
       mt_tensor *o = NULL;
       if (k[0] == 'm' || t->ndim <= 2) {
         if (t->ndim < 2 && k[0] == 'm') return luaL_error(L, "mT: tensor must have at least 2 dimensions");
-        MTL_CHECK(L, mt_transpose(t, t->ndim < 2 ? 0 : t->ndim - 2, t->ndim < 2 ? 0 : t->ndim - 1, &o));
+        MTL_CHECK(L, mtg_transpose(t, t->ndim < 2 ? 0 : t->ndim - 2, t->ndim < 2 ? 0 : t->ndim - 1, &o));
       } else {
         int perm[MT_MAXDIM];
         for (int i = 0; i < t->ndim; i++) perm[i] = t->ndim - 1 - i;
-        MTL_CHECK(L, mt_permute(t, perm, t->ndim, &o));
+        MTL_CHECK(L, mtg_permute(t, perm, t->ndim, &o));
       }
       mtl_push_tensor(L, o);
       return 1;
     }
-    /* fields set by higher layers (autograd) live in the property hook */
-    lua_getfield(L, LUA_REGISTRYINDEX, "mtl.getprop");
-    if (!lua_isnil(L, -1)) {
-      lua_pushvalue(L, 1);
-      lua_pushvalue(L, 2);
-      lua_call(L, 2, 1);
-      return 1;
-    }
+    if (mtl_autograd_getprop(L, t, k)) return 1;
     lua_pushnil(L);
     return 1;
   }
@@ -440,14 +434,8 @@ static int t_index(lua_State *L) {
 
 static int t_newindex(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_getfield(L, LUA_REGISTRYINDEX, "mtl.setprop");
-    if (!lua_isnil(L, -1)) {
-      lua_pushvalue(L, 1);
-      lua_pushvalue(L, 2);
-      lua_pushvalue(L, 3);
-      lua_call(L, 3, 0);
-      return 0;
-    }
+    mt_tensor *t = mtl_check_tensor(L, 1, "__newindex");
+    if (mtl_autograd_setprop(L, t, lua_tostring(L, 2), 3)) return 0;
     return luaL_error(L, "cannot set field '%s' of a tensor", lua_tostring(L, 2));
   }
   return mtl_index_set(L);
@@ -605,7 +593,7 @@ static int m_to(lua_State *L) {
     return 1;
   }
   mt_tensor *o = NULL;
-  MTL_CHECK(L, mt_to_dtype(t, dt, true, &o));
+  MTL_CHECK(L, mtg_to_dtype(t, dt, true, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -617,7 +605,7 @@ static int convert_to(lua_State *L, mt_dtype dt) {
     return 1;
   }
   mt_tensor *o = NULL;
-  MTL_CHECK(L, mt_to_dtype(t, dt, true, &o));
+  MTL_CHECK(L, mtg_to_dtype(t, dt, true, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -658,7 +646,7 @@ static int m_type(lua_State *L) {
 
 static int m_clone(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "clone"), *o = NULL;
-  MTL_CHECK(L, mt_clone(t, &o));
+  MTL_CHECK(L, mtg_clone(t, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -669,7 +657,7 @@ static int m_contiguous(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  MTL_CHECK(L, mt_contiguous(t, &o));
+  MTL_CHECK(L, mtg_contiguous(t, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -677,7 +665,7 @@ static int m_contiguous(lua_State *L) {
 static int m_copy_(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "copy_");
   mt_tensor *s = mtl_tensor_or_scalar(L, 2, "copy_");
-  mt_status st = mt_copy_(t, s);
+  mt_status st = mtg_copy_(t, s);
   mt_release(s);
   MTL_CHECK(L, st);
   lua_settop(L, 1);
@@ -700,14 +688,14 @@ static mt_scalar check_scalar(lua_State *L, int idx, const char *op) {
 
 static int m_fill_(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "fill_");
-  MTL_CHECK(L, mt_fill_(t, check_scalar(L, 2, "fill_")));
+  MTL_CHECK(L, mtg_fill_(t, check_scalar(L, 2, "fill_")));
   lua_settop(L, 1);
   return 1;
 }
 
 static int m_zero_(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "zero_");
-  MTL_CHECK(L, mt_fill_(t, mt_sint(0)));
+  MTL_CHECK(L, mtg_fill_(t, mt_sint(0)));
   lua_settop(L, 1);
   return 1;
 }

@@ -120,6 +120,7 @@ typedef struct mt_tensor {
   uint8_t flags; /* MT_TF_* */
   uint8_t borrowed; /* struct owned by the caller (see mt_init_borrowed) */
   void *autograd; /* owned by graph/; NULL for plain tensors */
+  struct mt_tensor *base; /* views: the tensor they were made from (owned), never itself a view */
 } mt_tensor;
 
 #define MT_TF_WRAPPED 1 /* a Lua number wrapped as a 0-dim tensor (weak promotion) */
@@ -166,9 +167,13 @@ mt_status mt_full(const int64_t *shape, int ndim, mt_scalar v, mt_dtype dt, mt_d
 /* A 0-dim tensor holding s; dtype as given. */
 mt_status mt_scalar_tensor(mt_scalar s, mt_dtype dt, mt_tensor **out);
 /* Creates a view sharing base's storage (new reference). No bounds check
- * beyond the storage size; callers validate their own arguments. */
+ * beyond the storage size; callers validate their own arguments. The view
+ * records the tensor it came from (t->base, for autograd's in-place rules). */
 mt_status mt_as_strided(const mt_tensor *base, int ndim, const int64_t *shape, const int64_t *strides,
                         int64_t offset, mt_tensor **out);
+/* Like mt_as_strided with t's own geometry, but not a view for autograd:
+ * no base is recorded (detach, saved tensors). */
+mt_status mt_alias(const mt_tensor *t, mt_tensor **out);
 /* Reads element (flat index in logical order) as double / int64. */
 double mt_get_f64(const mt_tensor *t, const int64_t *idx);
 /* Value of a 1-element tensor. */

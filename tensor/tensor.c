@@ -174,6 +174,7 @@ void mt_release(mt_tensor *t) {
   if (!t || --t->refs > 0 || t->borrowed) return;
   if (t->autograd && mt_autograd_free_hook) mt_autograd_free_hook(t);
   storage_release(t->storage);
+  if (t->base) mt_release(t->base);
   if (tensor_count < FREELIST_MAX) {
     *(mt_tensor **)t = tensor_free;
     tensor_free = t;
@@ -227,6 +228,7 @@ static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
   t->flags = 0;
   t->borrowed = 0;
   t->autograd = NULL;
+  t->base = NULL;
   return t;
 }
 
@@ -247,6 +249,7 @@ void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *sh
   t->flags = 0;
   t->borrowed = 1;
   t->autograd = NULL;
+  t->base = NULL;
   if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
   mt_contiguous_strides(shape, ndim, t->strides);
 }
@@ -326,7 +329,19 @@ mt_status mt_as_strided(const mt_tensor *base, int ndim, const int64_t *shape, c
     memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
   }
   t->offset = offset;
+  t->base = mt_retain(base->base ? base->base : (mt_tensor *)base);
   *out = t;
+  return MT_OK;
+}
+
+mt_status mt_alias(const mt_tensor *t, mt_tensor **out) {
+  mt_tensor *a = NULL;
+  mt_status st = mt_as_strided(t, t->ndim, t->shape, t->strides, t->offset, &a);
+  if (st) return st;
+  mt_release(a->base);
+  a->base = NULL;
+  a->flags = t->flags;
+  *out = a;
   return MT_OK;
 }
 

@@ -1,0 +1,314 @@
+/* backward.c -- the backward engine: finds the nodes reachable from the
+ * outputs, counts their dependencies, runs them latest-first once all
+ * gradients for their outputs have arrived, runs hooks, and accumulates
+ * into leaves or captures the gradients autograd.grad asked for. Gradients
+ * are summed out of place, so with create_graph every step is recorded. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "node.h"
+
+static uint64_t run_counter;
+
+
+typedef struct {
+  mtg_node **v;
+  int n, cap;
+} nodevec;
+
+static mt_status push(nodevec *a, mtg_node *x) {
+  if (a->n == a->cap) {
+    int cap = a->cap ? a->cap * 2 : 64;
+    mtg_node **v = realloc(a->v, (size_t)cap * sizeof *v);
+    if (!v) return mt_fail(MT_ENOMEM, "backward: out of memory");
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n++] = x;
+  return MT_OK;
+}
+
+/* Max-heap on seq: the most recently created ready node runs first. */
+static mt_status heap_push(nodevec *h, mtg_node *x) {
+  mt_status st = push(h, x);
+  if (st) return st;
+  for (int i = h->n - 1; i > 0;) {
+    int p = (i - 1) / 2;
+    if (h->v[p]->seq >= h->v[i]->seq) break;
+    mtg_node *t = h->v[p];
+    h->v[p] = h->v[i];
+    h->v[i] = t;
+    i = p;
+  }
+  return MT_OK;
+}
+
+static mtg_node *heap_pop(nodevec *h) {
+  mtg_node *top = h->v[0];
+  h->v[0] = h->v[--h->n];
+  for (int i = 0;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && h->v[l]->seq > h->v[m]->seq) m = l;
+    if (r < h->n && h->v[r]->seq > h->v[m]->seq) m = r;
+    if (m == i) break;
+    mtg_node *t = h->v[m];
+    h->v[m] = h->v[i];
+    h->v[i] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* Adds g into slot *acc (consumes g). Out of place, so it is recorded. */
+static mt_status accumulate(mt_tensor **acc, mt_tensor *g) {
+  if (!*acc) {
+    *acc = g;
+    return MT_OK;
+  }
+  mt_tensor *s = NULL;
+  mt_status st = mtg_binary(MT_OP_add, *acc, g, &s);
+  mt_release(g);
+  if (st) return st;
+  mt_release(*acc);
+  *acc = s;
+  return MT_OK;
+}
+
+/* Marks every node reachable from the seeds for this run and counts how
+ * many edges lead into each. */
+static mt_status discover(nodevec *seeds, uint64_t run, nodevec *all) {
+  nodevec stack = {0};
+  mt_status st = MT_OK;
+  for (int i = 0; i < seeds->n && !st; i++) {
+    mtg_node *s = seeds->v[i];
+    if (s->run == run) continue;
+    if (s->buf) st = mt_fail(MT_EARG, "backward: re-entrant backward through the same graph is not supported");
+    if (st) break;
+    s->run = run;
+    s->deps = 0;
+    if (!(s->buf = calloc((size_t)s->nout, sizeof *s->buf))) st = mt_fail(MT_ENOMEM, "backward: out of memory");
+    if (!st && !(st = push(all, s))) mtg_node_retain(s);
+    if (!st) st = push(&stack, s);
+  }
+  while (!st && stack.n) {
+    mtg_node *x = stack.v[--stack.n];
+    for (int i = 0; i < x->nin && !st; i++) {
+      mtg_node *y = x->next[i].node;
+      if (!y) continue;
+      if (y->run != run) {
+        if (y->buf) {
+          st = mt_fail(MT_EARG, "backward: re-entrant backward through the same graph is not supported");
+          break;
+        }
+        y->run = run;
+        y->deps = 0;
+        if (!(y->buf = calloc((size_t)y->nout, sizeof *y->buf))) {
+          st = mt_fail(MT_ENOMEM, "backward: out of memory");
+          break;
+        }
+        if (!(st = push(all, y))) {
+          mtg_node_retain(y);
+          st = push(&stack, y);
+        }
+      }
+      y->deps++;
+    }
+  }
+  free(stack.v);
+  return st;
+}
+
+/* Runs the hooks of output k of x on its gradient *g (replacing it when a
+ * hook returns a new one) and fills .grad of retain_grad tensors. */
+static mt_status run_hooks(mtg_node *x, int k, mt_tensor **g) {
+  for (mtg_hook *h = x->hooks; h; h = h->next) {
+    if (h->output_nr != k) continue;
+    if (h->fn) {
+      mt_tensor *r = NULL;
+      mt_status st = h->fn(h->ctx, *g, &r);
+      if (st) return st;
+      if (r) {
+        mt_release(*g);
+        *g = r;
+      }
+    } else if (h->ctx) {
+      mt_tensor *d = NULL;
+      mt_status st = mtg_grad_enabled() ? mtg_ref(*g, &d) : mtg_detach(*g, &d);
+      if (!st) st = mtg_set_grad(h->ctx, d);
+      mt_release(d);
+      if (st) return st;
+    }
+  }
+  return MT_OK;
+}
+
+/* Leaf accumulation: .grad = .grad + g (a new tensor each time). */
+static mt_status accumulate_leaf(mtg_node *x, mt_tensor *g) {
+  mt_tensor *leaf = x->leaf;
+  if (!leaf) return MT_OK; /* the leaf is gone */
+  mt_tensor *old = mtg_grad(leaf), *sum = NULL, *d = NULL;
+  mt_status st;
+  if (!mtg_grad_enabled()) { /* a fresh tensor outside any graph */
+    st = old ? mt_binary(MT_OP_add, old, g, &sum) : mt_clone(g, &sum);
+  } else {
+    st = old ? mtg_binary(MT_OP_add, old, g, &sum) : mtg_ref(g, &sum);
+  }
+  if (!st && sum->dtype != leaf->dtype) {
+    st = mt_to_dtype(sum, (mt_dtype)leaf->dtype, false, &d);
+    mt_release(sum);
+    sum = d;
+  }
+  if (!st) st = mtg_set_grad(leaf, sum);
+  mt_release(sum);
+  return st;
+}
+
+/* Checks the shapes of the gradients a node produced against its inputs. */
+static mt_status check_grads(mtg_node *x, mt_tensor **gin) {
+  for (int i = 0; i < x->nin; i++) {
+    if (!gin[i] || !x->next[i].node) continue;
+    const mtg_meta_shape *m = &x->in[i];
+    bool same = gin[i]->ndim == m->ndim;
+    for (int d = 0; same && d < m->ndim; d++) same = gin[i]->shape[d] == m->shape[d];
+    if (!same) {
+      char a[128], b[128];
+      return mt_fail(MT_ESHAPE, "%s returned a gradient of shape %s for input %d of shape %s (internal error)",
+                     x->name, mt_shape_str(gin[i]->shape, gin[i]->ndim, a, sizeof a), i + 1,
+                     mt_shape_str(m->shape, m->ndim, b, sizeof b));
+    }
+  }
+  return MT_OK;
+}
+
+typedef struct {
+  mtg_node *node;
+  int nr;
+} target;
+
+/* Runs node x: hooks, captures, then its derivative, and routes the input
+ * gradients to the next nodes (pushing those that become ready). */
+static mt_status run_node(mtg_node *x, uint64_t run, const target *tg, int ntg, mt_tensor **results,
+                          bool accumulate_leaves, bool retain_graph, nodevec *ready) {
+  mt_status st = MT_OK;
+  for (int k = 0; k < x->nout && !st; k++) {
+    if (!x->buf[k]) continue;
+    st = run_hooks(x, k, &x->buf[k]);
+    for (int j = 0; j < ntg && !st; j++)
+      if (tg[j].node == x && tg[j].nr == k && !results[j]) results[j] = mt_retain(x->buf[k]);
+  }
+  if (st) return st;
+  if (!x->backward) { /* accumulate node */
+    if (accumulate_leaves && x->buf[0]) st = accumulate_leaf(x, x->buf[0]);
+    return st;
+  }
+  for (int k = 0; k < x->nout && !st; k++)
+    if (!x->buf[k]) {
+      mtg_meta_shape *m = &x->out[k];
+      st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, mt_cpu(), &x->buf[k]);
+    }
+  mt_tensor *stackbuf[8], **gin = x->nin <= 8 ? stackbuf : calloc((size_t)x->nin, sizeof *gin);
+  if (!gin) return mt_fail(MT_ENOMEM, "backward: out of memory");
+  memset(gin, 0, (size_t)x->nin * sizeof *gin);
+  if (!st) st = x->backward(x, x->buf, gin);
+  if (!st) st = check_grads(x, gin);
+  for (int i = 0; i < x->nin; i++) {
+    mtg_node *y = x->next[i].node;
+    if (!y) {
+      mt_release(gin[i]);
+      continue;
+    }
+    if (!st && gin[i]) st = accumulate(&y->buf[x->next[i].input_nr], gin[i]);
+    else mt_release(gin[i]);
+    if (--y->deps == 0 && !st) st = heap_push(ready, y);
+  }
+  if (gin != stackbuf) free(gin);
+  if (!retain_graph) mtg_node_release_saved(x);
+  return st;
+}
+
+/* The seed gradient of output o: g (checked, cast to o's dtype) or ones
+ * for a one-element output. */
+static mt_status seed(const mt_tensor *o, const mt_tensor *g, int i, mt_tensor **out) {
+  char a[128], b[128];
+  if (!g) {
+    if (mt_numel(o) != 1)
+      return mt_fail(MT_EARG, "backward: a gradient can be implied only for outputs with one element; output %d "
+                              "has shape %s (pass a gradient of that shape)", i + 1,
+                     mt_shape_str(o->shape, o->ndim, a, sizeof a));
+    return mt_full(o->shape, o->ndim, mt_sfloat(1), (mt_dtype)o->dtype, mt_tdevice(o), out);
+  }
+  bool same = g->ndim == o->ndim;
+  for (int d = 0; same && d < o->ndim; d++) same = g->shape[d] == o->shape[d];
+  if (!same)
+    return mt_fail(MT_ESHAPE, "backward: gradient %d has shape %s but output %d has shape %s", i + 1,
+                   mt_shape_str(g->shape, g->ndim, a, sizeof a), i + 1, mt_shape_str(o->shape, o->ndim, b, sizeof b));
+  if (mtg_grad_enabled()) return mtg_to_dtype(g, (mt_dtype)o->dtype, false, out);
+  return mt_to_dtype(g, (mt_dtype)o->dtype, false, out);
+}
+
+mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n, mt_tensor *const *inputs,
+                       int ninputs, mtg_backward_opts opts, mt_tensor **results) {
+  uint64_t run = ++run_counter;
+  nodevec seeds = {0}, all = {0}, ready = {0};
+  target *tg = ninputs ? calloc((size_t)ninputs, sizeof *tg) : NULL;
+  mt_tensor **sg = calloc((size_t)(n ? n : 1), sizeof *sg);
+  int *snr = calloc((size_t)(n ? n : 1), sizeof *snr);
+  mt_status st = (ninputs && !tg) || !sg || !snr ? mt_fail(MT_ENOMEM, "backward: out of memory") : MT_OK;
+  bool prev = mtg_set_grad_enabled(opts.create_graph);
+  for (int i = 0; i < ninputs; i++) results[i] = NULL;
+  for (int i = 0; i < n && !st; i++) {
+    mtg_edge e;
+    if (!(st = mtg_edge_of(outputs[i], &e)) && !e.node)
+      st = mt_fail(MT_EARG, "backward: output %d does not require grad and has no grad_fn (did you mean to set "
+                            "requires_grad=true on an input, or run outside torch.no_grad?)", i + 1);
+    if (!st) st = seed(outputs[i], grads ? grads[i] : NULL, i, &sg[i]);
+    if (!st) st = push(&seeds, e.node);
+    snr[i] = e.input_nr;
+  }
+  for (int i = 0; i < ninputs && !st; i++) {
+    mtg_edge e;
+    if (!mtg_requires_grad(inputs[i]))
+      st = mt_fail(MT_EARG, "grad: input %d does not require grad", i + 1);
+    else if (!(st = mtg_edge_of(inputs[i], &e))) {
+      tg[i].node = e.node;
+      tg[i].nr = e.input_nr;
+    }
+  }
+  if (!st) st = discover(&seeds, run, &all);
+  for (int i = 0; i < n && !st; i++) {
+    st = accumulate(&seeds.v[i]->buf[snr[i]], sg[i]);
+    sg[i] = NULL;
+  }
+  for (int i = 0; i < all.n && !st; i++)
+    if (all.v[i]->deps == 0) st = heap_push(&ready, all.v[i]);
+  while (!st && ready.n) {
+    mtg_node *x = heap_pop(&ready);
+    st = run_node(x, run, tg, ninputs, results, inputs == NULL, opts.retain_graph, &ready);
+  }
+  for (int i = 0; i < all.n; i++) { /* clean up, also after an error */
+    mtg_node *x = all.v[i];
+    for (int k = 0; k < x->nout; k++) mt_release(x->buf[k]);
+    free(x->buf);
+    x->buf = NULL;
+    x->run = 0;
+    mtg_node_release(x);
+  }
+  for (int i = 0; i < n; i++) mt_release(sg[i]);
+  for (int i = 0; i < ninputs && !st; i++)
+    if (!results[i] && !opts.allow_unused)
+      st = mt_fail(MT_EARG, "grad: input %d is not reached from the outputs (pass allow_unused=true to get nil "
+                            "for it)", i + 1);
+  if (st)
+    for (int i = 0; i < ninputs; i++) {
+      mt_release(results[i]);
+      results[i] = NULL;
+    }
+  mtg_set_grad_enabled(prev);
+  free(seeds.v);
+  free(all.v);
+  free(ready.v);
+  free(tg);
+  free(sg);
+  free(snr);
+  return st;
+}

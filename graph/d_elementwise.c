@@ -1,0 +1,288 @@
+/* d_elementwise.c -- derivatives of the elementwise ops, written as calls
+ * of recorded ops through the derivative scope (so create_graph records
+ * them), and the table saying what each one needs saved. g is the incoming
+ * gradient; x, y the saved input and result; a, b the saved operands. */
+#include <math.h>
+
+#include "deriv.h"
+
+#define DERIV(name) static mt_status d_##name(mtg_node *n, mt_tensor *const *go, mt_tensor **gin)
+#define BEGIN                                                                                                          \
+  mtg_scope S_, *s = &S_;                                                                                              \
+  mtg_scope_begin(s, n);                                                                                               \
+  const mt_tensor *g = go[0];                                                                                          \
+  (void)g
+#define END return mtg_scope_end(s, gin, n->nin)
+#define NEED(i) mtg_needs(n, i)
+#define SAVED(k) D_saved(s, k)
+#define OUT D_saved(s, MTG_SLOT_OUT)
+#define GIVE(i, expr)                                                                                                  \
+  do {                                                                                                                 \
+    if (NEED(i)) gin[i] = D_grad_for(s, i, (expr));                                                                    \
+  } while (0)
+/* a unary derivative: gin[0] = expr */
+#define UNARY(name, expr)                                                                                              \
+  DERIV(name) {                                                                                                        \
+    BEGIN;                                                                                                             \
+    GIVE(0, expr);                                                                                                     \
+    END;                                                                                                               \
+  }
+
+/* A comparison as a 0/1 tensor of g's dtype (not recorded: no gradient). */
+static mt_tensor *mask(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *b, const mt_tensor *like) {
+  if (s->st || !a || !b || !like) return NULL;
+  mt_tensor *m = NULL, *f = NULL;
+  mt_status st = mt_binary(cmp, a, b, &m);
+  if (!st) st = mt_to_dtype(m, (mt_dtype)like->dtype, false, &f);
+  mt_release(m);
+  return mtg_track(s, st, f);
+}
+
+static mt_tensor *zero_of(mtg_scope *s, const mt_tensor *like) { return like ? D_num(s, 0, (mt_dtype)like->dtype) : NULL; }
+
+#define X SAVED(0)
+#define Y OUT
+#define LN2 0.69314718055994530942
+#define LN10 2.30258509299404568402
+
+UNARY(neg, D_neg(s, g))
+UNARY(abs, D_mul(s, g, D_un(s, MT_OP_sign, X)))
+UNARY(zero, D_zeros_like(s, g)) /* sign, floor, ceil, round, trunc: flat almost everywhere */
+UNARY(exp, D_mul(s, g, Y))
+UNARY(exp2, D_mul(s, g, D_scale(s, Y, LN2)))
+UNARY(expm1, D_mul(s, g, D_addc(s, Y, 1)))
+UNARY(log, D_div(s, g, X))
+UNARY(log2, D_div(s, g, D_scale(s, X, LN2)))
+UNARY(log10, D_div(s, g, D_scale(s, X, LN10)))
+UNARY(log1p, D_div(s, g, D_addc(s, X, 1)))
+UNARY(sqrt, D_div(s, g, D_scale(s, Y, 2)))
+UNARY(rsqrt, D_mul(s, g, D_scale(s, D_mul(s, Y, D_mul(s, Y, Y)), -0.5)))
+UNARY(sin, D_mul(s, g, D_un(s, MT_OP_cos, X)))
+UNARY(cos, D_neg(s, D_mul(s, g, D_un(s, MT_OP_sin, X))))
+UNARY(tan, D_mul(s, g, D_addc(s, D_mul(s, Y, Y), 1)))
+UNARY(asin, D_mul(s, g, D_un(s, MT_OP_rsqrt, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, X, X)))))
+UNARY(acos, D_neg(s, D_mul(s, g, D_un(s, MT_OP_rsqrt, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, X, X))))))
+UNARY(atan, D_div(s, g, D_addc(s, D_mul(s, X, X), 1)))
+UNARY(sinh, D_mul(s, g, D_un(s, MT_OP_cosh, X)))
+UNARY(cosh, D_mul(s, g, D_un(s, MT_OP_sinh, X)))
+UNARY(tanh, D_mul(s, g, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, Y, Y))))
+UNARY(sigmoid, D_mul(s, g, D_mul(s, Y, D_sub(s, D_num(s, 1, g->dtype), Y))))
+UNARY(relu, D_mul(s, g, mask(s, MT_OP_gt, Y, zero_of(s, g), g)))
+UNARY(erf, D_mul(s, g, D_scale(s, D_un(s, MT_OP_exp, D_neg(s, D_mul(s, X, X))), 1.12837916709551257390)))
+UNARY(erfc, D_mul(s, g, D_scale(s, D_un(s, MT_OP_exp, D_neg(s, D_mul(s, X, X))), -1.12837916709551257390)))
+UNARY(frac, D_mul(s, g, D_num(s, 1, g->dtype)))
+UNARY(reciprocal, D_neg(s, D_mul(s, g, D_mul(s, Y, Y))))
+UNARY(square, D_mul(s, g, D_scale(s, X, 2)))
+UNARY(identity, D_mul(s, g, D_num(s, 1, g->dtype))) /* copy, cast: D_grad_for casts back */
+
+/* gelu(x) = x Phi(x): d/dx = Phi(x) + x phi(x) */
+DERIV(gelu) {
+  BEGIN;
+  mt_tensor *x = X;
+  mt_tensor *cdf = D_scale(s, D_addc(s, D_un(s, MT_OP_erf, D_scale(s, x, M_SQRT1_2)), 1), 0.5);
+  mt_tensor *pdf = D_scale(s, D_un(s, MT_OP_exp, D_scale(s, D_mul(s, x, x), -0.5)), 0.39894228040143267794);
+  GIVE(0, D_mul(s, g, D_add(s, cdf, D_mul(s, x, pdf))));
+  END;
+}
+
+/* gelu_tanh(x) = x/2 (1 + tanh(u)), u = k (x + c x^3) */
+DERIV(gelu_tanh) {
+  BEGIN;
+  const double k = 0.79788456080286535588, c = 0.044715;
+  mt_tensor *x = X, *x2 = D_mul(s, x, x);
+  mt_tensor *t = D_un(s, MT_OP_tanh, D_scale(s, D_add(s, x, D_scale(s, D_mul(s, x2, x), c)), k));
+  mt_tensor *du = D_scale(s, D_addc(s, D_scale(s, x2, 3 * c), 1), k);
+  mt_tensor *sech2 = D_sub(s, D_num(s, 1, g->dtype), D_mul(s, t, t));
+  mt_tensor *d = D_add(s, D_scale(s, D_addc(s, t, 1), 0.5), D_mul(s, D_scale(s, x, 0.5), D_mul(s, sech2, du)));
+  GIVE(0, D_mul(s, g, d));
+  END;
+}
+
+/* silu(x) = x sigmoid(x): d/dx = sig (1 + x (1 - sig)) */
+DERIV(silu) {
+  BEGIN;
+  mt_tensor *x = X, *sg = D_un(s, MT_OP_sigmoid, x);
+  GIVE(0, D_mul(s, g, D_mul(s, sg, D_addc(s, D_mul(s, x, D_sub(s, D_num(s, 1, g->dtype), sg)), 1))));
+  END;
+}
+
+DERIV(nan_to_num) {
+  BEGIN;
+  mt_tensor *fin = NULL, *f = NULL;
+  mt_tensor *x = X;
+  if (x && !s->st) {
+    mt_status st = mt_unary(MT_OP_isfinite, x, &fin);
+    if (!st) st = mt_to_dtype(fin, (mt_dtype)g->dtype, false, &f);
+    mt_release(fin);
+    f = mtg_track(s, st, f);
+  }
+  GIVE(0, D_mul(s, g, f));
+  END;
+}
+
+DERIV(leaky_relu) {
+  BEGIN;
+  mt_tensor *pos = mask(s, MT_OP_gt, X, zero_of(s, g), g);
+  /* slope + (1 - slope) * pos */
+  mt_tensor *f = D_addc(s, D_scale(s, pos, 1 - n->f[0]), n->f[0]);
+  GIVE(0, D_mul(s, g, f));
+  END;
+}
+
+/* ---- binary ---- */
+#define A SAVED(0)
+#define B SAVED(1)
+
+DERIV(add) {
+  BEGIN;
+  GIVE(0, (mt_tensor *)g);
+  GIVE(1, (mt_tensor *)g);
+  END;
+}
+
+DERIV(sub) {
+  BEGIN;
+  GIVE(0, (mt_tensor *)g);
+  GIVE(1, D_neg(s, g));
+  END;
+}
+
+DERIV(mul) {
+  BEGIN;
+  GIVE(0, D_mul(s, g, B));
+  GIVE(1, D_mul(s, g, A));
+  END;
+}
+
+DERIV(div) {
+  BEGIN;
+  mt_tensor *b = B;
+  GIVE(0, D_div(s, g, b));
+  GIVE(1, D_neg(s, D_div(s, D_mul(s, g, A), D_mul(s, b, b))));
+  END;
+}
+
+/* d/da a^b = b a^(b-1) (0 where b == 0); d/db a^b = a^b log a (0 where a == 0
+ * and b >= 0), as PyTorch defines them. */
+DERIV(pow) {
+  BEGIN;
+  mt_tensor *a = A, *b = B, *z = zero_of(s, g);
+  if (NEED(0)) {
+    mt_tensor *d = D_mul(s, b, D_bin(s, MT_OP_pow, a, D_addc(s, b, -1)));
+    mt_tensor *keep = mask(s, MT_OP_ne, b, z, d);
+    gin[0] = D_grad_for(s, 0, D_mul(s, g, D_mul(s, d, keep)));
+  }
+  if (NEED(1)) {
+    mt_tensor *d = D_mul(s, OUT, D_un(s, MT_OP_log, a));
+    mt_tensor *az = mask(s, MT_OP_eq, a, z, d), *bnn = mask(s, MT_OP_ge, b, z, d);
+    mt_tensor *kill = D_mul(s, az, bnn); /* 1 where the derivative is defined as 0 */
+    mt_tensor *dd = D_where(s, D_cast(s, kill, MT_BOOL), zero_of(s, d), d);
+    gin[1] = D_grad_for(s, 1, D_mul(s, g, dd));
+  }
+  END;
+}
+
+DERIV(atan2) {
+  BEGIN;
+  mt_tensor *a = A, *b = B, *r2 = D_add(s, D_mul(s, a, a), D_mul(s, b, b));
+  GIVE(0, D_div(s, D_mul(s, g, b), r2));
+  GIVE(1, D_neg(s, D_div(s, D_mul(s, g, a), r2)));
+  END;
+}
+
+DERIV(hypot) {
+  BEGIN;
+  mt_tensor *y = OUT;
+  GIVE(0, D_div(s, D_mul(s, g, A), y));
+  GIVE(1, D_div(s, D_mul(s, g, B), y));
+  END;
+}
+
+DERIV(fmod) {
+  BEGIN;
+  GIVE(0, (mt_tensor *)g);
+  GIVE(1, D_neg(s, D_mul(s, g, D_un(s, MT_OP_trunc, D_div(s, A, B)))));
+  END;
+}
+
+DERIV(remainder) {
+  BEGIN;
+  GIVE(0, (mt_tensor *)g);
+  GIVE(1, D_neg(s, D_mul(s, g, D_un(s, MT_OP_floor, D_div(s, A, B)))));
+  END;
+}
+
+/* maximum/minimum: the gradient goes to the chosen operand, split in
+ * halves on ties (PyTorch's rule). */
+static mt_status d_extreme(mtg_node *n, mt_tensor *const *go, mt_tensor **gin, mt_op win) {
+  BEGIN;
+  mt_tensor *a = A, *b = B;
+  mt_tensor *tie = mask(s, MT_OP_eq, a, b, g);
+  mt_tensor *gt = mask(s, win, a, b, g), *lt = mask(s, win, b, a, g);
+  mt_tensor *half = D_scale(s, tie, 0.5);
+  GIVE(0, D_mul(s, g, D_add(s, gt, half)));
+  GIVE(1, D_mul(s, g, D_add(s, lt, half)));
+  END;
+}
+DERIV(maximum) { return d_extreme(n, go, gin, MT_OP_gt); }
+DERIV(minimum) { return d_extreme(n, go, gin, MT_OP_lt); }
+
+/* ---- ternary ---- */
+/* clamp(x, lo, hi): x's gradient where lo <= x <= hi; the bound's gradient
+ * where it was applied. */
+DERIV(clamp) {
+  BEGIN;
+  mt_tensor *x = SAVED(0), *lo = n->saved[1].t ? SAVED(1) : NULL, *hi = n->saved[2].t ? SAVED(2) : NULL;
+  mt_tensor *in = D_num(s, 1, g->dtype);
+  if (lo) in = D_mul(s, in, mask(s, MT_OP_ge, x, lo, g));
+  if (hi) in = D_mul(s, in, mask(s, MT_OP_le, x, hi, g));
+  GIVE(0, D_mul(s, g, in));
+  if (lo) GIVE(1, D_mul(s, g, mask(s, MT_OP_lt, x, lo, g)));
+  if (hi) GIVE(2, D_mul(s, g, mask(s, MT_OP_gt, x, hi, g)));
+  END;
+}
+
+/* where(cond, a, b): inputs of the node are (a, b, cond) */
+DERIV(where) {
+  BEGIN;
+  mt_tensor *c = SAVED(2), *z = zero_of(s, g);
+  GIVE(0, D_where(s, c, g, z));
+  GIVE(1, D_where(s, c, z, g));
+  END;
+}
+
+/* lerp(a, b, w) = a + w (b - a) */
+DERIV(lerp) {
+  BEGIN;
+  mt_tensor *a = SAVED(0), *b = SAVED(1), *w = SAVED(2);
+  GIVE(0, D_mul(s, g, D_sub(s, D_num(s, 1, g->dtype), w)));
+  GIVE(1, D_mul(s, g, w));
+  GIVE(2, D_mul(s, g, D_sub(s, b, a)));
+  END;
+}
+
+#define I0 MTG_SAVE_IN(0)
+#define I1 MTG_SAVE_IN(1)
+#define I2 MTG_SAVE_IN(2)
+#define O MTG_SAVE_OUT
+#define E(op, f, sv) [MT_OP_##op] = {d_##f, sv}
+
+static const mtg_deriv table[MT_NOPS] = {
+    E(neg, neg, 0),          E(abs, abs, I0),         E(sign, zero, 0),        E(exp, exp, O),
+    E(exp2, exp2, O),        E(expm1, expm1, O),      E(log, log, I0),         E(log2, log2, I0),
+    E(log10, log10, I0),     E(log1p, log1p, I0),     E(sqrt, sqrt, O),        E(rsqrt, rsqrt, O),
+    E(sin, sin, I0),         E(cos, cos, I0),         E(tan, tan, O),          E(asin, asin, I0),
+    E(acos, acos, I0),       E(atan, atan, I0),       E(sinh, sinh, I0),       E(cosh, cosh, I0),
+    E(tanh, tanh, O),        E(sigmoid, sigmoid, O),  E(relu, relu, O),        E(gelu, gelu, I0),
+    E(gelu_tanh, gelu_tanh, I0), E(silu, silu, I0),   E(erf, erf, I0),         E(erfc, erfc, I0),
+    E(floor, zero, 0),       E(ceil, zero, 0),        E(round, zero, 0),       E(trunc, zero, 0),
+    E(frac, frac, 0),        E(reciprocal, reciprocal, O), E(square, square, I0),
+    E(add, add, 0),          E(sub, sub, 0),          E(mul, mul, I0 | I1),    E(div, div, I0 | I1),
+    E(pow, pow, I0 | I1 | O), E(atan2, atan2, I0 | I1), E(hypot, hypot, I0 | I1 | O),
+    E(fmod, fmod, I0 | I1),  E(remainder, remainder, I0 | I1), E(maximum, maximum, I0 | I1),
+    E(minimum, minimum, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
+    E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
+    E(copy, identity, 0),    E(cast, identity, 0),
+};
+
+const mtg_deriv *mtg_deriv_ew(mt_op op) { return table[op].fn ? &table[op] : NULL; }

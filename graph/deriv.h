@@ -1,0 +1,29 @@
+/* deriv.h -- the derivative registry shared by the recording files and
+ * derivatives.c: for each op, its backward function and which of its
+ * operands and results the backward needs saved. */
+#ifndef MTG_DERIV_H
+#define MTG_DERIV_H
+#include "node.h"
+
+#define MTG_SAVE_IN(i) (1u << (i)) /* input i, in saved slot i */
+#define MTG_SAVE_OUT (1u << 7)     /* the result, in slot MTG_MAXSAVED - 1 */
+#define MTG_SLOT_OUT (MTG_MAXSAVED - 1)
+
+typedef struct mtg_deriv {
+  mtg_backward_fn fn;
+  unsigned saves;
+} mtg_deriv;
+
+/* The derivative of op, or NULL (derivatives.c: looks through the
+ * families' tables below). */
+const mtg_deriv *mtg_deriv_of(mt_op op);
+const mtg_deriv *mtg_deriv_ew(mt_op op);     /* d_elementwise.c */
+const mtg_deriv *mtg_deriv_view(mt_op op);   /* d_view.c */
+const mtg_deriv *mtg_deriv_reduce(mt_op op); /* d_reduce.c */
+const mtg_deriv *mtg_deriv_linalg(mt_op op); /* d_linalg.c */
+/* "ExpBackward0" for MT_OP_exp: PyTorch's node names (derivatives.c). */
+const char *mtg_backward_name(mt_op op);
+/* Records an elementwise op (elementwise.c): see there. */
+mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tensor **out,
+                        mt_status (*run)(void *ctx, mt_tensor **out), void *ctx, const double *fargs, int nf);
+#endif

@@ -1,0 +1,196 @@
+/* elementwise.c -- recorded elementwise ops (mtg_unary, mtg_binary and the
+ * ops with extra operands) and their handling of in-place and out= forms.
+ * The derivative formulas live in d_elementwise.c; this file decides what
+ * to save and how a node is attached. */
+#include <string.h>
+
+#include "deriv.h"
+#include "views.h"
+
+/* out= into a separate tensor cannot be differentiated (as in PyTorch). */
+static mt_status no_out(const char *op) {
+  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
+                          "history); drop out= or use torch.no_grad()", op);
+}
+
+/* Saves what the derivative of entry e needs: slot 0..nin-1 the inputs
+ * (pre-op copies for in-place ops, taken before the op), slot nin.. the
+ * output. `pre` holds the inputs as they were before the op ran. */
+static mt_status save_for(mtg_node *n, const mtg_deriv *e, const mt_tensor *const *pre, int nin, mt_tensor *out) {
+  mt_status st = MT_OK;
+  for (int i = 0; i < nin && !st; i++)
+    if ((e->saves & MTG_SAVE_IN(i)) && pre[i]) st = mtg_save(n, i, pre[i], false, 0);
+  if (!st && (e->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_MAXSAVED - 1, out, true, 0);
+  return st;
+}
+
+/* The common recording path of the elementwise ops. run() computes the
+ * op into *out under the engine's out convention; ins[0..nin) are its tensor
+ * operands. Handles plain calls, out= (an error when recording) and in-place
+ * calls (*out == ins[0]): the leaf check, pre-op copies of saved inputs,
+ * and the node that replaces the tensor's history. */
+mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tensor **out,
+                        mt_status (*run)(void *ctx, mt_tensor **out), void *ctx, const double *fargs, int nf) {
+  const mtg_deriv *e = mtg_deriv_of(op);
+  bool inplace = *out && *out == ins[0];
+  if (!mtg_any_requires_grad(ins, nin) || !e) {
+    if (*out && mtg_grad_enabled() && mtg_requires_grad(*out) && !inplace) return no_out(mt_ops[op].name);
+    if (inplace) {
+      mt_status st = mtg_check_inplace(mt_ops[op].name, *out);
+      if (st) return st;
+    }
+    mt_status st = run(ctx, out);
+    /* an in-place write with no grad-requiring operand cuts the history */
+    if (!st && inplace && mtg_grad_enabled() && mtg_grad_fn(*out)) st = mtg_detach_(*out);
+    return st;
+  }
+  if (*out && !inplace) return no_out(mt_ops[op].name);
+  mt_status st = MT_OK;
+  mt_tensor *pre[4] = {0};
+  if (inplace) {
+    if ((st = mtg_check_inplace(mt_ops[op].name, *out))) return st;
+    if ((*out)->base && (st = mtg_check_inplace(mt_ops[op].name, (*out)->base))) return st;
+    if (e->saves & MTG_SAVE_IN(0)) st = mt_clone(ins[0], &pre[0]);
+  } else {
+    pre[0] = mt_retain((mt_tensor *)ins[0]);
+  }
+  for (int i = 1; i < nin; i++) pre[i] = mt_retain((mt_tensor *)ins[i]);
+  mtg_node *n = NULL;
+  if (!st) st = mtg_node_new(mtg_backward_name(op), e->fn, ins, nin, NULL, 1, &n);
+  if (!st) st = run(ctx, out);
+  if (!st) {
+    memcpy(n->f, fargs, (size_t)nf * sizeof *fargs);
+    n->i[0] = op;
+    n->out[0].ndim = (*out)->ndim;
+    n->out[0].dtype = (*out)->dtype;
+    memcpy(n->out[0].shape, (*out)->shape, (size_t)(*out)->ndim * sizeof *(*out)->shape);
+    st = save_for(n, e, (const mt_tensor *const *)pre, nin, *out);
+  }
+  if (!st) {
+    st = inplace ? mtg_attach_inplace(n, *out) : mtg_attach(n, out, 1);
+    n = NULL;
+  }
+  mtg_node_release(n);
+  for (int i = 0; i < nin; i++) mt_release(pre[i]);
+  return st;
+}
+
+typedef struct {
+  mt_op op;
+  const mt_tensor *a, *b, *c;
+  double f[3];
+} ew_args;
+
+static mt_status run_unary(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_unary(a->op, a->a, out);
+}
+
+mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  if (!x->autograd && !(*out && (*out)->autograd)) return mt_unary(op, x, out); /* fast path */
+  ew_args a = {.op = op, .a = x};
+  const mt_tensor *ins[1] = {x};
+  return mtg_record_ew(op, ins, 1, out, run_unary, &a, NULL, 0);
+}
+
+static mt_status run_binary(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_binary(a->op, a->a, a->b, out);
+}
+
+mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  if (!a->autograd && !b->autograd && !(*out && (*out)->autograd)) return mt_binary(op, a, b, out);
+  ew_args x = {.op = op, .a = a, .b = b};
+  const mt_tensor *ins[2] = {a, b};
+  return mtg_record_ew(op, ins, 2, out, run_binary, &x, NULL, 0);
+}
+
+static mt_status run_clamp(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_clamp(a->a, a->b, a->c, out);
+}
+
+mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
+  ew_args a = {.a = x, .b = lo, .c = hi};
+  const mt_tensor *ins[3] = {x, lo, hi};
+  return mtg_record_ew(MT_OP_clamp, ins, 3, out, run_clamp, &a, NULL, 0);
+}
+
+static mt_status run_where(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_where(a->c, a->a, a->b, out);
+}
+
+/* where's condition is not differentiable: the node's inputs are (a, b). */
+mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  ew_args x = {.a = a, .b = b, .c = cond};
+  const mt_tensor *ins[3] = {a, b, cond};
+  return mtg_record_ew(MT_OP_where, ins, 3, out, run_where, &x, NULL, 0);
+}
+
+static mt_status run_lerp(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_lerp(a->a, a->b, a->c, out);
+}
+
+mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
+  ew_args x = {.a = a, .b = b, .c = w};
+  const mt_tensor *ins[3] = {a, b, w};
+  return mtg_record_ew(MT_OP_lerp, ins, 3, out, run_lerp, &x, NULL, 0);
+}
+
+static mt_status run_nan_to_num(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_nan_to_num(a->a, a->f[0], a->f[1], a->f[2], out);
+}
+
+mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
+  ew_args a = {.a = x, .f = {nan, posinf, neginf}};
+  const mt_tensor *ins[1] = {x};
+  return mtg_record_ew(MT_OP_nan_to_num, ins, 1, out, run_nan_to_num, &a, a.f, 3);
+}
+
+static mt_status run_leaky_relu(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_leaky_relu(a->a, a->f[0], out);
+}
+
+mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
+  ew_args a = {.a = x, .f = {slope}};
+  const mt_tensor *ins[1] = {x};
+  return mtg_record_ew(MT_OP_leaky_relu, ins, 1, out, run_leaky_relu, &a, a.f, 1);
+}
+
+static mt_status run_cast(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_to_dtype(a->a, (mt_dtype)a->f[0], a->f[1] != 0, out);
+}
+
+mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out) {
+  if (!t->autograd) return mt_to_dtype(t, dt, copy, out);
+  if (!copy && (mt_dtype)t->dtype == dt) /* the same tensor: no node */
+    return mt_deliver("to", mt_retain((mt_tensor *)t), out);
+  ew_args a = {.a = t, .f = {dt, copy}};
+  const mt_tensor *ins[1] = {t};
+  return mtg_record_ew(MT_OP_cast, ins, 1, out, run_cast, &a, NULL, 0);
+}
+
+static mt_status run_clone(void *ctx, mt_tensor **out) {
+  ew_args *a = ctx;
+  return mt_clone(a->a, out);
+}
+
+mt_status mtg_clone(const mt_tensor *t, mt_tensor **out) {
+  if (!t->autograd) return mt_clone(t, out);
+  ew_args a = {.a = t};
+  const mt_tensor *ins[1] = {t};
+  return mtg_record_ew(MT_OP_copy, ins, 1, out, run_clone, &a, NULL, 0);
+}
+
+mt_status mtg_contiguous(const mt_tensor *t, mt_tensor **out) {
+  if (mt_is_contiguous(t)) {
+    mt_tensor *r = mt_retain((mt_tensor *)t);
+    return mt_deliver("contiguous", r, out);
+  }
+  return mtg_clone(t, out);
+}

@@ -1,0 +1,111 @@
+/* graph.h -- the recording layer's public API (mtg_ prefix): grad mode, the
+ * autograd state of tensors, recorded versions of the engine's ops, and the
+ * backward engine. It sits between tensor/ (which knows nothing of it) and
+ * lua_bindings/; it holds no Lua. Recorded ops have the engine's signatures:
+ * mtg_X(args) runs mt_X(args) and, when grad mode is on and an input
+ * requires grad, appends a node to the graph of the outputs. */
+#ifndef MTG_GRAPH_H
+#define MTG_GRAPH_H
+#include "index.h"
+#include "linalg.h"
+#include "mt.h"
+#include "reduce.h"
+#include "shape.h"
+
+typedef struct mtg_node mtg_node;
+
+/* ---- grad mode (per thread) ---- */
+bool mtg_grad_enabled(void);
+/* Sets grad mode; returns the previous setting. */
+bool mtg_set_grad_enabled(bool on);
+
+/* ---- autograd state of a tensor ---- */
+bool mtg_requires_grad(const mt_tensor *t);
+/* Leaves only (else an error naming the tensor's grad_fn); floating dtypes only. */
+mt_status mtg_set_requires_grad(mt_tensor *t, bool on);
+/* A leaf: no grad_fn (user-created, or detached). */
+bool mtg_is_leaf(const mt_tensor *t);
+/* The accumulated gradient (borrowed), or NULL. */
+mt_tensor *mtg_grad(const mt_tensor *t);
+/* Replaces t's gradient (g may be NULL; a new reference is taken). */
+mt_status mtg_set_grad(mt_tensor *t, mt_tensor *g);
+/* The node that produced t, or NULL; its display name ("MulBackward0"). */
+mtg_node *mtg_grad_fn(const mt_tensor *t);
+const char *mtg_node_name(const mtg_node *n);
+/* Non-leaf t keeps its gradient in .grad during backward. */
+mt_status mtg_retain_grad(mt_tensor *t);
+bool mtg_retains_grad(const mt_tensor *t);
+/* A new tensor sharing t's storage, outside any graph. */
+mt_status mtg_detach(const mt_tensor *t, mt_tensor **out);
+/* Cuts t out of its graph in place (t becomes a leaf not requiring grad). */
+mt_status mtg_detach_(mt_tensor *t);
+
+/* A hook sees the gradient flowing into t and may replace it: it sets
+ * *replace to a new reference, or leaves it NULL to keep the gradient. The
+ * context is freed with free_ctx when the hook's graph node goes away. */
+typedef mt_status (*mtg_hook_fn)(void *ctx, const mt_tensor *grad, mt_tensor **replace);
+mt_status mtg_register_hook(mt_tensor *t, mtg_hook_fn fn, void *ctx, void (*free_ctx)(void *));
+
+/* ---- backward ---- */
+typedef struct mtg_backward_opts {
+  bool retain_graph;
+  bool create_graph; /* record the backward pass itself (higher-order grads) */
+  bool allow_unused; /* autograd.grad: an input the outputs do not reach gives NULL */
+} mtg_backward_opts;
+
+/* Backpropagates from outputs[0..n) seeded with grads[i] (NULL: a scalar
+ * output seeded with 1). With inputs == NULL, gradients accumulate into the
+ * .grad of the leaves (tensor:backward()); otherwise nothing is accumulated
+ * and the gradient of each inputs[i] is returned in results[i] (new
+ * references; NULL for unreached inputs when allow_unused). */
+mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n, mt_tensor *const *inputs,
+                       int ninputs, mtg_backward_opts opts, mt_tensor **results);
+
+/* ---- derivative coverage (derivatives.c) ---- */
+/* 1: op has a derivative; 0: explicitly marked as having none (with the
+ * reason in *why); -1: differentiable op lacking a derivative (a bug). */
+int mtg_derivative_status(mt_op op, const char **why);
+
+/* ---- recorded ops (same contracts as the engine's mt_ functions) ---- */
+mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out);
+mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out);
+mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
+mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
+mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src);
+mt_status mtg_fill_(mt_tensor *dst, mt_scalar v);
+mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out);
+mt_status mtg_contiguous(const mt_tensor *t, mt_tensor **out);
+mt_status mtg_clone(const mt_tensor *t, mt_tensor **out);
+
+/* views and shape */
+mt_status mtg_as_strided(const mt_tensor *base, int ndim, const int64_t *shape, const int64_t *strides,
+                         int64_t offset, mt_tensor **out);
+mt_status mtg_view(const mt_tensor *t, const int64_t *shape, int ndim, mt_tensor **out);
+mt_status mtg_reshape(const mt_tensor *t, const int64_t *shape, int ndim, mt_tensor **out);
+mt_status mtg_permute(const mt_tensor *t, const int *perm, int n, mt_tensor **out);
+mt_status mtg_transpose(const mt_tensor *t, int d0, int d1, mt_tensor **out);
+mt_status mtg_expand(const mt_tensor *t, const int64_t *shape, int ndim, mt_tensor **out);
+mt_status mtg_squeeze(const mt_tensor *t, int dim, mt_tensor **out);
+mt_status mtg_unsqueeze(const mt_tensor *t, int dim, mt_tensor **out);
+mt_status mtg_narrow(const mt_tensor *t, int dim, int64_t start, int64_t len, mt_tensor **out);
+mt_status mtg_select(const mt_tensor *t, int dim, int64_t index, mt_tensor **out);
+mt_status mtg_slice(const mt_tensor *t, int dim, int64_t start, int64_t stop, int64_t step, mt_tensor **out);
+mt_status mtg_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
+mt_status mtg_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);
+mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out);
+
+/* reductions */
+mt_status mtg_sum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
+mt_status mtg_mean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
+
+/* matmul */
+mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+
+/* softmax */
+mt_status mtg_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
+mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
+
+#endif
