@@ -18,9 +18,11 @@ typedef struct mtg_deriv {
  * families' tables below). */
 const mtg_deriv *mtg_deriv_of(mt_op op);
 const mtg_deriv *mtg_deriv_ew(mt_op op);     /* d_elementwise.c */
-const mtg_deriv *mtg_deriv_view(mt_op op);   /* d_view.c */
-const mtg_deriv *mtg_deriv_reduce(mt_op op); /* d_reduce.c */
-const mtg_deriv *mtg_deriv_linalg(mt_op op); /* d_linalg.c */
+const mtg_deriv *mtg_deriv_view(mt_op op);   /* views.c */
+const mtg_deriv *mtg_deriv_reduce(mt_op op); /* reduce.c */
+const mtg_deriv *mtg_deriv_linalg(mt_op op);   /* linalg.c */
+const mtg_deriv *mtg_deriv_movement(mt_op op); /* movement.c */
+const mtg_deriv *mtg_deriv_index(mt_op op);    /* index.c */
 /* "ExpBackward0" for MT_OP_exp: PyTorch's node names (derivatives.c). */
 const char *mtg_backward_name(mt_op op);
 /* Records an elementwise op (elementwise.c): see there. */

@@ -89,10 +89,16 @@ local function jacobians(fn, inputs, eps)
         local idx = x:dim() == 0 and nil or unravel(x.shape, j)
         local orig = value_at(x, j)
         local function set(v) if idx then x[idx] = v else x:fill_(v) end end
+        -- results are copied at once: fn may return (views of) its inputs
+        local function eval()
+          local r = as_list(fn(table.unpack(inputs, 1, #inputs)))
+          for o = 1, #r do r[o] = r[o]:detach():clone() end
+          return r
+        end
         set(orig + eps)
-        local plus = as_list(fn(table.unpack(inputs, 1, #inputs)))
+        local plus = eval()
         set(orig - eps)
-        local minus = as_list(fn(table.unpack(inputs, 1, #inputs)))
+        local minus = eval()
         set(orig)
         for o, y in ipairs(outs) do
           if y.requires_grad then

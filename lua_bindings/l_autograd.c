@@ -346,7 +346,29 @@ static int l_derivative_status(lua_State *L) {
   return 2;
 }
 
+/* torch._ops() -> list of {name=, kind=, arity=, differentiable=} from the
+ * engine's op registry (tensor/ops.def) */
+static int l_ops(lua_State *L) {
+  static const char *kinds[] = {"unary", "binary", "compare", "ternary", "reduce", "scan",
+                                "movement", "index", "extern", "random", "creation"};
+  lua_createtable(L, MT_NOPS, 0);
+  for (int i = 0; i < MT_NOPS; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, mt_ops[i].name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, kinds[mt_ops[i].kind]);
+    lua_setfield(L, -2, "kind");
+    lua_pushinteger(L, mt_ops[i].arity);
+    lua_setfield(L, -2, "arity");
+    lua_pushboolean(L, (mt_ops[i].flags & MT_F_DIFF) != 0);
+    lua_setfield(L, -2, "differentiable");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 static const mtl_reg regs[] = {
+    {"_ops", l_ops, MTL_FN, "torch._ops() -- the engine's op registry: {name=, kind=, arity=, differentiable=} per op"},
     {"requires_grad_", m_requires_grad_, MTL_METHOD,
      "x:requires_grad_([flag=true]) -- make leaf x record operations for autograd; returns x"},
     {"detach", m_detach, MTL_METHOD, "x:detach() -- a tensor sharing x's data, outside any graph"},
