@@ -16,10 +16,14 @@ static mt_status no_out(const char *op) {
 /* Saves what the derivative of entry e needs: slot 0..nin-1 the inputs
  * (pre-op copies for in-place ops, taken before the op), slot nin.. the
  * output. `pre` holds the inputs as they were before the op ran. */
-static mt_status save_for(mtg_node *n, const mtg_deriv *e, const mt_tensor *const *pre, int nin, mt_tensor *out) {
+static mt_status save_for(mtg_node *n, const mtg_deriv *e, const mt_tensor *const *pre, const uint32_t *ver, int nin,
+                          mt_tensor *out) {
   mt_status st = MT_OK;
   for (int i = 0; i < nin && !st; i++)
-    if ((e->saves & MTG_SAVE_IN(i)) && pre[i]) st = mtg_save(n, i, pre[i], false, 0);
+    if ((e->saves & MTG_SAVE_IN(i)) && pre[i]) {
+      st = mtg_save(n, i, pre[i], false, 0);
+      n->saved[i].version = ver[i]; /* as it was before the op ran */
+    }
   if (!st && (e->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_MAXSAVED - 1, out, true, 0);
   return st;
 }
@@ -55,6 +59,9 @@ mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tenso
     pre[0] = mt_retain((mt_tensor *)ins[0]);
   }
   for (int i = 1; i < nin; i++) pre[i] = mt_retain((mt_tensor *)ins[i]);
+  uint32_t ver[4] = {0};
+  for (int i = 0; i < nin; i++)
+    if (pre[i]) ver[i] = pre[i]->storage->version;
   mtg_node *n = NULL;
   if (!st) st = mtg_node_new(mtg_backward_name(op), e->fn, ins, nin, NULL, 1, &n);
   if (!st) st = run(ctx, out);
@@ -64,7 +71,7 @@ mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tenso
     n->out[0].ndim = (*out)->ndim;
     n->out[0].dtype = (*out)->dtype;
     memcpy(n->out[0].shape, (*out)->shape, (size_t)(*out)->ndim * sizeof *(*out)->shape);
-    st = save_for(n, e, (const mt_tensor *const *)pre, nin, *out);
+    st = save_for(n, e, (const mt_tensor *const *)pre, ver, nin, *out);
   }
   if (!st) {
     st = inplace ? mtg_attach_inplace(n, *out) : mtg_attach(n, out, 1);
