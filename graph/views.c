@@ -248,18 +248,18 @@ mt_status mtg_as_strided(const mt_tensor *t, int ndim, const int64_t *shape, con
 
 /* CopySlices: the base b was changed through its view v by the in-place op
  * recorded in n->sub. Inputs: (b's old value, the op's other inputs). The
- * view's geometry relative to b is in n->i (an as_strided description). */
+ * view's geometry relative to b is in n->i (an as_strided description).
+ * Written with recorded ops, so create_graph differentiates it too. */
 static mt_status d_copy_slices(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  if (mtg_grad_enabled())
-    return mt_fail(MT_EARG, "double backward through an in-place change of a view is not supported");
   mtg_node *f = n->sub;
   mt_tensor *gb = NULL, *gv = NULL, *gvc = NULL, *fg[8] = {0};
-  mt_status st = mt_clone(go[0], &gb);
-  if (!st) st = mtg_apply_view(n->i, gb, &gv);
-  if (!st) st = mt_clone(gv, &gvc);
-  if (!st && f->nin > 8) st = mt_fail(MT_EARG, "internal error: in-place op with too many inputs");
+  mt_status st = f->nin > 8 ? mt_fail(MT_EARG, "internal error: in-place op with too many inputs") : MT_OK;
+  if (!st) st = mtg_clone(go[0], &gb); /* contiguous, b's shape: the view's geometry applies */
+  if (!st) st = mtg_view_op(n->i, gb, &gv);
+  if (!st) st = mtg_clone(gv, &gvc);
   if (!st) st = f->backward(f, &gvc, fg);
-  if (!st) st = fg[0] ? mt_copy_(gv, fg[0]) : mt_fill_(gv, mt_sfloat(0));
+  /* the view's old values got fg[0] through the op; the rest of b keeps g */
+  if (!st) st = fg[0] ? mtg_copy_(gv, fg[0]) : mtg_fill_(gv, mt_sfloat(0));
   for (int i = 1; !st && i < f->nin; i++) {
     gin[i] = fg[i];
     fg[i] = NULL;

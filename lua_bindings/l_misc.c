@@ -227,7 +227,13 @@ static int l_helptext(lua_State *L) {
   return 1;
 }
 
+static int l_bytes_in_use(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)mt_cpu_bytes_in_use());
+  return 1;
+}
+
 static const mtl_reg regs[] = {
+    {"_cpu_bytes_in_use", l_bytes_in_use, MTL_FN, "torch._cpu_bytes_in_use() -- bytes held by live CPU tensor storages"},
     {"_helptext", l_helptext, MTL_FN, "torch._helptext(f) -- the help text of f as a string, or nil"},
     {"time", l_time, MTL_FN, "torch.time() -- monotonic wall-clock time in seconds (sub-microsecond resolution)"},
     {"Timer", l_timer, MTL_FN, "torch.Timer() -- a stopwatch with :elapsed(), :reset(), :stop(), :resume()"},

@@ -4,7 +4,7 @@
 # Debian's package archive. Safe to run again.
 set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev libopenblas-dev liblapacke-dev libdnnl-dev \
-libsleef-dev libedit-dev python3 python3-torch"
+libsleef-dev libedit-dev python3 python3-torch valgrind"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -157,6 +157,15 @@ test("assigning into a slice of a fresh tensor carries gradients", function()
   check_close(w.grad, T({8, 16}))
 end)
 
+test("second-order gradients through an assignment into a slice", function()
+  local w = torch.randn(2, {dtype = torch.float64}):requires_grad_()
+  check(torch.autograd.gradgradcheck(function(v)
+    local z = torch.zeros(3, 3, {dtype = torch.float64})
+    z[{2, {1, 2}}] = v * v
+    return z * z:sum()
+  end, {w}))
+end)
+
 test("bad uses of backward raise clear errors and the session goes on", function()
   local x = T({1, 2}):requires_grad_()
   check_error(function() (x * 2):backward() end, "only for outputs with one element")
