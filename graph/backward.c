@@ -11,21 +11,46 @@
 static uint64_t run_counter;
 
 
+/* A growable list of nodes whose first 32 entries live in the struct
+ * (small graphs allocate nothing). */
 typedef struct {
   mtg_node **v;
   int n, cap;
+  mtg_node *small[32];
 } nodevec;
+
+static void vec_init(nodevec *a) {
+  a->v = a->small;
+  a->n = 0;
+  a->cap = 32;
+}
+
+static void vec_free(nodevec *a) {
+  if (a->v != a->small) free(a->v);
+}
 
 static mt_status push(nodevec *a, mtg_node *x) {
   if (a->n == a->cap) {
-    int cap = a->cap ? a->cap * 2 : 64;
-    mtg_node **v = realloc(a->v, (size_t)cap * sizeof *v);
+    int cap = a->cap * 2;
+    mtg_node **v = a->v == a->small ? malloc((size_t)cap * sizeof *v) : realloc(a->v, (size_t)cap * sizeof *v);
     if (!v) return mt_fail(MT_ENOMEM, "backward: out of memory");
+    if (a->v == a->small) memcpy(v, a->small, sizeof a->small);
     a->v = v;
     a->cap = cap;
   }
   a->v[a->n++] = x;
   return MT_OK;
+}
+
+/* The gradient slots of a node for this run (one output: inline). */
+static mt_status alloc_buf(mtg_node *x) {
+  if (x->nout == 1) {
+    x->buf1 = NULL;
+    x->buf = &x->buf1;
+    return MT_OK;
+  }
+  x->buf = calloc((size_t)x->nout, sizeof *x->buf);
+  return x->buf ? MT_OK : mt_fail(MT_ENOMEM, "backward: out of memory");
 }
 
 /* Max-heap on seq: the most recently created ready node runs first. */
@@ -77,7 +102,8 @@ static mt_status accumulate(mt_tensor **acc, mt_tensor *g) {
 /* Marks every node reachable from the seeds for this run and counts how
  * many edges lead into each. */
 static mt_status discover(nodevec *seeds, uint64_t run, nodevec *all) {
-  nodevec stack = {0};
+  nodevec stack;
+  vec_init(&stack);
   mt_status st = MT_OK;
   for (int i = 0; i < seeds->n && !st; i++) {
     mtg_node *s = seeds->v[i];
@@ -86,7 +112,7 @@ static mt_status discover(nodevec *seeds, uint64_t run, nodevec *all) {
     if (st) break;
     s->run = run;
     s->deps = 0;
-    if (!(s->buf = calloc((size_t)s->nout, sizeof *s->buf))) st = mt_fail(MT_ENOMEM, "backward: out of memory");
+    st = alloc_buf(s);
     if (!st && !(st = push(all, s))) mtg_node_retain(s);
     if (!st) st = push(&stack, s);
   }
@@ -102,10 +128,7 @@ static mt_status discover(nodevec *seeds, uint64_t run, nodevec *all) {
         }
         y->run = run;
         y->deps = 0;
-        if (!(y->buf = calloc((size_t)y->nout, sizeof *y->buf))) {
-          st = mt_fail(MT_ENOMEM, "backward: out of memory");
-          break;
-        }
+        if ((st = alloc_buf(y))) break;
         if (!(st = push(all, y))) {
           mtg_node_retain(y);
           st = push(&stack, y);
@@ -114,7 +137,7 @@ static mt_status discover(nodevec *seeds, uint64_t run, nodevec *all) {
       y->deps++;
     }
   }
-  free(stack.v);
+  vec_free(&stack);
   return st;
 }
 
@@ -249,11 +272,17 @@ static mt_status seed(const mt_tensor *o, const mt_tensor *g, int i, mt_tensor *
 mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n, mt_tensor *const *inputs,
                        int ninputs, mtg_backward_opts opts, mt_tensor **results) {
   uint64_t run = ++run_counter;
-  nodevec seeds = {0}, all = {0}, ready = {0};
-  target *tg = ninputs ? calloc((size_t)ninputs, sizeof *tg) : NULL;
-  mt_tensor **sg = calloc((size_t)(n ? n : 1), sizeof *sg);
-  int *snr = calloc((size_t)(n ? n : 1), sizeof *snr);
-  mt_status st = (ninputs && !tg) || !sg || !snr ? mt_fail(MT_ENOMEM, "backward: out of memory") : MT_OK;
+  nodevec seeds, all, ready;
+  vec_init(&seeds);
+  vec_init(&all);
+  vec_init(&ready);
+  target tg_small[8];
+  mt_tensor *sg_small[8] = {0};
+  int snr_small[8];
+  target *tg = ninputs <= 8 ? tg_small : calloc((size_t)ninputs, sizeof *tg);
+  mt_tensor **sg = n <= 8 ? sg_small : calloc((size_t)n, sizeof *sg);
+  int *snr = n <= 8 ? snr_small : calloc((size_t)n, sizeof *snr);
+  mt_status st = !tg || !sg || !snr ? mt_fail(MT_ENOMEM, "backward: out of memory") : MT_OK;
   bool prev = mtg_set_grad_enabled(opts.create_graph);
   for (int i = 0; i < ninputs; i++) results[i] = NULL;
   for (int i = 0; i < n && !st; i++) {
@@ -288,12 +317,12 @@ mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n
   for (int i = 0; i < all.n; i++) { /* clean up, also after an error */
     mtg_node *x = all.v[i];
     for (int k = 0; k < x->nout; k++) mt_release(x->buf[k]);
-    free(x->buf);
+    if (x->buf != &x->buf1) free(x->buf);
     x->buf = NULL;
     x->run = 0;
     mtg_node_release(x);
   }
-  for (int i = 0; i < n; i++) mt_release(sg[i]);
+  for (int i = 0; i < n && sg; i++) mt_release(sg[i]);
   for (int i = 0; i < ninputs && !st; i++)
     if (!results[i] && !opts.allow_unused)
       st = mt_fail(MT_EARG, "grad: input %d is not reached from the outputs (pass allow_unused=true to get nil "
@@ -304,11 +333,11 @@ mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n
       results[i] = NULL;
     }
   mtg_set_grad_enabled(prev);
-  free(seeds.v);
-  free(all.v);
-  free(ready.v);
-  free(tg);
-  free(sg);
-  free(snr);
+  vec_free(&seeds);
+  vec_free(&all);
+  vec_free(&ready);
+  if (tg != tg_small) free(tg);
+  if (sg != sg_small) free(sg);
+  if (snr != snr_small) free(snr);
   return st;
 }

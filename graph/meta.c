@@ -8,6 +8,11 @@
 
 static _Thread_local bool grad_off; /* grad mode is on unless set */
 
+/* autograd states are recycled through a per-thread free list */
+#define KEEP_METAS 4096
+static _Thread_local void *meta_pool;
+static _Thread_local int meta_count;
+
 bool mtg_grad_enabled(void) { return !grad_off; }
 
 bool mtg_set_grad_enabled(bool on) {
@@ -34,13 +39,25 @@ static void meta_free(mt_tensor *t) {
   }
   mtg_node_release(m->grad_fn);
   mt_release(m->grad);
-  free(m);
+  if (meta_count < KEEP_METAS) {
+    *(void **)m = meta_pool;
+    meta_pool = m;
+    meta_count++;
+  } else {
+    free(m);
+  }
 }
 
 mt_status mtg_meta_get(mt_tensor *t, mtg_meta **out) {
   if (!t->autograd) {
-    mtg_meta *m = calloc(1, sizeof *m);
-    if (!m) return mt_fail(MT_ENOMEM, "out of memory (autograd state)");
+    mtg_meta *m = meta_pool;
+    if (m) {
+      meta_pool = *(void **)m;
+      meta_count--;
+      memset(m, 0, sizeof *m);
+    } else if (!(m = calloc(1, sizeof *m))) {
+      return mt_fail(MT_ENOMEM, "out of memory (autograd state)");
+    }
     mt_autograd_free_hook = meta_free;
     t->autograd = m;
   }

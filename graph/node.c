@@ -9,6 +9,41 @@
 
 static _Thread_local uint64_t next_seq;
 
+/* Nodes with up to SMALL_IN inputs and one output come from a per-thread
+ * free list: eager training makes and frees a few per op. */
+#define SMALL_IN 3
+#define SMALL_SIZE (sizeof(mtg_node) + SMALL_IN * (sizeof(mtg_edge) + sizeof(mtg_meta_shape)) + sizeof(mtg_meta_shape))
+#define KEEP_NODES 4096
+static _Thread_local void *node_free;
+static _Thread_local int node_count;
+
+static size_t node_size(int nin, int nout) {
+  return sizeof(mtg_node) + (size_t)nin * (sizeof(mtg_edge) + sizeof(mtg_meta_shape)) +
+         (size_t)nout * sizeof(mtg_meta_shape);
+}
+
+static bool small_node(int nin, int nout) { return nin <= SMALL_IN && nout <= 1; }
+
+static mtg_node *node_alloc(int nin, int nout) {
+  if (!small_node(nin, nout)) return calloc(1, node_size(nin, nout));
+  void *p = node_free;
+  if (!p) return calloc(1, SMALL_SIZE);
+  node_free = *(void **)p;
+  node_count--;
+  memset(p, 0, SMALL_SIZE);
+  return p;
+}
+
+static void node_dealloc(mtg_node *n) {
+  if (!small_node(n->nin, n->nout) || node_count >= KEEP_NODES) {
+    free(n);
+    return;
+  }
+  *(void **)n = node_free;
+  node_free = n;
+  node_count++;
+}
+
 bool mtg_any_requires_grad(const mt_tensor *const *ts, int n) {
   if (!mtg_grad_enabled()) return false;
   for (int i = 0; i < n; i++)
@@ -24,9 +59,7 @@ static void shape_of(mtg_meta_shape *m, const mt_tensor *t) {
 
 mt_status mtg_node_new(const char *name, mtg_backward_fn fn, const mt_tensor *const *ins, int nin,
                        mt_tensor *const *outs, int nout, mtg_node **out) {
-  size_t size = sizeof(mtg_node) + (size_t)nin * (sizeof(mtg_edge) + sizeof(mtg_meta_shape)) +
-                (size_t)nout * sizeof(mtg_meta_shape);
-  mtg_node *n = calloc(1, size);
+  mtg_node *n = node_alloc(nin, nout);
   if (!n) return mt_fail(MT_ENOMEM, "out of memory (graph node)");
   n->in = (mtg_meta_shape *)(n + 1);
   n->out = n->in + nin;
@@ -108,7 +141,7 @@ void mtg_node_release(mtg_node *n) {
     }
     for (int i = 0; i < x->nin; i++) mtg_node_release(x->next[i].node);
     mtg_node_release(x->sub);
-    free(x);
+    node_dealloc(x);
   }
   draining = false;
 }

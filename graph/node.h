@@ -64,7 +64,8 @@ struct mtg_node {
   /* backward engine scratch, valid while run == the running pass */
   uint64_t run;
   int deps;
-  mt_tensor **buf;
+  mt_tensor **buf; /* [nout]: &buf1 for one output */
+  mt_tensor *buf1;
 };
 
 /* Autograd state of a tensor (mt_tensor.autograd). */

@@ -1,34 +1,11 @@
 """bench/peers/ops.py -- PyTorch's side of bench/ops.lua: the same operations,
 timed the same way (median of batches after a warm-up), same output lines."""
-import sys
-import time
-
 import torch
-
-
-def timeit(fn, n, reps=7):
-    for _ in range(n):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        ts.append((time.perf_counter() - t0) / n)
-    ts.sort()
-    return ts[(reps - 1) // 2]
-
-
-def report(name, secs, extra=None, unit=None):
-    if extra is None:
-        print(f"RESULT {name} {secs:.9g}")
-    else:
-        print(f"RESULT {name} {secs:.9g} {extra:.6g} {unit}")
+from benchlib import report, setup, timeit
 
 
 def main():
-    only = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "all" else None
-    want = lambda name: only is None or only == name
+    want = setup()
     if want("dispatch_add16"):
         a, b = torch.ones(16), torch.ones(16)
         report("dispatch_add16", timeit(lambda: a + b, 200000))
@@ -55,5 +32,4 @@ def main():
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(int(sys.argv[2]) if len(sys.argv) > 2 else torch.get_num_threads())
     main()
