@@ -24,7 +24,9 @@ test("100,000 backward calls on a small graph keep resident memory flat", functi
   for _ = 1, n do step() end
   collectgarbage()
   local after = rss_mb()
-  if before and after then
+  -- ASan keeps freed memory in quarantine (resident); its leak check at
+  -- exit covers that build instead
+  if before and after and not os.getenv("MOONTORCH_ASAN") then
     check(after - before < 8, ("resident memory grew from %.1f MB to %.1f MB"):format(before, after))
   end
 end)
