@@ -41,7 +41,7 @@ static mt_status plain_problem(const char *op, const int64_t *xs, int nd, const 
   char a[96], b[96];
   mt_status st = check_input(op, xs, nd, o->nsp, p);
   if (st) return st;
-  int nsp = o->nsp;
+  int nsp = o->nsp, bad = -1;
   memcpy(ys, xs, sizeof(int64_t) * (size_t)nd);
   for (int i = 0; i < nsp; i++) {
     int d = 3 - nsp + i;
@@ -55,16 +55,14 @@ static mt_status plain_problem(const char *op, const int64_t *xs, int nd, const 
     int64_t in = p->in[d], num = in + 2 * pad - dl * (k - 1) - 1 + (o->ceil_mode ? s - 1 : 0);
     int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
     if (o->ceil_mode && (out - 1) * s >= in + pad) out--;
-    if (out < 1) {
-      int64_t tmp[5];
-      memcpy(tmp, ys, sizeof tmp);
-      tmp[nd - nsp + i] = out;
-      return mt_fail(MT_ESHAPE, "%s: input %s gives output size %s: too small (kernel %lld, dilation %lld, padding %lld)",
-                     op, shp(xs, nd, a), shp(tmp, nd, b), (long long)k, (long long)dl, (long long)pad);
-    }
+    if (out < 1) bad = i;
     p->k[d] = k, p->stride[d] = s, p->pad[d] = pad, p->dil[d] = dl, p->out[d] = out;
     ys[nd - nsp + i] = out;
   }
+  if (bad >= 0)
+    return mt_fail(MT_ESHAPE, "%s: input %s gives output size %s: too small (kernel %lld, dilation %lld, padding %lld)",
+                   op, shp(xs, nd, a), shp(ys, nd, b), (long long)o->kernel[bad], (long long)(avg ? 1 : o->dilation[bad]),
+                   (long long)o->pad[bad]);
   p->count_include_pad = o->count_include_pad;
   if (o->divisor_override < 0) return mt_fail(MT_EARG, "%s: divisor_override must be positive", op);
   p->divisor = o->divisor_override;
