@@ -73,8 +73,9 @@ static mt_conv_algo pick_fwd(const mt_conv_problem *p) {
   if (force && strcmp(force, "direct") == 0) return MT_CONV_DIRECT;
   if (force && strcmp(force, "gemm") == 0) return MT_CONV_GEMM;
   int64_t cg = p->C / p->G, kg = p->K / p->G, sp = p->out[0] * p->out[1] * p->out[2];
-  bool wino_shape = p->nsp == 2 && p->G == 1 && p->k[0] == 3 && p->k[1] == 3 && p->stride[0] == 1 &&
-                    p->stride[1] == 1 && p->dil[0] == 1 && p->dil[1] == 1;
+  /* a 2-D problem sits in dims 1 and 2 of the 3-D view */
+  bool wino_shape = p->nsp == 2 && p->G == 1 && p->k[1] == 3 && p->k[2] == 3 && p->stride[1] == 1 &&
+                    p->stride[2] == 1 && p->dil[1] == 1 && p->dil[2] == 1;
   if (force && strcmp(force, "winograd") == 0) return wino_shape ? MT_CONV_WINOGRAD : MT_CONV_DIRECT;
   if (cg <= 4 && p->G == 1) return MT_CONV_GEMM;
   const char *w = getenv("MOONTORCH_CONV_WINOGRAD");
