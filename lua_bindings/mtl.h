@@ -126,5 +126,6 @@ int mtl_autograd_setprop(lua_State *L, mt_tensor *t, const char *k, int v);
 /* Appends ", grad_fn=<...>" or ", requires_grad=true" for printing. */
 void mtl_autograd_suffix(lua_State *L, mt_tensor *t, luaL_Buffer *b);
 void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
+void mtl_open_nn(lua_State *L, int torch_idx, int methods_idx);       /* l_nn.c: conv, pooling, norms */
 
 #endif

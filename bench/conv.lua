@@ -1,0 +1,34 @@
+-- bench/conv.lua -- float32 convolution: forward (torch.conv2d) and
+-- backward (grad input + grad weight and bias, the two ops autograd calls)
+-- for the Fashion-MNIST CNN's layers (batch 64: 1->32 channels on 28x28,
+-- 32->64 on 14x14, 3x3, padding 1) and a ResNet-like 64->64 3x3 layer on
+-- 56x56 (batch 32). Peer: bench/peers/conv.py.
+package.path = "bench/?.lua;" .. package.path
+local torch = require "torch"
+local B = require "common"
+local only = arg and arg[1]
+local function want(name) return not only or only == name end
+
+local shapes = {
+  {"conv_fmnist1", 64, 1, 32, 28, 20},
+  {"conv_fmnist2", 64, 32, 64, 14, 10},
+  {"conv_resnet56", 32, 64, 64, 56, 2},
+}
+
+for _, s in ipairs(shapes) do
+  local name, n, c, k, hw, reps = table.unpack(s)
+  local x, w, b = torch.randn(n, c, hw, hw), torch.randn(k, c, 3, 3), torch.randn(k)
+  local flops = 2 * n * k * hw * hw * c * 9
+  if want(name .. "_fwd") then
+    local t = B.time(function() local _ = torch.conv2d(x, w, b, {padding = 1}) end, reps)
+    B.report(name .. "_fwd", t, flops / t / 1e9, "GFLOP/s")
+  end
+  if want(name .. "_bwd") then
+    local g = torch.randn(n, k, hw, hw)
+    local t = B.time(function()
+      local _ = torch._backward.conv_input(g, w, x.shape, {padding = 1})
+      local _, _ = torch._backward.conv_weight(g, x, w.shape, {padding = 1})
+    end, reps)
+    B.report(name .. "_bwd", t, 2 * flops / t / 1e9, "GFLOP/s")
+  end
+end

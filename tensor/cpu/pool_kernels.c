@@ -1,0 +1,195 @@
+/* pool_kernels.c -- max and average pooling (plain, adaptive) and their
+ * backward passes, one task per plane so no two threads write the same
+ * element. Window rules follow PyTorch 1.13's CPU kernels exactly (NaN
+ * wins a max, and the last NaN is kept; avg divisors count padding as
+ * count_include_pad says). */
+#include <math.h>
+
+#include "cpu/pool_kernels.h"
+
+/* Window of output o along dim d: positions [*b, *e) with step *step
+ * (plain pools: dilation; positions may be out of range and are skipped
+ * by the caller); for avg pools also the size counting padding. */
+static inline void window(const mt_pool_problem *p, int d, int64_t o, int64_t *b, int64_t *e, int64_t *step) {
+  if (p->adaptive) {
+    *b = o * p->in[d] / p->out[d];
+    *e = ((o + 1) * p->in[d] + p->out[d] - 1) / p->out[d];
+    *step = 1;
+  } else {
+    *b = o * p->stride[d] - p->pad[d];
+    *e = *b + (p->k[d] - 1) * p->dil[d] + 1;
+    *step = p->dil[d];
+  }
+}
+
+/* Avg-pool window along d: clipped [*b, *e) and the unclipped size (to the
+ * padded edge), PyTorch's pool_size factor. */
+static inline void avg_window(const mt_pool_problem *p, int d, int64_t o, int64_t *b, int64_t *e, int64_t *full) {
+  if (p->adaptive) {
+    int64_t s;
+    window(p, d, o, b, e, &s);
+    *full = *e - *b;
+    return;
+  }
+  int64_t s = o * p->stride[d] - p->pad[d], end = s + p->k[d];
+  if (end > p->in[d] + p->pad[d]) end = p->in[d] + p->pad[d];
+  *full = end - s;
+  *b = s < 0 ? 0 : s;
+  *e = end > p->in[d] ? p->in[d] : end;
+}
+
+static inline double divisor(const mt_pool_problem *p, const int64_t *b, const int64_t *e, const int64_t *full) {
+  if (p->divisor) return (double)p->divisor;
+  if (p->count_include_pad && !p->adaptive) return (double)(full[0] * full[1] * full[2]);
+  return (double)((e[0] - b[0]) * (e[1] - b[1]) * (e[2] - b[2]));
+}
+
+typedef struct pool_job {
+  const mt_pool_problem *p;
+  const void *x;
+  void *y;
+  int64_t *idx;
+  const int64_t *cidx;
+  int64_t in_plane, out_plane;
+  int bad;
+} pool_job;
+
+#define PLANE_IN(p) ((p)->in[0] * (p)->in[1] * (p)->in[2])
+#define PLANE_OUT(p) ((p)->out[0] * (p)->out[1] * (p)->out[2])
+
+#define DEF_POOL(tag, T)                                                                                               \
+  static void max_##tag(void *ctx, int64_t pb, int64_t pe) {                                                           \
+    const pool_job *j = ctx;                                                                                           \
+    const mt_pool_problem *p = j->p;                                                                                   \
+    int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
+    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+      const T *x = (const T *)j->x + pl * si;                                                                          \
+      T *y = (T *)j->y + pl * so;                                                                                      \
+      int64_t *ix = j->idx ? j->idx + pl * so : NULL, n = 0;                                                           \
+      for (int64_t o0 = 0; o0 < p->out[0]; o0++)                                                                       \
+        for (int64_t o1 = 0; o1 < p->out[1]; o1++)                                                                     \
+          for (int64_t o2 = 0; o2 < p->out[2]; o2++, n++) {                                                            \
+            int64_t b[3], e[3], s[3], best = -1;                                                                       \
+            window(p, 0, o0, &b[0], &e[0], &s[0]);                                                                     \
+            window(p, 1, o1, &b[1], &e[1], &s[1]);                                                                     \
+            window(p, 2, o2, &b[2], &e[2], &s[2]);                                                                     \
+            T m = -INFINITY;                                                                                           \
+            for (int64_t i0 = b[0]; i0 < e[0]; i0 += s[0]) {                                                           \
+              if (i0 < 0 || i0 >= p->in[0]) continue;                                                                  \
+              for (int64_t i1 = b[1]; i1 < e[1]; i1 += s[1]) {                                                         \
+                if (i1 < 0 || i1 >= p->in[1]) continue;                                                                \
+                for (int64_t i2 = b[2]; i2 < e[2]; i2 += s[2]) {                                                       \
+                  if (i2 < 0 || i2 >= p->in[2]) continue;                                                              \
+                  int64_t at = (i0 * p->in[1] + i1) * p->in[2] + i2;                                                   \
+                  T v = x[at];                                                                                         \
+                  if (best < 0 || v > m || isnan(v)) m = v, best = at;                                                 \
+                }                                                                                                      \
+              }                                                                                                        \
+            }                                                                                                          \
+            y[n] = m;                                                                                                  \
+            if (ix) ix[n] = best + 1;                                                                                  \
+          }                                                                                                            \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  static void max_bwd_##tag(void *ctx, int64_t pb, int64_t pe) {                                                       \
+    pool_job *j = ctx;                                                                                                 \
+    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+      const T *gy = (const T *)j->x + pl * j->out_plane;                                                               \
+      const int64_t *ix = j->cidx + pl * j->out_plane;                                                                 \
+      T *gx = (T *)j->y + pl * j->in_plane;                                                                            \
+      for (int64_t n = 0; n < j->out_plane; n++) {                                                                     \
+        int64_t at = ix[n] - 1;                                                                                        \
+        if (at < 0 || at >= j->in_plane) {                                                                             \
+          __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);                                                              \
+          continue;                                                                                                    \
+        }                                                                                                              \
+        gx[at] += gy[n];                                                                                               \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  static void avg_##tag(void *ctx, int64_t pb, int64_t pe) {                                                           \
+    const pool_job *j = ctx;                                                                                           \
+    const mt_pool_problem *p = j->p;                                                                                   \
+    int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
+    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+      const T *x = (const T *)j->x + pl * si;                                                                          \
+      T *y = (T *)j->y + pl * so;                                                                                      \
+      int64_t n = 0;                                                                                                   \
+      for (int64_t o0 = 0; o0 < p->out[0]; o0++)                                                                       \
+        for (int64_t o1 = 0; o1 < p->out[1]; o1++)                                                                     \
+          for (int64_t o2 = 0; o2 < p->out[2]; o2++, n++) {                                                            \
+            int64_t b[3], e[3], f[3];                                                                                  \
+            avg_window(p, 0, o0, &b[0], &e[0], &f[0]);                                                                 \
+            avg_window(p, 1, o1, &b[1], &e[1], &f[1]);                                                                 \
+            avg_window(p, 2, o2, &b[2], &e[2], &f[2]);                                                                 \
+            if (b[0] >= e[0] || b[1] >= e[1] || b[2] >= e[2]) {                                                        \
+              y[n] = 0;                                                                                                \
+              continue;                                                                                                \
+            }                                                                                                          \
+            double acc = 0;                                                                                            \
+            for (int64_t i0 = b[0]; i0 < e[0]; i0++)                                                                   \
+              for (int64_t i1 = b[1]; i1 < e[1]; i1++)                                                                 \
+                for (int64_t i2 = b[2]; i2 < e[2]; i2++) acc += x[(i0 * p->in[1] + i1) * p->in[2] + i2];               \
+            y[n] = (T)(acc / divisor(p, b, e, f));                                                                     \
+          }                                                                                                            \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  static void avg_bwd_##tag(void *ctx, int64_t pb, int64_t pe) {                                                       \
+    const pool_job *j = ctx;                                                                                           \
+    const mt_pool_problem *p = j->p;                                                                                   \
+    int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
+    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+      const T *gy = (const T *)j->x + pl * so;                                                                         \
+      T *gx = (T *)j->y + pl * si;                                                                                     \
+      for (int64_t i = 0; i < si; i++) gx[i] = 0;                                                                      \
+      int64_t n = 0;                                                                                                   \
+      for (int64_t o0 = 0; o0 < p->out[0]; o0++)                                                                       \
+        for (int64_t o1 = 0; o1 < p->out[1]; o1++)                                                                     \
+          for (int64_t o2 = 0; o2 < p->out[2]; o2++, n++) {                                                            \
+            int64_t b[3], e[3], f[3];                                                                                  \
+            avg_window(p, 0, o0, &b[0], &e[0], &f[0]);                                                                 \
+            avg_window(p, 1, o1, &b[1], &e[1], &f[1]);                                                                 \
+            avg_window(p, 2, o2, &b[2], &e[2], &f[2]);                                                                 \
+            if (b[0] >= e[0] || b[1] >= e[1] || b[2] >= e[2]) continue;                                                \
+            T g = (T)(gy[n] / divisor(p, b, e, f));                                                                    \
+            for (int64_t i0 = b[0]; i0 < e[0]; i0++)                                                                   \
+              for (int64_t i1 = b[1]; i1 < e[1]; i1++)                                                                 \
+                for (int64_t i2 = b[2]; i2 < e[2]; i2++) gx[(i0 * p->in[1] + i1) * p->in[2] + i2] += g;                \
+          }                                                                                                            \
+    }                                                                                                                  \
+  }
+DEF_POOL(f32, float)
+DEF_POOL(f64, double)
+#undef DEF_POOL
+
+static int64_t plane_grain(int64_t work_per_plane) {
+  return work_per_plane >= (1 << 14) ? 1 : (1 << 14) / (work_per_plane > 0 ? work_per_plane : 1);
+}
+
+mt_status mt_cpu_max_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y, int64_t *idx) {
+  pool_job j = {p, x, y, idx, NULL, 0, 0, 0};
+  return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[0] * p->k[1] * p->k[2]),
+                         dt == MT_FLOAT64 ? max_f64 : max_f32, &j);
+}
+
+mt_status mt_cpu_max_pool_backward(mt_dtype dt, int64_t planes, int64_t in_plane, int64_t out_plane, const void *gy,
+                                   const int64_t *idx, void *gx) {
+  pool_job j = {NULL, gy, gx, NULL, idx, in_plane, out_plane, 0};
+  mt_status st = mt_parallel_for(planes, plane_grain(out_plane), dt == MT_FLOAT64 ? max_bwd_f64 : max_bwd_f32, &j);
+  if (!st && j.bad)
+    return mt_fail(MT_EINDEX, "max_pool_backward: an index is outside the input plane of %lld elements",
+                   (long long)in_plane);
+  return st;
+}
+
+mt_status mt_cpu_avg_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y) {
+  pool_job j = {p, x, y, NULL, NULL, 0, 0, 0};
+  return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[0] * p->k[1] * p->k[2]),
+                         dt == MT_FLOAT64 ? avg_f64 : avg_f32, &j);
+}
+
+mt_status mt_cpu_avg_pool_backward(mt_dtype dt, const mt_pool_problem *p, const void *gy, void *gx) {
+  pool_job j = {p, gy, gx, NULL, NULL, 0, 0, 0};
+  return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[0] * p->k[1] * p->k[2]),
+                         dt == MT_FLOAT64 ? avg_bwd_f64 : avg_bwd_f32, &j);
+}

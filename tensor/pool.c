@@ -1,0 +1,262 @@
+/* pool.c -- pooling ops (nn.h): max, average and adaptive pools over 1 to 3
+ * spatial dims and their backward ops. Checks and output sizes follow
+ * PyTorch 1.13 (pooling_output_shape, pool2d_shape_check); the loops are in
+ * cpu/pool_kernels.c. Inputs are (N, C, *sp) or (C, *sp). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/pool_kernels.h"
+#include "nn.h"
+#include "reduce_util.h"
+
+static char *shp(const int64_t *s, int nd, char *buf) { return mt_shape_str(s, nd, buf, 96); }
+
+static const char *pool_name(const char *kind, int nsp, const char *suffix, char *buf, size_t n) {
+  snprintf(buf, n, "%s%dd%s", kind, nsp, suffix);
+  return buf;
+}
+
+/* Rank and size checks shared by every pool: x has nsp + 1 or nsp + 2 dims,
+ * and no dim but the batch is empty. Fills planes and the 3-D input view. */
+static mt_status check_input(const char *op, const int64_t *xs, int nd, int nsp, mt_pool_problem *p) {
+  char a[96];
+  if (nsp < 1 || nsp > 3) return mt_fail(MT_EARG, "%s: pools have 1 to 3 spatial dims, got %d", op, nsp);
+  if (nd != nsp + 1 && nd != nsp + 2)
+    return mt_fail(MT_ESHAPE, "%s: expected a %dD or %dD (batched) input, got %s", op, nsp + 1, nsp + 2,
+                   shp(xs, nd, a));
+  for (int i = nd == nsp + 2; i < nd; i++)
+    if (xs[i] == 0)
+      return mt_fail(MT_ESHAPE, "%s: input %s has an empty non-batch dimension", op, shp(xs, nd, a));
+  memset(p, 0, sizeof *p);
+  p->planes = 1;
+  for (int i = 0; i < nd - nsp; i++) p->planes *= xs[i];
+  for (int d = 0; d < 3; d++) p->in[d] = p->out[d] = p->k[d] = p->stride[d] = p->dil[d] = 1;
+  for (int i = 0; i < nsp; i++) p->in[3 - nsp + i] = xs[nd - nsp + i];
+  return MT_OK;
+}
+
+/* Kernel, stride, padding, dilation and output sizes of a plain pool. */
+static mt_status plain_problem(const char *op, const int64_t *xs, int nd, const mt_pool_opts *o, bool avg,
+                               mt_pool_problem *p, int64_t *ys) {
+  char a[96], b[96];
+  mt_status st = check_input(op, xs, nd, o->nsp, p);
+  if (st) return st;
+  int nsp = o->nsp, bad = -1;
+  memcpy(ys, xs, sizeof(int64_t) * (size_t)nd);
+  for (int i = 0; i < nsp; i++) {
+    int d = 3 - nsp + i;
+    int64_t k = o->kernel[i], s = o->stride[i] ? o->stride[i] : k, pad = o->pad[i], dl = avg ? 1 : o->dilation[i];
+    if (k < 1 || s < 1 || dl < 1)
+      return mt_fail(MT_EARG, "%s: kernel_size, stride and dilation must be positive, got %lld, %lld, %lld", op,
+                     (long long)k, (long long)s, (long long)dl);
+    if (pad < 0 || pad > k / 2)
+      return mt_fail(MT_EARG, "%s: padding must be between 0 and half the kernel size, got padding %lld for kernel %lld",
+                     op, (long long)pad, (long long)k);
+    int64_t in = p->in[d], num = in + 2 * pad - dl * (k - 1) - 1 + (o->ceil_mode ? s - 1 : 0);
+    int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (o->ceil_mode && (out - 1) * s >= in + pad) out--;
+    if (out < 1) bad = i;
+    p->k[d] = k, p->stride[d] = s, p->pad[d] = pad, p->dil[d] = dl, p->out[d] = out;
+    ys[nd - nsp + i] = out;
+  }
+  if (bad >= 0)
+    return mt_fail(MT_ESHAPE, "%s: input %s gives output size %s: too small (kernel %lld, dilation %lld, padding %lld)",
+                   op, shp(xs, nd, a), shp(ys, nd, b), (long long)o->kernel[bad], (long long)(avg ? 1 : o->dilation[bad]),
+                   (long long)o->pad[bad]);
+  p->count_include_pad = o->count_include_pad;
+  if (o->divisor_override < 0) return mt_fail(MT_EARG, "%s: divisor_override must be positive", op);
+  p->divisor = o->divisor_override;
+  return MT_OK;
+}
+
+static mt_status adaptive_problem(const char *op, const int64_t *xs, int nd, int nsp, const int64_t *size,
+                                  mt_pool_problem *p, int64_t *ys) {
+  mt_status st = check_input(op, xs, nd, nsp, p);
+  if (st) return st;
+  memcpy(ys, xs, sizeof(int64_t) * (size_t)nd);
+  for (int i = 0; i < nsp; i++) {
+    if (size[i] < 0) return mt_fail(MT_EARG, "%s: output_size must be non-negative, got %lld", op, (long long)size[i]);
+    p->out[3 - nsp + i] = ys[nd - nsp + i] = size[i];
+    p->k[3 - nsp + i] = size[i] ? (p->in[3 - nsp + i] + size[i] - 1) / size[i] + 1 : 1; /* for work estimates */
+  }
+  p->adaptive = true;
+  return MT_OK;
+}
+
+static mt_status check_float(const char *op, const mt_tensor *x) {
+  if (!mt_is_floating((mt_dtype)x->dtype))
+    return mt_fail(MT_EDTYPE, "%s: needs a floating tensor, got %s (convert with x:float())", op,
+                   mt_dtype_name((mt_dtype)x->dtype));
+  return MT_OK;
+}
+
+static mt_status prep(const mt_tensor *t, mt_tensor **out) {
+  mt_tensor *u = NULL;
+  mt_status st = mt_upcast_half(t, &u);
+  if (!st) st = mt_contiguous(u, out);
+  mt_release(u);
+  return st;
+}
+
+/* Converts r (compute dtype) to dt and delivers it; consumes r. */
+static mt_status finish(const char *op, mt_tensor *r, mt_dtype dt, mt_tensor **out) {
+  mt_tensor *c = NULL;
+  mt_status st = mt_to_dtype(r, dt, false, &c);
+  mt_release(r);
+  return st ? st : mt_deliver(op, c, out);
+}
+
+static int64_t numel(const int64_t *s, int nd) { return mt_checked_numel(s, nd); }
+
+/* Forward of max (kind 0) or avg (kind 1) pools given a problem. */
+static mt_status pool_fwd(const char *op, const mt_tensor *x, const mt_pool_problem *p, const int64_t *ys, bool avg,
+                          mt_tensor **out, mt_tensor **indices) {
+  mt_tensor *xc = NULL, *y = NULL, *ix = NULL;
+  mt_status st;
+  if ((st = prep(x, &xc)) || (st = mt_empty(ys, x->ndim, (mt_dtype)xc->dtype, mt_cpu(), &y)) ||
+      (indices && (st = mt_empty(ys, x->ndim, MT_INT64, mt_cpu(), &ix))))
+    goto fail;
+  if (numel(ys, x->ndim) > 0) {
+    mt_dtype dt = (mt_dtype)xc->dtype;
+    st = avg ? mt_cpu_avg_pool(dt, p, mt_data(xc), mt_data(y))
+             : mt_cpu_max_pool(dt, p, mt_data(xc), mt_data(y), ix ? (int64_t *)mt_data(ix) : NULL);
+    if (st) goto fail;
+  }
+  mt_release(xc);
+  xc = NULL;
+  if ((st = finish(op, y, (mt_dtype)x->dtype, out))) {
+    mt_release(ix);
+    return st;
+  }
+  if (indices) st = mt_deliver(op, ix, indices);
+  return st;
+fail:
+  mt_release(xc), mt_release(y), mt_release(ix);
+  return st;
+}
+
+mt_status mt_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
+  char op[32];
+  pool_name("max_pool", o->nsp, "", op, sizeof op);
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_status st = check_float(op, x);
+  if (!st) st = plain_problem(op, x->shape, x->ndim, o, false, &p, ys);
+  return st ? st : pool_fwd(op, x, &p, ys, false, out, indices);
+}
+
+mt_status mt_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
+  char op[32];
+  pool_name("avg_pool", o->nsp, "", op, sizeof op);
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_status st = check_float(op, x);
+  if (!st) st = plain_problem(op, x->shape, x->ndim, o, true, &p, ys);
+  return st ? st : pool_fwd(op, x, &p, ys, true, out, NULL);
+}
+
+mt_status mt_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
+  char op[40];
+  pool_name("adaptive_avg_pool", nsp, "", op, sizeof op);
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_status st = check_float(op, x);
+  if (!st) st = adaptive_problem(op, x->shape, x->ndim, nsp, output_size, &p, ys);
+  return st ? st : pool_fwd(op, x, &p, ys, true, out, NULL);
+}
+
+mt_status mt_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out,
+                               mt_tensor **indices) {
+  char op[40];
+  pool_name("adaptive_max_pool", nsp, "", op, sizeof op);
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_status st = check_float(op, x);
+  if (!st) st = adaptive_problem(op, x->shape, x->ndim, nsp, output_size, &p, ys);
+  return st ? st : pool_fwd(op, x, &p, ys, false, out, indices);
+}
+
+/* grad_out must have shape ys (what the forward gave for input shape xs). */
+static mt_status check_grad_shape(const char *op, const mt_tensor *g, const int64_t *ys, int nd) {
+  char a[96], b[96];
+  bool same = g->ndim == nd;
+  for (int i = 0; same && i < nd; i++) same = g->shape[i] == ys[i];
+  if (!same)
+    return mt_fail(MT_ESHAPE, "%s: grad_output has shape %s, but the pool's output has shape %s", op,
+                   shp(g->shape, g->ndim, a), shp(ys, nd, b));
+  return MT_OK;
+}
+
+static mt_status avg_bwd(const char *op, const mt_tensor *g, const int64_t *xs, int nd, const mt_pool_problem *p,
+                         mt_tensor **grad_in) {
+  mt_tensor *gc = NULL, *gx = NULL;
+  mt_status st;
+  if ((st = prep(g, &gc)) || (st = mt_zeros(xs, nd, (mt_dtype)gc->dtype, mt_cpu(), &gx))) goto fail;
+  if (numel(xs, nd) > 0 && (st = mt_cpu_avg_pool_backward((mt_dtype)gc->dtype, p, mt_data(gc), mt_data(gx))))
+    goto fail;
+  mt_release(gc);
+  return finish(op, gx, (mt_dtype)g->dtype, grad_in);
+fail:
+  mt_release(gc), mt_release(gx);
+  return st;
+}
+
+mt_status mt_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim,
+                               const mt_pool_opts *o, mt_tensor **grad_in) {
+  char op[40];
+  pool_name("avg_pool", o->nsp, "_backward", op, sizeof op);
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_status st = check_float(op, grad_out);
+  if (!st) st = plain_problem(op, input_shape, ndim, o, true, &p, ys);
+  if (!st) st = check_grad_shape(op, grad_out, ys, ndim);
+  return st ? st : avg_bwd(op, grad_out, input_shape, ndim, &p, grad_in);
+}
+
+mt_status mt_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
+                                        mt_tensor **grad_in) {
+  char op[48];
+  pool_name("adaptive_avg_pool", nsp, "_backward", op, sizeof op);
+  mt_pool_problem p;
+  int64_t ys[5], size[3];
+  mt_status st = check_float(op, grad_out);
+  if (!st && grad_out->ndim != ndim) st = mt_fail(MT_ESHAPE, "%s: grad_output and input ranks differ", op);
+  if (st) return st;
+  for (int i = 0; i < nsp && i < ndim; i++) size[i] = grad_out->shape[ndim - nsp + i];
+  if (!(st = adaptive_problem(op, input_shape, ndim, nsp, size, &p, ys))) st = check_grad_shape(op, grad_out, ys, ndim);
+  return st ? st : avg_bwd(op, grad_out, input_shape, ndim, &p, grad_in);
+}
+
+mt_status mt_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
+                               int ndim, int nsp, mt_tensor **grad_in) {
+  char op[40], a[96], b[96], c[96];
+  pool_name("max_pool", nsp, "_backward", op, sizeof op);
+  mt_pool_problem p;
+  mt_status st = check_float(op, grad_out);
+  if (st) return st;
+  if (indices->dtype != MT_INT64)
+    return mt_fail(MT_EDTYPE, "%s: indices must be int64, got %s", op, mt_dtype_name((mt_dtype)indices->dtype));
+  if ((st = check_input(op, input_shape, ndim, nsp, &p))) return st;
+  bool same = grad_out->ndim == ndim && indices->ndim == ndim;
+  for (int i = 0; same && i < ndim; i++)
+    same = grad_out->shape[i] == indices->shape[i] && (i >= ndim - nsp || grad_out->shape[i] == input_shape[i]);
+  if (!same)
+    return mt_fail(MT_ESHAPE, "%s: grad_output %s, indices %s and input %s do not fit together", op,
+                   shp(grad_out->shape, grad_out->ndim, a), shp(indices->shape, indices->ndim, b),
+                   shp(input_shape, ndim, c));
+  int64_t out_plane = 1, in_plane = 1;
+  for (int i = ndim - nsp; i < ndim; i++) out_plane *= grad_out->shape[i], in_plane *= input_shape[i];
+  mt_tensor *gc = NULL, *ic = NULL, *gx = NULL;
+  if ((st = prep(grad_out, &gc)) || (st = mt_contiguous(indices, &ic)) ||
+      (st = mt_zeros(input_shape, ndim, (mt_dtype)gc->dtype, mt_cpu(), &gx)))
+    goto fail;
+  if (p.planes * out_plane > 0 &&
+      (st = mt_cpu_max_pool_backward((mt_dtype)gc->dtype, p.planes, in_plane, out_plane, mt_data(gc),
+                                     (const int64_t *)mt_data(ic), mt_data(gx))))
+    goto fail;
+  mt_release(gc), mt_release(ic);
+  return finish(op, gx, (mt_dtype)grad_out->dtype, grad_in);
+fail:
+  mt_release(gc), mt_release(ic), mt_release(gx);
+  return st;
+}
