@@ -1,6 +1,9 @@
 /* init.c -- luaopen_torch: builds the torch module table and the Tensor
  * method table from every binding group, and keeps the help texts of all
  * registered functions (help() reads them). */
+#include <stdio.h>
+#include <string.h>
+
 #include "mtl.h"
 
 void mtl_set_help(lua_State *L, const char *text) {
@@ -25,6 +28,30 @@ void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *r
     }
     lua_pop(L, 1);
   }
+}
+
+/* torch's __index(torch, k): the Lua subpackage torch.<k> (torch.nn,
+ * torch.optim, torch.utils, ...) loaded by require on first use and kept
+ * in the table; nil when no such module exists. Errors inside an existing
+ * module propagate. */
+static int torch_index(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  const char *k = lua_tostring(L, 2);
+  if (k[0] == '_' || strchr(k, '.')) return 0;
+  lua_getglobal(L, "require");
+  if (!lua_isfunction(L, -1)) return 0;
+  lua_pushfstring(L, "torch.%s", k);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    char needle[128];
+    snprintf(needle, sizeof needle, "module 'torch.%s' not found", k);
+    if (msg && strstr(msg, needle)) return 0;
+    return lua_error(L);
+  }
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  return 1;
 }
 
 int luaopen_torch(lua_State *L) {
@@ -59,6 +86,10 @@ int luaopen_torch(lua_State *L) {
   lua_setfield(L, torch_idx, "Tensor");
   lua_pushstring(L, MT_VERSION);
   lua_setfield(L, torch_idx, "version");
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, torch_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, torch_idx);
   lua_pushvalue(L, torch_idx);
   return 1;
 }
