@@ -117,6 +117,7 @@ void mtl_open_random(lua_State *L, int torch_idx, int methods_idx);   /* l_rando
 void mtl_open_print(lua_State *L, int torch_idx, int methods_idx);    /* l_print.c: tostring */
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.c: time, threads, help */
 void mtl_open_autograd(lua_State *L, int torch_idx, int methods_idx); /* l_autograd.c: autograd */
+void mtl_open_prefetch(lua_State *L, int torch_idx, int methods_idx); /* l_prefetch.c: DataLoader workers */
 
 /* l_autograd.c: the autograd properties of tensors (requires_grad, grad,
  * grad_fn, is_leaf, retains_grad). Return 1 if k is one (value pushed /
