@@ -14,10 +14,10 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
            -Itensor -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
-LDLIBS  := -ldnnl -lsleef -lgomp -lm -ldl -lpthread
+LDLIBS  := -ldnnl -lsleef -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
-ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c))
+ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c))
 BIND_SRC   := $(sort $(wildcard lua_bindings/*.c))
 REPL_SRC   := $(sort $(wildcard repl/*.c))
 CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
@@ -26,7 +26,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o)
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
-HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h lua_bindings/*.h repl/*.h)
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/io/*.h lua_bindings/*.h repl/*.h)
 
 .PHONY: all test asan bench install clean help ctest luatest
 

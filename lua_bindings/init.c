@@ -52,6 +52,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_random(L, torch_idx, methods_idx);
   mtl_open_print(L, torch_idx, methods_idx);
   mtl_open_misc(L, torch_idx, methods_idx);
+  mtl_open_serialize(L, torch_idx, methods_idx);
 
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, torch_idx, "Tensor");
