@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* element sizes are kept here so that the fuzz target needs no dtype.c */
 static const struct {
   const char *code;
   mt_dtype dtype;
-} codes[] = {{"F32", MT_FLOAT32}, {"F64", MT_FLOAT64}, {"F16", MT_FLOAT16}, {"BF16", MT_BFLOAT16},
-             {"I8", MT_INT8},     {"I16", MT_INT16},   {"I32", MT_INT32},   {"I64", MT_INT64},
-             {"U8", MT_UINT8},    {"BOOL", MT_BOOL}};
+  unsigned size;
+} codes[] = {{"F32", MT_FLOAT32, 4}, {"F64", MT_FLOAT64, 8}, {"F16", MT_FLOAT16, 2}, {"BF16", MT_BFLOAT16, 2},
+             {"I8", MT_INT8, 1},     {"I16", MT_INT16, 2},   {"I32", MT_INT32, 4},   {"I64", MT_INT64, 8},
+             {"U8", MT_UINT8, 1},    {"BOOL", MT_BOOL, 1}};
 #define NCODES (int)(sizeof codes / sizeof codes[0])
 
 /* valid safetensors dtypes that moontorch has no tensor type for */
@@ -24,6 +26,12 @@ const char *mt_st_dtype_code(mt_dtype d) {
   for (int i = 0; i < NCODES; i++)
     if (codes[i].dtype == d) return codes[i].code;
   return NULL;
+}
+
+static uint64_t elsize(mt_dtype d) {
+  for (int i = 0; i < NCODES; i++)
+    if (codes[i].dtype == d) return codes[i].size;
+  return 0;
 }
 
 int mt_st_dtype_from_code(const char *code, size_t n) {
@@ -97,7 +105,7 @@ static mt_status parse_entry(const mt_json *m, uint64_t data_len, mt_st_entry *e
   if (o[1] < o[0])
     return mt_fail(MT_EARG, "tensor '%s': data_offsets [%lld, %lld] end before they begin", name, (long long)o[0],
                    (long long)o[1]);
-  uint64_t bytes = mt_dtype_size(e->dtype);
+  uint64_t bytes = elsize(e->dtype);
   for (int i = 0; i < e->ndim; i++) {
     if (e->shape[i] != 0 && bytes > UINT64_MAX / (uint64_t)e->shape[i])
       return mt_fail(MT_ESHAPE, "tensor '%s': shape %s is too large (its byte size overflows)", name,
@@ -262,7 +270,7 @@ mt_status mt_st_build_header(mt_st_entry *e, int n, const mt_st_meta *meta, int 
   }
   uint64_t at = 0;
   for (int i = 0; i < n; i++) {
-    uint64_t bytes = mt_dtype_size(e[i].dtype);
+    uint64_t bytes = elsize(e[i].dtype);
     for (int k = 0; k < e[i].ndim; k++) {
       if (e[i].shape[k] < 0 || (e[i].shape[k] && bytes > UINT64_MAX / (uint64_t)e[i].shape[k])) {
         mt_buf_free(&j);

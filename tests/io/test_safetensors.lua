@@ -32,6 +32,11 @@ local function flat(t) return t:flatten():totable() end
 
 -- ---------------------------------------------------------------- round trips
 
+test("torch.save and torch.load have help texts", function()
+  check((torch._helptext(torch.save) or ""):find("torch.save(obj, path)", 1, true), "save")
+  check((torch._helptext(torch.load) or ""):find("torch.load(path)", 1, true), "load")
+end)
+
 test("every dtype round-trips with its values, shape and dtype", function()
   local cases = {
     {torch.float32, {{1.5, -2.25, 2 ^ 127 * 1.5}, {2 ^ -140, math.huge, -0.0}}},
