@@ -15,7 +15,7 @@
 mt_status mt_read_file(const char *path, size_t max, unsigned char **buf, size_t *len) {
   *buf = NULL;
   *len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
   if (fd < 0) return mt_fail(MT_EIO, "cannot open: %s", strerror(errno));
   struct stat sb;
   if (fstat(fd, &sb) != 0) {

@@ -34,6 +34,18 @@ static uint64_t elsize(mt_dtype d) {
   return 0;
 }
 
+/* Byte size of a tensor of entry e's dtype and shape; 0 (false) when a size
+ * is negative or the product overflows 64 bits. */
+static int byte_size(const mt_st_entry *e, uint64_t *bytes) {
+  uint64_t b = elsize(e->dtype);
+  for (int i = 0; i < e->ndim; i++) {
+    if (e->shape[i] < 0 || (e->shape[i] && b > UINT64_MAX / (uint64_t)e->shape[i])) return 0;
+    b *= (uint64_t)e->shape[i];
+  }
+  *bytes = b;
+  return 1;
+}
+
 int mt_st_dtype_from_code(const char *code, size_t n) {
   for (int i = 0; i < NCODES; i++)
     if (strlen(codes[i].code) == n && memcmp(codes[i].code, code, n) == 0) return (int)codes[i].dtype;
@@ -105,13 +117,10 @@ static mt_status parse_entry(const mt_json *m, uint64_t data_len, mt_st_entry *e
   if (o[1] < o[0])
     return mt_fail(MT_EARG, "tensor '%s': data_offsets [%lld, %lld] end before they begin", name, (long long)o[0],
                    (long long)o[1]);
-  uint64_t bytes = elsize(e->dtype);
-  for (int i = 0; i < e->ndim; i++) {
-    if (e->shape[i] != 0 && bytes > UINT64_MAX / (uint64_t)e->shape[i])
-      return mt_fail(MT_ESHAPE, "tensor '%s': shape %s is too large (its byte size overflows)", name,
-                     mt_shape_str(e->shape, e->ndim, sb, sizeof sb));
-    bytes *= (uint64_t)e->shape[i];
-  }
+  uint64_t bytes;
+  if (!byte_size(e, &bytes))
+    return mt_fail(MT_ESHAPE, "tensor '%s': shape %s is too large (its byte size overflows)", name,
+                   mt_shape_str(e->shape, e->ndim, sb, sizeof sb));
   e->begin = (uint64_t)o[0];
   e->end = (uint64_t)o[1];
   if (e->end - e->begin != bytes)
@@ -270,15 +279,8 @@ mt_status mt_st_build_header(mt_st_entry *e, int n, const mt_st_meta *meta, int 
   }
   uint64_t at = 0;
   for (int i = 0; i < n; i++) {
-    uint64_t bytes = elsize(e[i].dtype);
-    for (int k = 0; k < e[i].ndim; k++) {
-      if (e[i].shape[k] < 0 || (e[i].shape[k] && bytes > UINT64_MAX / (uint64_t)e[i].shape[k])) {
-        mt_buf_free(&j);
-        return mt_fail(MT_ESHAPE, "a tensor is too large to save");
-      }
-      bytes *= (uint64_t)e[i].shape[k];
-    }
-    if (bytes > (uint64_t)INT64_MAX - at) {
+    uint64_t bytes;
+    if (!byte_size(&e[i], &bytes) || bytes > (uint64_t)INT64_MAX - at) {
       mt_buf_free(&j);
       return mt_fail(MT_ESHAPE, "the tensors are too large to save in one file");
     }

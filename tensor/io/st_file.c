@@ -89,7 +89,7 @@ static mt_status load_header(int fd, mt_st_header *h) {
 
 mt_status mt_st_load(const char *path, mt_st_file *f) {
   memset(f, 0, sizeof *f);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
   if (fd < 0) return mt_fail(MT_EIO, "cannot open: %s", strerror(errno));
   mt_status st = load_header(fd, &f->h);
   if (!st) {

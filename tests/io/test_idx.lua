@@ -9,7 +9,9 @@ os.remove(dir)
 assert(os.execute("mkdir -p '" .. dir .. "'"))
 local function P(name) return dir .. "/" .. name end
 
+-- removes first: rewriting a truncated file makes ext4 flush it (auto_da_alloc)
 local function write_bytes(path, s)
+  os.remove(path)
   local f = assert(io.open(path, "wb"))
   f:write(s)
   f:close()
