@@ -71,9 +71,12 @@ static void enc_number(lua_State *L, int i, mt_buf *j) {
     return;
   }
   double d = lua_tonumber(L, i);
-  if (isnan(d)) mt_buf_puts(j, "{\"float\":\"nan\"}");
-  else if (isinf(d)) mt_buf_puts(j, d > 0 ? "{\"float\":\"inf\"}" : "{\"float\":\"-inf\"}");
-  else mt_buf_json_double(j, d);
+  if (isnan(d))
+    mt_buf_puts(j, "{\"float\":\"nan\"}");
+  else if (isinf(d))
+    mt_buf_puts(j, d > 0 ? "{\"float\":\"inf\"}" : "{\"float\":\"-inf\"}");
+  else
+    mt_buf_json_double(j, d);
 }
 
 /* Appends ".key" (or "key" at the top) to the path; returns the old length. */
@@ -185,8 +188,8 @@ static void enc_map(enc *e, int t, lua_Integer count) {
     lua_pop(L, 1);
     int kt = lua_type(L, -1);
     if (kt != LUA_TSTRING && kt != LUA_TNUMBER && kt != LUA_TBOOLEAN)
-      luaL_error(L, "torch.save: table keys must be strings, numbers or booleans; found a %s key in %s", luaL_typename(L, -1),
-                 where(e));
+      luaL_error(L, "torch.save: table keys must be strings, numbers or booleans; found a %s key in %s",
+                 luaL_typename(L, -1), where(e));
     keyref *r = &k[n];
     memset(r, 0, sizeof *r);
     r->type = kt == LUA_TBOOLEAN ? 0 : kt == LUA_TNUMBER ? 1 : 2;
@@ -204,9 +207,12 @@ static void enc_map(enc *e, int t, lua_Integer count) {
     lua_rawgeti(L, keys, k[x].slot);
     int key = lua_gettop(L);
     mt_buf_puts(j, x ? ",[" : "[");
-    if (k[x].type == 0) mt_buf_puts(j, k[x].i ? "true" : "false");
-    else if (k[x].type == 1) enc_number(L, key, j);
-    else enc_string(j, k[x].s, k[x].len);
+    if (k[x].type == 0)
+      mt_buf_puts(j, k[x].i ? "true" : "false");
+    else if (k[x].type == 1)
+      enc_number(L, key, j);
+    else
+      enc_string(j, k[x].s, k[x].len);
     mt_buf_put(j, ",", 1);
     size_t old = path_push(e, key);
     lua_pushvalue(L, key);
@@ -222,7 +228,8 @@ static void enc_map(enc *e, int t, lua_Integer count) {
 
 static void enc_table(enc *e, int t) {
   lua_State *L = e->L;
-  if (++e->depth > MAX_NESTING) luaL_error(L, "torch.save: tables nested deeper than %d levels (at %s)", MAX_NESTING, where(e));
+  if (++e->depth > MAX_NESTING)
+    luaL_error(L, "torch.save: tables nested deeper than %d levels (at %s)", MAX_NESTING, where(e));
   luaL_checkstack(L, 10, "torch.save: tables nested too deeply");
   lua_pushvalue(L, t);
   if (lua_rawget(L, e->visiting) != LUA_TNIL)
@@ -264,21 +271,28 @@ static void enc_value(enc *e, int i) {
   lua_State *L = e->L;
   mt_buf *j = &e->b->json;
   switch (lua_type(L, i)) {
-  case LUA_TNUMBER: enc_number(L, i, j); return;
-  case LUA_TBOOLEAN: mt_buf_puts(j, lua_toboolean(L, i) ? "true" : "false"); return;
+  case LUA_TNUMBER:
+    enc_number(L, i, j);
+    return;
+  case LUA_TBOOLEAN:
+    mt_buf_puts(j, lua_toboolean(L, i) ? "true" : "false");
+    return;
   case LUA_TSTRING: {
     size_t n;
     const char *s = lua_tolstring(L, i, &n);
     enc_string(j, s, n);
     return;
   }
-  case LUA_TTABLE: enc_table(e, i); return;
+  case LUA_TTABLE:
+    enc_table(e, i);
+    return;
   default:
     if (mtl_to_tensor(L, i)) {
       enc_tensor(e, i);
       return;
     }
-    luaL_error(L, "torch.save: cannot save a %s (at %s); only tensors, numbers, strings, booleans and tables can be saved",
+    luaL_error(L,
+               "torch.save: cannot save a %s (at %s); only tensors, numbers, strings, booleans and tables can be saved",
                luaL_typename(L, i), where(e));
   }
 }
@@ -380,13 +394,17 @@ static void dec_tagged(dec *d, const mt_json *v) {
   if (!strcmp(m->key, "tensor") && m->type == MT_JSTR) {
     lua_pushlstring(L, m->s, m->len);
     if (lua_rawget(L, d->tensors) == LUA_TNIL)
-      luaL_error(L, "torch.load: %s: bad structure metadata (it refers to a tensor '%s' that is not in the file)", d->path,
-                 m->s);
+      luaL_error(L, "torch.load: %s: bad structure metadata (it refers to a tensor '%s' that is not in the file)",
+                 d->path, m->s);
   } else if (!strcmp(m->key, "float") && m->type == MT_JSTR) {
-    if (!strcmp(m->s, "inf")) lua_pushnumber(L, HUGE_VAL);
-    else if (!strcmp(m->s, "-inf")) lua_pushnumber(L, -HUGE_VAL);
-    else if (!strcmp(m->s, "nan")) lua_pushnumber(L, NAN);
-    else bad(d, "float must be inf, -inf or nan");
+    if (!strcmp(m->s, "inf"))
+      lua_pushnumber(L, HUGE_VAL);
+    else if (!strcmp(m->s, "-inf"))
+      lua_pushnumber(L, -HUGE_VAL);
+    else if (!strcmp(m->s, "nan"))
+      lua_pushnumber(L, NAN);
+    else
+      bad(d, "float must be inf, -inf or nan");
   } else if (!strcmp(m->key, "bytes") && m->type == MT_JSTR) {
     if (m->len % 2) bad(d, "odd number of hex digits in bytes");
     luaL_Buffer b;
@@ -411,8 +429,9 @@ static void dec_tagged(dec *d, const mt_json *v) {
     for (const mt_json *x = m->child; x; x = x->next) {
       if (x->type != MT_JARR || x->len != 2) bad(d, "map entries must be [key, value] pairs");
       const mt_json *k = x->child;
-      int ok = k->type == MT_JSTR || k->type == MT_JINT || k->type == MT_JNUM || k->type == MT_JBOOL ||
-               (k->type == MT_JOBJ && k->len == 1 && (!strcmp(k->child->key, "bytes") || !strcmp(k->child->key, "float")));
+      int ok =
+          k->type == MT_JSTR || k->type == MT_JINT || k->type == MT_JNUM || k->type == MT_JBOOL ||
+          (k->type == MT_JOBJ && k->len == 1 && (!strcmp(k->child->key, "bytes") || !strcmp(k->child->key, "float")));
       if (!ok) bad(d, "map keys must be strings, numbers or booleans");
       dec_value(d, k);
       if (lua_type(L, -1) == LUA_TNUMBER && isnan(lua_tonumber(L, -1))) bad(d, "nan cannot be a table key");
@@ -427,12 +446,23 @@ static void dec_tagged(dec *d, const mt_json *v) {
 static void dec_value(dec *d, const mt_json *v) {
   lua_State *L = d->L;
   switch (v->type) {
-  case MT_JINT: lua_pushinteger(L, v->i); return;
-  case MT_JNUM: lua_pushnumber(L, v->d); return;
-  case MT_JSTR: lua_pushlstring(L, v->s, v->len); return;
-  case MT_JBOOL: lua_pushboolean(L, v->b); return;
-  case MT_JOBJ: dec_tagged(d, v); return;
-  default: bad(d, v->type == MT_JNULL ? "null is not a value" : "a bare list where a value was expected");
+  case MT_JINT:
+    lua_pushinteger(L, v->i);
+    return;
+  case MT_JNUM:
+    lua_pushnumber(L, v->d);
+    return;
+  case MT_JSTR:
+    lua_pushlstring(L, v->s, v->len);
+    return;
+  case MT_JBOOL:
+    lua_pushboolean(L, v->b);
+    return;
+  case MT_JOBJ:
+    dec_tagged(d, v);
+    return;
+  default:
+    bad(d, v->type == MT_JNULL ? "null is not a value" : "a bare list where a value was expected");
   }
 }
 

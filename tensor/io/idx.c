@@ -71,12 +71,14 @@ static mt_status read_header(src *s, size_t len, mt_idx_info *info, unsigned *es
   if (st) return st;
   if (got < 4) return mt_fail(MT_EARG, "the file is too short (%zu bytes) to be an idx file", got);
   if (h[0] != 0 || h[1] != 0)
-    return mt_fail(MT_EARG, "bad magic number %02x %02x %02x %02x (an idx file starts with 00 00)", h[0], h[1], h[2], h[3]);
+    return mt_fail(MT_EARG, "bad magic number %02x %02x %02x %02x (an idx file starts with 00 00)", h[0], h[1], h[2],
+                   h[3]);
   unsigned es = 0;
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (types[i].code == h[2]) info->dtype = types[i].dtype, es = types[i].size;
   if (!es)
-    return mt_fail(MT_EDTYPE, "unknown data type code 0x%02x (idx knows 08 u8, 09 i8, 0B i16, 0C i32, 0D f32, 0E f64)", h[2]);
+    return mt_fail(MT_EDTYPE, "unknown data type code 0x%02x (idx knows 08 u8, 09 i8, 0B i16, 0C i32, 0D f32, 0E f64)",
+                   h[2]);
   info->ndim = h[3];
   if (info->ndim > MT_MAXDIM)
     return mt_fail(MT_ESHAPE, "%d dimensions; moontorch tensors have at most %d", info->ndim, MT_MAXDIM);
@@ -95,11 +97,10 @@ static mt_status read_header(src *s, size_t len, mt_idx_info *info, unsigned *es
   }
   size_t hdr = 4 + 4 * (size_t)info->ndim;
   if (!s->gz && bytes != len - hdr)
-    return bytes > len - hdr
-               ? mt_fail(MT_EARG, "truncated: the header promises %llu bytes of data, the file holds %zu",
-                         (unsigned long long)bytes, len - hdr)
-               : mt_fail(MT_EARG, "%llu bytes of trailing data after the %llu promised by the header",
-                         (unsigned long long)(len - hdr - bytes), (unsigned long long)bytes);
+    return bytes > len - hdr ? mt_fail(MT_EARG, "truncated: the header promises %llu bytes of data, the file holds %zu",
+                                       (unsigned long long)bytes, len - hdr)
+                             : mt_fail(MT_EARG, "%llu bytes of trailing data after the %llu promised by the header",
+                                       (unsigned long long)(len - hdr - bytes), (unsigned long long)bytes);
   if (s->gz && bytes / GZ_MAX_RATIO > len)
     return mt_fail(MT_EARG, "the header promises %llu bytes, more than %zu bytes of gzip data can hold (corrupt file?)",
                    (unsigned long long)bytes, len);

@@ -61,10 +61,14 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
   if (c < 0x80) return 1;
   size_t len;
   unsigned cp, min;
-  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F, min = 0x80;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F, min = 0x800;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07, min = 0x10000;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2, cp = c & 0x1F, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, cp = c & 0x0F, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, cp = c & 0x07, min = 0x10000;
+  else
+    return 0;
   if (n < len) return 0;
   for (size_t k = 1; k < len; k++) {
     if ((s[k] & 0xC0) != 0x80) return 0;
@@ -142,6 +146,23 @@ static size_t put_utf8(char *o, unsigned cp) {
   return 4;
 }
 
+#define ESC_FROM "\"\\/bfnrt" /* the one-letter escapes and what they stand for */
+#define ESC_TO "\"\\/\b\f\n\r\t"
+
+/* Reads the XXXX of a \\uXXXX escape (ps->p just after the 'u'), and the
+ * low half that must follow a high surrogate, into the code point *cp. */
+static mt_status read_code_point(parser *ps, unsigned *cp) {
+  if (!read_hex4(ps, cp)) return perr(ps, "bad \\u escape");
+  if (*cp >= 0xDC00 && *cp <= 0xDFFF) return perr(ps, "unpaired surrogate in \\u escape");
+  if (*cp < 0xD800 || *cp > 0xDBFF) return MT_OK;
+  unsigned lo;
+  if (ps->end - ps->p < 2 || ps->p[0] != '\\' || ps->p[1] != 'u') return perr(ps, "unpaired surrogate in \\u escape");
+  ps->p += 2;
+  if (!read_hex4(ps, &lo) || lo < 0xDC00 || lo > 0xDFFF) return perr(ps, "unpaired surrogate in \\u escape");
+  *cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+  return MT_OK;
+}
+
 /* Parses the string starting at the opening quote; the decoded bytes
  * (never longer than the source) go to a fresh arena copy. */
 static mt_status parse_string(parser *ps, const char **out, size_t *outlen) {
@@ -152,6 +173,7 @@ static mt_status parse_string(parser *ps, const char **out, size_t *outlen) {
   char *o = arena_alloc(&ps->arena, (size_t)(q - ps->p) + 1);
   if (!o) return oom();
   size_t n = 0;
+  mt_status st;
   while (ps->p < ps->end) {
     unsigned char c = (unsigned char)*ps->p;
     if (c == '"') {
@@ -166,30 +188,18 @@ static mt_status parse_string(parser *ps, const char **out, size_t *outlen) {
       ps->p++;
       if (ps->p >= ps->end) break;
       char e = *ps->p++;
-      unsigned cp;
-      switch (e) {
-      case '"': o[n++] = '"'; break;
-      case '\\': o[n++] = '\\'; break;
-      case '/': o[n++] = '/'; break;
-      case 'b': o[n++] = '\b'; break;
-      case 'f': o[n++] = '\f'; break;
-      case 'n': o[n++] = '\n'; break;
-      case 'r': o[n++] = '\r'; break;
-      case 't': o[n++] = '\t'; break;
-      case 'u':
-        if (!read_hex4(ps, &cp)) return perr(ps, "bad \\u escape");
-        if (cp >= 0xDC00 && cp <= 0xDFFF) return perr(ps, "unpaired surrogate in \\u escape");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          unsigned lo;
-          if (ps->end - ps->p < 2 || ps->p[0] != '\\' || ps->p[1] != 'u') return perr(ps, "unpaired surrogate in \\u escape");
-          ps->p += 2;
-          if (!read_hex4(ps, &lo) || lo < 0xDC00 || lo > 0xDFFF) return perr(ps, "unpaired surrogate in \\u escape");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        }
-        n += put_utf8(o + n, cp); /* at most as long as the escape it replaces */
-        break;
-      default: ps->p--; return perr(ps, "bad escape in string");
+      const char *simple = e ? strchr(ESC_FROM, e) : NULL;
+      if (simple) {
+        o[n++] = ESC_TO[simple - ESC_FROM];
+        continue;
       }
+      if (e != 'u') {
+        ps->p--;
+        return perr(ps, "bad escape in string");
+      }
+      unsigned cp;
+      if ((st = read_code_point(ps, &cp))) return st;
+      n += put_utf8(o + n, cp); /* at most as long as the escape it replaces */
       continue;
     }
     size_t k = utf8_seq((const unsigned char *)ps->p, (size_t)(ps->end - ps->p));
@@ -209,7 +219,8 @@ static mt_status parse_number(parser *ps, mt_json *v) {
   int neg = 0, isint = 1;
   if (q < ps->end && *q == '-') neg = 1, q++;
   if (q >= ps->end || !is_digit(*q)) return perr(ps, "bad number");
-  if (*q == '0') q++;
+  if (*q == '0')
+    q++;
   else
     while (q < ps->end && is_digit(*q)) q++;
   const char *int_end = q;
@@ -356,12 +367,23 @@ static mt_status parse_value(parser *ps, mt_json **out) {
   *out = v;
   char c = *ps->p;
   switch (c) {
-  case '{': v->type = MT_JOBJ; return parse_container(ps, v, '}');
-  case '[': v->type = MT_JARR; return parse_container(ps, v, ']');
-  case '"': v->type = MT_JSTR; return parse_string(ps, &v->s, &v->len);
-  case 't': v->type = MT_JBOOL, v->b = 1; return literal(ps, "true") ? MT_OK : perr(ps, "bad literal");
-  case 'f': v->type = MT_JBOOL; return literal(ps, "false") ? MT_OK : perr(ps, "bad literal");
-  case 'n': return literal(ps, "null") ? MT_OK : perr(ps, "bad literal");
+  case '{':
+    v->type = MT_JOBJ;
+    return parse_container(ps, v, '}');
+  case '[':
+    v->type = MT_JARR;
+    return parse_container(ps, v, ']');
+  case '"':
+    v->type = MT_JSTR;
+    return parse_string(ps, &v->s, &v->len);
+  case 't':
+    v->type = MT_JBOOL, v->b = 1;
+    return literal(ps, "true") ? MT_OK : perr(ps, "bad literal");
+  case 'f':
+    v->type = MT_JBOOL;
+    return literal(ps, "false") ? MT_OK : perr(ps, "bad literal");
+  case 'n':
+    return literal(ps, "null") ? MT_OK : perr(ps, "bad literal");
   default:
     if (c == '-' || is_digit(c)) return parse_number(ps, v);
     return perr(ps, "unexpected character");
@@ -459,12 +481,18 @@ void mt_buf_json_string(mt_buf *b, const char *s, size_t n) {
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     mt_buf_put(b, s + run, i - run);
     run = i + 1;
-    if (c == '"') mt_buf_puts(b, "\\\"");
-    else if (c == '\\') mt_buf_puts(b, "\\\\");
-    else if (c == '\n') mt_buf_puts(b, "\\n");
-    else if (c == '\t') mt_buf_puts(b, "\\t");
-    else if (c == '\r') mt_buf_puts(b, "\\r");
-    else mt_buf_printf(b, "\\u%04x", c);
+    if (c == '"')
+      mt_buf_puts(b, "\\\"");
+    else if (c == '\\')
+      mt_buf_puts(b, "\\\\");
+    else if (c == '\n')
+      mt_buf_puts(b, "\\n");
+    else if (c == '\t')
+      mt_buf_puts(b, "\\t");
+    else if (c == '\r')
+      mt_buf_puts(b, "\\r");
+    else
+      mt_buf_printf(b, "\\u%04x", c);
   }
   mt_buf_put(b, s + run, n - run);
   mt_buf_put(b, "\"", 1);

@@ -23,8 +23,8 @@ struct mt_json {
   int64_t i;
   double d;
   const char *s;
-  size_t len;       /* string length in bytes; member count for arrays/objects */
-  const char *key;  /* set on object members */
+  size_t len;      /* string length in bytes; member count for arrays/objects */
+  const char *key; /* set on object members */
   size_t klen;
   mt_json *child, *next;
 };

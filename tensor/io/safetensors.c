@@ -19,8 +19,8 @@ static const struct {
 #define NCODES (int)(sizeof codes / sizeof codes[0])
 
 /* valid safetensors dtypes that moontorch has no tensor type for */
-static const char *const foreign[] = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2",
-                                      "F4", "C64", NULL};
+static const char *const foreign[] = {"U16",     "U32",     "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
+                                      "F6_E2M3", "F6_E3M2", "F4",  "C64",     NULL};
 
 const char *mt_st_dtype_code(mt_dtype d) {
   for (int i = 0; i < NCODES; i++)
@@ -129,9 +129,10 @@ static mt_status parse_entry(const mt_json *m, uint64_t data_len, mt_st_entry *e
                    (unsigned long long)(e->end - e->begin), mt_shape_str(e->shape, e->ndim, sb, sizeof sb),
                    mt_st_dtype_code(e->dtype), (unsigned long long)bytes);
   if (e->end > data_len)
-    return mt_fail(MT_EARG, "tensor '%s': data_offsets [%llu, %llu] run past the end of the data (%llu bytes): "
-                   "truncated or corrupt file", name, (unsigned long long)e->begin, (unsigned long long)e->end,
-                   (unsigned long long)data_len);
+    return mt_fail(MT_EARG,
+                   "tensor '%s': data_offsets [%llu, %llu] run past the end of the data (%llu bytes): "
+                   "truncated or corrupt file",
+                   name, (unsigned long long)e->begin, (unsigned long long)e->end, (unsigned long long)data_len);
   return MT_OK;
 }
 
@@ -169,8 +170,9 @@ static mt_status check_layout(const mt_st_header *h, uint64_t data_len) {
   for (int i = 0; i < h->n && !st; i++) {
     const mt_st_entry *e = s[i];
     if (e->begin < at)
-      st = mt_fail(MT_EARG, "tensors '%s' and '%s' overlap (bytes %llu..%llu)", shown(prev->name, prev->name_len, a, sizeof a),
-                   shown(e->name, e->name_len, b, sizeof b), (unsigned long long)e->begin, (unsigned long long)at);
+      st = mt_fail(MT_EARG, "tensors '%s' and '%s' overlap (bytes %llu..%llu)",
+                   shown(prev->name, prev->name_len, a, sizeof a), shown(e->name, e->name_len, b, sizeof b),
+                   (unsigned long long)e->begin, (unsigned long long)at);
     else if (e->begin > at)
       st = mt_fail(MT_EARG, "bytes %llu..%llu of the data belong to no tensor (a gap before '%s')",
                    (unsigned long long)at, (unsigned long long)e->begin, shown(e->name, e->name_len, b, sizeof b));
@@ -290,8 +292,7 @@ mt_status mt_st_build_header(mt_st_entry *e, int n, const mt_st_meta *meta, int 
     mt_buf_json_string(&j, e[i].name, e[i].name_len);
     mt_buf_printf(&j, ":{\"dtype\":\"%s\",\"shape\":[", mt_st_dtype_code(e[i].dtype));
     for (int k = 0; k < e[i].ndim; k++) mt_buf_printf(&j, k ? ",%lld" : "%lld", (long long)e[i].shape[k]);
-    mt_buf_printf(&j, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)e[i].begin,
-                  (unsigned long long)e[i].end);
+    mt_buf_printf(&j, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)e[i].begin, (unsigned long long)e[i].end);
   }
   mt_buf_put(&j, "}", 1);
   while ((8 + j.n) % 8) mt_buf_put(&j, " ", 1);

@@ -59,7 +59,8 @@ static mt_status read_at(int fd, void *buf, size_t n, uint64_t off) {
   while (n > 0) {
     ssize_t k = pread(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n, (off_t)off);
     if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return mt_fail(MT_EIO, "read failed: %s", k == 0 ? "the file shrank while being read" : strerror(errno));
+    if (k <= 0)
+      return mt_fail(MT_EIO, "read failed: %s", k == 0 ? "the file shrank while being read" : strerror(errno));
     p += k;
     n -= (size_t)k;
     off += (uint64_t)k;
@@ -73,7 +74,8 @@ static mt_status load_header(int fd, mt_st_header *h) {
   if (fstat(fd, &sb) != 0) return mt_fail(MT_EIO, "cannot read: %s", strerror(errno));
   if (!S_ISREG(sb.st_mode)) return mt_fail(MT_EIO, "cannot read: not a regular file");
   uint64_t size = (uint64_t)sb.st_size, n;
-  if (size < 8) return mt_fail(MT_EARG, "the file is too short (%llu bytes) to be a safetensors file", (unsigned long long)size);
+  if (size < 8)
+    return mt_fail(MT_EARG, "the file is too short (%llu bytes) to be a safetensors file", (unsigned long long)size);
   unsigned char prefix[8];
   mt_status st = read_at(fd, prefix, 8, 0);
   if (!st) st = mt_st_header_len(prefix, size, &n);

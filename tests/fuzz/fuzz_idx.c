@@ -22,8 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   void *buf = NULL;
   mt_idx_info info;
   if (mt_idx_decode(data, size, alloc, &buf, &info) == MT_OK) {
-    static const unsigned size[MT_NDTYPE] = {[MT_UINT8] = 1, [MT_INT8] = 1, [MT_INT16] = 2,
-                                             [MT_INT32] = 4, [MT_FLOAT32] = 4, [MT_FLOAT64] = 8};
+    static const unsigned size[MT_NDTYPE] = {
+        [MT_UINT8] = 1, [MT_INT8] = 1, [MT_INT16] = 2, [MT_INT32] = 4, [MT_FLOAT32] = 4, [MT_FLOAT64] = 8};
     uint64_t n = size[info.dtype];
     for (int i = 0; i < info.ndim; i++) n *= (uint64_t)info.shape[i];
     if (n != info.nbytes) abort();
