@@ -14,10 +14,10 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
            -Itensor -Igraph -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
-LDLIBS  := -ldnnl -lsleef -lgomp -lm -ldl -lpthread
+LDLIBS  := -ldnnl -lsleef -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
-ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c))
+ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c))
 GRAPH_SRC  := $(sort $(wildcard graph/*.c))
 BIND_SRC   := $(sort $(wildcard lua_bindings/*.c))
 REPL_SRC   := $(sort $(wildcard repl/*.c))
@@ -28,9 +28,9 @@ GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
 BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
-HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h graph/*.h lua_bindings/*.h repl/*.h)
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/io/*.h graph/*.h lua_bindings/*.h repl/*.h)
 
-.PHONY: all test asan bench install clean help ctest luatest
+.PHONY: all test asan fuzz bench install clean help ctest luatest
 
 all: $(BUILD)/moontorch $(BUILD)/torch.so $(BUILD)/test_engine
 
@@ -38,6 +38,8 @@ help:
 	@echo "make            build $(BUILD)/moontorch, $(BUILD)/torch.so (Lua C module) and the C tests"
 	@echo "make test       build, then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
 	@echo "make asan       the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ for the safetensors and idx parsers,"
+	@echo "                each run FUZZ_TIME seconds (default 60) from the seeds in tests/fuzz/corpus_*/"
 	@echo "make bench      benchmarks: ours vs PyTorch on this machine, 'name ours peer ratio' rows"
 	@echo "make install    install moontorch and torch.so under PREFIX (default /usr/local)"
 	@echo "make clean      remove build outputs"
@@ -80,6 +82,26 @@ asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  MOONTORCH_ASAN=1 build-asan/moontorch tests/run.lua --engine build-asan/test_engine
 
+# Fuzzing: the parsers need only themselves and the error message (status.c),
+# so the fuzzers link those few files (no OpenMP, oneDNN or Lua).
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 60
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+               -Wall -Wextra -Werror -Wno-unused-parameter -Itensor
+FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c tensor/io/idx.c tensor/status.c
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS)
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lz -lm
+
+fuzz: build-fuzz/fuzz_safetensors build-fuzz/fuzz_idx
+	@for t in safetensors idx; do \
+	  mkdir -p build-fuzz/corpus_$$t build-fuzz/crashes_$$t; \
+	  echo "fuzz_$$t: $(FUZZ_TIME) s (new inputs in build-fuzz/corpus_$$t, crashes in build-fuzz/crashes_$$t)"; \
+	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=build-fuzz/crashes_$$t/ build-fuzz/corpus_$$t tests/fuzz/corpus_$$t || exit 1; \
+	done
+
 bench: all
 	bench/run
 
@@ -89,4 +111,4 @@ install: all
 	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch.so
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -128,5 +128,17 @@ int mtl_autograd_setprop(lua_State *L, mt_tensor *t, const char *k, int v);
 void mtl_autograd_suffix(lua_State *L, mt_tensor *t, luaL_Buffer *b);
 void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
 void mtl_open_nn(lua_State *L, int torch_idx, int methods_idx);       /* l_nn.c: conv, pooling, norms */
+void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_serialize.c: save, load, torch.io */
+
+/* ---- nested tables in checkpoints (l_structure.c) ---- */
+/* For torch.save: pushes the {name, tensor} list to write and the structure
+ * description of the value at idx (a JSON string), or nil instead of the
+ * description for a flat name->tensor table (a plain state dict). Raises
+ * "torch.save: ..." for values that cannot be saved. */
+void mtl_encode_structure(lua_State *L, int idx);
+/* For torch.load: pushes the value described by json[0..n), taking tensors
+ * by name from the table at tensors_idx. Raises naming path when the
+ * description is malformed or refers to a missing tensor. */
+void mtl_decode_structure(lua_State *L, const char *json, size_t n, int tensors_idx, const char *path);
 
 #endif

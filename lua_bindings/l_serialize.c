@@ -1,0 +1,108 @@
+/* l_serialize.c -- torch.save and torch.load (safetensors files through
+ * tensor/io/st_file.c; nested tables through l_structure.c) and torch.io,
+ * the readers of data-set formats (idx). Errors name the function and the
+ * file; engine resources live in userdata boxes so a Lua error frees them. */
+#include <string.h>
+
+#include "io/idx.h"
+#include "io/safetensors.h"
+#include "mtl.h"
+
+#define STRUCTURE_KEY "moontorch.structure"
+
+static const char *check_path(lua_State *L, int idx, const char *fn) {
+  if (lua_type(L, idx) != LUA_TSTRING)
+    luaL_error(L, "%s: argument #%d must be a file path (a string), got a %s", fn, idx, luaL_typename(L, idx));
+  return lua_tostring(L, idx);
+}
+
+static int l_save(lua_State *L) {
+  luaL_checkany(L, 1);
+  const char *path = check_path(L, 2, "torch.save");
+  lua_settop(L, 2);
+  mtl_encode_structure(L, 1); /* 3: {name, tensor} list, 4: structure JSON or nil */
+  int n = (int)lua_rawlen(L, 3);
+  mt_st_item *items = lua_newuserdatauv(L, sizeof *items * (size_t)(n ? n : 1), 0);
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, 3, i + 1);
+    lua_rawgeti(L, -1, 1);
+    items[i].name = lua_tolstring(L, -1, &items[i].name_len); /* anchored in the list */
+    lua_rawgeti(L, -2, 2);
+    items[i].t = mtl_to_tensor(L, -1);
+    lua_pop(L, 3);
+  }
+  mt_st_meta meta = {STRUCTURE_KEY, NULL, strlen(STRUCTURE_KEY), 0};
+  int nmeta = 0;
+  if (lua_isstring(L, 4)) {
+    meta.val = lua_tolstring(L, 4, &meta.vlen);
+    nmeta = 1;
+  }
+  if (mt_st_save(path, items, n, &meta, nmeta) != MT_OK) return luaL_error(L, "torch.save: %s: %s", path, mt_errmsg());
+  return 0;
+}
+
+static int file_gc(lua_State *L) {
+  mt_st_file_free(luaL_checkudata(L, 1, "mtl.st_file"));
+  return 0;
+}
+
+static int l_load(lua_State *L) {
+  const char *path = check_path(L, 1, "torch.load");
+  lua_settop(L, 1);
+  mt_st_file *f = lua_newuserdatauv(L, sizeof *f, 0); /* 2 */
+  memset(f, 0, sizeof *f);
+  if (luaL_newmetatable(L, "mtl.st_file")) {
+    lua_pushcfunction(L, file_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  if (mt_st_load(path, f) != MT_OK) return luaL_error(L, "torch.load: %s: %s", path, mt_errmsg());
+  lua_createtable(L, 0, f->h.n); /* 3: name -> tensor */
+  for (int i = 0; i < f->h.n; i++) {
+    lua_pushlstring(L, f->h.entries[i].name, f->h.entries[i].name_len);
+    mt_tensor *t = f->tensors[i];
+    f->tensors[i] = NULL;
+    mtl_push_tensor(L, t);
+    lua_rawset(L, 3);
+  }
+  for (int i = 0; i < f->h.nmeta; i++) {
+    const mt_st_meta *m = &f->h.meta[i];
+    if (m->klen == strlen(STRUCTURE_KEY) && memcmp(m->key, STRUCTURE_KEY, m->klen) == 0) {
+      mtl_decode_structure(L, m->val, m->vlen, 3, path);
+      mt_st_file_free(f);
+      return 1;
+    }
+  }
+  mt_st_file_free(f);
+  return 1; /* a plain file: the name -> tensor table */
+}
+
+static int l_read_idx(lua_State *L) {
+  const char *path = check_path(L, 1, "torch.io.read_idx");
+  mt_tensor *t = NULL;
+  if (mt_idx_read(path, &t) != MT_OK) return luaL_error(L, "torch.io.read_idx: %s: %s", path, mt_errmsg());
+  mtl_push_tensor(L, t);
+  return 1;
+}
+
+static const mtl_reg regs[] = {
+    {"save", l_save, MTL_FN,
+     "torch.save(obj, path) -- write a tensor, a name->tensor table or a nested table of tensors and plain values "
+     "as a safetensors file (atomically replaced)"},
+    {"load", l_load, MTL_FN,
+     "torch.load(path) -- read a safetensors file: what torch.save wrote, or a name->tensor table for other files"},
+    {NULL, NULL, 0, NULL}};
+
+static const mtl_reg io_regs[] = {
+    {"read_idx", l_read_idx, MTL_FN,
+     "torch.io.read_idx(path) -- read an idx file (MNIST format, plain or .gz) into a tensor of its dtype and shape"},
+    {NULL, NULL, 0, NULL}};
+
+void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx) {
+  mtl_register(L, torch_idx, methods_idx, regs);
+  lua_newtable(L);
+  mtl_register(L, lua_gettop(L), methods_idx, io_regs);
+  lua_pushstring(L, "torch.io -- readers of data-set file formats");
+  lua_setfield(L, -2, "__help");
+  lua_setfield(L, torch_idx, "io");
+}
