@@ -147,7 +147,7 @@ DERIV(sub) {
   END;
 }
 
-DERIV(mul) {
+DERIV(mul) { /* each operand is saved only when the other needs a gradient */
   BEGIN;
   GIVE(0, D_mul(s, g, B));
   GIVE(1, D_mul(s, g, A));
@@ -277,7 +277,7 @@ static const mtg_deriv table[MT_NOPS] = {
     E(gelu_tanh, gelu_tanh, I0), E(silu, silu, I0),   E(erf, erf, I0),         E(erfc, erfc, I0),
     E(floor, zero, 0),       E(ceil, zero, 0),        E(round, zero, 0),       E(trunc, zero, 0),
     E(frac, frac, 0),        E(reciprocal, reciprocal, O), E(square, square, I0),
-    E(add, add, 0),          E(sub, sub, 0),          E(mul, mul, I0 | I1),    E(div, div, I0 | I1),
+    E(add, add, 0),          E(sub, sub, 0),          E(mul, mul, I0 | I1 | MTG_SAVE_CROSS),    E(div, div, I0 | I1),
     E(pow, pow, I0 | I1 | O), E(atan2, atan2, I0 | I1), E(hypot, hypot, I0 | I1 | O),
     E(fmod, fmod, I0 | I1),  E(remainder, remainder, I0 | I1), E(maximum, maximum, I0 | I1),
     E(minimum, minimum, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),

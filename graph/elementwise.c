@@ -20,7 +20,7 @@ static mt_status save_for(mtg_node *n, const mtg_deriv *e, const mt_tensor *cons
                           mt_tensor *out) {
   mt_status st = MT_OK;
   for (int i = 0; i < nin && !st; i++)
-    if ((e->saves & MTG_SAVE_IN(i)) && pre[i]) {
+    if ((e->saves & MTG_SAVE_IN(i)) && pre[i] && !((e->saves & MTG_SAVE_CROSS) && !mtg_needs(n, 1 - i))) {
       st = mtg_save(n, i, pre[i], false, 0);
       n->saved[i].version = ver[i]; /* as it was before the op ran */
     }
