@@ -154,7 +154,8 @@ static inline char *mt_data(const mt_tensor *t) {
 static inline mt_device mt_tdevice(const mt_tensor *t) { return t->storage->device; }
 bool mt_is_contiguous(const mt_tensor *t);
 void mt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
-/* Number of bytes currently held by all CPU storages (for GC accounting/tests). */
+/* Bytes held by all CPU storages, each charged 1 KB extra for the tensor and
+ * graph structures around it (for GC pacing and tests). */
 int64_t mt_cpu_bytes_in_use(void);
 
 /* Frees the large blocks the allocator keeps for reuse. */

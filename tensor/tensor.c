@@ -10,6 +10,10 @@
 
 void (*mt_autograd_free_hook)(mt_tensor *t) = NULL;
 static _Atomic int64_t cpu_bytes;
+/* Each storage is charged this much beyond its data: the tensor structs,
+ * autograd state and graph nodes around small tensors are memory too, and
+ * the Lua binding's collector pacing goes by this count. */
+#define STORAGE_CHARGE 1024
 
 int64_t mt_cpu_bytes_in_use(void) { return atomic_load(&cpu_bytes); }
 
@@ -141,14 +145,14 @@ static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
   s->version = 0;
   s->device = dev;
   s->borrowed = 0;
-  atomic_fetch_add(&cpu_bytes, (int64_t)nbytes);
+  atomic_fetch_add(&cpu_bytes, (int64_t)nbytes + STORAGE_CHARGE);
   *out = s;
   return MT_OK;
 }
 
 static void storage_release(mt_storage *s) {
   if (--s->refs > 0 || s->borrowed) return;
-  atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes);
+  atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes + STORAGE_CHARGE);
   if (s->nbytes <= INLINE_MAX) {
     int c = size_class(s->nbytes);
     if (small_count[c] < FREELIST_MAX) {
