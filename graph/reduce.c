@@ -267,14 +267,15 @@ mt_status mtg_nanmean(const mt_tensor *x, const int *dims, int ndims, bool keepd
 }
 
 /* ---- prod ----
- * Without zeros in the input, gx = g y / x. With zeros (PyTorch's cases):
- * in a reduced slice with one zero, the zero's gradient is the product of
- * the others and every other gradient is 0; with several zeros all are 0.
- * Written with x1 = x where not 0 (else 1), p1 = prod(x1) and xz = the
- * slice's zero (0, but it carries its own gradient) as
- *   gx = g where(x == 0, [one zero] p1, [at most one zero] p1 / x1 * xz')
- * with xz' = 1 in slices without zeros, so that second derivatives are
- * right too in slices with at most one zero. */
+ * Without zeros in the input, gx = g y / x. With zeros, per reduced slice
+ * with zero set Z: gx[k] = prod of the others, that is, with x1 = x where
+ * not 0 (else 1), p1 = prod(x1) and pz = prod(x over Z):
+ *   k not in Z: p1 / x1[k] * pz
+ *   k in Z:     p1 * L[k], L[k] = prod(x over Z without k)
+ *               = 1 (one zero), the other zero's x (two), 0 (more).
+ * Every factor is recorded and equals its true value (the zero values
+ * included), so second derivatives are exact too, as with PyTorch's
+ * cumprod-based form. */
 static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
@@ -291,12 +292,12 @@ static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     d = D_div(s, y, x);
   } else {
     mt_tensor *cnt = P_sum(s, z, dims, nd, true);
-    mt_tensor *one_zero = P_bin(s, MT_OP_eq, cnt, one), *no_zero = P_bin(s, MT_OP_eq, cnt, zero);
-    mt_tensor *at_most_one = P_bin(s, MT_OP_le, cnt, one);
     mt_tensor *x1 = D_where(s, z, one, x), *p1 = S_prod(s, x1, dims, nd);
-    mt_tensor *xz = D_add(s, D_sum(s, D_where(s, z, x, zero), dims, nd, true), as_values(s, no_zero, x));
-    mt_tensor *others = D_mul(s, D_div(s, p1, x1), xz);
-    d = D_where(s, z, D_where(s, one_zero, p1, zero), D_where(s, at_most_one, others, zero));
+    mt_tensor *pz = S_prod(s, D_where(s, z, x, one), dims, nd);
+    mt_tensor *other = D_sub(s, D_sum(s, D_where(s, z, x, zero), dims, nd, true), x);
+    mt_tensor *l = D_where(s, P_bin(s, MT_OP_eq, cnt, one), one,
+                           D_where(s, P_bin(s, MT_OP_eq, cnt, num(s, 2, x)), other, zero));
+    d = D_where(s, z, D_mul(s, p1, l), D_mul(s, D_div(s, p1, x1), pz));
   }
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, g, d));
   return mtg_scope_end(s, gin, n->nin);

@@ -47,9 +47,13 @@ return {
      second_order = true},
     {fn = function(x) return x:prod(2) end, inputs = function() return {with_zeros(R, {3, 4}, {{1, 2}, {3, 4}})} end,
      second_order = true},
-    -- two zeros in a slice: every gradient of the slice is 0
-    {fn = function(x) return x:prod(1) end, inputs = function() return {with_zeros(R, {3, 4}, {{1, 2}, {3, 2}, {2, 1}})} end},
-    {fn = function(x) return x:prod() end, inputs = function() return {with_zeros(R, {5}, {{2}, {4}})} end},
+    -- two or three zeros in a slice: every gradient of the slice is 0, but not every second derivative
+    {fn = function(x) return x:prod(1) end, inputs = function() return {with_zeros(R, {3, 4}, {{1, 2}, {3, 2}, {2, 1}})} end,
+     second_order = true},
+    {fn = function(x) return x:prod() end, inputs = function() return {with_zeros(R, {5}, {{2}, {4}})} end,
+     second_order = true},
+    {fn = function(x) return x:prod(2) end, inputs = function() return {with_zeros(R, {2, 4}, {{1, 1}, {1, 2}, {1, 4}})} end,
+     second_order = true},
   },
   nansum = {
     {fn = function(x) return x:nansum() end, inputs = function() return {R(3, 4)} end, second_order = true},
