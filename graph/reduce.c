@@ -560,24 +560,19 @@ static mt_status d_reversed_cumsum(mtg_node *n, mt_tensor *const *go, mt_tensor 
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* out[k] = sum of g[j] for j >= k along dim (recorded). */
+/* out[k] = sum of g[j] for j >= k along dim (recorded). Along a dim of
+ * size 1 that is g itself. */
 static mt_status reversed_cumsum(const mt_tensor *g, int dim, mt_tensor **out) {
+  if (g->ndim == 0 || g->shape[dim] <= 1) return mtg_ref(g, out);
   mt_tensor *f = NULL, *c = NULL, *r = NULL;
-  mt_status st = MT_OK;
-  if (g->ndim == 0 || g->shape[dim] <= 1) {
-    r = mt_retain((mt_tensor *)g);
-  } else if (!(st = mt_flip(g, &dim, 1, &f)) && !(st = mt_cumsum(f, dim, -1, &c))) {
-    st = mt_flip(c, &dim, 1, &r);
-  }
+  mt_status st = mt_flip(g, &dim, 1, &f);
+  if (!st) st = mt_cumsum(f, dim, -1, &c);
+  if (!st) st = mt_flip(c, &dim, 1, &r);
   mt_release(f);
   mt_release(c);
   const mt_tensor *ins[1] = {g};
   if (!st && mtg_any_requires_grad(ins, 1)) {
-    if (r == g && (st = mt_alias(g, &c)) == MT_OK) { /* a new tensor to hang the history on */
-      mt_release(r);
-      r = c;
-    }
-    mtg_node *n = st ? NULL : mtg_record1("ReversedCumsumBackward0", d_reversed_cumsum, ins, 1, r, &st);
+    mtg_node *n = mtg_record1("ReversedCumsumBackward0", d_reversed_cumsum, ins, 1, r, &st);
     if (n) n->i[0] = dim;
   }
   return done(st, r, out);
