@@ -10,8 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "deriv.h"
 #include "creation.h"
+#include "deriv.h"
 #include "shape.h"
 
 #define SAVE_X 1u  /* the input, slot 0 */
@@ -144,8 +144,10 @@ static mt_tensor *saved_x(mtg_scope *s, const mtg_node *n) {
 /* ---- recording ---- */
 
 static mt_status no_out(const char *op) {
-  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
-                          "history); drop out= or use torch.no_grad()", op);
+  return mt_fail(MT_EARG,
+                 "%s: out= cannot be used when an input requires grad (the result would have no "
+                 "history); drop out= or use torch.no_grad()",
+                 op);
 }
 
 /* Runs the plain engine call unless the op is to be recorded on x; out=
@@ -295,8 +297,8 @@ static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     mt_tensor *x1 = D_where(s, z, one, x), *p1 = S_prod(s, x1, dims, nd);
     mt_tensor *pz = S_prod(s, D_where(s, z, x, one), dims, nd);
     mt_tensor *other = D_sub(s, D_sum(s, D_where(s, z, x, zero), dims, nd, true), x);
-    mt_tensor *l = D_where(s, P_bin(s, MT_OP_eq, cnt, one), one,
-                           D_where(s, P_bin(s, MT_OP_eq, cnt, num(s, 2, x)), other, zero));
+    mt_tensor *l =
+        D_where(s, P_bin(s, MT_OP_eq, cnt, one), one, D_where(s, P_bin(s, MT_OP_eq, cnt, num(s, 2, x)), other, zero));
     d = D_where(s, z, D_mul(s, p1, l), D_mul(s, D_div(s, p1, x1), pz));
   }
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, g, d));
@@ -376,17 +378,18 @@ mt_status mtg_std(const mt_tensor *x, const int *dims, int ndims, double correct
   return done(st, r, out);
 }
 
-mt_status mtg_var_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim,
-                       mt_tensor **var, mt_tensor **mean) {
+mt_status mtg_var_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **var,
+                       mt_tensor **mean) {
   PLAIN_UNLESS_RECORDING(x, *var || *mean, "var_mean", mt_var_mean(x, dims, ndims, correction, keepdim, var, mean));
   mt_tensor *r[2] = {NULL, NULL};
   mt_status st = mt_var_mean(x, dims, ndims, correction, keepdim, &r[0], &r[1]);
-  if (!st) st = record(MT_OP_var_mean, d_var_mean, x, r, 2, dim_mask(dims, ndims, x->ndim), keepdim, correction, SAVE_X);
+  if (!st)
+    st = record(MT_OP_var_mean, d_var_mean, x, r, 2, dim_mask(dims, ndims, x->ndim), keepdim, correction, SAVE_X);
   return done2(st, r[0], r[1], var, mean);
 }
 
-mt_status mtg_std_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim,
-                       mt_tensor **std, mt_tensor **mean) {
+mt_status mtg_std_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **std,
+                       mt_tensor **mean) {
   PLAIN_UNLESS_RECORDING(x, *std || *mean, "std_mean", mt_std_mean(x, dims, ndims, correction, keepdim, std, mean));
   mt_tensor *r[2] = {NULL, NULL};
   mt_status st = mt_std_mean(x, dims, ndims, correction, keepdim, &r[0], &r[1]);
@@ -436,8 +439,7 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_norm(const mt_tensor *x, double p, const int *dims, int ndims, bool keepdim, int dtype,
-                   mt_tensor **out) {
+mt_status mtg_norm(const mt_tensor *x, double p, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
   PLAIN_UNLESS_RECORDING(x, *out, "norm", mt_norm(x, p, dims, ndims, keepdim, dtype, out));
   mt_tensor *r = NULL;
   mt_status st = mt_norm(x, p, dims, ndims, keepdim, dtype, &r);
@@ -459,8 +461,8 @@ mt_status mtg_logsumexp(const mt_tensor *x, const int *dims, int ndims, bool kee
   PLAIN_UNLESS_RECORDING(x, *out, "logsumexp", mt_logsumexp(x, dims, ndims, keepdim, out));
   mt_tensor *r = NULL;
   mt_status st = mt_logsumexp(x, dims, ndims, keepdim, &r);
-  if (!st) st = record(MT_OP_logsumexp, d_logsumexp, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0,
-                       SAVE_X | SAVE_Y0);
+  if (!st)
+    st = record(MT_OP_logsumexp, d_logsumexp, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0, SAVE_X | SAVE_Y0);
   return done(st, r, out);
 }
 
@@ -487,8 +489,8 @@ static mt_status d_aminmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_tensor *x = D_saved(s, 0);
-  mt_tensor *d = D_add(s, evenly(s, n, go[0], x, D_saved(s, MTG_SLOT_OUT)),
-                       evenly(s, n, go[1], x, D_saved(s, MTG_SLOT_OUT - 1)));
+  mt_tensor *d =
+      D_add(s, evenly(s, n, go[0], x, D_saved(s, MTG_SLOT_OUT)), evenly(s, n, go[1], x, D_saved(s, MTG_SLOT_OUT - 1)));
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, d);
   return mtg_scope_end(s, gin, n->nin);
 }
@@ -599,8 +601,8 @@ static mt_tensor *cumprod_grad_all_orders(mtg_scope *s, const mt_tensor *x, cons
   rows = mtg_track(s, st, rows);
   mt_tensor *diag = P_bin(s, MT_OP_eq, rows, ar), *upper = as_values(s, P_bin(s, MT_OP_le, rows, ar), x);
   mt_tensor *u = D_where(s, diag, num(s, 1, x), D_unsqueeze(s, D_transpose(s, x, dim, last), last));
-  mt_tensor *terms = D_mul(s, D_mul(s, S_cumprod(s, u, last + 1), upper),
-                           D_unsqueeze(s, D_transpose(s, g, dim, last), last));
+  mt_tensor *terms =
+      D_mul(s, D_mul(s, S_cumprod(s, u, last + 1), upper), D_unsqueeze(s, D_transpose(s, g, dim, last), last));
   int sum_dim = last + 1;
   return D_transpose(s, D_sum(s, terms, &sum_dim, 1, false), dim, last);
 }
@@ -646,8 +648,8 @@ static mt_status d_cumprod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 
 typedef mt_status (*scan_fn)(const mt_tensor *, int, int, mt_tensor **);
 
-static mt_status scan(mt_op op, scan_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x, int dim,
-                      int dtype, mt_tensor **out) {
+static mt_status scan(mt_op op, scan_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x, int dim, int dtype,
+                      mt_tensor **out) {
   PLAIN_UNLESS_RECORDING(x, *out, mt_ops[op].name, run(x, dim, dtype, out));
   mt_tensor *r = NULL;
   mt_status st = run(x, dim, dtype, &r);

@@ -11,15 +11,14 @@
 
 /* ---- gather along a dim and its adjoint, recorded ---- */
 
-static mt_status put_along(const mtg_meta_shape *m, int dim, const mt_tensor *idx, const mt_tensor *g,
-                           mt_tensor **out);
+static mt_status put_along(const mtg_meta_shape *m, int dim, const mt_tensor *idx, const mt_tensor *g, mt_tensor **out);
 
 /* Node arguments of both: i[0] the dim; slot 0 the indices. */
 static mt_status d_pick(mtg_node *n, mt_tensor *const *go, mt_tensor **gin);
 static mt_status d_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin);
 
-static mt_status record_along(const char *name, mtg_backward_fn fn, const mt_tensor *in, int dim,
-                              const mt_tensor *idx, mt_tensor *r) {
+static mt_status record_along(const char *name, mtg_backward_fn fn, const mt_tensor *in, int dim, const mt_tensor *idx,
+                              mt_tensor *r) {
   const mt_tensor *ins[1] = {in};
   if (!mtg_any_requires_grad(ins, 1)) return MT_OK;
   mt_status st;
@@ -112,8 +111,10 @@ static mt_status d_select(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 }
 
 static mt_status no_out(const char *op) {
-  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
-                          "history); drop out= or use torch.no_grad()", op);
+  return mt_fail(MT_EARG,
+                 "%s: out= cannot be used when an input requires grad (the result would have no "
+                 "history); drop out= or use torch.no_grad()",
+                 op);
 }
 
 static mt_status record_select(mt_op op, const mt_tensor *x, int dim, bool keepdim, mt_tensor *v, mt_tensor *idx) {
@@ -169,8 +170,7 @@ mt_status mtg_cummin(const mt_tensor *x, int dim, mt_tensor **values, mt_tensor 
   SELECT(MT_OP_cummin, dim, true, mt_cummin(x, dim, V, I));
 }
 
-mt_status mtg_sort(const mt_tensor *x, int dim, bool descending, bool stable, mt_tensor **values,
-                   mt_tensor **indices) {
+mt_status mtg_sort(const mt_tensor *x, int dim, bool descending, bool stable, mt_tensor **values, mt_tensor **indices) {
   SELECT(MT_OP_sort, dim, true, mt_sort(x, dim, descending, stable, V, I));
 }
 
@@ -179,8 +179,7 @@ mt_status mtg_topk(const mt_tensor *x, int64_t k, int dim, bool largest, bool so
   SELECT(MT_OP_topk, dim, true, mt_topk(x, k, dim, largest, sorted, V, I));
 }
 
-mt_status mtg_kthvalue(const mt_tensor *x, int64_t k, int dim, bool keepdim, mt_tensor **values,
-                       mt_tensor **indices) {
+mt_status mtg_kthvalue(const mt_tensor *x, int64_t k, int dim, bool keepdim, mt_tensor **values, mt_tensor **indices) {
   SELECT(MT_OP_kthvalue, dim, keepdim, mt_kthvalue(x, k, dim, keepdim, V, I));
 }
 
@@ -196,9 +195,9 @@ mt_status mtg_mode(const mt_tensor *x, int dim, bool keepdim, mt_tensor **values
 /* max, min, median, nanmedian: the form along a dim (the all-elements
  * forms, in reduce.c, split the gradient evenly among ties instead). */
 static const mtg_deriv table[MT_NOPS] = {
-    [MT_OP_max] = {d_select, 0},      [MT_OP_min] = {d_select, 0},       [MT_OP_cummax] = {d_select, 0},
-    [MT_OP_cummin] = {d_select, 0},   [MT_OP_sort] = {d_select, 0},      [MT_OP_topk] = {d_select, 0},
-    [MT_OP_kthvalue] = {d_select, 0}, [MT_OP_median] = {d_select, 0},    [MT_OP_nanmedian] = {d_select, 0},
+    [MT_OP_max] = {d_select, 0},      [MT_OP_min] = {d_select, 0},    [MT_OP_cummax] = {d_select, 0},
+    [MT_OP_cummin] = {d_select, 0},   [MT_OP_sort] = {d_select, 0},   [MT_OP_topk] = {d_select, 0},
+    [MT_OP_kthvalue] = {d_select, 0}, [MT_OP_median] = {d_select, 0}, [MT_OP_nanmedian] = {d_select, 0},
     [MT_OP_mode] = {d_select, 0},
 };
 
