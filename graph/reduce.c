@@ -8,7 +8,6 @@
  * slot 0, result k in slot MTG_SLOT_OUT - k. Ops returning values picked
  * by indices (max along a dim, sort, ...) are in select.c. */
 #include <math.h>
-#include <string.h>
 
 #include "creation.h"
 #include "deriv.h"
