@@ -2,7 +2,9 @@
  * (tensor/reduce.h). Optional arguments come positionally in PyTorch's
  * order or in a trailing options table; dims are 1-based here and 0-based
  * in the engine; index results are 1-based on both sides and pass through.
- * Ops with two results (max along a dim, sort, topk, ...) return two values. */
+ * Ops with two results (max along a dim, sort, topk, ...) return two values.
+ * Differentiable ops call the recorded (mtg_) versions, so results get a
+ * grad_fn when an input requires grad. */
 #include <math.h>
 #include <string.h>
 
@@ -129,10 +131,10 @@ static int sumlike(lua_State *L, const char *op, sumlike_fn fn) {
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_sum(lua_State *L) { return sumlike(L, "sum", mtg_sum); }
-static int l_prod(lua_State *L) { return sumlike(L, "prod", mt_prod); }
+static int l_prod(lua_State *L) { return sumlike(L, "prod", mtg_prod); }
 static int l_mean(lua_State *L) { return sumlike(L, "mean", mtg_mean); }
-static int l_nansum(lua_State *L) { return sumlike(L, "nansum", mt_nansum); }
-static int l_nanmean(lua_State *L) { return sumlike(L, "nanmean", mt_nanmean); }
+static int l_nansum(lua_State *L) { return sumlike(L, "nansum", mtg_nansum); }
+static int l_nanmean(lua_State *L) { return sumlike(L, "nanmean", mtg_nanmean); }
 
 /* ---- amax, amin, all, any, logsumexp: (dim, keepdim) ---- */
 typedef mt_status (*dimsred_fn)(const mt_tensor *, const int *, int, bool, mt_tensor **);
@@ -147,11 +149,11 @@ static int dimsred(lua_State *L, const char *op, dimsred_fn fn) {
   MTL_CHECK(L, fn(a.x, dims, nd, keepdim, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_amax(lua_State *L) { return dimsred(L, "amax", mt_amax); }
-static int l_amin(lua_State *L) { return dimsred(L, "amin", mt_amin); }
+static int l_amax(lua_State *L) { return dimsred(L, "amax", mtg_amax); }
+static int l_amin(lua_State *L) { return dimsred(L, "amin", mtg_amin); }
 static int l_all(lua_State *L) { return dimsred(L, "all", mt_all); }
 static int l_any(lua_State *L) { return dimsred(L, "any", mt_any); }
-static int l_logsumexp(lua_State *L) { return dimsred(L, "logsumexp", mt_logsumexp); }
+static int l_logsumexp(lua_State *L) { return dimsred(L, "logsumexp", mtg_logsumexp); }
 
 static int l_count_nonzero(lua_State *L) {
   args a = get_args(L, "count_nonzero");
@@ -179,7 +181,7 @@ static int minmax(lua_State *L, bool is_max) {
   lua_pop(L, 1);
   if (!has_dim) {
     mt_tensor *res = NULL;
-    MTL_CHECK(L, (is_max ? mt_max_all : mt_min_all)(a.x, &res));
+    MTL_CHECK(L, (is_max ? mtg_max_all : mtg_min_all)(a.x, &res));
     mtl_push_tensor(L, res);
     return 1;
   }
@@ -188,7 +190,7 @@ static int minmax(lua_State *L, bool is_max) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, op, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, (is_max ? mt_max_dim : mt_min_dim)(a.x, dim, keepdim, &v, &i));
+  MTL_CHECK(L, (is_max ? mtg_max_dim : mtg_min_dim)(a.x, dim, keepdim, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 static int l_max(lua_State *L) { return minmax(L, true); }
@@ -218,7 +220,7 @@ static int l_aminmax(lua_State *L) {
   int dim = has_dim ? get_dim(L, &a, 2, "aminmax", 0) : 0;
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
   mt_tensor *mn = NULL, *mx = NULL;
-  MTL_CHECK(L, mt_aminmax(a.x, has_dim ? &dim : NULL, keepdim, &mn, &mx));
+  MTL_CHECK(L, mtg_aminmax(a.x, has_dim ? &dim : NULL, keepdim, &mn, &mx));
   mtl_push_tensor(L, mn);
   mtl_push_tensor(L, mx);
   return 2;
@@ -247,10 +249,10 @@ static int varlike(lua_State *L, const char *op, var_fn fn, varmean_fn fn2) {
   MTL_CHECK(L, fn(a.x, dims, nd, correction, keepdim, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_var(lua_State *L) { return varlike(L, "var", mt_var, NULL); }
-static int l_std(lua_State *L) { return varlike(L, "std", mt_std, NULL); }
-static int l_var_mean(lua_State *L) { return varlike(L, "var_mean", NULL, mt_var_mean); }
-static int l_std_mean(lua_State *L) { return varlike(L, "std_mean", NULL, mt_std_mean); }
+static int l_var(lua_State *L) { return varlike(L, "var", mtg_var, NULL); }
+static int l_std(lua_State *L) { return varlike(L, "std", mtg_std, NULL); }
+static int l_var_mean(lua_State *L) { return varlike(L, "var_mean", NULL, mtg_var_mean); }
+static int l_std_mean(lua_State *L) { return varlike(L, "std_mean", NULL, mtg_std_mean); }
 
 /* norm: (p='fro', dim, keepdim, {dtype=}); p a number (math.huge for inf) */
 static int l_norm(lua_State *L) {
@@ -273,7 +275,7 @@ static int l_norm(lua_State *L) {
   bool keepdim = mtl_opt_bool(L, 4, a.last, a.opt, "keepdim", 0);
   int dtype = get_dtype(L, &a, 0, "norm");
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, mt_norm(a.x, p, dims, nd, keepdim, dtype, &res));
+  MTL_CHECK(L, mtg_norm(a.x, p, dims, nd, keepdim, dtype, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 
@@ -289,8 +291,8 @@ static int dim_dtype_op(lua_State *L, const char *op, int dtype_pos,
   MTL_CHECK(L, fn(a.x, dim, dtype, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_cumsum(lua_State *L) { return dim_dtype_op(L, "cumsum", 0, mt_cumsum); }
-static int l_cumprod(lua_State *L) { return dim_dtype_op(L, "cumprod", 0, mt_cumprod); }
+static int l_cumsum(lua_State *L) { return dim_dtype_op(L, "cumsum", 0, mtg_cumsum); }
+static int l_cumprod(lua_State *L) { return dim_dtype_op(L, "cumprod", 0, mtg_cumprod); }
 
 static int cumext(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, mt_tensor **, mt_tensor **)) {
   args a = get_args(L, op);
@@ -301,8 +303,8 @@ static int cumext(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor 
   MTL_CHECK(L, fn(a.x, dim, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
-static int l_cummax(lua_State *L) { return cumext(L, "cummax", mt_cummax); }
-static int l_cummin(lua_State *L) { return cumext(L, "cummin", mt_cummin); }
+static int l_cummax(lua_State *L) { return cumext(L, "cummax", mtg_cummax); }
+static int l_cummin(lua_State *L) { return cumext(L, "cummin", mtg_cummin); }
 
 /* ---- sorting ---- */
 static int l_sort(lua_State *L) {
@@ -313,7 +315,7 @@ static int l_sort(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "sort", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mt_sort(a.x, dim, desc, stable, &v, &i));
+  MTL_CHECK(L, mtg_sort(a.x, dim, desc, stable, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -347,7 +349,7 @@ static int l_topk(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "topk", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mt_topk(a.x, k, dim, largest, sorted, &v, &i));
+  MTL_CHECK(L, mtg_topk(a.x, k, dim, largest, sorted, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -359,7 +361,7 @@ static int l_kthvalue(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "kthvalue", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mt_kthvalue(a.x, k, dim, keepdim, &v, &i));
+  MTL_CHECK(L, mtg_kthvalue(a.x, k, dim, keepdim, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -371,7 +373,7 @@ static int medianlike(lua_State *L, const char *op, bool ignore_nan) {
   lua_pop(L, 1);
   if (!has_dim) {
     mt_tensor *res = NULL;
-    MTL_CHECK(L, mt_median_all(a.x, ignore_nan, &res));
+    MTL_CHECK(L, mtg_median_all(a.x, ignore_nan, &res));
     mtl_push_tensor(L, res);
     return 1;
   }
@@ -380,7 +382,7 @@ static int medianlike(lua_State *L, const char *op, bool ignore_nan) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, op, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mt_median_dim(a.x, dim, keepdim, ignore_nan, &v, &i));
+  MTL_CHECK(L, mtg_median_dim(a.x, dim, keepdim, ignore_nan, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 static int l_median(lua_State *L) { return medianlike(L, "median", false); }
@@ -393,7 +395,7 @@ static int l_mode(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "mode", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mt_mode(a.x, dim, keepdim, &v, &i));
+  MTL_CHECK(L, mtg_mode(a.x, dim, keepdim, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
