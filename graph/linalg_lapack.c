@@ -25,15 +25,14 @@ static mt_tensor *as_scalars(mtg_scope *s, const mt_tensor *x) {
 
 /* Records op with outputs outs[0..nout): shapes from outs, histories for
  * the non-NULL attach[k], output k saved in slot k for each bit k of
- * save_out, input 0 in the last slot when save_in. */
+ * save_out. */
 static mt_status record_multi(mt_op op, mtg_backward_fn fn, const mt_tensor *const *ins, int nin,
                               mt_tensor *const *outs, mt_tensor *const *attach, int nout, unsigned save_out,
-                              bool save_in, const int64_t *iargs, int ni) {
+                              const int64_t *iargs, int ni) {
   mtg_node *n = NULL;
   mt_status st = mtg_node_new(mtg_backward_name(op), fn, ins, nin, outs, nout, &n);
   for (int k = 0; !st && k < nout; k++)
     if (save_out >> k & 1) st = mtg_save(n, k, outs[k], true, k);
-  if (!st && save_in) st = mtg_save(n, MTG_SLOT_OUT, ins[0], false, 0);
   if (st) {
     mtg_node_release(n);
     return st;
@@ -319,7 +318,7 @@ mt_status mtg_linalg_qr(const mt_tensor *a, const char *mode, mt_tensor **q, mt_
   int64_t args[1] = {strcmp(mode, "complete") == 0 ? 1 : strcmp(mode, "r") == 0 ? 2 : 0};
   mt_tensor *outs[2] = {*q, *r};
   if (args[0] == 2) outs[0] = NULL;
-  st = record_multi(MT_OP_linalg_qr, d_qr, ins, 1, outs, outs, 2, args[0] == 2 ? 2u : 3u, false, args, 1);
+  st = record_multi(MT_OP_linalg_qr, d_qr, ins, 1, outs, outs, 2, args[0] == 2 ? 2u : 3u, args, 1);
   if (st) {
     mt_release(*q);
     mt_release(*r);
@@ -387,7 +386,7 @@ mt_status mtg_linalg_svd(const mt_tensor *a, bool full_matrices, mt_tensor **u, 
   if (st) return st;
   int64_t args[1] = {full_matrices};
   mt_tensor *outs[3] = {U, S, VH}, *attach[3] = {values ? NULL : U, S, values ? NULL : VH};
-  st = record_multi(MT_OP_linalg_svd, d_svd, ins, 1, outs, attach, 3, 7u, false, args, 1);
+  st = record_multi(MT_OP_linalg_svd, d_svd, ins, 1, outs, attach, 3, 7u, args, 1);
   if (st || values) {
     mt_release(U);
     mt_release(VH);
@@ -436,7 +435,7 @@ mt_status mtg_linalg_eigh(const mt_tensor *a, char uplo, mt_tensor **w, mt_tenso
   mt_status st = mt_linalg_eigh(a, uplo, &W, &V);
   if (st) return st;
   mt_tensor *outs[2] = {W, V}, *attach[2] = {W, v ? V : NULL};
-  st = record_multi(MT_OP_linalg_eigh, d_eigh, ins, 1, outs, attach, 2, 3u, false, NULL, 0);
+  st = record_multi(MT_OP_linalg_eigh, d_eigh, ins, 1, outs, attach, 2, 3u, NULL, 0);
   if (st || !v) mt_release(V);
   if (st) {
     mt_release(W);
