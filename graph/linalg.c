@@ -1,17 +1,118 @@
-/* linalg.c -- recorded matrix products and linear algebra, with their
- * derivatives. matmul is recorded on operands of rank >= 2 (1-D operands
- * are unsqueezed and the result squeezed through recorded views), so one
+/* linalg.c -- recorded matrix products (matmul, mm, bmm, mv, dot, inner,
+ * outer, kron, the addmm family) with their derivatives, the helpers the
+ * linalg family's files share (linalg_int.h), and the family's derivative
+ * lookup. matmul is recorded on operands of rank >= 2 (1-D operands are
+ * unsqueezed and the result squeezed through recorded views), so one
  * derivative serves every case: ga = g b^T, gb = a^T g, each summed over
- * broadcast batch dims. */
-#include "deriv.h"
+ * broadcast batch dims. Derivatives only call recorded ops. */
+#include <string.h>
+
+#include "linalg_int.h"
+
+/* ---- shared helpers ---- */
+
+mt_status mtg_la_no_out(const char *op) {
+  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
+                          "history); drop out= or use torch.no_grad()", op);
+}
+
+mt_status mtg_la_record(mt_op op, const mt_tensor *const *ins, int nin, mt_tensor *r, const int64_t *iargs, int ni,
+                        const double *fargs, int nf) {
+  const mtg_deriv *e = mtg_deriv_of(op);
+  mt_status st;
+  mtg_node *n = mtg_record1(mtg_backward_name(op), e->fn, ins, nin, r, &st);
+  for (int i = 0; n && !st && i < nin; i++)
+    if ((e->saves & MTG_SAVE_IN(i)) && ins[i]) st = mtg_save(n, i, ins[i], false, 0);
+  if (n && !st && (e->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_SLOT_OUT, r, true, 0);
+  if (n && !st) {
+    if (ni) memcpy(n->i, iargs, (size_t)ni * sizeof *iargs);
+    if (nf) memcpy(n->f, fargs, (size_t)nf * sizeof *fargs);
+  }
+  if (st) mt_release(r);
+  return st;
+}
+
+mt_tensor *DL_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
+  if (!DL_LIVE(s)) return NULL;
+  int64_t shape[2] = {n, n};
+  mt_tensor *m = NULL, *r = NULL;
+  mt_status st = mt_zeros(shape, 2, MT_FLOAT64, mt_cpu(), &m);
+  for (int64_t i = 0; !st && i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double v = 0;
+      switch (kind) {
+      case DL_EYE: v = i == j; break;
+      case DL_OFFDIAG: v = i != j; break;
+      case DL_PHI: v = i > j ? 1 : i == j ? 0.5 : 0; break;
+      default: v = i > j; break;
+      }
+      ((double *)mt_data(m))[i * n + j] = v;
+    }
+  if (!st) st = mt_to_dtype(m, dt, false, &r);
+  mt_release(m);
+  return mtg_track(s, st, r);
+}
+
+mt_tensor *DL_ones(mtg_scope *s, const int64_t *shape, int ndim, mt_dtype dt) {
+  if (!DL_LIVE(s)) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mt_full(shape, ndim, mt_sfloat(1), dt, mt_cpu(), &r);
+  return mtg_track(s, st, r);
+}
+
+mt_tensor *DL_cmp(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *b, mt_dtype dt) {
+  if (!DL_LIVE(s) || !a || !b) return NULL;
+  mt_tensor *m = NULL, *f = NULL;
+  mt_status st = mt_binary(cmp, a, b, &m);
+  if (!st) st = mt_to_dtype(m, dt, false, &f);
+  mt_release(m);
+  return mtg_track(s, st, f);
+}
+
+mt_tensor *DL_diag_embed(mtg_scope *s, const mt_tensor *v) {
+  if (!v) return NULL;
+  int64_t k = v->shape[v->ndim - 1];
+  return D_mul(s, D_unsqueeze(s, v, v->ndim), DL_mask(s, k, (mt_dtype)v->dtype, DL_EYE));
+}
+
+mt_tensor *DL_detached(mtg_scope *s, const mt_tensor *x) {
+  if (!DL_LIVE(s) || !x) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mt_alias(x, &r);
+  return mtg_track(s, st, r);
+}
+
+bool mtg_la_is_zero(const mt_tensor *x) {
+  if (mtg_requires_grad(x) && mtg_grad_enabled()) return false;
+  mt_tensor *c = NULL, *d = NULL;
+  bool zero = false;
+  if (!mt_contiguous(x, &c) && !mt_to_dtype(c, MT_FLOAT64, false, &d)) {
+    const double *p = (const double *)mt_data(d);
+    int64_t n = mt_numel(d);
+    zero = true;
+    for (int64_t i = 0; i < n && zero; i++) zero = p[i] == 0;
+  }
+  mt_release(c);
+  mt_release(d);
+  return zero;
+}
+
+/* x cast to the dtype of like (a recorded cast, or x itself) */
+static mt_tensor *as_dtype_of(mtg_scope *s, const mt_tensor *x, const mt_tensor *like) {
+  if (!x || !like) return NULL;
+  if (x->dtype == like->dtype) return (mt_tensor *)x;
+  return D_cast(s, x, (mt_dtype)like->dtype);
+}
+
+/* ---- matmul, mm, bmm ---- */
 
 static mt_status d_matmul(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
   if (!a || !b) return mtg_scope_end(s, gin, n->nin);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_matmul(s, go[0], D_transpose(s, b, b->ndim - 1, b->ndim - 2)));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, D_transpose(s, a, a->ndim - 1, a->ndim - 2), go[0]));
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_matmul(s, go[0], DL_mT(s, b)));
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, DL_mT(s, a), go[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -19,20 +120,15 @@ static mt_status matmul2(const mt_tensor *a, const mt_tensor *b, mt_tensor **out
   mt_tensor *r = NULL;
   mt_status st = mt_matmul(a, b, &r);
   const mt_tensor *ins[2] = {a, b};
-  mtg_node *n = !st ? mtg_record1(mtg_backward_name(MT_OP_matmul), d_matmul, ins, 2, r, &st) : NULL;
-  if (n && !(st = mtg_save(n, 0, a, false, 0))) st = mtg_save(n, 1, b, false, 0);
-  if (st) {
-    mt_release(r);
-    return st;
-  }
-  *out = r;
-  return MT_OK;
+  if (!st) st = mtg_la_record(MT_OP_matmul, ins, 2, r, NULL, 0, NULL, 0);
+  if (!st) *out = r;
+  return st;
 }
 
 mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   const mt_tensor *ins[2] = {a, b};
   if (!mtg_any_requires_grad(ins, 2)) return mt_matmul(a, b, out);
-  if (*out) return mt_fail(MT_EARG, "matmul: out= cannot be used when an input requires grad");
+  if (*out) return mtg_la_no_out("matmul");
   if (a->ndim == 0 || b->ndim == 0) return mt_matmul(a, b, out); /* the engine's error */
   mt_tensor *a2 = NULL, *b2 = NULL, *r = NULL;
   mt_status st = a->ndim == 1 ? mtg_unsqueeze(a, 0, &a2) : mtg_ref(a, &a2);
@@ -60,8 +156,216 @@ mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   return MT_OK;
 }
 
+/* A two-operand product recorded as op (no scalar arguments). */
+static mt_status product2(mt_op op, mt_status (*run)(const mt_tensor *, const mt_tensor *, mt_tensor **),
+                          const mt_tensor *a, const mt_tensor *b, const int64_t *iargs, int ni, mt_tensor **out) {
+  const mt_tensor *ins[2] = {a, b};
+  if (!mtg_any_requires_grad(ins, 2)) return run(a, b, out);
+  if (*out) return mtg_la_no_out(mt_ops[op].name);
+  mt_tensor *r = NULL;
+  mt_status st = run(a, b, &r);
+  if (!st) st = mtg_la_record(op, ins, 2, r, iargs, ni, NULL, 0);
+  if (!st) *out = r;
+  return st;
+}
+
+mt_status mtg_mm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  return product2(MT_OP_mm, mt_mm, a, b, NULL, 0, out);
+}
+
+mt_status mtg_bmm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  return product2(MT_OP_bmm, mt_bmm, a, b, NULL, 0, out);
+}
+
+/* ---- mv, dot, inner, outer ---- */
+
+/* mv: ga = g v^T (an outer product), gv = a^T g */
+static mt_status d_mv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *a = D_saved(s, 0), *v = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, D_unsqueeze(s, go[0], 1), v));
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, DL_mT(s, a), go[0]));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+mt_status mtg_mv(const mt_tensor *a, const mt_tensor *v, mt_tensor **out) {
+  return product2(MT_OP_mv, mt_mv, a, v, NULL, 0, out);
+}
+
+/* dot: ga = g b, gb = g a (g is 0-dim) */
+static mt_status d_dot(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, go[0], b));
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_mul(s, go[0], a));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+mt_status mtg_dot(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  return product2(MT_OP_dot, mt_dot, a, b, NULL, 0, out);
+}
+
+/* inner: with a as an (A, k) matrix, b as (B, k) and g as (A, B):
+ * ga = g b, gb = g^T a, reshaped back. */
+static mt_status d_inner(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
+  const mtg_meta_shape *ma = &n->in[0], *mb = &n->in[1];
+  int64_t k = ma->shape[ma->ndim - 1], na = 1, nb = 1;
+  for (int i = 0; i < ma->ndim - 1; i++) na *= ma->shape[i];
+  for (int i = 0; i < mb->ndim - 1; i++) nb *= mb->shape[i];
+  int64_t ga2[2] = {na, nb}, a2[2] = {na, k}, b2[2] = {nb, k};
+  mt_tensor *g = D_reshape(s, go[0], ga2, 2);
+  if (mtg_needs(n, 0))
+    gin[0] = D_grad_for(s, 0, D_reshape(s, D_matmul(s, g, D_reshape(s, b, b2, 2)), ma->shape, ma->ndim));
+  if (mtg_needs(n, 1))
+    gin[1] = D_grad_for(s, 1, D_reshape(s, D_matmul(s, DL_mT(s, g), D_reshape(s, a, a2, 2)), mb->shape, mb->ndim));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+mt_status mtg_inner(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  if (a->ndim == 0 || b->ndim == 0) return mtg_binary(MT_OP_mul, a, b, out); /* as the engine does */
+  return product2(MT_OP_inner, mt_inner, a, b, NULL, 0, out);
+}
+
+/* outer: ga = g b, gb = g^T a (types were promoted: g's dtype rules) */
+static mt_status d_outer(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_matmul(s, go[0], as_dtype_of(s, b, go[0])));
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, DL_mT(s, go[0]), as_dtype_of(s, a, go[0])));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+mt_status mtg_outer(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  return product2(MT_OP_outer, mt_outer, a, b, NULL, 0, out);
+}
+
+/* ---- kron ----
+ * With both operands padded to nd = i[0] dims, the result viewed with
+ * interleaved dims (a0, b0, a1, b1, ...) is a[:, 1, :, 1, ...] * b[1, :, 1,
+ * :, ...]; each operand's gradient is g times the other, summed over the
+ * other's dims. */
+static mt_status d_kron(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  int nd = (int)n->i[0];
+  const mtg_meta_shape *ma = &n->in[0], *mb = &n->in[1];
+  int64_t ash[MT_MAXDIM], bsh[MT_MAXDIM], gsh[MT_MAXDIM];
+  int even[MT_MAXDIM / 2], odd[MT_MAXDIM / 2];
+  for (int i = 0; i < nd; i++) {
+    int ia = i - (nd - ma->ndim), ib = i - (nd - mb->ndim);
+    ash[2 * i] = gsh[2 * i] = ia >= 0 ? ma->shape[ia] : 1;
+    bsh[2 * i + 1] = gsh[2 * i + 1] = ib >= 0 ? mb->shape[ib] : 1;
+    ash[2 * i + 1] = bsh[2 * i] = 1;
+    even[i] = 2 * i;
+    odd[i] = 2 * i + 1;
+  }
+  mt_tensor *g = D_reshape(s, go[0], gsh, 2 * nd);
+  if (mtg_needs(n, 0)) {
+    mt_tensor *b = D_reshape(s, as_dtype_of(s, D_saved(s, 1), go[0]), bsh, 2 * nd);
+    gin[0] = D_grad_for(s, 0, D_reshape(s, D_sum(s, D_mul(s, g, b), odd, nd, true), ma->shape, ma->ndim));
+  }
+  if (mtg_needs(n, 1)) {
+    mt_tensor *a = D_reshape(s, as_dtype_of(s, D_saved(s, 0), go[0]), ash, 2 * nd);
+    gin[1] = D_grad_for(s, 1, D_reshape(s, D_sum(s, D_mul(s, g, a), even, nd, true), mb->shape, mb->ndim));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+mt_status mtg_kron(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  int64_t nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+  return product2(MT_OP_kron, mt_kron, a, b, &nd, 1, out);
+}
+
+/* ---- addmm, addmv, baddbmm, addbmm: beta * input + alpha * product ----
+ * f[0] = beta, f[1] = alpha. For the matrix products gm1 = alpha g m2^T and
+ * gm2 = alpha m1^T g, which also covers addbmm (g broadcasts over the
+ * batch of b1 and b2). */
+static mt_status d_addmm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  double beta = n->f[0], alpha = n->f[1];
+  mt_tensor *g = go[0], *ga = alpha == 1 ? g : D_scale(s, g, alpha);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, g, beta));
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, ga, DL_mT(s, D_saved(s, 2))));
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_matmul(s, DL_mT(s, D_saved(s, 1)), ga));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+static mt_status d_addmv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  double beta = n->f[0], alpha = n->f[1];
+  mt_tensor *g = go[0], *ga = alpha == 1 ? g : D_scale(s, g, alpha);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, g, beta));
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_mul(s, D_unsqueeze(s, ga, 1), D_saved(s, 2)));
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_matmul(s, DL_mT(s, D_saved(s, 1)), ga));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+typedef mt_status (*addprod_fn)(const mt_tensor *, const mt_tensor *, const mt_tensor *, double, double,
+                                mt_tensor **);
+
+/* Records op = beta * input + alpha * (m1 . m2). In place (*out == input)
+ * while recording: the product out of place, then a recorded copy_. */
+static mt_status add_product(mt_op op, addprod_fn run, const mt_tensor *input, const mt_tensor *m1,
+                             const mt_tensor *m2, double beta, double alpha, mt_tensor **out) {
+  const mt_tensor *ins[3] = {input, m1, m2};
+  bool inplace = *out && *out == input;
+  if (!mtg_any_requires_grad(ins, 3)) return run(input, m1, m2, beta, alpha, out);
+  if (*out && !inplace) return mtg_la_no_out(mt_ops[op].name);
+  mt_tensor *r = NULL;
+  mt_status st = run(input, m1, m2, beta, alpha, &r);
+  double f[2] = {beta, alpha};
+  if (!st) st = mtg_la_record(op, ins, 3, r, NULL, 0, f, 2);
+  if (st) return st;
+  if (inplace) {
+    st = mtg_copy_(*out, r);
+    mt_release(r);
+    return st;
+  }
+  *out = r;
+  return MT_OK;
+}
+
+mt_status mtg_addmm(const mt_tensor *input, const mt_tensor *m1, const mt_tensor *m2, double beta, double alpha,
+                    mt_tensor **out) {
+  return add_product(MT_OP_addmm, mt_addmm, input, m1, m2, beta, alpha, out);
+}
+
+mt_status mtg_addmv(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec, double beta, double alpha,
+                    mt_tensor **out) {
+  return add_product(MT_OP_addmv, mt_addmv, input, mat, vec, beta, alpha, out);
+}
+
+mt_status mtg_baddbmm(const mt_tensor *input, const mt_tensor *b1, const mt_tensor *b2, double beta, double alpha,
+                      mt_tensor **out) {
+  return add_product(MT_OP_baddbmm, mt_baddbmm, input, b1, b2, beta, alpha, out);
+}
+
+mt_status mtg_addbmm(const mt_tensor *input, const mt_tensor *b1, const mt_tensor *b2, double beta, double alpha,
+                     mt_tensor **out) {
+  return add_product(MT_OP_addbmm, mt_addbmm, input, b1, b2, beta, alpha, out);
+}
+
+#define IN01 (MTG_SAVE_IN(0) | MTG_SAVE_IN(1))
+#define IN12 (MTG_SAVE_IN(1) | MTG_SAVE_IN(2))
 static const mtg_deriv table[MT_NOPS] = {
-    [MT_OP_matmul] = {d_matmul, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_matmul] = {d_matmul, IN01}, [MT_OP_mm] = {d_matmul, IN01},    [MT_OP_bmm] = {d_matmul, IN01},
+    [MT_OP_mv] = {d_mv, IN01},         [MT_OP_dot] = {d_dot, IN01},      [MT_OP_inner] = {d_inner, IN01},
+    [MT_OP_outer] = {d_outer, IN01},   [MT_OP_kron] = {d_kron, IN01},    [MT_OP_addmm] = {d_addmm, IN12},
+    [MT_OP_addmv] = {d_addmv, IN12},   [MT_OP_baddbmm] = {d_addmm, IN12}, [MT_OP_addbmm] = {d_addmm, IN12},
 };
 
-const mtg_deriv *mtg_deriv_linalg(mt_op op) { return table[op].fn ? &table[op] : NULL; }
+const mtg_deriv *mtg_deriv_linalg(mt_op op) {
+  if (table[op].fn) return &table[op];
+  const mtg_deriv *d = mtg_deriv_einsum(op);
+  if (!d) d = mtg_deriv_linalg_lapack(op);
+  if (!d) d = mtg_deriv_linalg_norm(op);
+  return d;
+}

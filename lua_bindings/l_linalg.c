@@ -28,14 +28,14 @@ static int product2(lua_State *L, const char *name, binary_fn fn) {
 #define PRODUCT2(name, fn)                                                                                             \
   static int l_##name(lua_State *L) { return product2(L, #name, fn); }
 PRODUCT2(matmul, mtg_matmul)
-PRODUCT2(mm, mt_mm)
-PRODUCT2(bmm, mt_bmm)
-PRODUCT2(mv, mt_mv)
-PRODUCT2(dot, mt_dot)
-PRODUCT2(vdot, mt_dot)
-PRODUCT2(inner, mt_inner)
-PRODUCT2(outer, mt_outer)
-PRODUCT2(kron, mt_kron)
+PRODUCT2(mm, mtg_mm)
+PRODUCT2(bmm, mtg_bmm)
+PRODUCT2(mv, mtg_mv)
+PRODUCT2(dot, mtg_dot)
+PRODUCT2(vdot, mtg_dot)
+PRODUCT2(inner, mtg_inner)
+PRODUCT2(outer, mtg_outer)
+PRODUCT2(kron, mtg_kron)
 #undef PRODUCT2
 
 typedef mt_status (*addmm_fn)(const mt_tensor *, const mt_tensor *, const mt_tensor *, double, double, mt_tensor **);
@@ -62,10 +62,10 @@ static int add_product(lua_State *L, const char *name, addmm_fn fn, int inplace)
 #define ADD_PRODUCT(name, fn)                                                                                          \
   static int l_##name(lua_State *L) { return add_product(L, #name, fn, 0); }                                           \
   static int l_##name##_(lua_State *L) { return add_product(L, #name "_", fn, 1); }
-ADD_PRODUCT(addmm, mt_addmm)
-ADD_PRODUCT(addmv, mt_addmv)
-ADD_PRODUCT(baddbmm, mt_baddbmm)
-ADD_PRODUCT(addbmm, mt_addbmm)
+ADD_PRODUCT(addmm, mtg_addmm)
+ADD_PRODUCT(addmv, mtg_addmv)
+ADD_PRODUCT(baddbmm, mtg_baddbmm)
+ADD_PRODUCT(addbmm, mtg_addbmm)
 #undef ADD_PRODUCT
 
 /* torch.einsum(equation, a, b, ...[, {out=}]) or torch.einsum(equation, {a, b, ...}[, {out=}]) */
@@ -88,7 +88,7 @@ static int l_einsum(lua_State *L) {
     for (int i = 0; i < n; i++) ops[i] = mtl_check_tensor(L, i + 2, "einsum");
   }
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_einsum(eq, ops, n, &res);
+  mt_status st = mtg_einsum(eq, ops, n, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -102,12 +102,12 @@ static int linalg1(lua_State *L, const char *name, mt_status (*fn)(const mt_tens
   return mtl_push_result(L, st, res, opt, o);
 }
 
-static int l_inv(lua_State *L) { return linalg1(L, "linalg.inv", mt_linalg_inv); }
-static int l_det(lua_State *L) { return linalg1(L, "linalg.det", mt_linalg_det); }
+static int l_inv(lua_State *L) { return linalg1(L, "linalg.inv", mtg_linalg_inv); }
+static int l_det(lua_State *L) { return linalg1(L, "linalg.det", mtg_linalg_det); }
 
 static int l_slogdet(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.slogdet"), *s = NULL, *l = NULL;
-  MTL_CHECK(L, mt_linalg_slogdet(a, &s, &l));
+  MTL_CHECK(L, mtg_linalg_slogdet(a, &s, &l));
   mtl_push_tensor(L, s);
   mtl_push_tensor(L, l);
   return 2;
@@ -116,7 +116,7 @@ static int l_slogdet(lua_State *L) {
 /* logdet = log|det| + log(sign): NaN for a negative determinant */
 static int l_logdet(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "logdet"), *s = NULL, *l = NULL, *ls = NULL, *r = NULL;
-  mt_status st = mt_linalg_slogdet(a, &s, &l);
+  mt_status st = mtg_linalg_slogdet(a, &s, &l);
   if (!st) st = mtg_unary(MT_OP_log, s, &ls);
   if (!st) st = mtg_binary(MT_OP_add, l, ls, &r);
   if (st) mtl_fail(L, st, s, l, ls, NULL);
@@ -132,7 +132,7 @@ static int l_solve(lua_State *L) {
   int opt = mtl_options_index(L, 3);
   int left = mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_solve(a, b, left, &res);
+  mt_status st = mtg_linalg_solve(a, b, left, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -141,7 +141,7 @@ static int l_cholesky(lua_State *L) {
   int opt = mtl_options_index(L, 2);
   int upper = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_cholesky(a, upper, &res);
+  mt_status st = mtg_linalg_cholesky(a, upper, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -161,7 +161,7 @@ static int l_qr(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.qr"), *q = NULL, *r = NULL;
   int opt = mtl_options_index(L, 2);
   const char *mode = opt_string(L, 2, last_positional(L, opt), opt, "mode", "reduced");
-  MTL_CHECK(L, mt_linalg_qr(a, mode, &q, &r));
+  MTL_CHECK(L, mtg_linalg_qr(a, mode, &q, &r));
   mtl_push_tensor(L, q);
   mtl_push_tensor(L, r);
   return 2;
@@ -171,7 +171,7 @@ static int l_svd(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svd"), *u = NULL, *s = NULL, *vh = NULL;
   int opt = mtl_options_index(L, 2);
   int full = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "full_matrices", 1);
-  MTL_CHECK(L, mt_linalg_svd(a, full, &u, &s, &vh));
+  MTL_CHECK(L, mtg_linalg_svd(a, full, &u, &s, &vh));
   mtl_push_tensor(L, u);
   mtl_push_tensor(L, s);
   mtl_push_tensor(L, vh);
@@ -180,7 +180,7 @@ static int l_svd(lua_State *L) {
 
 static int l_svdvals(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svdvals"), *s = NULL;
-  MTL_CHECK(L, mt_linalg_svd(a, false, NULL, &s, NULL));
+  MTL_CHECK(L, mtg_linalg_svd(a, false, NULL, &s, NULL));
   mtl_push_tensor(L, s);
   return 1;
 }
@@ -196,7 +196,7 @@ static char uplo_arg(lua_State *L, int opt) {
 static int l_eigh(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigh"), *w = NULL, *v = NULL;
   char uplo = uplo_arg(L, mtl_options_index(L, 2));
-  MTL_CHECK(L, mt_linalg_eigh(a, uplo, &w, &v));
+  MTL_CHECK(L, mtg_linalg_eigh(a, uplo, &w, &v));
   mtl_push_tensor(L, w);
   mtl_push_tensor(L, v);
   return 2;
@@ -205,7 +205,7 @@ static int l_eigh(lua_State *L) {
 static int l_eigvalsh(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigvalsh"), *w = NULL;
   char uplo = uplo_arg(L, mtl_options_index(L, 2));
-  MTL_CHECK(L, mt_linalg_eigh(a, uplo, &w, NULL));
+  MTL_CHECK(L, mtg_linalg_eigh(a, uplo, &w, NULL));
   mtl_push_tensor(L, w);
   return 1;
 }
@@ -216,7 +216,7 @@ static int l_lstsq(lua_State *L) {
   double rcond = mtl_opt_num(L, 3, last, opt, "rcond", -1);
   const char *driver = opt_string(L, 4, last, opt, "driver", NULL);
   mt_tensor *x = NULL, *res = NULL, *rank = NULL, *sv = NULL;
-  MTL_CHECK(L, mt_linalg_lstsq(a, b, rcond, driver, &x, &res, &rank, &sv));
+  MTL_CHECK(L, mtg_linalg_lstsq(a, b, rcond, driver, &x, &res, &rank, &sv));
   mtl_push_tensor(L, x);
   mtl_push_tensor(L, res);
   mtl_push_tensor(L, rank);
@@ -254,7 +254,7 @@ static int l_pinv(lua_State *L) {
   int herm, opt;
   tolerances(L, 0, &atol, &rtol, &herm, &opt);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_pinv(a, atol, rtol, herm, &res);
+  mt_status st = mtg_linalg_pinv(a, atol, rtol, herm, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -333,7 +333,7 @@ static int l_vector_norm(lua_State *L) {
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_NDTYPE);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_vector_norm(x, ord, dims, nd < 0 ? 0 : nd, keepdim, dt == MT_NDTYPE ? -1 : (int)dt, &res);
+  mt_status st = mtg_linalg_vector_norm(x, ord, dims, nd < 0 ? 0 : nd, keepdim, dt == MT_NDTYPE ? -1 : (int)dt, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -355,7 +355,7 @@ static int l_matrix_norm(lua_State *L) {
   }
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, &res);
+  mt_status st = mtg_linalg_matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -369,7 +369,7 @@ static int l_norm(lua_State *L) {
   int nd = dims_arg(L, 3, last, opt, x->ndim, dims, op);
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_norm(x, has && !sord, sord, ord, dims, nd < 0 ? 0 : nd, keepdim, &res);
+  mt_status st = mtg_linalg_norm(x, has && !sord, sord, ord, dims, nd < 0 ? 0 : nd, keepdim, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -392,7 +392,7 @@ static int cross_impl(lua_State *L, int legacy) {
   }
   lua_pop(L, 1);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mt_linalg_cross(a, b, dim, &res);
+  mt_status st = mtg_linalg_cross(a, b, dim, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 static int l_linalg_cross(lua_State *L) { return cross_impl(L, 0); }

@@ -1,0 +1,536 @@
+/* linalg_lapack.c -- recorded LAPACK-based linear algebra (inv, det,
+ * slogdet, solve, cholesky, qr, svd, eigh, lstsq, pinv) and their
+ * derivatives, from the standard matrix-calculus results. Derivatives call
+ * recorded ops only (the decompositions among them), so create_graph gives
+ * higher-order gradients. Notation: A the input, G the incoming gradient,
+ * X^T the transpose of the last two dims; batches broadcast. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "linalg_int.h"
+
+#define BEGIN                                                                                                          \
+  mtg_scope S_, *s = &S_;                                                                                              \
+  mtg_scope_begin(s, n)
+#define END return mtg_scope_end(s, gin, n->nin)
+#define NEED(i) mtg_needs(n, i)
+#define MM(a, b) D_matmul(s, a, b)
+#define T(x) DL_mT(s, x)
+
+/* x with two trailing unit dims (a batch of scalars against matrices) */
+static mt_tensor *as_scalars(mtg_scope *s, const mt_tensor *x) {
+  return x ? D_unsqueeze(s, D_unsqueeze(s, x, x->ndim), x->ndim + 1) : NULL;
+}
+
+/* Records op with outputs outs[0..nout): shapes from outs, histories for
+ * the non-NULL attach[k], output k saved in slot k for each bit k of
+ * save_out. */
+static mt_status record_multi(mt_op op, mtg_backward_fn fn, const mt_tensor *const *ins, int nin,
+                              mt_tensor *const *outs, mt_tensor *const *attach, int nout, unsigned save_out,
+                              const int64_t *iargs, int ni) {
+  mtg_node *n = NULL;
+  mt_status st = mtg_node_new(mtg_backward_name(op), fn, ins, nin, outs, nout, &n);
+  for (int k = 0; !st && k < nout; k++)
+    if (save_out >> k & 1) st = mtg_save(n, k, outs[k], true, k);
+  if (st) {
+    mtg_node_release(n);
+    return st;
+  }
+  if (ni) memcpy(n->i, iargs, (size_t)ni * sizeof *iargs);
+  return mtg_attach(n, attach, nout);
+}
+
+/* ---- inv: gA = -Y^T G Y^T with Y = A^-1 ---- */
+
+static mt_status d_inv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  mt_tensor *yt = T(D_saved(s, MTG_SLOT_OUT));
+  if (NEED(0)) gin[0] = D_grad_for(s, 0, D_neg(s, MM(MM(yt, go[0]), yt)));
+  END;
+}
+
+mt_status mtg_linalg_inv(const mt_tensor *a, mt_tensor **out) {
+  const mt_tensor *ins[1] = {a};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_inv(a, out);
+  if (*out) return mtg_la_no_out("linalg.inv");
+  mt_tensor *r = NULL;
+  mt_status st = mt_linalg_inv(a, &r);
+  if (!st) st = mtg_la_record(MT_OP_linalg_inv, ins, 1, r, NULL, 0, NULL, 0);
+  if (!st) *out = r;
+  return st;
+}
+
+/* ---- det ----
+ * The gradient is G times the cofactor matrix: det(A) A^-T for a
+ * nonsingular A. For a (nearly) singular one (|det| < 100 eps, as PyTorch
+ * decides) it comes from the SVD A = U S V^T: cof(A) = det(U) det(V) U
+ * diag(prod_{j != i} s_j) V^T, which holds for every A. */
+
+/* 1/0 per matrix of d: is |det| below the singular threshold? A bool
+ * tensor (for where) of d's shape; *count singular ones. */
+static mt_tensor *singular_mask(mtg_scope *s, const mt_tensor *d, int64_t *count) {
+  *count = 0;
+  if (!DL_LIVE(s) || !d) return NULL;
+  double eps = d->dtype == MT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+  mt_tensor *c = NULL, *m = NULL;
+  mt_status st = mt_to_dtype(d, MT_FLOAT64, true, &c);
+  if (!st) st = mt_empty(d->shape, d->ndim, MT_BOOL, mt_cpu(), &m);
+  for (int64_t i = 0, nn = st ? 0 : mt_numel(c); i < nn; i++) {
+    bool sing = fabs(((const double *)mt_data(c))[i]) < 100 * eps;
+    ((bool *)mt_data(m))[i] = sing;
+    *count += sing;
+  }
+  mt_release(c);
+  return mtg_track(s, st, m);
+}
+
+/* cof(A) through the SVD (see above) */
+static mt_tensor *cofactor_svd(mtg_scope *s, const mt_tensor *a) {
+  if (!DL_LIVE(s) || !a) return NULL;
+  mt_tensor *u = NULL, *sv = NULL, *vh = NULL;
+  mt_status st = mtg_linalg_svd(a, false, &u, &sv, &vh);
+  u = mtg_track(s, st, u);
+  sv = mtg_track(s, st, sv);
+  vh = mtg_track(s, st, vh);
+  if (!DL_LIVE(s)) return NULL;
+  /* det(U) det(V): a constant sign per matrix */
+  mt_tensor *du = NULL, *dv = NULL, *sg = NULL;
+  st = mt_linalg_det(u, &du);
+  if (!st) st = mt_linalg_det(vh, &dv);
+  if (!st) st = mt_binary(MT_OP_mul, du, dv, &sg);
+  mt_release(du);
+  mt_release(dv);
+  sg = mtg_track(s, st, sg);
+  /* p_i = prod_{j != i} s_j: rows of M = s (off the diagonal), 1 on it */
+  int64_t k = sv->shape[sv->ndim - 1];
+  mt_tensor *eye = DL_mask(s, k, (mt_dtype)a->dtype, DL_EYE);
+  mt_tensor *m = D_add(s, D_mul(s, D_unsqueeze(s, sv, sv->ndim - 1), DL_mask(s, k, (mt_dtype)a->dtype, DL_OFFDIAG)),
+                       eye);
+  mt_tensor *p = DL_select(s, m, m ? m->ndim - 1 : 0, 0);
+  for (int64_t j = 1; j < k; j++) p = D_mul(s, p, DL_select(s, m, m ? m->ndim - 1 : 0, j));
+  mt_tensor *usv = MM(D_mul(s, u, D_unsqueeze(s, p, p ? p->ndim - 1 : 0)), vh);
+  return D_mul(s, usv, as_scalars(s, sg));
+}
+
+static mt_status d_det(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  if (!NEED(0)) END;
+  const mtg_meta_shape *m = &n->in[0];
+  if (m->shape[m->ndim - 1] == 0) { /* det of an empty matrix is 1: no gradient */
+    gin[0] = mtg_keep(s, D_zeros(s, m));
+    END;
+  }
+  mt_tensor *a = D_saved(s, 0), *d = D_saved(s, MTG_SLOT_OUT);
+  int64_t nsing = 0;
+  mt_tensor *sing = singular_mask(s, d, &nsing);
+  mt_tensor *gd = as_scalars(s, go[0]), *cof = NULL;
+  if (nsing == 0) {
+    cof = D_mul(s, as_scalars(s, d), T(DL_inv(s, a)));
+  } else if (d && nsing == mt_numel(d)) {
+    cof = cofactor_svd(s, a);
+  } else { /* mixed batch: the inverse of the others, identities in place of the singular ones */
+    mt_tensor *c = as_scalars(s, sing);
+    mt_tensor *safe = D_where(s, c, DL_mask(s, m->shape[m->ndim - 1], (mt_dtype)m->dtype, DL_EYE), a);
+    mt_tensor *ns = D_mul(s, as_scalars(s, d), T(DL_inv(s, safe)));
+    cof = D_where(s, c, cofactor_svd(s, a), ns);
+  }
+  gin[0] = D_grad_for(s, 0, D_mul(s, gd, cof));
+  END;
+}
+
+mt_status mtg_linalg_det(const mt_tensor *a, mt_tensor **out) {
+  const mt_tensor *ins[1] = {a};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_det(a, out);
+  if (*out) return mtg_la_no_out("linalg.det");
+  mt_tensor *r = NULL;
+  mt_status st = mt_linalg_det(a, &r);
+  if (!st) st = mtg_la_record(MT_OP_linalg_det, ins, 1, r, NULL, 0, NULL, 0);
+  if (!st) *out = r;
+  return st;
+}
+
+/* ---- slogdet: only logabsdet has a gradient, G A^-T ---- */
+
+static mt_status d_slogdet(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  if (NEED(0)) gin[0] = D_grad_for(s, 0, D_mul(s, as_scalars(s, go[0]), T(DL_inv(s, D_saved(s, 0)))));
+  END;
+}
+
+mt_status mtg_linalg_slogdet(const mt_tensor *a, mt_tensor **sign, mt_tensor **logabsdet) {
+  const mt_tensor *ins[1] = {a};
+  mt_status st = mt_linalg_slogdet(a, sign, logabsdet);
+  if (st || !mtg_any_requires_grad(ins, 1)) return st;
+  mt_tensor *l = mt_retain(*logabsdet);
+  st = mtg_la_record(MT_OP_linalg_slogdet, ins, 1, l, NULL, 0, NULL, 0); /* releases l on failure */
+  if (!st) mt_release(l);
+  if (st) {
+    mt_release(*sign);
+    mt_release(*logabsdet);
+    *sign = *logabsdet = NULL;
+  }
+  return st;
+}
+
+/* ---- solve ----
+ * AX = B: gB = A^-T G, gA = -gB X^T. XA = B: gB = G A^-T, gA = -X^T gB.
+ * i[0] left, i[1] B is a (batch of) vector(s): columns for left, rows
+ * otherwise. */
+
+static mt_tensor *as_matrix(mtg_scope *s, const mt_tensor *x, bool vec, bool left) {
+  if (!x || !vec) return (mt_tensor *)x;
+  return D_unsqueeze(s, x, left ? x->ndim : x->ndim - 1);
+}
+
+static mt_status d_solve(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  bool left = n->i[0], vec = n->i[1];
+  mt_tensor *a = D_saved(s, 0), *x = D_saved(s, MTG_SLOT_OUT);
+  mt_tensor *gb = DL_solve(s, T(a), go[0], left);
+  if (NEED(1)) gin[1] = D_grad_for(s, 1, gb);
+  if (NEED(0)) {
+    mt_tensor *gbm = as_matrix(s, gb, vec, left), *xm = as_matrix(s, x, vec, left);
+    gin[0] = D_grad_for(s, 0, D_neg(s, left ? MM(gbm, T(xm)) : MM(T(xm), gbm)));
+  }
+  END;
+}
+
+mt_status mtg_linalg_solve(const mt_tensor *a, const mt_tensor *b, bool left, mt_tensor **out) {
+  const mt_tensor *ins[2] = {a, b};
+  if (!mtg_any_requires_grad(ins, 2)) return mt_linalg_solve(a, b, left, out);
+  if (*out) return mtg_la_no_out("linalg.solve");
+  mt_tensor *r = NULL;
+  mt_status st = mt_linalg_solve(a, b, left, &r);
+  if (st) return st;
+  bool vec = b->ndim == 1; /* the engine's rule */
+  if (b->ndim == a->ndim - 1) {
+    vec = true;
+    for (int i = 0; i < b->ndim; i++) vec = vec && b->shape[i] == a->shape[i];
+  }
+  int64_t args[2] = {left, vec};
+  if ((st = mtg_la_record(MT_OP_linalg_solve, ins, 2, r, args, 2, NULL, 0))) return st;
+  *out = r;
+  return MT_OK;
+}
+
+/* ---- cholesky ----
+ * A = L L^T: gA = L^-T Phi(L^T G) L^-1, symmetrized (Phi: the lower
+ * triangle with the diagonal halved). i[0] upper (then L = U^T, G = G^T). */
+
+static mt_status d_cholesky(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  bool upper = n->i[0];
+  mt_tensor *l = D_saved(s, MTG_SLOT_OUT), *g = go[0];
+  if (upper) {
+    l = T(l);
+    g = T(g);
+  }
+  const mtg_meta_shape *m = &n->in[0];
+  mt_tensor *phi = D_mul(s, MM(T(l), g), DL_mask(s, m->shape[m->ndim - 1], (mt_dtype)m->dtype, DL_PHI));
+  mt_tensor *li = DL_inv(s, l);
+  mt_tensor *ga = MM(MM(T(li), phi), li);
+  if (NEED(0)) gin[0] = D_grad_for(s, 0, D_scale(s, D_add(s, ga, T(ga)), 0.5));
+  END;
+}
+
+mt_status mtg_linalg_cholesky(const mt_tensor *a, bool upper, mt_tensor **out) {
+  const mt_tensor *ins[1] = {a};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_cholesky(a, upper, out);
+  if (*out) return mtg_la_no_out("linalg.cholesky");
+  mt_tensor *r = NULL;
+  mt_status st = mt_linalg_cholesky(a, upper, &r);
+  int64_t args[1] = {upper};
+  if (!st) st = mtg_la_record(MT_OP_linalg_cholesky, ins, 1, r, args, 1, NULL, 0);
+  if (!st) *out = r;
+  return st;
+}
+
+/* ---- qr ----
+ * For A = QR with m >= n (Q m x n, R n x n upper):
+ *   gA = (gQ + Q sym(M)) R^-T,  M = R gR^T - gQ^T Q,
+ * where sym(M) mirrors M's strictly lower triangle above its diagonal.
+ * For m < n, A = [X | Y] with X = Q U square: Y = Q V gives gY = Q gV and
+ * adds Y gV^T to gQ; X then follows the square case with R = U.
+ * i[0]: 0 reduced, 1 complete, 2 'r' (no Q: no derivative). */
+
+static mt_tensor *qr_tall(mtg_scope *s, const mt_tensor *q, const mt_tensor *r, const mt_tensor *gq,
+                          const mt_tensor *gr) {
+  if (!r) return NULL;
+  int64_t k = r->shape[r->ndim - 1];
+  mt_dtype dt = (mt_dtype)r->dtype;
+  mt_tensor *m = D_sub(s, MM(r, T(gr)), MM(T(gq), q));
+  mt_tensor *low = D_mul(s, m, DL_mask(s, k, dt, DL_TRIL_STRICT));
+  mt_tensor *sym = D_add(s, D_add(s, low, T(low)), D_mul(s, m, DL_mask(s, k, dt, DL_EYE)));
+  mt_tensor *lhs = D_add(s, gq, MM(q, sym));
+  return DL_solve(s, T(r), lhs, false); /* lhs R^-T */
+}
+
+/* the constant (rows x cols) matrix with ones at (i, off + i) */
+static mt_tensor *shift_eye(mtg_scope *s, int64_t rows, int64_t cols, int64_t off, mt_dtype dt) {
+  if (!DL_LIVE(s)) return NULL;
+  int64_t shape[2] = {rows, cols};
+  mt_tensor *e = NULL, *r = NULL;
+  mt_status st = mt_zeros(shape, 2, MT_FLOAT64, mt_cpu(), &e);
+  for (int64_t i = 0; !st && i < rows && off + i < cols; i++) ((double *)mt_data(e))[i * cols + off + i] = 1;
+  if (!st) st = mt_to_dtype(e, dt, false, &r);
+  mt_release(e);
+  return mtg_track(s, st, r);
+}
+
+static mt_status d_qr(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  if (!NEED(0)) END;
+  int mode = (int)n->i[0];
+  const mtg_meta_shape *ma = &n->in[0];
+  int64_t m = ma->shape[ma->ndim - 2], c = ma->shape[ma->ndim - 1];
+  if (mode == 2) {
+    s->st = mt_fail(MT_EARG, "linalg.qr: the derivative needs Q, which mode='r' does not compute (use "
+                             "mode='reduced')");
+    END;
+  }
+  if (mode == 1 && m > c) {
+    s->st = mt_fail(MT_EARG, "linalg.qr: the derivative is not defined for mode='complete' when A has more rows "
+                             "than columns (%lld > %lld); use mode='reduced'", (long long)m, (long long)c);
+    END;
+  }
+  mt_tensor *q = D_saved(s, 0), *r = D_saved(s, 1);
+  if (m >= c) {
+    gin[0] = D_grad_for(s, 0, qr_tall(s, q, r, go[0], go[1]));
+    END;
+  }
+  mt_dtype dt = (mt_dtype)ma->dtype;
+  mt_tensor *u = DL_narrow(s, r, r ? r->ndim - 1 : 0, 0, m), *v = DL_narrow(s, r, r ? r->ndim - 1 : 0, m, c - m);
+  mt_tensor *gu = DL_narrow(s, go[1], go[1]->ndim - 1, 0, m), *gv = DL_narrow(s, go[1], go[1]->ndim - 1, m, c - m);
+  mt_tensor *y = MM(q, v);
+  mt_tensor *gx = qr_tall(s, q, u, D_add(s, go[0], MM(y, T(gv))), gu);
+  mt_tensor *gy = MM(q, gv);
+  /* [gX | gY] = gX E1 + gY E2 with constant selections E1 (m x c), E2 ((c-m) x c) */
+  mt_tensor *ga = D_add(s, MM(gx, shift_eye(s, m, c, 0, dt)), MM(gy, shift_eye(s, c - m, c, m, dt)));
+  gin[0] = D_grad_for(s, 0, ga);
+  END;
+}
+
+mt_status mtg_linalg_qr(const mt_tensor *a, const char *mode, mt_tensor **q, mt_tensor **r) {
+  const mt_tensor *ins[1] = {a};
+  mt_status st = mt_linalg_qr(a, mode, q, r);
+  if (st || !mtg_any_requires_grad(ins, 1)) return st;
+  int64_t args[1] = {strcmp(mode, "complete") == 0 ? 1 : strcmp(mode, "r") == 0 ? 2 : 0};
+  mt_tensor *outs[2] = {*q, *r};
+  if (args[0] == 2) outs[0] = NULL;
+  st = record_multi(MT_OP_linalg_qr, d_qr, ins, 1, outs, outs, 2, args[0] == 2 ? 2u : 3u, args, 1);
+  if (st) {
+    mt_release(*q);
+    mt_release(*r);
+    *q = *r = NULL;
+  }
+  return st;
+}
+
+/* ---- svd ----
+ * A = U S V^T (reduced; with full_matrices the extra columns of U and V
+ * are left out). With J = F o (U^T gU), K = F o (V^T gV), F_ij =
+ * 1/(s_j^2 - s_i^2) off the diagonal and 0 on it:
+ *   gA = U [(J + J^T) S + S (K + K^T) + diag(gS)] V^T
+ *        + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+ * When gU and gV are zero (svdvals) only U diag(gS) V^T remains. The
+ * vectors' gradient is defined for distinct singular values only. */
+
+static mt_status d_svd(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  if (!NEED(0)) END;
+  const mtg_meta_shape *ma = &n->in[0];
+  int64_t m = ma->shape[ma->ndim - 2], c = ma->shape[ma->ndim - 1], k = m < c ? m : c;
+  mt_dtype dt = (mt_dtype)ma->dtype;
+  mt_tensor *u = D_saved(s, 0), *sv = D_saved(s, 1), *vh = D_saved(s, 2);
+  mt_tensor *gu = go[0], *gs = go[1], *gvh = go[2];
+  if (u && u->shape[u->ndim - 1] != k) { /* full_matrices: keep the first k columns / rows */
+    u = DL_narrow(s, u, u->ndim - 1, 0, k);
+    gu = DL_narrow(s, gu, gu->ndim - 1, 0, k);
+  }
+  if (vh && vh->shape[vh->ndim - 2] != k) {
+    vh = DL_narrow(s, vh, vh->ndim - 2, 0, k);
+    gvh = DL_narrow(s, gvh, gvh->ndim - 2, 0, k);
+  }
+  if (!DL_LIVE(s)) END;
+  mt_tensor *base = D_mul(s, u, D_unsqueeze(s, gs, gs->ndim - 1)); /* U diag(gS) */
+  if (mtg_la_is_zero(gu) && mtg_la_is_zero(gvh)) {
+    gin[0] = D_grad_for(s, 0, MM(base, vh));
+    END;
+  }
+  mt_tensor *v = T(vh), *gv = T(gvh);
+  mt_tensor *utgu = MM(T(u), gu), *vtgv = MM(T(v), gv);
+  mt_tensor *s2 = D_mul(s, sv, sv);
+  mt_tensor *diff = D_sub(s, D_unsqueeze(s, s2, s2->ndim - 1), D_unsqueeze(s, s2, s2->ndim)); /* s_j^2 - s_i^2 */
+  mt_tensor *f = D_div(s, DL_mask(s, k, dt, DL_OFFDIAG), D_add(s, diff, DL_mask(s, k, dt, DL_EYE)));
+  mt_tensor *j = D_mul(s, f, utgu), *kk = D_mul(s, f, vtgv);
+  mt_tensor *srow = D_unsqueeze(s, sv, sv->ndim - 1), *scol = D_unsqueeze(s, sv, sv->ndim);
+  mt_tensor *inner = D_add(s, D_mul(s, D_add(s, j, T(j)), srow), D_mul(s, scol, D_add(s, kk, T(kk))));
+  inner = D_add(s, inner, DL_diag_embed(s, gs));
+  mt_tensor *ga = MM(MM(u, inner), vh);
+  mt_tensor *sinv = D_div(s, D_num(s, 1, dt), sv);
+  if (m > k) /* (I - U U^T) gU S^-1 V^T */
+    ga = D_add(s, ga, MM(D_mul(s, D_sub(s, gu, MM(u, utgu)), D_unsqueeze(s, sinv, sinv->ndim - 1)), vh));
+  if (c > k) /* U S^-1 gV^T (I - V V^T) */
+    ga = D_add(s, ga, MM(u, D_mul(s, D_unsqueeze(s, sinv, sinv->ndim), D_sub(s, gvh, MM(T(vtgv), vh)))));
+  gin[0] = D_grad_for(s, 0, ga);
+  END;
+}
+
+mt_status mtg_linalg_svd(const mt_tensor *a, bool full_matrices, mt_tensor **u, mt_tensor **s, mt_tensor **vh) {
+  const mt_tensor *ins[1] = {a};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_svd(a, full_matrices, u, s, vh);
+  bool values = u == NULL; /* svdvals: the vectors are still needed for the derivative */
+  mt_tensor *U = NULL, *S = NULL, *VH = NULL;
+  mt_status st = mt_linalg_svd(a, values ? false : full_matrices, &U, &S, &VH);
+  if (st) return st;
+  int64_t args[1] = {full_matrices};
+  mt_tensor *outs[3] = {U, S, VH}, *attach[3] = {values ? NULL : U, S, values ? NULL : VH};
+  st = record_multi(MT_OP_linalg_svd, d_svd, ins, 1, outs, attach, 3, 7u, args, 1);
+  if (st || values) {
+    mt_release(U);
+    mt_release(VH);
+  }
+  if (st) {
+    mt_release(S);
+    return st;
+  }
+  *s = S;
+  if (!values) {
+    *u = U;
+    *vh = VH;
+  }
+  return MT_OK;
+}
+
+/* ---- eigh ----
+ * A = V diag(w) V^T (symmetric): gA = V [diag(gw) + skew(V^T gV) / E] V^T
+ * with skew(X) = (X - X^T)/2 and E_ij = w_j - w_i (the result is
+ * symmetric, as PyTorch's). Distinct eigenvalues for the vectors' part. */
+
+static mt_status d_eigh(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  if (!NEED(0)) END;
+  const mtg_meta_shape *ma = &n->in[0];
+  int64_t k = ma->shape[ma->ndim - 1];
+  mt_dtype dt = (mt_dtype)ma->dtype;
+  mt_tensor *w = D_saved(s, 0), *v = D_saved(s, 1), *gw = go[0], *gv = go[1];
+  if (!DL_LIVE(s)) END;
+  mt_tensor *inner = DL_diag_embed(s, gw);
+  if (!mtg_la_is_zero(gv)) {
+    mt_tensor *x = MM(T(v), gv);
+    mt_tensor *skew = D_scale(s, D_sub(s, x, T(x)), 0.5);
+    mt_tensor *e = D_sub(s, D_unsqueeze(s, w, w->ndim - 1), D_unsqueeze(s, w, w->ndim)); /* w_j - w_i */
+    mt_tensor *f = D_div(s, DL_mask(s, k, dt, DL_OFFDIAG), D_add(s, e, DL_mask(s, k, dt, DL_EYE)));
+    inner = D_add(s, inner, D_mul(s, skew, f));
+  }
+  gin[0] = D_grad_for(s, 0, MM(MM(v, inner), T(v)));
+  END;
+}
+
+mt_status mtg_linalg_eigh(const mt_tensor *a, char uplo, mt_tensor **w, mt_tensor **v) {
+  const mt_tensor *ins[1] = {a};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_eigh(a, uplo, w, v);
+  mt_tensor *W = NULL, *V = NULL;
+  mt_status st = mt_linalg_eigh(a, uplo, &W, &V);
+  if (st) return st;
+  mt_tensor *outs[2] = {W, V}, *attach[2] = {W, v ? V : NULL};
+  st = record_multi(MT_OP_linalg_eigh, d_eigh, ins, 1, outs, attach, 2, 3u, NULL, 0);
+  if (st || !v) mt_release(V);
+  if (st) {
+    mt_release(W);
+    return st;
+  }
+  *w = W;
+  if (v) *v = V;
+  return MT_OK;
+}
+
+/* ---- pinv ----
+ * With P = A^+ (constant rank), dP = -P dA P + P P^T dA^T (I - A P)
+ * + (I - P A) dA^T P^T P, so
+ *   gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A). */
+
+static mt_tensor *pinv_grad(mtg_scope *s, const mt_tensor *g, const mt_tensor *p, const mt_tensor *a) {
+  mt_tensor *gt = T(g), *pt = T(p);
+  mt_tensor *t1 = MM(MM(pt, g), pt);
+  mt_tensor *t2 = MM(gt, MM(p, pt));
+  mt_tensor *t3 = MM(a, MM(p, t2));
+  mt_tensor *t4 = MM(MM(pt, p), gt);
+  mt_tensor *t5 = MM(MM(t4, p), a);
+  return D_sub(s, D_add(s, D_sub(s, t2, t1), t4), D_add(s, t3, t5));
+}
+
+static mt_status d_pinv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  if (NEED(0)) gin[0] = D_grad_for(s, 0, pinv_grad(s, go[0], D_saved(s, MTG_SLOT_OUT), D_saved(s, 0)));
+  END;
+}
+
+mt_status mtg_linalg_pinv(const mt_tensor *a, double atol, double rtol, bool hermitian, mt_tensor **out) {
+  const mt_tensor *ins[1] = {a};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_pinv(a, atol, rtol, hermitian, out);
+  if (*out) return mtg_la_no_out("linalg.pinv");
+  mt_tensor *r = NULL;
+  mt_status st = mt_linalg_pinv(a, atol, rtol, hermitian, &r);
+  if (!st) st = mtg_la_record(MT_OP_linalg_pinv, ins, 1, r, NULL, 0, NULL, 0);
+  if (!st) *out = r;
+  return st;
+}
+
+/* ---- lstsq ----
+ * The solution is pinv(A) B (full rank): gB = pinv(A)^T G and gA is the
+ * pinv derivative for the gradient G B^T of pinv(A). Residuals, rank and
+ * singular values get no gradient (as in PyTorch). i[0]: B is a vector. */
+
+static mt_status d_lstsq(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  BEGIN;
+  bool vec = n->i[0];
+  mt_tensor *a = D_saved(s, 0), *p = DL_pinv(s, a);
+  mt_tensor *g = vec ? D_unsqueeze(s, go[0], go[0]->ndim) : go[0];
+  if (NEED(1)) {
+    mt_tensor *gb = MM(T(p), g);
+    gin[1] = D_grad_for(s, 1, vec ? DL_squeeze(s, gb, gb ? gb->ndim - 1 : 0) : gb);
+  }
+  if (NEED(0)) {
+    mt_tensor *b = D_saved(s, 1);
+    if (vec) b = D_unsqueeze(s, b, b ? b->ndim : 0);
+    gin[0] = D_grad_for(s, 0, pinv_grad(s, MM(g, T(b)), p, a));
+  }
+  END;
+}
+
+mt_status mtg_linalg_lstsq(const mt_tensor *a, const mt_tensor *b, double rcond, const char *driver,
+                           mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **sv) {
+  const mt_tensor *ins[2] = {a, b};
+  mt_status st = mt_linalg_lstsq(a, b, rcond, driver, solution, residuals, rank, sv);
+  if (st || !mtg_any_requires_grad(ins, 2)) return st;
+  int64_t args[1] = {b->ndim == a->ndim - 1};
+  mt_tensor *x = mt_retain(*solution);
+  st = mtg_la_record(MT_OP_linalg_lstsq, ins, 2, x, args, 1, NULL, 0); /* releases x on failure */
+  if (!st) {
+    mt_release(x);
+    return MT_OK;
+  }
+  mt_tensor **all[4] = {solution, residuals, rank, sv};
+  for (int i = 0; i < 4; i++) {
+    mt_release(*all[i]);
+    *all[i] = NULL;
+  }
+  return st;
+}
+
+static const mtg_deriv table[MT_NOPS] = {
+    [MT_OP_linalg_inv] = {d_inv, MTG_SAVE_OUT},
+    [MT_OP_linalg_det] = {d_det, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
+    [MT_OP_linalg_slogdet] = {d_slogdet, MTG_SAVE_IN(0)},
+    [MT_OP_linalg_solve] = {d_solve, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
+    [MT_OP_linalg_cholesky] = {d_cholesky, MTG_SAVE_OUT},
+    [MT_OP_linalg_qr] = {d_qr, 0},
+    [MT_OP_linalg_svd] = {d_svd, 0},
+    [MT_OP_linalg_eigh] = {d_eigh, 0},
+    [MT_OP_linalg_lstsq] = {d_lstsq, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_linalg_pinv] = {d_pinv, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
+};
+
+const mtg_deriv *mtg_deriv_linalg_lapack(mt_op op) { return table[op].fn ? &table[op] : NULL; }
