@@ -400,8 +400,8 @@ static mt_status inplace_op(mt_op op, const char *name, const char *node_name, m
   if (st) return st;
   if (!rec) return run(x, a);
   if (a->r == MT_REDUCE_MUL)
-    return mt_fail(MT_EARG, "%s: reduce='multiply' is not differentiable; use it under torch.no_grad() or on "
-                            "tensors that do not require grad", name);
+    return mt_fail(MT_EARG, "scatter: reduce='multiply' is not differentiable; use it under torch.no_grad() or "
+                            "on tensors that do not require grad");
   mtg_node *f = NULL;
   if ((st = mtg_node_new(node_name, fn, ins, nin, &x, 1, &f))) return st;
   if ((st = setup_node(f, op, a)) || (st = run(x, a))) {
