@@ -59,7 +59,7 @@ mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tenso
   if (!st) st = mtg_node_new(mtg_backward_name(op), e->fn, ins, nin, NULL, 1, &n);
   if (!st) st = run(ctx, out);
   if (!st) {
-    memcpy(n->f, fargs, (size_t)nf * sizeof *fargs);
+    if (nf) memcpy(n->f, fargs, (size_t)nf * sizeof *fargs);
     n->i[0] = op;
     n->out[0].ndim = (*out)->ndim;
     n->out[0].dtype = (*out)->dtype;

@@ -91,7 +91,7 @@ static mt_status d_view(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     case MT_OP_contiguous: gin[0] = mtg_keep(s, D_reshape(s, g, m->shape, m->ndim)); break;
     case MT_OP_expand: gin[0] = D_grad_for(s, 0, (mt_tensor *)g); break;
     case MT_OP_permute: {
-      int64_t inv[2 + MT_MAXDIM] = {MT_OP_permute, n->i[1]};
+      int64_t inv[MTG_NARGS] = {MT_OP_permute, n->i[1]};
       for (int i = 0; i < n->i[1]; i++) inv[2 + n->i[2 + i]] = i;
       mt_tensor *r = NULL;
       mt_status st = mtg_view_op(inv, g, &r);
