@@ -611,6 +611,45 @@ static int index_copy_impl(lua_State *L, int inplace) {
 static int l_index_copy(lua_State *L) { return index_copy_impl(L, 0); }
 static int l_index_copy_(lua_State *L) { return index_copy_impl(L, 1); }
 
+/* The value argument at idx when it is a 0-dim tensor that requires grad
+ * (so that masked_fill / index_fill must pass gradients to it), else NULL. */
+static mt_tensor *grad_value(lua_State *L, int idx) {
+  mt_tensor *t = mtl_to_tensor(L, idx);
+  return t && t->ndim == 0 && mtg_grad_enabled() && mtg_requires_grad(t) ? t : NULL;
+}
+
+/* x filled with the tensor value where the bool mask (broadcastable to x
+ * in place) is true, recorded as where(mask, value, x) so that value gets
+ * the gradient of the filled positions; in place the result is copied into
+ * x. Returns x (in place) or the new tensor. */
+static int fill_where(lua_State *L, mt_tensor *x, const mt_tensor *mask, mt_tensor *value, int inplace, int opt,
+                      const char *op) {
+  if (mtl_opt_out(L, opt))
+    luaL_error(L, "%s: out= cannot be used when an input requires grad (the result would have no history); drop "
+                  "out= or use torch.no_grad()", op);
+  int64_t sh[MT_MAXDIM];
+  int nd;
+  MTL_CHECK(L, mt_broadcast_shape(op, x->shape, x->ndim, mask->shape, mask->ndim, sh, &nd));
+  if (inplace && (nd != x->ndim || memcmp(sh, x->shape, (size_t)nd * sizeof *sh) != 0)) {
+    char a[128], b[128];
+    luaL_error(L, "%s: mask of shape %s cannot be broadcast to shape %s", op,
+               mt_shape_str(mask->shape, mask->ndim, a, sizeof a), mt_shape_str(x->shape, x->ndim, b, sizeof b));
+  }
+  mt_tensor *w = NULL, *r = NULL;
+  mt_status st = mtg_where(mask, value, x, &w);
+  if (!st) st = mtg_to_dtype(w, (mt_dtype)x->dtype, false, &r);
+  mt_release(w);
+  if (!st && inplace) st = mtg_copy_(x, r);
+  if (st) mtl_fail(L, st, r, NULL, NULL, NULL);
+  if (inplace) {
+    mt_release(r);
+    lua_settop(L, 1);
+    return 1;
+  }
+  mtl_push_tensor(L, r);
+  return 1;
+}
+
 static int index_fill_impl(lua_State *L, int inplace) {
   const char *op = inplace ? "index_fill_" : "index_fill";
   mt_tensor *x = mtl_check_tensor(L, 1, op);
@@ -618,6 +657,15 @@ static int index_fill_impl(lua_State *L, int inplace) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   mt_scalar v = scalar_arg(L, 4, op, "value");
   int opt = mtl_options_index(L, 5);
+  mt_tensor *gv = grad_value(L, 4);
+  if (gv) { /* the filled positions as a mask (the engine checks the index) */
+    mt_tensor *m = NULL;
+    mt_status st = mt_zeros(x->shape, x->ndim, MT_BOOL, mt_tdevice(x), &m);
+    if (!st) st = mt_index_fill_(m, dim, index, mt_sbool(true));
+    if (st) mtl_fail(L, st, m, NULL, NULL, NULL);
+    mtl_push_tensor(L, m); /* owned by the stack from here on */
+    return fill_where(L, x, m, gv, inplace, opt, op);
+  }
   mt_tensor *t = inplace ? x : target_of(L, x, NULL, opt, op);
   return finish_write(L, mtg_index_fill_(t, dim, index, v), t, inplace, opt);
 }
@@ -631,6 +679,13 @@ static int masked_fill_impl(lua_State *L, int inplace) {
   mt_tensor *mask = tensor_arg(L, 2, op, "mask");
   mt_scalar v = scalar_arg(L, 3, op, "value");
   int opt = mtl_options_index(L, 4);
+  mt_tensor *gv = grad_value(L, 3);
+  if (gv) {
+    if (mask->dtype != MT_BOOL) /* the engine's message */
+      MTL_CHECK(L, mt_fail(MT_EDTYPE, "masked_fill: mask must be a bool tensor, got %s",
+                           mt_dtype_name((mt_dtype)mask->dtype)));
+    return fill_where(L, x, mask, gv, inplace, opt, op);
+  }
   if (inplace) {
     MTL_CHECK(L, mtg_masked_fill_(x, mask, v));
     lua_settop(L, 1);

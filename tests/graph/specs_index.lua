@@ -106,6 +106,8 @@ return {
       y:index_fill_(2, I{1}, -1)
       return y
     end, inputs = function() return {R(2, 3)} end},
+    {fn = function(x, v) return x:index_fill(2, I{3, 1}, v) end, -- a 0-dim tensor value gets a gradient
+     inputs = function() return {R(2, 3), R()} end},
   },
   put = {
     {fn = function(x, s) return x:put(I{1, 6, 3}, s) end, inputs = function() return {R(2, 3), R(3)} end,
@@ -132,6 +134,13 @@ return {
       y[B{false, true}] = 3 -- x[mask] = number over the leading dims
       return y
     end, inputs = function() return {R(2, 3)} end},
+    {fn = function(x, v) return x:masked_fill(B{true, false, true}, v) end, -- a 0-dim tensor value gets a gradient
+     inputs = function() return {R(2, 3), R()} end},
+    {fn = function(x, v)
+      local y = x * 1
+      y:masked_fill_(B{{true, false}, {false, true}}, v)
+      return y
+    end, inputs = function() return {R(2, 2), R()} end},
   },
   masked_select = {
     {fn = function(x) return x:masked_select(B{{true, false, true}, {false, true, true}}) end,
