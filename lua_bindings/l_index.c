@@ -258,14 +258,14 @@ int mtl_index_get(lua_State *L) {
   entry e[MAX_ENTRIES];
   int n = parse_key(L, 2, x, e, op);
   if (n == 1 && e[0].kind == K_TENSOR && e[0].t->dtype == MT_BOOL && x->ndim > 0 && same_shape(e[0].t, x)) {
-    MTL_CHECK(L, mt_masked_select(x, e[0].t, &r));
+    MTL_CHECK(L, mtg_masked_select(x, e[0].t, &r));
     mtl_push_tensor(L, r);
     return 1;
   }
   applied ap;
   MTL_CHECK(L, apply_key(x, e, n, &ap, op));
   if (ap.nidx) {
-    mt_status st = mt_index(ap.view, ap.idx, ap.view->ndim, ap.labels, &r);
+    mt_status st = mtg_index(ap.view, ap.idx, ap.view->ndim, ap.labels, &r);
     if (st) {
       applied_free(&ap);
       mtl_fail(L, st, NULL, NULL, NULL, NULL);
@@ -317,7 +317,7 @@ static mt_status write_key(mt_tensor *x, const entry *e, int n, mt_tensor *v, mt
       val = mt_retain(v);
     else
       st = mt_scalar_tensor(s, (mt_dtype)x->dtype, &val);
-    if (!st) st = mt_index_put_(ap.view, ap.idx, ap.view->ndim, ap.labels, val, accumulate);
+    if (!st) st = mtg_index_put_(ap.view, ap.idx, ap.view->ndim, ap.labels, val, accumulate);
   } else {
     mt_tensor *target = ap.view;
     if (v) {
@@ -371,7 +371,7 @@ int mtl_index_set(lua_State *L) {
     if (lead) {
       mt_tensor *pm = NULL;
       mt_status st = pad_mask(m, x->ndim, &pm);
-      if (!st) st = mt_masked_fill_(x, pm, s);
+      if (!st) st = mtg_masked_fill_(x, pm, s);
       mt_release(pm);
       MTL_CHECK(L, st);
       return 0;
@@ -420,11 +420,16 @@ static mt_scalar scalar_arg(lua_State *L, int idx, const char *op, const char *w
 
 
 /* The tensor a functional form (scatter, index_add, ...) writes into: out=
- * filled with x, or a clone of x. New reference; take it after the last
- * Lua argument check. */
-static mt_tensor *target_of(lua_State *L, const mt_tensor *x, int opt, const char *op) {
+ * filled with x, or a recorded clone of x (so that the in-place op that
+ * follows has x in its history). out= cannot be used when x or src (may
+ * be NULL) requires grad. New reference; take it after the last Lua
+ * argument check. */
+static mt_tensor *target_of(lua_State *L, const mt_tensor *x, const mt_tensor *src, int opt, const char *op) {
   mt_tensor *out = mtl_opt_out(L, opt), *t = NULL;
   if (out) {
+    if (mtg_grad_enabled() && (mtg_requires_grad(x) || (src && mtg_requires_grad(src)) || mtg_requires_grad(out)))
+      luaL_error(L, "%s: out= cannot be used when an input requires grad (the result would have no history); drop "
+                    "out= or use torch.no_grad()", op);
     if (!same_shape(out, x)) {
       char a[128], b[128];
       luaL_error(L, "%s: output of shape %s cannot hold the result of shape %s", op,
@@ -436,7 +441,7 @@ static mt_tensor *target_of(lua_State *L, const mt_tensor *x, int opt, const cha
     if (out != x) MTL_CHECK(L, mt_copy_(out, x));
     return mt_retain(out);
   }
-  MTL_CHECK(L, mt_clone(x, &t));
+  MTL_CHECK(L, mtg_clone(x, &t));
   return t;
 }
 
@@ -467,7 +472,7 @@ static int l_index_select(lua_State *L) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   int opt = mtl_options_index(L, 4);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mt_index_select(x, dim, index, &res);
+  mt_status st = mtg_index_select(x, dim, index, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -478,7 +483,7 @@ static int l_gather(lua_State *L) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   int opt = mtl_options_index(L, 4);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mt_gather(x, dim, index, &res);
+  mt_status st = mtg_gather(x, dim, index, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -488,7 +493,7 @@ static int l_take(lua_State *L) {
   mt_tensor *index = tensor_arg(L, 2, op, "index");
   int opt = mtl_options_index(L, 3);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mt_take(x, index, &res);
+  mt_status st = mtg_take(x, index, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -498,7 +503,7 @@ static int l_masked_select(lua_State *L) {
   mt_tensor *mask = tensor_arg(L, 2, op, "mask");
   int opt = mtl_options_index(L, 3);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mt_masked_select(x, mask, &res);
+  mt_status st = mtg_masked_select(x, mask, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -567,8 +572,8 @@ static int scatter_impl(lua_State *L, int inplace, int add) {
     v = scalar_arg(L, vi, op, "value");
   }
   mt_reduce r = add ? MT_REDUCE_ADD : reduce_arg(L, 5, last, opt, op);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
-  mt_status st = src ? mt_scatter_(t, dim, index, src, r) : mt_scatter_value_(t, dim, index, v, r);
+  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
+  mt_status st = src ? mtg_scatter_(t, dim, index, src, r) : mtg_scatter_value_(t, dim, index, v, r);
   return finish_write(L, st, t, inplace, opt);
 }
 static int l_scatter(lua_State *L) { return scatter_impl(L, 0, 0); }
@@ -587,8 +592,8 @@ static int index_add_impl(lua_State *L, int inplace) {
   mtl_getarg(L, 5, opt ? opt - 1 : lua_gettop(L), opt, "alpha");
   mt_scalar alpha = lua_isnil(L, -1) ? mt_sint(1) : scalar_arg(L, lua_gettop(L), op, "alpha");
   lua_pop(L, 1);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
-  return finish_write(L, mt_index_add_(t, dim, index, src, alpha), t, inplace, opt);
+  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
+  return finish_write(L, mtg_index_add_(t, dim, index, src, alpha), t, inplace, opt);
 }
 static int l_index_add(lua_State *L) { return index_add_impl(L, 0); }
 static int l_index_add_(lua_State *L) { return index_add_impl(L, 1); }
@@ -600,11 +605,50 @@ static int index_copy_impl(lua_State *L, int inplace) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   mt_tensor *src = tensor_arg(L, 4, op, "source");
   int opt = mtl_options_index(L, 5);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
-  return finish_write(L, mt_index_copy_(t, dim, index, src), t, inplace, opt);
+  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
+  return finish_write(L, mtg_index_copy_(t, dim, index, src), t, inplace, opt);
 }
 static int l_index_copy(lua_State *L) { return index_copy_impl(L, 0); }
 static int l_index_copy_(lua_State *L) { return index_copy_impl(L, 1); }
+
+/* The value argument at idx when it is a 0-dim tensor that requires grad
+ * (so that masked_fill / index_fill must pass gradients to it), else NULL. */
+static mt_tensor *grad_value(lua_State *L, int idx) {
+  mt_tensor *t = mtl_to_tensor(L, idx);
+  return t && t->ndim == 0 && mtg_grad_enabled() && mtg_requires_grad(t) ? t : NULL;
+}
+
+/* x filled with the tensor value where the bool mask (broadcastable to x
+ * in place) is true, recorded as where(mask, value, x) so that value gets
+ * the gradient of the filled positions; in place the result is copied into
+ * x. Returns x (in place) or the new tensor. */
+static int fill_where(lua_State *L, mt_tensor *x, const mt_tensor *mask, mt_tensor *value, int inplace, int opt,
+                      const char *op) {
+  if (mtl_opt_out(L, opt))
+    luaL_error(L, "%s: out= cannot be used when an input requires grad (the result would have no history); drop "
+                  "out= or use torch.no_grad()", op);
+  int64_t sh[MT_MAXDIM];
+  int nd;
+  MTL_CHECK(L, mt_broadcast_shape(op, x->shape, x->ndim, mask->shape, mask->ndim, sh, &nd));
+  if (inplace && (nd != x->ndim || memcmp(sh, x->shape, (size_t)nd * sizeof *sh) != 0)) {
+    char a[128], b[128];
+    luaL_error(L, "%s: mask of shape %s cannot be broadcast to shape %s", op,
+               mt_shape_str(mask->shape, mask->ndim, a, sizeof a), mt_shape_str(x->shape, x->ndim, b, sizeof b));
+  }
+  mt_tensor *w = NULL, *r = NULL;
+  mt_status st = mtg_where(mask, value, x, &w);
+  if (!st) st = mtg_to_dtype(w, (mt_dtype)x->dtype, false, &r);
+  mt_release(w);
+  if (!st && inplace) st = mtg_copy_(x, r);
+  if (st) mtl_fail(L, st, r, NULL, NULL, NULL);
+  if (inplace) {
+    mt_release(r);
+    lua_settop(L, 1);
+    return 1;
+  }
+  mtl_push_tensor(L, r);
+  return 1;
+}
 
 static int index_fill_impl(lua_State *L, int inplace) {
   const char *op = inplace ? "index_fill_" : "index_fill";
@@ -613,8 +657,17 @@ static int index_fill_impl(lua_State *L, int inplace) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   mt_scalar v = scalar_arg(L, 4, op, "value");
   int opt = mtl_options_index(L, 5);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
-  return finish_write(L, mt_index_fill_(t, dim, index, v), t, inplace, opt);
+  mt_tensor *gv = grad_value(L, 4);
+  if (gv) { /* the filled positions as a mask (the engine checks the index) */
+    mt_tensor *m = NULL;
+    mt_status st = mt_zeros(x->shape, x->ndim, MT_BOOL, mt_tdevice(x), &m);
+    if (!st) st = mt_index_fill_(m, dim, index, mt_sbool(true));
+    if (st) mtl_fail(L, st, m, NULL, NULL, NULL);
+    mtl_push_tensor(L, m); /* owned by the stack from here on */
+    return fill_where(L, x, m, gv, inplace, opt, op);
+  }
+  mt_tensor *t = inplace ? x : target_of(L, x, NULL, opt, op);
+  return finish_write(L, mtg_index_fill_(t, dim, index, v), t, inplace, opt);
 }
 static int l_index_fill(lua_State *L) { return index_fill_impl(L, 0); }
 static int l_index_fill_(lua_State *L) { return index_fill_impl(L, 1); }
@@ -626,8 +679,15 @@ static int masked_fill_impl(lua_State *L, int inplace) {
   mt_tensor *mask = tensor_arg(L, 2, op, "mask");
   mt_scalar v = scalar_arg(L, 3, op, "value");
   int opt = mtl_options_index(L, 4);
+  mt_tensor *gv = grad_value(L, 3);
+  if (gv) {
+    if (mask->dtype != MT_BOOL) /* the engine's message */
+      MTL_CHECK(L, mt_fail(MT_EDTYPE, "masked_fill: mask must be a bool tensor, got %s",
+                           mt_dtype_name((mt_dtype)mask->dtype)));
+    return fill_where(L, x, mask, gv, inplace, opt, op);
+  }
   if (inplace) {
-    MTL_CHECK(L, mt_masked_fill_(x, mask, v));
+    MTL_CHECK(L, mtg_masked_fill_(x, mask, v));
     lua_settop(L, 1);
     return 1;
   }
@@ -636,7 +696,10 @@ static int masked_fill_impl(lua_State *L, int inplace) {
   int nd;
   MTL_CHECK(L, mt_broadcast_shape(op, x->shape, x->ndim, mask->shape, mask->ndim, sh, &nd));
   mt_tensor *xe = NULL, *t = NULL;
-  MTL_CHECK(L, mt_expand(x, sh, nd, &xe));
+  if (out && mtg_grad_enabled() && (mtg_requires_grad(x) || mtg_requires_grad(out)))
+    luaL_error(L, "%s: out= cannot be used when an input requires grad (the result would have no history); drop "
+                  "out= or use torch.no_grad()", op);
+  MTL_CHECK(L, mtg_expand(x, sh, nd, &xe));
   mt_status st = MT_OK;
   if (out) {
     if (!same_shape(out, xe) || out->dtype != x->dtype) {
@@ -649,10 +712,10 @@ static int masked_fill_impl(lua_State *L, int inplace) {
     }
     t = mt_retain(out);
   } else {
-    st = mt_clone(xe, &t);
+    st = mtg_clone(xe, &t);
   }
   mt_release(xe);
-  if (!st) st = mt_masked_fill_(t, mask, v);
+  if (!st) st = mtg_masked_fill_(t, mask, v);
   return finish_write(L, st, t, 0, opt);
 }
 static int l_masked_fill(lua_State *L) { return masked_fill_impl(L, 0); }
@@ -664,8 +727,8 @@ static int masked_scatter_impl(lua_State *L, int inplace) {
   mt_tensor *mask = tensor_arg(L, 2, op, "mask");
   mt_tensor *src = tensor_arg(L, 3, op, "source");
   int opt = mtl_options_index(L, 4);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
-  return finish_write(L, mt_masked_scatter_(t, mask, src), t, inplace, opt);
+  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
+  return finish_write(L, mtg_masked_scatter_(t, mask, src), t, inplace, opt);
 }
 static int l_masked_scatter(lua_State *L) { return masked_scatter_impl(L, 0); }
 static int l_masked_scatter_(lua_State *L) { return masked_scatter_impl(L, 1); }
@@ -678,8 +741,8 @@ static int put_impl(lua_State *L, int inplace) {
   mt_tensor *src = tensor_arg(L, 3, op, "source");
   int opt = mtl_options_index(L, 4);
   int acc = mtl_opt_bool(L, 4, opt ? opt - 1 : lua_gettop(L), opt, "accumulate", 0);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
-  return finish_write(L, mt_put_(t, index, src, acc), t, inplace, opt);
+  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
+  return finish_write(L, mtg_put_(t, index, src, acc), t, inplace, opt);
 }
 static int l_put(lua_State *L) { return put_impl(L, 0); }
 static int l_put_(lua_State *L) { return put_impl(L, 1); }
@@ -697,7 +760,7 @@ static int index_put_impl(lua_State *L, int inplace) {
   mt_tensor *v = check_value(L, 3, &s, op);
   int opt = mtl_options_index(L, 4);
   int acc = mtl_opt_bool(L, 4, opt ? opt - 1 : lua_gettop(L), opt, "accumulate", 0);
-  mt_tensor *t = inplace ? x : target_of(L, x, opt, op);
+  mt_tensor *t = inplace ? x : target_of(L, x, v, opt, op);
   return finish_write(L, write_key(t, e, n, v, s, acc, op), t, inplace, opt);
 }
 static int l_index_put(lua_State *L) { return index_put_impl(L, 0); }

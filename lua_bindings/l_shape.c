@@ -166,7 +166,7 @@ static int l_unflatten(lua_State *L) {
   int64_t sizes[MT_MAXDIM];
   if (lua_isnone(L, 3)) luaL_error(L, "unflatten: expected sizes (a table of integers) as argument #3");
   int n = int_list(L, 3, lua_gettop(L), sizes, MT_MAXDIM, "unflatten", "sizes");
-  return push_view(L, mt_unflatten(t, d, sizes, n, &o), &o);
+  return push_view(L, mtg_unflatten(t, d, sizes, n, &o), &o);
 }
 
 static int l_squeeze(lua_State *L) {
@@ -176,7 +176,7 @@ static int l_squeeze(lua_State *L) {
   if (lua_isnil(L, -1)) return push_view(L, mtg_squeeze(t, -1, &o), &o);
   int dims[MT_MAXDIM], idx = lua_gettop(L);
   int n = dim_list(L, idx, idx, t->ndim, dims, "squeeze");
-  return push_view(L, mt_squeeze_dims(t, dims, n, &o), &o);
+  return push_view(L, mtg_squeeze_dims(t, dims, n, &o), &o);
 }
 
 static int l_unsqueeze(lua_State *L) {
@@ -221,7 +221,7 @@ static int l_movedim(lua_State *L) {
   int nd = dim_list(L, 3, 3, t->ndim, dst, "movedim");
   if (ns != nd)
     luaL_error(L, "movedim: source and destination must have the same number of dims, got %d and %d", ns, nd);
-  return push_view(L, mt_movedim(t, src, dst, ns, &o), &o);
+  return push_view(L, mtg_movedim(t, src, dst, ns, &o), &o);
 }
 
 static int l_expand(lua_State *L) {
@@ -240,7 +240,7 @@ static int l_broadcast_to(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "broadcast_to"), *o = NULL;
   int64_t shape[MT_MAXDIM];
   int n = mtl_shape(L, 2, lua_gettop(L), shape, "broadcast_to");
-  return push_view(L, mt_broadcast_to(t, shape, n, &o), &o);
+  return push_view(L, mtg_broadcast_to(t, shape, n, &o), &o);
 }
 
 /* torch.broadcast_tensors(a, b, ...) or ({a, b, ...}) -> one value each */
@@ -269,8 +269,8 @@ static int repeat_impl(lua_State *L, const char *op,
   MTL_CHECK(L, fn(t, reps, n, &res));
   return push_out(L, res, given, opt);
 }
-static int l_tile(lua_State *L) { return repeat_impl(L, "tile", mt_tile); }
-static int l_repeat(lua_State *L) { return repeat_impl(L, "repeat", mt_repeat); }
+static int l_tile(lua_State *L) { return repeat_impl(L, "tile", mtg_tile); }
+static int l_repeat(lua_State *L) { return repeat_impl(L, "repeat", mtg_repeat); }
 
 static int l_narrow(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "narrow"), *o = NULL;
@@ -449,7 +449,7 @@ static int cat_impl(lua_State *L, const char *op, int stack) {
   mt_tensor **ts = tensor_list(L, 1, 0, 0, op, &n);
   if (n == 0) luaL_error(L, "%s: expected a non-empty table of tensors", op);
   int64_t d = raw_dim(L, dim, op);
-  MTL_CHECK(L, stack ? mt_stack(ts, n, d, &res) : mt_cat(ts, n, d, &res));
+  MTL_CHECK(L, stack ? mtg_stack(ts, n, d, &res) : mtg_cat(ts, n, d, &res));
   return push_out(L, res, given, opt);
 }
 static int l_cat(lua_State *L) { return cat_impl(L, "cat", 0); }
@@ -464,9 +464,9 @@ static int xstack_impl(lua_State *L, const char *op, mt_status (*fn)(mt_tensor *
   MTL_CHECK(L, fn(ts, n, &res));
   return push_out(L, res, given, opt);
 }
-static int l_hstack(lua_State *L) { return xstack_impl(L, "hstack", mt_hstack); }
-static int l_vstack(lua_State *L) { return xstack_impl(L, "vstack", mt_vstack); }
-static int l_dstack(lua_State *L) { return xstack_impl(L, "dstack", mt_dstack); }
+static int l_hstack(lua_State *L) { return xstack_impl(L, "hstack", mtg_hstack); }
+static int l_vstack(lua_State *L) { return xstack_impl(L, "vstack", mtg_vstack); }
+static int l_dstack(lua_State *L) { return xstack_impl(L, "dstack", mtg_dstack); }
 
 /* ---- flip, roll, rot90 ---- */
 
@@ -474,7 +474,7 @@ static int flip_dims(lua_State *L, const char *op, const int *dims, int n) {
   mt_tensor *t = mtl_check_tensor(L, 1, op);
   int opt = mtl_options_index(L, 2);
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mt_flip(t, dims, n, &res));
+  MTL_CHECK(L, mtg_flip(t, dims, n, &res));
   return push_out(L, res, given, opt);
 }
 
@@ -527,7 +527,7 @@ static int l_roll(lua_State *L) {
     luaL_error(L, "roll: without dims, shifts must be a single number (got %d values)", ns);
   }
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mt_roll(t, shifts, dims, nd, &res));
+  MTL_CHECK(L, mtg_roll(t, shifts, dims, nd, &res));
   return push_out(L, res, given, opt);
 }
 
@@ -545,7 +545,7 @@ static int l_rot90(lua_State *L) {
     dims[1] = mtl_dim(L, v[1], t->ndim, "rot90");
   }
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mt_rot90(t, k, dims[0], dims[1], &res));
+  MTL_CHECK(L, mtg_rot90(t, k, dims[0], dims[1], &res));
   return push_out(L, res, given, opt);
 }
 
@@ -556,7 +556,7 @@ static int tri_impl(lua_State *L, const char *op, int upper, int inplace) {
   int opt = mtl_options_index(L, 2);
   lua_Integer k = opt_int(L, 2, last_pos(L, opt), opt, "diagonal", 0, op);
   mt_tensor *given = inplace ? t : mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, upper ? mt_triu(t, k, &res) : mt_tril(t, k, &res));
+  MTL_CHECK(L, upper ? mtg_triu(t, k, &res) : mtg_tril(t, k, &res));
   if (inplace) {
     lua_settop(L, 1);
     return 1;
@@ -573,7 +573,7 @@ static int l_diag(lua_State *L) {
   int opt = mtl_options_index(L, 2);
   lua_Integer k = opt_int(L, 2, last_pos(L, opt), opt, "diagonal", 0, "diag");
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mt_diag(t, k, &res));
+  MTL_CHECK(L, mtg_diag(t, k, &res));
   return push_out(L, res, given, opt);
 }
 
@@ -594,7 +594,7 @@ static int l_diag_embed(lua_State *L) {
   int d0 = insert_dim(L, opt_int(L, 3, last, opt, "dim1", -2, "diag_embed"), t->ndim, "diag_embed");
   int d1 = insert_dim(L, opt_int(L, 4, last, opt, "dim2", -1, "diag_embed"), t->ndim, "diag_embed");
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mt_diag_embed(t, off, d0, d1, &res));
+  MTL_CHECK(L, mtg_diag_embed(t, off, d0, d1, &res));
   return push_out(L, res, given, opt);
 }
 
@@ -615,7 +615,7 @@ static int atleast_impl(lua_State *L, const char *op, int rank) {
         lua_pushvalue(L, 1 + i);
       continue;
     }
-    push_view(L, mt_atleast(ts[i], rank, &o), &o);
+    push_view(L, mtg_atleast(ts[i], rank, &o), &o);
   }
   return n;
 }
@@ -641,7 +641,7 @@ static int l_meshgrid(lua_State *L) {
   if (n > MT_MAXDIM) luaL_error(L, "meshgrid: at most %d tensors, got %d", MT_MAXDIM, n);
   mt_tensor *outs[MT_MAXDIM] = {0};
   luaL_checkstack(L, n, "meshgrid");
-  MTL_CHECK(L, mt_meshgrid(ts, n, xy, outs));
+  MTL_CHECK(L, mtg_meshgrid(ts, n, xy, outs));
   for (int i = 0; i < n; i++) mtl_push_tensor(L, outs[i]);
   return n;
 }
