@@ -15,10 +15,16 @@ _Static_assert(sizeof(mt_pool_opts) + sizeof(int64_t) <= sizeof(((mtg_node *)0)-
 
 /* ---- recording ---- */
 
-static mt_status no_out(mt_op op) {
-  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no history); "
-                          "drop out= or use torch.no_grad()", mt_ops[op].name);
+/* out= into a given tensor cannot be differentiated (as in PyTorch). nsp > 0
+ * names the op as the user called it ("conv2d" for convolution). */
+static mt_status no_out_nd(mt_op op, int nsp) {
+  const char *name = mt_ops[op].name;
+  if (op == MT_OP_convolution) name = "conv";
+  return mt_fail(MT_EARG, "%s%.0d%s: out= cannot be used when an input requires grad (the result would have no "
+                          "history); drop out= or use torch.no_grad()", name, nsp, nsp > 0 ? "d" : "");
 }
+
+static mt_status no_out(mt_op op) { return no_out_nd(op, 0); }
 
 /* Makes the node `name` for inputs ins[0..nin) (NULL: no gradient) and
  * outputs outs[0..nout) (NULL: carries none), copies nargs bytes of args
@@ -176,7 +182,7 @@ static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, con
       op == MT_OP_convolution ? mt_convolution : mt_conv_transpose;
   const mt_tensor *ins[3] = {x, w, bias};
   if (!mtg_any_requires_grad(ins, 3)) return run(x, w, bias, o, out);
-  if (*out) return no_out(op);
+  if (*out) return no_out_nd(op, w->ndim - 2);
   mt_tensor *r = NULL;
   mt_status st = run(x, w, bias, o, &r);
   const mt_tensor *sv[MTG_MAXSAVED] = {x, w};
@@ -363,7 +369,7 @@ static mt_status max_pool_like(mt_op op, const mt_tensor *x, const mt_pool_opts 
   bool plain = op == MT_OP_max_pool;
   if (!mtg_any_requires_grad(ins, 1))
     return plain ? mt_max_pool(x, o, out, indices) : mt_adaptive_max_pool(x, nsp, size, out, indices);
-  if (*out || (indices && *indices)) return no_out(op);
+  if (*out || (indices && *indices)) return no_out_nd(op, nsp);
   mt_tensor *r = NULL, *ix = NULL;
   mt_status st = plain ? mt_max_pool(x, o, &r, &ix) : mt_adaptive_max_pool(x, nsp, size, &r, &ix);
   int64_t a[MTG_NARGS] = {nsp};
@@ -401,7 +407,7 @@ mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indi
 mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
   if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool(x, o, out);
-  if (*out) return no_out(MT_OP_avg_pool);
+  if (*out) return no_out_nd(MT_OP_avg_pool, o->nsp);
   mt_tensor *r = NULL;
   mt_status st = mt_avg_pool(x, o, &r);
   int64_t a[MTG_NARGS] = {o->nsp};
@@ -427,7 +433,7 @@ mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_
 mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
   if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool(x, nsp, output_size, out);
-  if (*out) return no_out(MT_OP_adaptive_avg_pool);
+  if (*out) return no_out_nd(MT_OP_adaptive_avg_pool, nsp);
   mt_tensor *r = NULL;
   mt_status st = mt_adaptive_avg_pool(x, nsp, output_size, &r);
   int64_t a = nsp;
@@ -457,11 +463,33 @@ mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_
  * nnorm (layer norm) or groups (group norm). The statistics outputs carry
  * no gradient. */
 
+/* Eval-mode batch norm is affine in x (the statistics are constants):
+ * under create_graph its gradients are written with recorded elementwise
+ * ops, so they can be differentiated again. gx = g w invstd, gw = sum(g (x -
+ * mean) invstd), gb = sum(g), sums over every dim but the channels. */
+static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *x,
+                                  const mt_tensor *w, const mt_tensor *m, const mt_tensor *r, mt_tensor **gin) {
+  int nd = n->in[0].ndim, dims[MT_MAXDIM], nred = 0;
+  int64_t cs[MT_MAXDIM] = {n->in[0].shape[1]}; /* (C, 1, ..., 1) broadcasts against (N, C, ...) */
+  for (int i = 1; i < nd - 1; i++) cs[i] = 1;
+  for (int i = 0; i < nd; i++)
+    if (i != 1) dims[nred++] = i;
+  mt_tensor *inv = D_reshape(s, r, cs, nd - 1);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, g, w ? D_mul(s, inv, D_reshape(s, w, cs, nd - 1)) : inv));
+  if (mtg_needs(n, 1)) {
+    mt_tensor *xhat = D_mul(s, D_sub(s, x, D_reshape(s, m, cs, nd - 1)), inv);
+    gin[1] = D_grad_for(s, 1, D_sum(s, D_mul(s, g, xhat), dims, nred, false));
+  }
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_sum(s, g, dims, nred, false));
+}
+
 static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_tensor *x = D_saved(s, 0), *w = saved_opt(s, 1), *m = D_saved(s, 2), *r = D_saved(s, 3);
-  if (LIVE(s)) {
+  if (LIVE(s) && n->i[1] == MT_OP_batch_norm && !n->i[0] && mtg_grad_enabled()) {
+    eval_batch_norm_grads(s, n, go[0], x, w, m, r, gin);
+  } else if (LIVE(s)) {
     mt_tensor *g[3] = {NULL, NULL, NULL};
     mt_tensor **want[3];
     for (int i = 0; i < 3; i++) want[i] = mtg_needs(n, i) ? &g[i] : NULL;

@@ -110,11 +110,25 @@ test("double backward through a normalization layer raises a clear error", funct
   end
 end)
 
+test("double backward through batch_norm in eval mode works (its gradient is affine in the input)", function()
+  local x = torch.randn({3, 2, 4}, {dtype = torch.float64}):requires_grad_()
+  local w = torch.randn({2}, {dtype = torch.float64}):requires_grad_()
+  local rm, rv = torch.randn(2, {dtype = torch.float64}), torch.rand(2, {dtype = torch.float64}) + 0.5
+  local y = torch.batch_norm(x, w, nil, rm, rv, false)
+  local gx = torch.autograd.grad(y:pow(2):sum(), x, {create_graph = true})[1]
+  -- y = xhat w, gx = 2 y w invstd, so d/dw sum(gx) = sum over N and L of 4 w xhat invstd
+  local inv = (rv + 1e-5):rsqrt()
+  local xhat = (x:detach() - rm:view(2, 1)) * inv:view(2, 1)
+  local want = (xhat * 4 * w:detach():view(2, 1) * inv:view(2, 1)):sum({1, 3})
+  local gw = torch.autograd.grad(gx:sum(), w)[1]
+  check_close(gw, want, {rtol = 1e-12, atol = 1e-12})
+end)
+
 test("out= is refused while recording, and bad input keeps the engine's messages", function()
   local x = torch.randn(1, 2, 5, 5):requires_grad_()
   local w = torch.randn(3, 2, 3, 3)
   local ok, err = pcall(torch.conv2d, x, w, nil, {out = torch.empty(1, 3, 3, 3)})
-  check(not ok and tostring(err):find("out= cannot be used"), tostring(err))
+  check(not ok and tostring(err):find("conv2d: out= cannot be used"), tostring(err))
   ok, err = pcall(torch.conv2d, x, torch.randn(3, 4, 3, 3))
   check(not ok and tostring(err):find("conv2d: input 1x2x5x5 has 2 channels"), tostring(err))
   ok, err = pcall(torch.max_pool2d, x, 7)
