@@ -27,12 +27,12 @@ static const struct {
   mt_op op;
   const char *why;
 } none[] = {
-    {MT_OP_batch_norm_backward, "double backward through batch_norm in training mode is not supported (rare in "
-                                "practice; eval mode works); reaching its backward node raises an error"},
-    {MT_OP_layer_norm_backward, "double backward through layer_norm is not supported (rare in practice); "
-                                "reaching its backward node raises an error"},
-    {MT_OP_group_norm_backward, "double backward through group_norm is not supported (rare in practice); "
-                                "reaching its backward node raises an error"},
+    {MT_OP_batch_norm_backward, "not needed: under create_graph batch_norm's derivative is written with recorded "
+                                "ops (graph/nn.c), so double backward never reaches this op"},
+    {MT_OP_layer_norm_backward, "not needed: under create_graph layer_norm's derivative is written with recorded "
+                                "ops (graph/nn.c), so double backward never reaches this op"},
+    {MT_OP_group_norm_backward, "not needed: under create_graph group_norm's derivative is written with recorded "
+                                "ops (graph/nn.c), so double backward never reaches this op"},
     {MT_NOPS, NULL}, /* (end) */
 };
 

@@ -11,15 +11,15 @@ mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_te
                              mt_tensor **out);
 mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
                                   const mt_conv_opts *o, mt_tensor **grad_in);
-mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape,
-                                   int ndim, const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias);
+mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
+                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias);
 
 mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
 mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
                                 int ndim, int nsp, mt_tensor **grad_in);
 mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out);
-mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim,
-                                const mt_pool_opts *o, mt_tensor **grad_in);
+mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
+                                mt_tensor **grad_in);
 mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out);
 mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
                                          mt_tensor **grad_in);
@@ -37,10 +37,10 @@ mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight,
 mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
                                   const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
                                   mt_tensor **grad_weight, mt_tensor **grad_bias);
-mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias,
-                         double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
-mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups,
-                                  const mt_tensor *mean, const mt_tensor *rstd, const mt_tensor *weight,
-                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias);
+mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
+mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias);
 
 #endif

@@ -2,8 +2,9 @@
  * and their derivatives. A forward op's derivative calls the engine's
  * backward op, recorded here too, so create_graph differentiates through
  * it: the conv and pool backward ops are linear in their gradient input and
- * have derivatives of their own (their adjoints); the normalization backward
- * ops have none (derivatives.c says why) and fail clearly when reached.
+ * have derivatives of their own (their adjoints). The normalization backward
+ * ops have none (derivatives.c says why): under create_graph the norms'
+ * derivatives are written with recorded ops instead.
  * Node arguments: the op's options struct copied into n->i (see each op). */
 #include <string.h>
 
@@ -20,8 +21,10 @@ _Static_assert(sizeof(mt_pool_opts) + sizeof(int64_t) <= sizeof(((mtg_node *)0)-
 static mt_status no_out_nd(mt_op op, int nsp) {
   const char *name = mt_ops[op].name;
   if (op == MT_OP_convolution) name = "conv";
-  return mt_fail(MT_EARG, "%s%.0d%s: out= cannot be used when an input requires grad (the result would have no "
-                          "history); drop out= or use torch.no_grad()", name, nsp, nsp > 0 ? "d" : "");
+  return mt_fail(MT_EARG,
+                 "%s%.0d%s: out= cannot be used when an input requires grad (the result would have no "
+                 "history); drop out= or use torch.no_grad()",
+                 name, nsp, nsp > 0 ? "d" : "");
 }
 
 static mt_status no_out(mt_op op) { return no_out_nd(op, 0); }
@@ -31,8 +34,8 @@ static mt_status no_out(mt_op op) { return no_out_nd(op, 0); }
  * into n->i and f into n->f[0], saves saves[k] (inputs or statistics, never
  * attached outputs) in slot k, and attaches the outputs. */
 static mt_status record(const char *name, mtg_backward_fn fn, const mt_tensor *const *ins, int nin,
-                        mt_tensor *const *outs, int nout, const mt_tensor *const *saves, const void *args,
-                        size_t nargs, double f) {
+                        mt_tensor *const *outs, int nout, const mt_tensor *const *saves, const void *args, size_t nargs,
+                        double f) {
   mtg_node *n = NULL;
   mt_status st = mtg_node_new(name, fn, ins, nin, outs, nout, &n);
   if (st) return st;
@@ -187,8 +190,8 @@ static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, con
   mt_status st = run(x, w, bias, o, &r);
   const mt_tensor *sv[MTG_MAXSAVED] = {x, w};
   if (!st)
-    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_conv_transpose, ins, 3, &r, 1, sv,
-                o, sizeof *o, 0);
+    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_conv_transpose, ins, 3, &r, 1, sv, o,
+                sizeof *o, 0);
   return finish(st, r, out);
 }
 
@@ -211,13 +214,13 @@ mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w,
   mt_status st = mt_conv_backward_input(grad_out, w, input_shape, ndim, o, &r);
   const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, w};
   if (!st)
-    st = record(mtg_backward_name(MT_OP_conv_backward_input), d_conv_backward_input, ins, 2, &r, 1, sv, o, sizeof *o,
-                0);
+    st =
+        record(mtg_backward_name(MT_OP_conv_backward_input), d_conv_backward_input, ins, 2, &r, 1, sv, o, sizeof *o, 0);
   return finish(st, r, grad_in);
 }
 
-mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape,
-                                   int ndim, const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
+                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[2] = {grad_out, x};
   if (!mtg_any_requires_grad(ins, 2))
     return mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
@@ -226,8 +229,8 @@ mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x
   mt_status st = mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, &r[0], grad_bias ? &r[1] : NULL);
   const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, x};
   if (!st)
-    st = record(mtg_backward_name(MT_OP_conv_backward_weight), d_conv_backward_weight, ins, 2, r, grad_bias ? 2 : 1,
-                sv, o, sizeof *o, 0);
+    st = record(mtg_backward_name(MT_OP_conv_backward_weight), d_conv_backward_weight, ins, 2, r, grad_bias ? 2 : 1, sv,
+                o, sizeof *o, 0);
   if (st) {
     mt_release(r[0]);
     mt_release(r[1]);
@@ -304,8 +307,8 @@ static mt_status pool_gather(const mt_tensor *g, const mt_tensor *ix, int nsp, m
   mt_release(gf), mt_release(xf), mt_release(rf);
   const mt_tensor *ins[1] = {g}, *sv[MTG_MAXSAVED] = {NULL, ix};
   int64_t a = nsp;
-  if (!st && mtg_any_requires_grad(ins, 1)) st = record("MaxPoolGatherBackward0", d_pool_gather, ins, 1, &r, 1, sv, &a,
-                                                        sizeof a, 0);
+  if (!st && mtg_any_requires_grad(ins, 1))
+    st = record("MaxPoolGatherBackward0", d_pool_gather, ins, 1, &r, 1, sv, &a, sizeof a, 0);
   return finish(st, r, out);
 }
 
@@ -416,8 +419,8 @@ mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **ou
   return finish(st, r, out);
 }
 
-mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim,
-                                const mt_pool_opts *o, mt_tensor **grad_in) {
+mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
+                                mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
   if (*grad_in) return no_out(MT_OP_avg_pool_backward);
@@ -437,8 +440,8 @@ mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *outp
   mt_tensor *r = NULL;
   mt_status st = mt_adaptive_avg_pool(x, nsp, output_size, &r);
   int64_t a = nsp;
-  if (!st) st = record(mtg_backward_name(MT_OP_adaptive_avg_pool), d_adaptive_avg_pool, ins, 1, &r, 1, NULL, &a,
-                       sizeof a, 0);
+  if (!st)
+    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool), d_adaptive_avg_pool, ins, 1, &r, 1, NULL, &a, sizeof a, 0);
   return finish(st, r, out);
 }
 
@@ -451,8 +454,8 @@ mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_
   mt_status st = mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, &r);
   int64_t a = nsp;
   if (!st)
-    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool_backward), d_adaptive_avg_pool_backward, ins, 1, &r, 1,
-                NULL, &a, sizeof a, 0);
+    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool_backward), d_adaptive_avg_pool_backward, ins, 1, &r, 1, NULL,
+                &a, sizeof a, 0);
   return finish(st, r, grad_in);
 }
 
@@ -467,8 +470,8 @@ mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_
  * under create_graph its gradients are written with recorded elementwise
  * ops, so they can be differentiated again. gx = g w invstd, gw = sum(g (x -
  * mean) invstd), gb = sum(g), sums over every dim but the channels. */
-static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *x,
-                                  const mt_tensor *w, const mt_tensor *m, const mt_tensor *r, mt_tensor **gin) {
+static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *x, const mt_tensor *w,
+                                  const mt_tensor *m, const mt_tensor *r, mt_tensor **gin) {
   int nd = n->in[0].ndim, dims[MT_MAXDIM], nred = 0;
   int64_t cs[MT_MAXDIM] = {n->in[0].shape[1]}; /* (C, 1, ..., 1) broadcasts against (N, C, ...) */
   for (int i = 1; i < nd - 1; i++) cs[i] = 1;
@@ -483,12 +486,77 @@ static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g,
   if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_sum(s, g, dims, nred, false));
 }
 
+static mt_tensor *Dn_mean(mtg_scope *s, const mt_tensor *x, const int *dims, int nd) {
+  if (!LIVE(s) || !x) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_mean(x, dims, nd, true, -1, &r);
+  return mtg_track(s, st, r);
+}
+
+/* Sum over dims[0..nd) (none: g itself). */
+static mt_tensor *sum_or_self(mtg_scope *s, const mt_tensor *g, const int *dims, int nd) {
+  if (nd) return D_sum(s, g, dims, nd, false);
+  return LIVE(s) && g ? mtg_track(s, MT_OK, mt_retain((mt_tensor *)g)) : NULL;
+}
+
+/* Under create_graph: the gradients of batch norm (training), layer norm
+ * and group norm written with recorded ops, the statistics recomputed from
+ * x, so that they differentiate again. x is viewed so that the normalized
+ * elements of a row lie in dims rdims: gx = rstd (gy - mean(gy) - xhat
+ * mean(gy xhat)) with gy = g w; gw = sum(g xhat), gb = sum(g) over pdims. */
+static void recorded_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *x, const mt_tensor *w,
+                                mt_tensor **gin) {
+  const mtg_meta_shape *m = &n->in[0];
+  int nd = m->ndim, rnd = nd, wnd = nd - 1, nr = 0, np = 0, rdims[MT_MAXDIM], pdims[MT_MAXDIM];
+  int64_t rs[MT_MAXDIM], ws[MT_MAXDIM];
+  memcpy(rs, m->shape, sizeof rs);
+  for (int i = 0; i < MT_MAXDIM; i++) ws[i] = 1;
+  ws[0] = nd > 1 ? m->shape[1] : 1; /* per-channel weights: (C, 1, ..., 1) */
+  if (n->i[1] == MT_OP_layer_norm) {
+    int lead = nd - (int)n->i[0];
+    for (int i = 0; i < nd; i++) {
+      if (i < lead)
+        pdims[np++] = i;
+      else
+        rdims[nr++] = i;
+    }
+    wnd = 0; /* the weight has the normalized dims' shape: broadcasts as it is */
+  } else {
+    for (int i = 0; i < nd; i++)
+      if (i != 1) pdims[np++] = i;
+    if (n->i[1] == MT_OP_group_norm) { /* (N, G, C/G * spatial) */
+      int64_t numel = 1;
+      for (int i = 0; i < nd; i++) numel *= m->shape[i];
+      rs[1] = n->i[0], rs[2] = m->shape[0] * n->i[0] != 0 ? numel / (m->shape[0] * n->i[0]) : 0, rnd = 3;
+      rdims[nr++] = 2;
+    } else {
+      memcpy(rdims, pdims, sizeof pdims);
+      nr = np;
+    }
+  }
+  mt_tensor *xr = D_reshape(s, x, rs, rnd), *mu = Dn_mean(s, xr, rdims, nr), *xc = D_sub(s, xr, mu);
+  mt_tensor *rstd = D_un(s, MT_OP_rsqrt, D_addc(s, Dn_mean(s, D_mul(s, xc, xc), rdims, nr), n->f[0]));
+  mt_tensor *xhat = D_reshape(s, D_mul(s, xc, rstd), m->shape, nd);
+  if (mtg_needs(n, 0)) {
+    const mt_tensor *wb = w && wnd ? D_reshape(s, w, ws, wnd) : w;
+    mt_tensor *gy = D_reshape(s, wb ? D_mul(s, g, wb) : g, rs, rnd), *xh = D_reshape(s, xhat, rs, rnd);
+    mt_tensor *t =
+        D_sub(s, D_sub(s, gy, Dn_mean(s, gy, rdims, nr)), D_mul(s, xh, Dn_mean(s, D_mul(s, gy, xh), rdims, nr)));
+    gin[0] = D_grad_for(s, 0, D_reshape(s, D_mul(s, rstd, t), m->shape, nd));
+  }
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, sum_or_self(s, D_mul(s, g, xhat), pdims, np));
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, sum_or_self(s, g, pdims, np));
+}
+
 static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_tensor *x = D_saved(s, 0), *w = saved_opt(s, 1), *m = D_saved(s, 2), *r = D_saved(s, 3);
-  if (LIVE(s) && n->i[1] == MT_OP_batch_norm && !n->i[0] && mtg_grad_enabled()) {
-    eval_batch_norm_grads(s, n, go[0], x, w, m, r, gin);
+  if (LIVE(s) && mtg_grad_enabled()) { /* create_graph */
+    if (n->i[1] == MT_OP_batch_norm && !n->i[0])
+      eval_batch_norm_grads(s, n, go[0], x, w, m, r, gin);
+    else
+      recorded_norm_grads(s, n, go[0], x, w, gin);
   } else if (LIVE(s)) {
     mt_tensor *g[3] = {NULL, NULL, NULL};
     mt_tensor **want[3];
@@ -501,9 +569,12 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     case MT_OP_layer_norm:
       st = mtg_layer_norm_backward(go[0], x, (int)n->i[0], m, r, w, want[0], want[1], want[2]);
       break;
-    default: st = mtg_group_norm_backward(go[0], x, n->i[0], m, r, w, want[0], want[1], want[2]); break;
+    default:
+      st = mtg_group_norm_backward(go[0], x, n->i[0], m, r, w, want[0], want[1], want[2]);
+      break;
     }
-    if (st) s->st = st; /* the op released what it made */
+    if (st)
+      s->st = st; /* the op released what it made */
     else
       for (int i = 0; i < 3; i++) gin[i] = g[i];
     if (gin[2] && !w && n->in[2].ndim != 1) { /* layer norm's bias gradient comes 1-D without a weight */
@@ -515,20 +586,23 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* The normalization backward ops have no derivative (see derivatives.c):
- * reaching one in a backward pass is an error, never a silent zero. */
+/* The normalization backward ops have no derivative (see derivatives.c;
+ * under create_graph the forward ops' derivatives use recorded ops
+ * instead): reaching one in a backward pass is an error, never a silent
+ * zero. */
 static mt_status d_norm_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   const char *op = mt_ops[n->i[1]].name;
-  return mt_fail(MT_EARG, "%s has no derivative: double backward (create_graph=true, then a second backward) "
-                          "through %.*s is not supported", op, (int)(strlen(op) - strlen("_backward")), op);
+  return mt_fail(MT_EARG,
+                 "%s has no derivative: differentiate %.*s itself with create_graph=true instead of "
+                 "its backward op",
+                 op, (int)(strlen(op) - strlen("_backward")), op);
 }
 
 /* Records the node of a normalization forward (op) or backward op. */
 static mt_status record_norm(mt_op op, bool backward, const mt_tensor *const *ins, int nin, mt_tensor *const *outs,
                              int nout, const mt_tensor *const *sv, int64_t arg, double eps) {
   int64_t a[2] = {arg, op};
-  return record(mtg_backward_name(op), backward ? d_norm_backward : d_norm, ins, nin, outs, nout, sv, a, sizeof a,
-                eps);
+  return record(mtg_backward_name(op), backward ? d_norm_backward : d_norm, ins, nin, outs, nout, sv, a, sizeof a, eps);
 }
 
 mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
@@ -562,8 +636,8 @@ mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight,
   return finish(st, y, out);
 }
 
-mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias,
-                         double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   const mt_tensor *ins[3] = {x, weight, bias};
   if (!mtg_any_requires_grad(ins, 3)) return mt_group_norm(x, groups, weight, bias, eps, out, mean, rstd);
   if (*out) return no_out(MT_OP_group_norm);
@@ -584,15 +658,15 @@ static mt_status norm_backward_tail(mt_op op, mt_status st, const mt_tensor *con
   if (!st) st = record_norm(op, true, ins, 5, g, 3, NULL, 0, 0);
   mt_tensor **outs[3] = {grad_in, grad_weight, grad_bias};
   for (int i = 0; i < 3; i++) {
-    if (!st && outs[i]) *outs[i] = g[i];
-    else mt_release(g[i]);
+    if (!st && outs[i])
+      *outs[i] = g[i];
+    else
+      mt_release(g[i]);
   }
   return st;
 }
 
-static bool any_given(mt_tensor **a, mt_tensor **b, mt_tensor **c) {
-  return (a && *a) || (b && *b) || (c && *c);
-}
+static bool any_given(mt_tensor **a, mt_tensor **b, mt_tensor **c) { return (a && *a) || (b && *b) || (c && *c); }
 
 #define WANT(p, i) ((p) ? &g[i] : NULL)
 
@@ -618,21 +692,21 @@ mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
     return mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
   if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_layer_norm_backward);
   mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, WANT(grad_in, 0),
-                                        WANT(grad_weight, 1), WANT(grad_bias, 2));
+  mt_status st = mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, WANT(grad_in, 0), WANT(grad_weight, 1),
+                                        WANT(grad_bias, 2));
   return norm_backward_tail(MT_OP_layer_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
 }
 
-mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups,
-                                  const mt_tensor *mean, const mt_tensor *rstd, const mt_tensor *weight,
-                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
   if (!mtg_any_requires_grad(ins, 5))
     return mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, grad_in, grad_weight, grad_bias);
   if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_group_norm_backward);
   mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, WANT(grad_in, 0),
-                                        WANT(grad_weight, 1), WANT(grad_bias, 2));
+  mt_status st = mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, WANT(grad_in, 0), WANT(grad_weight, 1),
+                                        WANT(grad_bias, 2));
   return norm_backward_tail(MT_OP_group_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
 }
 

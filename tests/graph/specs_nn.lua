@@ -127,9 +127,9 @@ return {
   },
   batch_norm = {
     {fn = first(function(x, w, b) return torch.batch_norm(x, w, b, nil, nil, true) end),
-     inputs = function() return {R(4, 3, 2), R(3), R(3)} end},
+     inputs = function() return {R(4, 3, 2), R(3), R(3)} end, second_order = true},
     {fn = first(function(x) return torch.batch_norm(x, nil, nil, nil, nil, true, 0.1, 1e-3) end),
-     inputs = function() return {NC(3, 2, 2, 3)} end},
+     inputs = function() return {NC(3, 2, 2, 3)} end, second_order = true},
     -- training with running statistics: they are updated, never differentiated
     {fn = first(function(x, w, b, rm, rv) return torch.batch_norm(x, w, b, rm, rv, true) end),
      inputs = function() return {R(5, 2), R(2), R(2), torch.zeros(2, f64), torch.ones(2, f64)} end},
@@ -143,15 +143,23 @@ return {
   },
   layer_norm = {
     {fn = first(function(x, w, b) return torch.layer_norm(x, {3, 4}, w, b) end),
-     inputs = function() return {R(2, 3, 4), R(3, 4), R(3, 4)} end},
-    {fn = first(function(x) return torch.layer_norm(x, 4) end), inputs = function() return {NC(3, 4)} end},
+     inputs = function() return {R(2, 3, 4), R(3, 4), R(3, 4)} end, second_order = true},
+    {fn = first(function(x) return torch.layer_norm(x, 4) end), inputs = function() return {NC(3, 4)} end,
+     second_order = true},
     {fn = first(function(x, b) return torch.layer_norm(x, {2, 3}, nil, b, 1e-3) end),
-     inputs = function() return {R(2, 2, 3), R(2, 3)} end},
+     inputs = function() return {R(2, 2, 3), R(2, 3)} end, second_order = true},
+    -- every dim normalized: the parameter gradients sum over nothing
+    {fn = first(function(x, w, b) return torch.layer_norm(x, {2, 3}, w, b) end),
+     inputs = function() return {R(2, 3), R(2, 3), R(2, 3)} end, second_order = true},
   },
   group_norm = {
     {fn = first(function(x, w, b) return torch.group_norm(x, 2, w, b) end),
-     inputs = function() return {R(2, 4, 3), R(4), R(4)} end},
-    {fn = first(function(x) return torch.group_norm(x, 3) end), inputs = function() return {NC(2, 6, 2, 2)} end},
-    {fn = first(function(x, w) return torch.group_norm(x, 1, w) end), inputs = function() return {R(3, 2, 3), R(2)} end},
+     inputs = function() return {R(2, 4, 3), R(4), R(4)} end, second_order = true},
+    {fn = first(function(x) return torch.group_norm(x, 3) end), inputs = function() return {NC(2, 6, 2, 2)} end,
+     second_order = true},
+    {fn = first(function(x, w) return torch.group_norm(x, 1, w) end), inputs = function() return {R(3, 2, 3), R(2)} end,
+     second_order = true},
+    {fn = first(function(x, b) return torch.group_norm(x, 2, nil, b) end),
+     inputs = function() return {R(3, 4), R(4)} end, second_order = true},
   },
 }

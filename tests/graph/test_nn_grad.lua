@@ -97,17 +97,33 @@ test("create_graph through conv and max_pool records the backward ops themselves
   check_eq(tostring(gw.grad_fn), "<ConvBackwardWeightBackward0>")
 end)
 
-test("double backward through a normalization layer raises a clear error", function()
-  for _, f in ipairs({
-    function(x) return (torch.batch_norm(x, nil, nil, nil, nil, true)) end,
-    function(x) return (torch.layer_norm(x, 4)) end,
-    function(x) return (torch.group_norm(x, 2)) end,
-  }) do
-    local x = torch.randn({2, 4, 4}, {dtype = torch.float64}):requires_grad_()
-    local g = torch.autograd.grad(f(x):pow(3):sum(), x, {create_graph = true})[1]
-    local ok, err = pcall(torch.autograd.grad, g:sum(), x)
-    check(not ok and tostring(err):find("double backward") and tostring(err):find("_norm"), tostring(err))
-  end
+test("a gradient penalty through conv -> batch_norm -> tanh -> layer_norm -> avg_pool -> linear matches PyTorch",
+  function()
+    local x, w, b, g, be, lw, lb = table.unpack(leaves())
+    local h = torch.batch_norm(torch.conv2d(x, w, b, {padding = 1}), g, be, nil, nil, true)
+    h = torch.avg_pool2d((torch.layer_norm(torch.tanh(h), 8)), 2)
+    local out = (h:flatten(2):matmul(lw:t()) + lb):pow(2):sum() / 4
+    local gx = torch.autograd.grad(out, x, {create_graph = true})[1]
+    local pen = gx:pow(2):sum()
+    check_close(pen:item(), R.pen2, tol)
+    pen:backward()
+    check_close(w.grad, T(R.pen2_gcw), tol)
+    check_close(g.grad, T(R.pen2_ggamma), tol)
+    check_close(be.grad, T(R.pen2_gbeta), tol)
+    check_close(x.grad, T(R.pen2_gx), tol)
+  end)
+
+test("the normalization backward ops themselves have no derivative: differentiating one says so", function()
+  local x = torch.randn({2, 4, 4}, {dtype = torch.float64})
+  local g = torch.randn({2, 4, 4}, {dtype = torch.float64}):requires_grad_()
+  local _, m, inv = torch.batch_norm(x, nil, nil, nil, nil, true)
+  local gx = torch._backward.batch_norm(g, x, nil, m, inv, true)
+  check_eq(tostring(gx.grad_fn), "<BatchNormBackwardBackward0>")
+  local ok, err = pcall(torch.autograd.grad, gx:sum(), g)
+  check(not ok and tostring(err):find("batch_norm_backward has no derivative"), tostring(err))
+  local _, lm, lr = torch.layer_norm(x, 4)
+  ok, err = pcall(torch.autograd.grad, (torch._backward.layer_norm(g, x, 4, lm, lr)):sum(), g)
+  check(not ok and tostring(err):find("layer_norm_backward has no derivative"), tostring(err))
 end)
 
 test("double backward through batch_norm in eval mode works (its gradient is affine in the input)", function()

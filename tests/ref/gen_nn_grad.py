@@ -8,7 +8,9 @@ linear, with a cross-entropy from log_softmax: writes the inputs and weights,
 the loss, every gradient and the updated running statistics; then the same
 network in eval mode (running statistics normalize); then a gradient penalty
 through conv -> tanh -> avg_pool -> linear (create_graph: the gradient of
-the input gradient's squared norm with respect to the weights)."""
+the input gradient's squared norm with respect to the weights), and one through
+conv -> batch_norm -> tanh -> layer_norm -> avg_pool -> linear (double backward
+through the normalization layers)."""
 import os
 
 import torch
@@ -70,6 +72,19 @@ pen = gx.pow(2).sum()
 pen.backward()
 ref["pen"] = pen.item()
 ref["pen_gcw"], ref["pen_gcb"], ref["pen_glw"], ref["pen_gx"] = w.grad, b.grad, l.grad, xx.grad
+
+# the same through batch_norm (training) and layer_norm: double backward
+# through the normalization layers' recorded gradients
+xx, w, b, g, be, l, lbb = leaves()
+h = F.batch_norm(F.conv2d(xx, w, b, padding=1), None, None, g, be, training=True)
+h = F.layer_norm(torch.tanh(h), (W,))
+h = F.avg_pool2d(h, 2)
+out = (h.flatten(1) @ l.t() + lbb).pow(2).sum() / N
+gx, = torch.autograd.grad(out, xx, create_graph=True)
+pen = gx.pow(2).sum()
+pen.backward()
+ref["pen2"] = pen.item()
+ref["pen2_gcw"], ref["pen2_ggamma"], ref["pen2_gbeta"], ref["pen2_gx"] = w.grad, g.grad, be.grad, xx.grad
 
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "nn_grad.lua"), "w") as f:
