@@ -8,7 +8,8 @@
 #include "deriv.h"
 
 static const mtg_deriv *(*const families[])(mt_op) = {mtg_deriv_ew,     mtg_deriv_view,     mtg_deriv_reduce,
-                                                       mtg_deriv_linalg, mtg_deriv_movement, mtg_deriv_index};
+                                                       mtg_deriv_linalg, mtg_deriv_movement, mtg_deriv_index,
+                                                       mtg_deriv_nn};
 
 const mtg_deriv *mtg_deriv_of(mt_op op) {
   static const mtg_deriv *cache[MT_NOPS];
@@ -26,6 +27,12 @@ static const struct {
   mt_op op;
   const char *why;
 } none[] = {
+    {MT_OP_batch_norm_backward, "not needed: under create_graph batch_norm's derivative is written with recorded "
+                                "ops (graph/nn.c), so double backward never reaches this op"},
+    {MT_OP_layer_norm_backward, "not needed: under create_graph layer_norm's derivative is written with recorded "
+                                "ops (graph/nn.c), so double backward never reaches this op"},
+    {MT_OP_group_norm_backward, "not needed: under create_graph group_norm's derivative is written with recorded "
+                                "ops (graph/nn.c), so double backward never reaches this op"},
     {MT_NOPS, NULL}, /* (end) */
 };
 

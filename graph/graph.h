@@ -112,6 +112,7 @@ mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **ou
 #include "graph_index.h"
 #include "graph_linalg.h"
 #include "graph_movement.h"
+#include "graph_nn.h"
 #include "graph_reduce.h"
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "mtl.h"
-#include "nn.h"
+#include "graph.h"
 
 /* Where a call's optional arguments are: positions up to last, table opt. */
 typedef struct args {
@@ -100,7 +100,7 @@ static int conv_nd(lua_State *L, int nsp, const char *op) {
   o.groups = mtl_opt_int(L, 7, a.last, a.opt, "groups", 1);
   padding_arg(L, &a, 5, op, nsp, w, &o);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mt_convolution(x, w, bias, &o, &res);
+  mt_status st = mtg_convolution(x, w, bias, &o, &res);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -125,7 +125,7 @@ static int conv_transpose_nd(lua_State *L, int nsp, const char *op) {
   o.groups = mtl_opt_int(L, 7, a.last, a.opt, "groups", 1);
   sizes_arg(L, &a, 8, "dilation", op, nsp, 1, o.dilation);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mt_conv_transpose(x, w, bias, &o, &res);
+  mt_status st = mtg_conv_transpose(x, w, bias, &o, &res);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -160,7 +160,7 @@ static int l_conv_backward_input(lua_State *L) {
   mt_conv_opts o;
   conv_opts_table(L, &a, w->ndim - 2 > 0 ? w->ndim - 2 : 1, op, &o);
   mt_tensor *res = NULL;
-  mt_status st = mt_conv_backward_input(g, w, shape, nd, &o, &res);
+  mt_status st = mtg_conv_backward_input(g, w, shape, nd, &o, &res);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -174,7 +174,7 @@ static int l_conv_backward_weight(lua_State *L) {
   mt_conv_opts o;
   conv_opts_table(L, &a, nd - 2 > 0 ? nd - 2 : 1, op, &o);
   mt_tensor *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mt_conv_backward_weight(g, x, shape, nd, &o, &gw, &gb));
+  MTL_CHECK(L, mtg_conv_backward_weight(g, x, shape, nd, &o, &gw, &gb));
   mtl_push_tensor(L, gw);
   mtl_push_tensor(L, gb);
   return 2;
@@ -203,7 +203,7 @@ static int max_pool_nd(lua_State *L, int nsp, const char *op, bool with_indices)
   o.ceil_mode = mtl_opt_bool(L, 6, a.last, a.opt, "ceil_mode", 0);
   bool ri = with_indices || mtl_opt_bool(L, 7, a.last, a.opt, "return_indices", 0);
   mt_tensor *y = NULL, *ix = NULL;
-  MTL_CHECK(L, mt_max_pool(x, &o, &y, ri ? &ix : NULL));
+  MTL_CHECK(L, mtg_max_pool(x, &o, &y, ri ? &ix : NULL));
   mtl_push_tensor(L, y);
   if (!ri) return 1;
   mtl_push_tensor(L, ix);
@@ -239,7 +239,7 @@ static int avg_pool_nd(lua_State *L, int nsp, const char *op) {
   mt_pool_opts o;
   avg_opts(L, &a, nsp, op, &o, 2);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mt_avg_pool(x, &o, &res);
+  mt_status st = mtg_avg_pool(x, &o, &res);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -274,7 +274,7 @@ static int adaptive_avg_nd(lua_State *L, int nsp, const char *op) {
   int64_t size[3];
   output_size_arg(L, x, nsp, op, size);
   mt_tensor *res = NULL;
-  mt_status st = mt_adaptive_avg_pool(x, nsp, size, &res);
+  mt_status st = mtg_adaptive_avg_pool(x, nsp, size, &res);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -287,7 +287,7 @@ static int adaptive_max_nd(lua_State *L, int nsp, const char *op) {
   int64_t size[3];
   output_size_arg(L, x, nsp, op, size);
   mt_tensor *y = NULL, *ix = NULL;
-  MTL_CHECK(L, mt_adaptive_max_pool(x, nsp, size, &y, &ix));
+  MTL_CHECK(L, mtg_adaptive_max_pool(x, nsp, size, &y, &ix));
   mtl_push_tensor(L, y);
   mtl_push_tensor(L, ix);
   return 2;
@@ -310,7 +310,7 @@ static int l_max_pool_backward(lua_State *L) {
   int64_t shape[MT_MAXDIM];
   int nd = shape_arg(L, 3, shape, op), nsp = nsp_arg(L, 4, op);
   mt_tensor *res = NULL;
-  mt_status st = mt_max_pool_backward(g, ix, shape, nd, nsp, &res);
+  mt_status st = mtg_max_pool_backward(g, ix, shape, nd, nsp, &res);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -325,7 +325,7 @@ static int l_avg_pool_backward(lua_State *L) {
   mt_pool_opts o;
   avg_opts(L, &a, nsp, op, &o, 4);
   mt_tensor *res = NULL;
-  mt_status st = mt_avg_pool_backward(g, shape, nd, &o, &res);
+  mt_status st = mtg_avg_pool_backward(g, shape, nd, &o, &res);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -336,7 +336,7 @@ static int l_adaptive_avg_pool_backward(lua_State *L) {
   int64_t shape[MT_MAXDIM];
   int nd = shape_arg(L, 2, shape, op), nsp = nsp_arg(L, 3, op);
   mt_tensor *res = NULL;
-  mt_status st = mt_adaptive_avg_pool_backward(g, shape, nd, nsp, &res);
+  mt_status st = mtg_adaptive_avg_pool_backward(g, shape, nd, nsp, &res);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -352,7 +352,7 @@ static int l_batch_norm(lua_State *L) {
   int training = mtl_opt_bool(L, 6, a.last, a.opt, "training", 0);
   double momentum = mtl_opt_num(L, 7, a.last, a.opt, "momentum", 0.1), eps = mtl_opt_num(L, 8, a.last, a.opt, "eps", 1e-5);
   mt_tensor *y = NULL, *m = NULL, *inv = NULL;
-  MTL_CHECK(L, mt_batch_norm(x, w, b, rm, rv, training, momentum, eps, &y, &m, &inv));
+  MTL_CHECK(L, mtg_batch_norm(x, w, b, rm, rv, training, momentum, eps, &y, &m, &inv));
   mtl_push_tensor(L, y);
   mtl_push_tensor(L, m);
   mtl_push_tensor(L, inv);
@@ -377,7 +377,7 @@ static int l_batch_norm_backward(lua_State *L) {
   mt_tensor *inv = opt_tensor(L, &a, 5, "save_invstd", op);
   int training = mtl_opt_bool(L, 6, a.last, a.opt, "training", 1);
   mt_tensor *gx = NULL, *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mt_batch_norm_backward(g, x, w, m, inv, training, &gx, &gw, &gb));
+  MTL_CHECK(L, mtg_batch_norm_backward(g, x, w, m, inv, training, &gx, &gw, &gb));
   push3(L, gx, gw, gb);
   return 3;
 }
@@ -410,7 +410,7 @@ static int l_layer_norm(lua_State *L) {
   mt_tensor *w = opt_tensor(L, &a, 3, "weight", op), *b = opt_tensor(L, &a, 4, "bias", op);
   double eps = mtl_opt_num(L, 5, a.last, a.opt, "eps", 1e-5);
   mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  MTL_CHECK(L, mt_layer_norm(x, n, w, b, eps, &y, &m, &r));
+  MTL_CHECK(L, mtg_layer_norm(x, n, w, b, eps, &y, &m, &r));
   push3(L, y, m, r);
   return 3;
 }
@@ -424,7 +424,7 @@ static int l_layer_norm_backward(lua_State *L) {
   args a = get_args(L, 6);
   mt_tensor *w = opt_tensor(L, &a, 6, "weight", op);
   mt_tensor *gx = NULL, *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mt_layer_norm_backward(g, x, n, m, r, w, &gx, &gw, &gb));
+  MTL_CHECK(L, mtg_layer_norm_backward(g, x, n, m, r, w, &gx, &gw, &gb));
   push3(L, gx, gw, gb);
   return 3;
 }
@@ -438,7 +438,7 @@ static int l_group_norm(lua_State *L) {
   mt_tensor *w = opt_tensor(L, &a, 3, "weight", op), *b = opt_tensor(L, &a, 4, "bias", op);
   double eps = mtl_opt_num(L, 5, a.last, a.opt, "eps", 1e-5);
   mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  MTL_CHECK(L, mt_group_norm(x, groups, w, b, eps, &y, &m, &r));
+  MTL_CHECK(L, mtg_group_norm(x, groups, w, b, eps, &y, &m, &r));
   push3(L, y, m, r);
   return 3;
 }
@@ -452,7 +452,7 @@ static int l_group_norm_backward(lua_State *L) {
   args a = get_args(L, 6);
   mt_tensor *w = opt_tensor(L, &a, 6, "weight", op);
   mt_tensor *gx = NULL, *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mt_group_norm_backward(g, x, groups, m, r, w, &gx, &gw, &gb));
+  MTL_CHECK(L, mtg_group_norm_backward(g, x, groups, m, r, w, &gx, &gw, &gb));
   push3(L, gx, gw, gb);
   return 3;
 }

@@ -1,0 +1,46 @@
+/* graph_nn.h -- recorded ops of the nn family (graph/nn.c): convolution,
+ * pooling and normalization and their backward ops, with the engine's
+ * signatures (tensor/nn.h); included by graph.h. */
+#ifndef MTG_GRAPH_NN_H
+#define MTG_GRAPH_NN_H
+#include "nn.h"
+
+mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+                          mt_tensor **out);
+mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+                             mt_tensor **out);
+mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
+                                  const mt_conv_opts *o, mt_tensor **grad_in);
+mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
+                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias);
+
+mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
+mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
+                                int ndim, int nsp, mt_tensor **grad_in);
+mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out);
+mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
+                                mt_tensor **grad_in);
+mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out);
+mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
+                                         mt_tensor **grad_in);
+mt_status mtg_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out,
+                                mt_tensor **indices);
+
+mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
+                         mt_tensor **save_mean, mt_tensor **save_invstd);
+mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                                  const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
+                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias);
+mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
+mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias);
+mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
+mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias);
+
+#endif

@@ -1,0 +1,730 @@
+/* nn.c -- recorded convolution, pooling and normalization ops (tensor/nn.h)
+ * and their derivatives. A forward op's derivative calls the engine's
+ * backward op, recorded here too, so create_graph differentiates through
+ * it: the conv and pool backward ops are linear in their gradient input and
+ * have derivatives of their own (their adjoints). The normalization backward
+ * ops have none (derivatives.c says why): under create_graph the norms'
+ * derivatives are written with recorded ops instead.
+ * Node arguments: the op's options struct copied into n->i (see each op). */
+#include <string.h>
+
+#include "deriv.h"
+
+_Static_assert(sizeof(mt_conv_opts) <= sizeof(((mtg_node *)0)->i), "conv options fit a node's arguments");
+_Static_assert(sizeof(mt_pool_opts) + sizeof(int64_t) <= sizeof(((mtg_node *)0)->i),
+               "pool options fit a node's arguments");
+
+/* ---- recording ---- */
+
+/* out= into a given tensor cannot be differentiated (as in PyTorch). nsp > 0
+ * names the op as the user called it ("conv2d" for convolution). */
+static mt_status no_out_nd(mt_op op, int nsp) {
+  const char *name = mt_ops[op].name;
+  if (op == MT_OP_convolution) name = "conv";
+  return mt_fail(MT_EARG,
+                 "%s%.0d%s: out= cannot be used when an input requires grad (the result would have no "
+                 "history); drop out= or use torch.no_grad()",
+                 name, nsp, nsp > 0 ? "d" : "");
+}
+
+static mt_status no_out(mt_op op) { return no_out_nd(op, 0); }
+
+/* Makes the node `name` for inputs ins[0..nin) (NULL: no gradient) and
+ * outputs outs[0..nout) (NULL: carries none), copies nargs bytes of args
+ * into n->i and f into n->f[0], saves saves[k] (inputs or statistics, never
+ * attached outputs) in slot k, and attaches the outputs. */
+static mt_status record(const char *name, mtg_backward_fn fn, const mt_tensor *const *ins, int nin,
+                        mt_tensor *const *outs, int nout, const mt_tensor *const *saves, const void *args, size_t nargs,
+                        double f) {
+  mtg_node *n = NULL;
+  mt_status st = mtg_node_new(name, fn, ins, nin, outs, nout, &n);
+  if (st) return st;
+  if (nargs) memcpy(n->i, args, nargs);
+  n->f[0] = f;
+  for (int k = 0; k < MTG_MAXSAVED && !st; k++)
+    if (saves && saves[k]) st = mtg_save(n, k, saves[k], false, 0);
+  if (st) {
+    mtg_node_release(n);
+    return st;
+  }
+  return mtg_attach(n, outs, nout);
+}
+
+/* Hands r over to *out, or releases it on error. */
+static mt_status finish(mt_status st, mt_tensor *r, mt_tensor **out) {
+  if (st) {
+    mt_release(r);
+    return st;
+  }
+  *out = r;
+  return MT_OK;
+}
+
+/* Hands an optional result over (a new reference when wanted). */
+static void hand(mt_tensor *r, mt_tensor **out) {
+  if (out) *out = mt_retain(r);
+}
+
+/* ---- derivative scope helpers for this family ---- */
+
+#define LIVE(s) ((s)->st == MT_OK)
+
+/* Saved slot k, or NULL without error when nothing was saved there (an
+ * optional weight). A released node still reports its error. */
+static mt_tensor *saved_opt(mtg_scope *s, int k) {
+  if (!LIVE(s) || (!s->node->released && !s->node->saved[k].t)) return NULL;
+  return D_saved(s, k);
+}
+
+static void conv_opts_of(const mtg_node *n, mt_conv_opts *o) { memcpy(o, n->i, sizeof *o); }
+static void pool_opts_of(const mtg_node *n, mt_pool_opts *o) { memcpy(o, n->i + 1, sizeof *o); }
+
+static mt_tensor *Dn_conv(mtg_scope *s, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
+                          const mt_conv_opts *o) {
+  if (!LIVE(s) || !x || !w) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_convolution(x, w, b, o, &r);
+  return mtg_track(s, st, r);
+}
+
+static mt_tensor *Dn_conv_input(mtg_scope *s, const mt_tensor *g, const mt_tensor *w, const mtg_meta_shape *m,
+                                const mt_conv_opts *o) {
+  if (!LIVE(s) || !g || !w) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_conv_backward_input(g, w, m->shape, m->ndim, o, &r);
+  return mtg_track(s, st, r);
+}
+
+/* Weight gradient (and bias gradient when gb is not NULL), both tracked. */
+static mt_tensor *Dn_conv_weight(mtg_scope *s, const mt_tensor *g, const mt_tensor *x, const mtg_meta_shape *m,
+                                 const mt_conv_opts *o, mt_tensor **gb) {
+  if (!LIVE(s) || !g || !x) return NULL;
+  mt_tensor *r = NULL, *b = NULL;
+  mt_status st = mtg_conv_backward_weight(g, x, m->shape, m->ndim, o, &r, gb ? &b : NULL);
+  if (gb) *gb = mtg_track(s, st, b);
+  return mtg_track(s, st, r);
+}
+
+/* g summed over every dim but the channel dim (the bias gradient); nsp
+ * spatial dims follow the channel dim. */
+static mt_tensor *channel_sum(mtg_scope *s, const mt_tensor *g, int nsp) {
+  if (!LIVE(s) || !g) return NULL;
+  int dims[MT_MAXDIM], nd = 0, c = g->ndim - nsp - 1;
+  for (int i = 0; i < g->ndim; i++)
+    if (i != c) dims[nd++] = i;
+  return D_sum(s, g, dims, nd, false);
+}
+
+/* ---- convolution ----
+ * Nodes: i[] holds the mt_conv_opts. Convolution and conv_transpose save
+ * x (slot 0) and w (slot 1); the backward ops save their two operands. */
+
+static mt_status d_convolution(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_conv_opts o;
+  conv_opts_of(n, &o);
+  mt_tensor *x = D_saved(s, 0), *w = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv_input(s, go[0], w, &n->in[0], &o));
+  if (mtg_needs(n, 1)) {
+    mt_tensor *gb = NULL;
+    gin[1] = mtg_keep(s, Dn_conv_weight(s, go[0], x, &n->in[1], &o, mtg_needs(n, 2) ? &gb : NULL));
+    if (mtg_needs(n, 2)) gin[2] = mtg_keep(s, gb);
+  } else if (mtg_needs(n, 2)) {
+    gin[2] = mtg_keep(s, channel_sum(s, go[0], n->in[1].ndim - 2));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* Transposed convolution y = conv_backward_input(x, w) + bias: its
+ * gradients are the forward convolution of grad, the weight gradient with
+ * x in the grad_out slot, and grad summed per channel. */
+static mt_status d_conv_transpose(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_conv_opts o;
+  conv_opts_of(n, &o);
+  mt_tensor *x = D_saved(s, 0), *w = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, go[0], w, NULL, &o));
+  if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_weight(s, x, go[0], &n->in[1], &o, NULL));
+  if (mtg_needs(n, 2)) gin[2] = mtg_keep(s, channel_sum(s, go[0], n->in[1].ndim - 2));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* gx = conv_backward_input(g, w) is linear in g and in w: <gg, gx> =
+ * <conv(gg, w), g>, so d g = conv(gg, w) and d w = conv_backward_weight(g, gg). */
+static mt_status d_conv_backward_input(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_conv_opts o;
+  conv_opts_of(n, &o);
+  mt_tensor *g = D_saved(s, 0), *w = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, go[0], w, NULL, &o));
+  if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_weight(s, g, go[0], &n->in[1], &o, NULL));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* (gw, gb) = conv_backward_weight(g, x): <ggw, gw> + <ggb, gb> =
+ * <conv(x, ggw) + ggb, g>, so d g = conv(x, ggw, ggb) and d x =
+ * conv_backward_input(g, ggw). Output 1 (gb) exists when nout == 2. */
+static mt_status d_conv_backward_weight(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_conv_opts o;
+  conv_opts_of(n, &o);
+  mt_tensor *g = D_saved(s, 0), *x = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, x, go[0], n->nout > 1 ? go[1] : NULL, &o));
+  if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_input(s, g, go[0], &n->in[1], &o));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* convolution and conv_transpose: one recording path */
+static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias,
+                           const mt_conv_opts *o, mt_tensor **out) {
+  mt_status (*run)(const mt_tensor *, const mt_tensor *, const mt_tensor *, const mt_conv_opts *, mt_tensor **) =
+      op == MT_OP_convolution ? mt_convolution : mt_conv_transpose;
+  const mt_tensor *ins[3] = {x, w, bias};
+  if (!mtg_any_requires_grad(ins, 3)) return run(x, w, bias, o, out);
+  if (*out) return no_out_nd(op, w->ndim - 2);
+  mt_tensor *r = NULL;
+  mt_status st = run(x, w, bias, o, &r);
+  const mt_tensor *sv[MTG_MAXSAVED] = {x, w};
+  if (!st)
+    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_conv_transpose, ins, 3, &r, 1, sv, o,
+                sizeof *o, 0);
+  return finish(st, r, out);
+}
+
+mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+                          mt_tensor **out) {
+  return conv_like(MT_OP_convolution, x, w, bias, o, out);
+}
+
+mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+                             mt_tensor **out) {
+  return conv_like(MT_OP_conv_transpose, x, w, bias, o, out);
+}
+
+mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
+                                  const mt_conv_opts *o, mt_tensor **grad_in) {
+  const mt_tensor *ins[2] = {grad_out, w};
+  if (!mtg_any_requires_grad(ins, 2)) return mt_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
+  if (*grad_in) return no_out(MT_OP_conv_backward_input);
+  mt_tensor *r = NULL;
+  mt_status st = mt_conv_backward_input(grad_out, w, input_shape, ndim, o, &r);
+  const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, w};
+  if (!st)
+    st =
+        record(mtg_backward_name(MT_OP_conv_backward_input), d_conv_backward_input, ins, 2, &r, 1, sv, o, sizeof *o, 0);
+  return finish(st, r, grad_in);
+}
+
+mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
+                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  const mt_tensor *ins[2] = {grad_out, x};
+  if (!mtg_any_requires_grad(ins, 2))
+    return mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
+  if (*grad_weight || (grad_bias && *grad_bias)) return no_out(MT_OP_conv_backward_weight);
+  mt_tensor *r[2] = {NULL, NULL};
+  mt_status st = mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, &r[0], grad_bias ? &r[1] : NULL);
+  const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, x};
+  if (!st)
+    st = record(mtg_backward_name(MT_OP_conv_backward_weight), d_conv_backward_weight, ins, 2, r, grad_bias ? 2 : 1, sv,
+                o, sizeof *o, 0);
+  if (st) {
+    mt_release(r[0]);
+    mt_release(r[1]);
+    return st;
+  }
+  *grad_weight = r[0];
+  if (grad_bias) *grad_bias = r[1];
+  return MT_OK;
+}
+
+/* ---- pooling ----
+ * Nodes: i[0] the number of spatial dims; plain pools keep their
+ * mt_pool_opts from i[1], adaptive pools their output size in i[1..3].
+ * Max pools save the indices in slot 1. */
+
+static mt_tensor *Dn_max_pool_backward(mtg_scope *s, const mt_tensor *g, const mt_tensor *ix, const mtg_meta_shape *m,
+                                       int nsp) {
+  if (!LIVE(s) || !g || !ix) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_max_pool_backward(g, ix, m->shape, m->ndim, nsp, &r);
+  return mtg_track(s, st, r);
+}
+
+static mt_status d_max_pool(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *ix = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_max_pool_backward(s, go[0], ix, &n->in[0], (int)n->i[0]));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* The adjoint of max_pool_backward: g (input-shaped) read at the 1-based
+ * flat positions ix (output-shaped) of each plane. Its derivative is
+ * max_pool_backward again. */
+static mt_status pool_gather(const mt_tensor *g, const mt_tensor *ix, int nsp, mt_tensor **out);
+
+static mt_tensor *Dn_pool_gather(mtg_scope *s, const mt_tensor *g, const mt_tensor *ix, int nsp) {
+  if (!LIVE(s) || !g || !ix) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = pool_gather(g, ix, nsp, &r);
+  return mtg_track(s, st, r);
+}
+
+static mt_status d_max_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *ix = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_pool_gather(s, go[0], ix, (int)n->i[0]));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* i[0] nsp; slot 1 the indices; in[0] the gathered tensor's shape */
+static mt_status d_pool_gather(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *ix = D_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_max_pool_backward(s, go[0], ix, &n->in[0], (int)n->i[0]));
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+static mt_status pool_gather(const mt_tensor *g, const mt_tensor *ix, int nsp, mt_tensor **out) {
+  int lead = g->ndim - nsp;
+  if (lead < 0 || ix->ndim != g->ndim)
+    return mt_fail(MT_ESHAPE, "max_pool_backward: gradient and indices ranks differ (internal error)");
+  int64_t gs[MT_MAXDIM], is[MT_MAXDIM];
+  for (int i = 0; i < lead; i++) gs[i] = g->shape[i], is[i] = ix->shape[i];
+  gs[lead] = is[lead] = 1;
+  for (int i = lead; i < g->ndim; i++) gs[lead] *= g->shape[i], is[lead] *= ix->shape[i];
+  mt_tensor *gf = NULL, *xf = NULL, *rf = NULL, *r = NULL;
+  mt_status st = mt_reshape(g, gs, lead + 1, &gf);
+  if (!st) st = mt_reshape(ix, is, lead + 1, &xf);
+  if (!st) st = mt_gather(gf, lead, xf, &rf);
+  if (!st) st = mt_reshape(rf, ix->shape, ix->ndim, &r);
+  mt_release(gf), mt_release(xf), mt_release(rf);
+  const mt_tensor *ins[1] = {g}, *sv[MTG_MAXSAVED] = {NULL, ix};
+  int64_t a = nsp;
+  if (!st && mtg_any_requires_grad(ins, 1))
+    st = record("MaxPoolGatherBackward0", d_pool_gather, ins, 1, &r, 1, sv, &a, sizeof a, 0);
+  return finish(st, r, out);
+}
+
+static mt_status d_avg_pool(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_pool_opts o;
+  pool_opts_of(n, &o);
+  if (mtg_needs(n, 0)) {
+    mt_tensor *r = NULL;
+    mt_status st = mtg_avg_pool_backward(go[0], n->in[0].shape, n->in[0].ndim, &o, &r);
+    gin[0] = mtg_keep(s, mtg_track(s, st, r));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* avg_pool_backward is the adjoint of avg_pool: its derivative is avg_pool. */
+static mt_status d_avg_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_pool_opts o;
+  pool_opts_of(n, &o);
+  if (mtg_needs(n, 0)) {
+    mt_tensor *r = NULL;
+    mt_status st = mtg_avg_pool(go[0], &o, &r);
+    gin[0] = mtg_keep(s, mtg_track(s, st, r));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+static mt_status d_adaptive_avg_pool(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  if (mtg_needs(n, 0)) {
+    mt_tensor *r = NULL;
+    mt_status st = mtg_adaptive_avg_pool_backward(go[0], n->in[0].shape, n->in[0].ndim, (int)n->i[0], &r);
+    gin[0] = mtg_keep(s, mtg_track(s, st, r));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* the adjoint again: adaptive_avg_pool to the gradient's spatial size */
+static mt_status d_adaptive_avg_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  int nsp = (int)n->i[0];
+  const mtg_meta_shape *m = &n->in[0];
+  if (mtg_needs(n, 0)) {
+    mt_tensor *r = NULL;
+    mt_status st = mtg_adaptive_avg_pool(go[0], nsp, m->shape + m->ndim - nsp, &r);
+    gin[0] = mtg_keep(s, mtg_track(s, st, r));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* max_pool and adaptive_max_pool: computes the indices even when the
+ * caller does not want them (the derivative needs them). */
+static mt_status max_pool_like(mt_op op, const mt_tensor *x, const mt_pool_opts *o, int nsp, const int64_t *size,
+                               mt_tensor **out, mt_tensor **indices) {
+  const mt_tensor *ins[1] = {x};
+  bool plain = op == MT_OP_max_pool;
+  if (!mtg_any_requires_grad(ins, 1))
+    return plain ? mt_max_pool(x, o, out, indices) : mt_adaptive_max_pool(x, nsp, size, out, indices);
+  if (*out || (indices && *indices)) return no_out_nd(op, nsp);
+  mt_tensor *r = NULL, *ix = NULL;
+  mt_status st = plain ? mt_max_pool(x, o, &r, &ix) : mt_adaptive_max_pool(x, nsp, size, &r, &ix);
+  int64_t a[MTG_NARGS] = {nsp};
+  if (plain) memcpy(a + 1, o, sizeof *o);
+  const mt_tensor *sv[MTG_MAXSAVED] = {NULL, ix};
+  if (!st) st = record(mtg_backward_name(op), d_max_pool, ins, 1, &r, 1, sv, a, sizeof a, 0);
+  if (!st && indices) *indices = mt_retain(ix);
+  mt_release(ix);
+  return finish(st, r, out);
+}
+
+mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
+  return max_pool_like(MT_OP_max_pool, x, o, o->nsp, NULL, out, indices);
+}
+
+mt_status mtg_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out,
+                                mt_tensor **indices) {
+  return max_pool_like(MT_OP_adaptive_max_pool, x, NULL, nsp, output_size, out, indices);
+}
+
+mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
+                                int ndim, int nsp, mt_tensor **grad_in) {
+  const mt_tensor *ins[1] = {grad_out};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, grad_in);
+  if (*grad_in) return no_out(MT_OP_max_pool_backward);
+  mt_tensor *r = NULL;
+  mt_status st = mt_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, &r);
+  const mt_tensor *sv[MTG_MAXSAVED] = {NULL, indices};
+  int64_t a = nsp;
+  if (!st)
+    st = record(mtg_backward_name(MT_OP_max_pool_backward), d_max_pool_backward, ins, 1, &r, 1, sv, &a, sizeof a, 0);
+  return finish(st, r, grad_in);
+}
+
+mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
+  const mt_tensor *ins[1] = {x};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool(x, o, out);
+  if (*out) return no_out_nd(MT_OP_avg_pool, o->nsp);
+  mt_tensor *r = NULL;
+  mt_status st = mt_avg_pool(x, o, &r);
+  int64_t a[MTG_NARGS] = {o->nsp};
+  memcpy(a + 1, o, sizeof *o);
+  if (!st) st = record(mtg_backward_name(MT_OP_avg_pool), d_avg_pool, ins, 1, &r, 1, NULL, a, sizeof a, 0);
+  return finish(st, r, out);
+}
+
+mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
+                                mt_tensor **grad_in) {
+  const mt_tensor *ins[1] = {grad_out};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
+  if (*grad_in) return no_out(MT_OP_avg_pool_backward);
+  mt_tensor *r = NULL;
+  mt_status st = mt_avg_pool_backward(grad_out, input_shape, ndim, o, &r);
+  int64_t a[MTG_NARGS] = {o->nsp};
+  memcpy(a + 1, o, sizeof *o);
+  if (!st)
+    st = record(mtg_backward_name(MT_OP_avg_pool_backward), d_avg_pool_backward, ins, 1, &r, 1, NULL, a, sizeof a, 0);
+  return finish(st, r, grad_in);
+}
+
+mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
+  const mt_tensor *ins[1] = {x};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool(x, nsp, output_size, out);
+  if (*out) return no_out_nd(MT_OP_adaptive_avg_pool, nsp);
+  mt_tensor *r = NULL;
+  mt_status st = mt_adaptive_avg_pool(x, nsp, output_size, &r);
+  int64_t a = nsp;
+  if (!st)
+    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool), d_adaptive_avg_pool, ins, 1, &r, 1, NULL, &a, sizeof a, 0);
+  return finish(st, r, out);
+}
+
+mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
+                                         mt_tensor **grad_in) {
+  const mt_tensor *ins[1] = {grad_out};
+  if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, grad_in);
+  if (*grad_in) return no_out(MT_OP_adaptive_avg_pool_backward);
+  mt_tensor *r = NULL;
+  mt_status st = mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, &r);
+  int64_t a = nsp;
+  if (!st)
+    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool_backward), d_adaptive_avg_pool_backward, ins, 1, &r, 1, NULL,
+                &a, sizeof a, 0);
+  return finish(st, r, grad_in);
+}
+
+/* ---- normalization ----
+ * Forward nodes have inputs (x, weight, bias) -- running statistics never
+ * get gradients -- and save x (slot 0), weight (slot 1, when given) and the
+ * statistics the forward used (slots 2 and 3). i[0]: training (batch norm),
+ * nnorm (layer norm) or groups (group norm). The statistics outputs carry
+ * no gradient. */
+
+/* Eval-mode batch norm is affine in x (the statistics are constants):
+ * under create_graph its gradients are written with recorded elementwise
+ * ops, so they can be differentiated again. gx = g w invstd, gw = sum(g (x -
+ * mean) invstd), gb = sum(g), sums over every dim but the channels. */
+static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *x, const mt_tensor *w,
+                                  const mt_tensor *m, const mt_tensor *r, mt_tensor **gin) {
+  int nd = n->in[0].ndim, dims[MT_MAXDIM], nred = 0;
+  int64_t cs[MT_MAXDIM] = {n->in[0].shape[1]}; /* (C, 1, ..., 1) broadcasts against (N, C, ...) */
+  for (int i = 1; i < nd - 1; i++) cs[i] = 1;
+  for (int i = 0; i < nd; i++)
+    if (i != 1) dims[nred++] = i;
+  mt_tensor *inv = D_reshape(s, r, cs, nd - 1);
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, g, w ? D_mul(s, inv, D_reshape(s, w, cs, nd - 1)) : inv));
+  if (mtg_needs(n, 1)) {
+    mt_tensor *xhat = D_mul(s, D_sub(s, x, D_reshape(s, m, cs, nd - 1)), inv);
+    gin[1] = D_grad_for(s, 1, D_sum(s, D_mul(s, g, xhat), dims, nred, false));
+  }
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_sum(s, g, dims, nred, false));
+}
+
+static mt_tensor *Dn_mean(mtg_scope *s, const mt_tensor *x, const int *dims, int nd) {
+  if (!LIVE(s) || !x) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_mean(x, dims, nd, true, -1, &r);
+  return mtg_track(s, st, r);
+}
+
+/* Sum over dims[0..nd) (none: g itself). */
+static mt_tensor *sum_or_self(mtg_scope *s, const mt_tensor *g, const int *dims, int nd) {
+  if (nd) return D_sum(s, g, dims, nd, false);
+  return LIVE(s) && g ? mtg_track(s, MT_OK, mt_retain((mt_tensor *)g)) : NULL;
+}
+
+/* Under create_graph: the gradients of batch norm (training), layer norm
+ * and group norm written with recorded ops, the statistics recomputed from
+ * x, so that they differentiate again. x is viewed so that the normalized
+ * elements of a row lie in dims rdims: gx = rstd (gy - mean(gy) - xhat
+ * mean(gy xhat)) with gy = g w; gw = sum(g xhat), gb = sum(g) over pdims. */
+static void recorded_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *x, const mt_tensor *w,
+                                mt_tensor **gin) {
+  const mtg_meta_shape *m = &n->in[0];
+  int nd = m->ndim, rnd = nd, wnd = nd - 1, nr = 0, np = 0, rdims[MT_MAXDIM], pdims[MT_MAXDIM];
+  int64_t rs[MT_MAXDIM], ws[MT_MAXDIM];
+  memcpy(rs, m->shape, sizeof rs);
+  for (int i = 0; i < MT_MAXDIM; i++) ws[i] = 1;
+  ws[0] = nd > 1 ? m->shape[1] : 1; /* per-channel weights: (C, 1, ..., 1) */
+  if (n->i[1] == MT_OP_layer_norm) {
+    int lead = nd - (int)n->i[0];
+    for (int i = 0; i < nd; i++) {
+      if (i < lead)
+        pdims[np++] = i;
+      else
+        rdims[nr++] = i;
+    }
+    wnd = 0; /* the weight has the normalized dims' shape: broadcasts as it is */
+  } else {
+    for (int i = 0; i < nd; i++)
+      if (i != 1) pdims[np++] = i;
+    if (n->i[1] == MT_OP_group_norm) { /* (N, G, C/G * spatial) */
+      int64_t numel = 1;
+      for (int i = 0; i < nd; i++) numel *= m->shape[i];
+      rs[1] = n->i[0], rs[2] = m->shape[0] * n->i[0] != 0 ? numel / (m->shape[0] * n->i[0]) : 0, rnd = 3;
+      rdims[nr++] = 2;
+    } else {
+      memcpy(rdims, pdims, sizeof pdims);
+      nr = np;
+    }
+  }
+  mt_tensor *xr = D_reshape(s, x, rs, rnd), *mu = Dn_mean(s, xr, rdims, nr), *xc = D_sub(s, xr, mu);
+  mt_tensor *rstd = D_un(s, MT_OP_rsqrt, D_addc(s, Dn_mean(s, D_mul(s, xc, xc), rdims, nr), n->f[0]));
+  mt_tensor *xhat = D_reshape(s, D_mul(s, xc, rstd), m->shape, nd);
+  if (mtg_needs(n, 0)) {
+    const mt_tensor *wb = w && wnd ? D_reshape(s, w, ws, wnd) : w;
+    mt_tensor *gy = D_reshape(s, wb ? D_mul(s, g, wb) : g, rs, rnd), *xh = D_reshape(s, xhat, rs, rnd);
+    mt_tensor *t =
+        D_sub(s, D_sub(s, gy, Dn_mean(s, gy, rdims, nr)), D_mul(s, xh, Dn_mean(s, D_mul(s, gy, xh), rdims, nr)));
+    gin[0] = D_grad_for(s, 0, D_reshape(s, D_mul(s, rstd, t), m->shape, nd));
+  }
+  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, sum_or_self(s, D_mul(s, g, xhat), pdims, np));
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, sum_or_self(s, g, pdims, np));
+}
+
+static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *x = D_saved(s, 0), *w = saved_opt(s, 1), *m = D_saved(s, 2), *r = D_saved(s, 3);
+  if (LIVE(s) && mtg_grad_enabled()) { /* create_graph */
+    if (n->i[1] == MT_OP_batch_norm && !n->i[0])
+      eval_batch_norm_grads(s, n, go[0], x, w, m, r, gin);
+    else
+      recorded_norm_grads(s, n, go[0], x, w, gin);
+  } else if (LIVE(s)) {
+    mt_tensor *g[3] = {NULL, NULL, NULL};
+    mt_tensor **want[3];
+    for (int i = 0; i < 3; i++) want[i] = mtg_needs(n, i) ? &g[i] : NULL;
+    mt_status st;
+    switch ((int)n->i[1]) {
+    case MT_OP_batch_norm:
+      st = mtg_batch_norm_backward(go[0], x, w, m, r, n->i[0] != 0, want[0], want[1], want[2]);
+      break;
+    case MT_OP_layer_norm:
+      st = mtg_layer_norm_backward(go[0], x, (int)n->i[0], m, r, w, want[0], want[1], want[2]);
+      break;
+    default:
+      st = mtg_group_norm_backward(go[0], x, n->i[0], m, r, w, want[0], want[1], want[2]);
+      break;
+    }
+    if (st)
+      s->st = st; /* the op released what it made */
+    else
+      for (int i = 0; i < 3; i++) gin[i] = g[i];
+    if (gin[2] && !w && n->in[2].ndim != 1) { /* layer norm's bias gradient comes 1-D without a weight */
+      mt_tensor *b = D_reshape(s, gin[2], n->in[2].shape, n->in[2].ndim);
+      mt_release(gin[2]);
+      gin[2] = mtg_keep(s, b);
+    }
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* The normalization backward ops have no derivative (see derivatives.c;
+ * under create_graph the forward ops' derivatives use recorded ops
+ * instead): reaching one in a backward pass is an error, never a silent
+ * zero. */
+static mt_status d_norm_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  const char *op = mt_ops[n->i[1]].name;
+  return mt_fail(MT_EARG,
+                 "%s has no derivative: differentiate %.*s itself with create_graph=true instead of "
+                 "its backward op",
+                 op, (int)(strlen(op) - strlen("_backward")), op);
+}
+
+/* Records the node of a normalization forward (op) or backward op. */
+static mt_status record_norm(mt_op op, bool backward, const mt_tensor *const *ins, int nin, mt_tensor *const *outs,
+                             int nout, const mt_tensor *const *sv, int64_t arg, double eps) {
+  int64_t a[2] = {arg, op};
+  return record(mtg_backward_name(op), backward ? d_norm_backward : d_norm, ins, nin, outs, nout, sv, a, sizeof a, eps);
+}
+
+mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
+                         mt_tensor **save_mean, mt_tensor **save_invstd) {
+  const mt_tensor *ins[3] = {x, weight, bias};
+  if (!mtg_any_requires_grad(ins, 3))
+    return mt_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
+                         save_invstd);
+  if (*out) return no_out(MT_OP_batch_norm);
+  mt_tensor *y = NULL, *m = NULL, *inv = NULL;
+  mt_status st = mt_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, &y, &m, &inv);
+  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, inv};
+  if (!st) st = record_norm(MT_OP_batch_norm, false, ins, 3, &y, 1, sv, training, eps);
+  if (!st) hand(m, save_mean), hand(inv, save_invstd);
+  mt_release(m), mt_release(inv);
+  return finish(st, y, out);
+}
+
+mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+  const mt_tensor *ins[3] = {x, weight, bias};
+  if (!mtg_any_requires_grad(ins, 3)) return mt_layer_norm(x, nnorm, weight, bias, eps, out, mean, rstd);
+  if (*out) return no_out(MT_OP_layer_norm);
+  mt_tensor *y = NULL, *m = NULL, *r = NULL;
+  mt_status st = mt_layer_norm(x, nnorm, weight, bias, eps, &y, &m, &r);
+  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, r};
+  if (!st) st = record_norm(MT_OP_layer_norm, false, ins, 3, &y, 1, sv, nnorm, eps);
+  if (!st) hand(m, mean), hand(r, rstd);
+  mt_release(m), mt_release(r);
+  return finish(st, y, out);
+}
+
+mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+  const mt_tensor *ins[3] = {x, weight, bias};
+  if (!mtg_any_requires_grad(ins, 3)) return mt_group_norm(x, groups, weight, bias, eps, out, mean, rstd);
+  if (*out) return no_out(MT_OP_group_norm);
+  mt_tensor *y = NULL, *m = NULL, *r = NULL;
+  mt_status st = mt_group_norm(x, groups, weight, bias, eps, &y, &m, &r);
+  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, r};
+  if (!st) st = record_norm(MT_OP_group_norm, false, ins, 3, &y, 1, sv, groups, eps);
+  if (!st) hand(m, mean), hand(r, rstd);
+  mt_release(m), mt_release(r);
+  return finish(st, y, out);
+}
+
+/* Common tail of the normalization backward ops: records a node (inputs
+ * grad_out, x, weight, mean, rstd; outputs the wanted gradients) and hands
+ * the gradients over, or releases them on error. */
+static mt_status norm_backward_tail(mt_op op, mt_status st, const mt_tensor *const *ins, mt_tensor **g,
+                                    mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  if (!st) st = record_norm(op, true, ins, 5, g, 3, NULL, 0, 0);
+  mt_tensor **outs[3] = {grad_in, grad_weight, grad_bias};
+  for (int i = 0; i < 3; i++) {
+    if (!st && outs[i])
+      *outs[i] = g[i];
+    else
+      mt_release(g[i]);
+  }
+  return st;
+}
+
+static bool any_given(mt_tensor **a, mt_tensor **b, mt_tensor **c) { return (a && *a) || (b && *b) || (c && *c); }
+
+#define WANT(p, i) ((p) ? &g[i] : NULL)
+
+mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                                  const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
+                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  const mt_tensor *ins[5] = {grad_out, x, weight, save_mean, save_invstd};
+  if (!mtg_any_requires_grad(ins, 5))
+    return mt_batch_norm_backward(grad_out, x, weight, save_mean, save_invstd, training, grad_in, grad_weight,
+                                  grad_bias);
+  if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_batch_norm_backward);
+  mt_tensor *g[3] = {NULL, NULL, NULL};
+  mt_status st = mt_batch_norm_backward(grad_out, x, weight, save_mean, save_invstd, training, WANT(grad_in, 0),
+                                        WANT(grad_weight, 1), WANT(grad_bias, 2));
+  return norm_backward_tail(MT_OP_batch_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
+}
+
+mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
+  if (!mtg_any_requires_grad(ins, 5))
+    return mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
+  if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_layer_norm_backward);
+  mt_tensor *g[3] = {NULL, NULL, NULL};
+  mt_status st = mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, WANT(grad_in, 0), WANT(grad_weight, 1),
+                                        WANT(grad_bias, 2));
+  return norm_backward_tail(MT_OP_layer_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
+}
+
+mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
+  if (!mtg_any_requires_grad(ins, 5))
+    return mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, grad_in, grad_weight, grad_bias);
+  if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_group_norm_backward);
+  mt_tensor *g[3] = {NULL, NULL, NULL};
+  mt_status st = mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, WANT(grad_in, 0), WANT(grad_weight, 1),
+                                        WANT(grad_bias, 2));
+  return norm_backward_tail(MT_OP_group_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
+}
+
+static const mtg_deriv table[MT_NOPS] = {
+    [MT_OP_convolution] = {d_convolution, 0},
+    [MT_OP_conv_transpose] = {d_conv_transpose, 0},
+    [MT_OP_conv_backward_input] = {d_conv_backward_input, 0},
+    [MT_OP_conv_backward_weight] = {d_conv_backward_weight, 0},
+    [MT_OP_max_pool] = {d_max_pool, 0},
+    [MT_OP_max_pool_backward] = {d_max_pool_backward, 0},
+    [MT_OP_avg_pool] = {d_avg_pool, 0},
+    [MT_OP_avg_pool_backward] = {d_avg_pool_backward, 0},
+    [MT_OP_adaptive_avg_pool] = {d_adaptive_avg_pool, 0},
+    [MT_OP_adaptive_avg_pool_backward] = {d_adaptive_avg_pool_backward, 0},
+    [MT_OP_adaptive_max_pool] = {d_max_pool, 0},
+    [MT_OP_batch_norm] = {d_norm, 0},
+    [MT_OP_layer_norm] = {d_norm, 0},
+    [MT_OP_group_norm] = {d_norm, 0},
+};
+
+const mtg_deriv *mtg_deriv_nn(mt_op op) { return table[op].fn ? &table[op] : NULL; }
