@@ -13,11 +13,11 @@
 /* GC accounting. Lua sees a tensor as a few bytes of userdata, so on its
  * own it would let dropped tensors pile up. Whenever the bytes held by live
  * tensors reach twice what they were after the last full collection (and at
- * least GC_FLOOR), a full collection runs. This bounds memory at about twice
+ * least GC_FLOOR, 16 MB), a full collection runs. This bounds memory at about twice
  * the live data in either collector mode; a per-allocation step does not in
  * generational mode, where a result still in a stack slot when its step runs
  * is promoted to old and survives until the next major collection. */
-#define GC_FLOOR ((int64_t)64 << 20)
+#define GC_FLOOR ((int64_t)16 << 20)
 static int64_t gc_threshold = GC_FLOOR;
 
 static void account(lua_State *L) {
