@@ -30,27 +30,47 @@ void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *r
   }
 }
 
-/* torch's __index(torch, k): the Lua subpackage torch.<k> (torch.nn,
- * torch.optim, torch.utils, ...) loaded by require on first use and kept
- * in the table; nil when no such module exists. Errors inside an existing
- * module propagate. */
-static int torch_index(lua_State *L) {
+/* __index(t, k) of a package table (upvalue 1: its module name, e.g.
+ * "torch"): the Lua module <name>.<k> (torch.nn, torch.utils.data, ...)
+ * loaded by require on first use and kept in the table; nil when no such
+ * module exists. Errors inside an existing module propagate. */
+static int package_index(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  const char *k = lua_tostring(L, 2);
+  const char *k = lua_tostring(L, 2), *pkg = lua_tostring(L, lua_upvalueindex(1));
   if (k[0] == '_' || strchr(k, '.')) return 0;
   lua_getglobal(L, "require");
   if (!lua_isfunction(L, -1)) return 0;
-  lua_pushfstring(L, "torch.%s", k);
+  lua_pushfstring(L, "%s.%s", pkg, k);
   if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
     const char *msg = lua_tostring(L, -1);
-    char needle[128];
-    snprintf(needle, sizeof needle, "module 'torch.%s' not found", k);
+    char needle[256];
+    snprintf(needle, sizeof needle, "module '%s.%s' not found", pkg, k);
     if (msg && strstr(msg, needle)) return 0;
     return lua_error(L);
   }
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -2);
   lua_rawset(L, 1);
+  return 1;
+}
+
+/* Gives the table at idx a metatable whose __index loads <name>.<k>. */
+static void make_package(lua_State *L, int idx, const char *name) {
+  idx = lua_absindex(L, idx);
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, name);
+  lua_pushcclosure(L, package_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, idx);
+}
+
+/* torch._package(name[, t]) -> t (or a new table) that loads the modules
+ * name.<k> on first use: the entry point of a Lua package directory. */
+static int l_package(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (lua_isnoneornil(L, 2)) lua_newtable(L);
+  else luaL_checktype(L, 2, LUA_TTABLE), lua_pushvalue(L, 2);
+  make_package(L, -1, name);
   return 1;
 }
 
@@ -88,10 +108,10 @@ int luaopen_torch(lua_State *L) {
   lua_setfield(L, torch_idx, "Tensor");
   lua_pushstring(L, MT_VERSION);
   lua_setfield(L, torch_idx, "version");
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, torch_index);
-  lua_setfield(L, -2, "__index");
-  lua_setmetatable(L, torch_idx);
+  make_package(L, torch_idx, "torch");
+  lua_pushcfunction(L, l_package);
+  mtl_set_help(L, "torch._package(name[, t]) -- a table that loads the Lua modules name.<k> on first use");
+  lua_setfield(L, torch_idx, "_package");
   lua_pushvalue(L, torch_idx);
   return 1;
 }

@@ -216,14 +216,8 @@ bool mt_is_contiguous(const mt_tensor *t) {
   return true;
 }
 
-static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
-  mt_tensor *t = tensor_free;
-  if (t) {
-    tensor_free = *(mt_tensor **)t;
-    tensor_count--;
-  } else if (!(t = malloc(sizeof *t))) {
-    return NULL;
-  }
+/* The fields of a fresh tensor over s, one reference, no views or grads. */
+static void init_fields(mt_tensor *t, mt_storage *s, int ndim, mt_dtype dt) {
   t->storage = s;
   t->offset = 0;
   t->refs = 1;
@@ -233,6 +227,17 @@ static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
   t->borrowed = 0;
   t->autograd = NULL;
   t->base = NULL;
+}
+
+static mt_tensor *tensor_shell(mt_storage *s, int ndim, mt_dtype dt) {
+  mt_tensor *t = tensor_free;
+  if (t) {
+    tensor_free = *(mt_tensor **)t;
+    tensor_count--;
+  } else if (!(t = malloc(sizeof *t))) {
+    return NULL;
+  }
+  init_fields(t, s, ndim, dt);
   return t;
 }
 
@@ -245,15 +250,8 @@ void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *sh
   s->version = 0;
   s->device = mt_cpu();
   s->borrowed = 1;
-  t->storage = s;
-  t->offset = 0;
-  t->refs = 1;
-  t->ndim = (int8_t)ndim;
-  t->dtype = (int8_t)dt;
-  t->flags = 0;
+  init_fields(t, s, ndim, dt);
   t->borrowed = 1;
-  t->autograd = NULL;
-  t->base = NULL;
   if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
   mt_contiguous_strides(shape, ndim, t->strides);
 }

@@ -13,6 +13,7 @@
 --   check_error(fn, needle)        fn must raise an error containing needle
 --   check_shape(t, {2, 3})
 --   ref(name)                      the table in tests/ref/<name>.lua (PyTorch values)
+--   rss_mb()                       resident memory of this process in MB
 
 local script_dir = (arg and arg[0] or "tests/run.lua"):match("^(.*)/[^/]*$") or "."
 local root = script_dir:match("^(.*)/tests$") or (script_dir == "tests" and ".") or script_dir .. "/.."
@@ -50,6 +51,15 @@ local function deep_eq(a, b)
 end
 
 local env_base = {}
+-- resident memory of this process in MB (nil where /proc is missing)
+function env_base.rss_mb()
+  local f = io.open("/proc/self/status")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  local kb = s:match("VmRSS:%s*(%d+)")
+  return kb and tonumber(kb) / 1024
+end
 function env_base.check(cond, msg)
   if not cond then error(msg or "check failed", 2) end
 end

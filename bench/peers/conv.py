@@ -1,32 +1,12 @@
 """bench/peers/conv.py -- PyTorch's side of bench/conv.lua: the same
 convolutions, timed the same way. Backward is aten's convolution_backward
 computing grad input, grad weight and grad bias (what autograd runs)."""
-import sys
-import time
-
 import torch
-
-
-def timeit(fn, n, reps=7):
-    for _ in range(n):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        ts.append((time.perf_counter() - t0) / n)
-    ts.sort()
-    return ts[(reps - 1) // 2]
-
-
-def report(name, secs, extra, unit):
-    print(f"RESULT {name} {secs:.9g} {extra:.6g} {unit}")
+from benchlib import report, setup, timeit
 
 
 def main():
-    only = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "all" else None
-    want = lambda name: only is None or only == name
+    want = setup()
     shapes = [("conv_fmnist1", 64, 1, 32, 28, 20), ("conv_fmnist2", 64, 32, 64, 14, 10),
               ("conv_resnet56", 32, 64, 64, 56, 2)]
     for name, n, c, k, hw, reps in shapes:
@@ -43,6 +23,5 @@ def main():
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(int(sys.argv[2]) if len(sys.argv) > 2 else torch.get_num_threads())
     with torch.no_grad():
         main()

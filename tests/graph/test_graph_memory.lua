@@ -1,14 +1,5 @@
 -- tests/graph/test_graph_memory.lua -- graphs are freed: many backward
 -- passes over small graphs keep resident memory flat.
-local function rss_mb()
-  local f = io.open("/proc/self/status")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  local kb = s:match("VmRSS:%s*(%d+)")
-  return kb and tonumber(kb) / 1024
-end
-
 test("100,000 backward calls on a small graph keep resident memory flat", function()
   local w = torch.randn(16, {requires_grad = true})
   local a, b = torch.randn(16), torch.randn(16)

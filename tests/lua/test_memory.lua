@@ -1,15 +1,6 @@
 -- tests/lua/test_memory.lua -- tensor memory is reported to Lua's collector,
 -- so dropped tensors are freed promptly and resident memory stays bounded.
 
-local function rss_mb()
-  local f = io.open("/proc/self/status")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  local kb = s:match("VmRSS:%s*(%d+)")
-  return kb and tonumber(kb) / 1024
-end
-
 test("100,000 tensors of 1 MB, not kept, stay under 1 GB resident", function()
   local peak = 0
   for i = 1, 100000 do

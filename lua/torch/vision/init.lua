@@ -1,9 +1,3 @@
--- torch.vision: datasets for vision (torch.vision.datasets).
-local vision = {}
-return setmetatable(vision, {__index = function(t, k)
-  if k == "datasets" then
-    local m = require "torch.vision.datasets"
-    rawset(t, k, m)
-    return m
-  end
-end})
+-- torch.vision: vision datasets and tools; torch.vision.datasets loads on
+-- first use.
+return require("torch")._package("torch.vision")
