@@ -87,7 +87,15 @@ local Unflatten = Module:extend("Unflatten")
 function Unflatten:__init(dim, unflattened_size)
   self.dim, self.unflattened_size = dim, unflattened_size
 end
-function Unflatten:forward(x) return x:unflatten(self.dim, self.unflattened_size) end
+function Unflatten:forward(x)
+  local s = x:size()
+  local d = U.dim(self.dim, #s, "Unflatten")
+  local shape = {}
+  for i = 1, d - 1 do shape[#shape + 1] = s[i] end
+  for _, n in ipairs(self.unflattened_size) do shape[#shape + 1] = n end
+  for i = d + 1, #s do shape[#shape + 1] = s[i] end
+  return x:reshape(shape)
+end
 function Unflatten:extra_repr() return ("dim=%d, unflattened_size=%s"):format(self.dim, U.repr(self.unflattened_size)) end
 
 X.Embedding, X.Flatten, X.Unflatten = Embedding, Flatten, Unflatten

@@ -24,7 +24,11 @@ function U.args(fname, names, defaults, ...)
   local n = select("#", ...)
   local o = {}
   local last = n > 0 and select(n, ...) or nil
-  if is_options(last) then n = n - 1 else last = nil end
+  if is_options(last) or (type(last) == "table" and getmetatable(last) == nil and next(last) == nil) then
+    n = n - 1
+  else
+    last = nil
+  end
   if n > #names then
     error(("%s: expected at most %d optional arguments, got %d"):format(fname, #names, n), 3)
   end
