@@ -41,7 +41,7 @@ help:
 	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ for the safetensors and idx parsers,"
 	@echo "                each run FUZZ_TIME seconds (default 60) from the seeds in tests/fuzz/corpus_*/"
 	@echo "make bench      benchmarks: ours vs PyTorch on this machine, 'name ours peer ratio' rows"
-	@echo "make install    install moontorch and torch.so under PREFIX (default /usr/local)"
+	@echo "make install    install moontorch, torch.so and the Lua packages (lua/ -> PREFIX/share/lua/5.4) under PREFIX (default /usr/local)"
 	@echo "make clean      remove build outputs"
 
 # kernels get -O3 and no errno so loops vectorize
@@ -109,6 +109,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4
 	install -m 755 $(BUILD)/moontorch $(DESTDIR)$(PREFIX)/bin/moontorch
 	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch.so
+	cd lua && find . -name '*.lua' | sort | while read -r f; do \
+	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/lua/5.4/$$f" || exit 1; done
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -56,7 +56,7 @@ static void prepend_path(lua_State *L, const char *field, const char *add) {
 }
 
 /* package.path gets <exe>/../lua (the repo's tree when running from build/)
- * and PREFIX/share/moontorch/lua, where each exists; package.cpath gets the
+ * and PREFIX/share/lua/5.4 (where `make install` puts it), where each exists; package.cpath gets the
  * executable's own directory. */
 static void set_paths(lua_State *L) {
   char dir[PATH_MAX], root[PATH_MAX];
@@ -64,7 +64,7 @@ static void set_paths(lua_State *L) {
   snprintf(root, sizeof root, "%s", dir);
   char *slash = strrchr(root, '/');
   if (slash != NULL) *slash = '\0';
-  const char *trees[2] = {lua_pushfstring(L, "%s/lua", root), MT_PREFIX "/share/moontorch/lua"};
+  const char *trees[2] = {lua_pushfstring(L, "%s/lua", root), MT_PREFIX "/share/lua/5.4"};
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   for (int i = 0; i < 2; i++) {

@@ -2,6 +2,15 @@
 values (from PyTorch results) as Lua literals the test runner's ref() loads.
 NaN becomes 0/0 and infinities math.huge (the loader provides `math`)."""
 import math
+import re
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def key(k):
+    """A Lua table key: bare if an identifier, else ["..."]."""
+    k = str(k)
+    return k if _IDENT.match(k) else "[" + lua(k) + "]"
 
 
 def lua(v, single=False, indent=None):
@@ -26,8 +35,8 @@ def lua(v, single=False, indent=None):
         return "{" + ", ".join(lua(x, single, indent) for x in v) + "}"
     if isinstance(v, dict):
         if indent is None:
-            return "{" + ", ".join(k + " = " + lua(x) for k, x in v.items()) + "}"
+            return "{" + ", ".join(key(k) + " = " + lua(x) for k, x in v.items()) + "}"
         inner = indent + "  "
-        items = [f"{inner}{k} = {lua(x, False, inner)}," for k, x in v.items()]
+        items = [f"{inner}{key(k)} = {lua(x, False, inner)}," for k, x in v.items()]
         return "{\n" + "\n".join(items) + "\n" + indent + "}"
     raise TypeError(type(v))

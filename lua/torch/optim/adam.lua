@@ -1,0 +1,86 @@
+-- torch.optim.adam -- Adam and AdamW (amsgrad, maximize): PyTorch 1.13's
+-- single-tensor updates, op for op (addcmul/addcdiv spelled as mul + add).
+local torch = require "torch"
+local U = require "torch.nn.util"
+local Optimizer = require "torch.optim.optimizer"
+
+local A = {}
+
+-- self += value * t1 * t2
+local function addcmul_(self, t1, t2, value) return self:add_((t1 * value):mul_(t2)) end
+-- self += value * t1 / t2
+local function addcdiv_(self, t1, t2, value) return self:add_((t1 * value):div_(t2)) end
+A.addcmul_, A.addcdiv_ = addcmul_, addcdiv_
+
+local ARGS = {"lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize", "capturable", "differentiable",
+              "fused"}
+
+local function setup(self, name, params, wd_default, ...)
+  local o = U.args("optim." .. name, ARGS, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = wd_default,
+                                           amsgrad = false, maximize = false}, ...)
+  if o.lr < 0 then error(("optim.%s: invalid learning rate %s"):format(name, o.lr), 3) end
+  if o.eps < 0 then error(("optim.%s: invalid epsilon value %s"):format(name, o.eps), 3) end
+  if type(o.betas) ~= "table" or #o.betas ~= 2 or o.betas[1] < 0 or o.betas[1] >= 1 or o.betas[2] < 0 or o.betas[2] >= 1 then
+    error(("optim.%s: betas must be a list of two numbers in [0, 1)"):format(name), 3)
+  end
+  if o.weight_decay < 0 then error(("optim.%s: invalid weight_decay value %s"):format(name, o.weight_decay), 3) end
+  o.foreach, o.capturable, o.differentiable, o.fused = nil, nil, nil, nil
+  self:_setup(params, o)
+end
+
+local function update(self, group, decoupled)
+  local lr, beta1, beta2, eps, wd = group.lr, group.betas[1], group.betas[2], group.eps, group.weight_decay
+  local amsgrad, maximize = group.amsgrad, group.maximize
+  local state = self.state
+  for _, p in ipairs(group.params) do
+    local grad = p.grad
+    if grad ~= nil then
+      if maximize then grad = -grad end
+      local st = state[p]
+      if st == nil then
+        st = {step = 0, exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p)}
+        if amsgrad then st.max_exp_avg_sq = torch.zeros_like(p) end
+        state[p] = st
+      end
+      local exp_avg, exp_avg_sq = st.exp_avg, st.exp_avg_sq
+      st.step = st.step + 1
+      local step = st.step
+      if decoupled then
+        p:mul_(1 - lr * wd)
+      elseif wd ~= 0 then
+        grad = grad:add(p, {alpha = wd})
+      end
+      exp_avg:mul_(beta1):add_(grad, {alpha = 1 - beta1})
+      addcmul_(exp_avg_sq:mul_(beta2), grad, grad, 1 - beta2)
+      local bias_correction1 = 1 - beta1 ^ step
+      local bias_correction2 = 1 - beta2 ^ step
+      local step_size = lr / bias_correction1
+      local bc2_sqrt = math.sqrt(bias_correction2)
+      local denom
+      if amsgrad then
+        local m = st.max_exp_avg_sq
+        if m == nil then m = torch.zeros_like(p); st.max_exp_avg_sq = m end
+        torch.maximum(m, exp_avg_sq, {out = m})
+        denom = (m:sqrt():div_(bc2_sqrt)):add_(eps)
+      else
+        denom = (exp_avg_sq:sqrt():div_(bc2_sqrt)):add_(eps)
+      end
+      addcdiv_(p, exp_avg, denom, -step_size)
+    end
+  end
+end
+
+local Adam = Optimizer:extend("Adam")
+-- Adam(params[, lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0,
+-- amsgrad=false, maximize=false]): L2 weight decay added to the gradient.
+function Adam:__init(params, ...) setup(self, "Adam", params, 0, ...) end
+function Adam:_update_group(group) update(self, group, false) end
+
+local AdamW = Optimizer:extend("AdamW")
+-- AdamW(params[, lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2,
+-- amsgrad=false, maximize=false]): decoupled weight decay.
+function AdamW:__init(params, ...) setup(self, "AdamW", params, 1e-2, ...) end
+function AdamW:_update_group(group) update(self, group, true) end
+
+A.Adam, A.AdamW = Adam, AdamW
+return A
