@@ -28,7 +28,8 @@ local function parse(argv)
     if not key then error("unknown argument '" .. a .. "' (see the header of this script)", 0) end
     key = key:gsub("%-", "_")
     if key == "help" then
-      print((io.open(arg[0]):read("a"):match("^(.-)\nlocal")):gsub("%-%- ?", ""))
+      local head = io.open(arg[0]):read("a"):match("^(.-)\nlocal")
+      print((("\n" .. head):gsub("\n%-%- ?", "\n"):sub(2)))
       os.exit(0)
     elseif key == "resume" then
       o.resume = true
