@@ -5,11 +5,13 @@
 --   moontorch scripts/train_fashion_mnist.lua [--epochs 5] [--batch-size 64]
 --       [--lr 0.001] [--model cnn|mlp] [--threads N] [--workers 2]
 --       [--data DIR] [--checkpoint PATH] [--resume] [--seed 0] [--limit N]
+--       [--schedule cosine|none]
 --
 -- --data takes any directory with the four MNIST-format idx files (gzip or
 -- not), so real MNIST works too; the default is Debian's
 -- dataset-fashion-mnist package. --limit trains on the first N samples
--- (quick checks).
+-- (quick checks). The learning rate follows a cosine from --lr down to 0
+-- over all the steps of the run (--schedule none keeps it constant).
 local torch = require "torch"
 local nn = require "torch.nn"
 local optim = require "torch.optim"
@@ -18,7 +20,8 @@ local datasets = require "torch.vision.datasets"
 
 local function parse(argv)
   local o = {epochs = 5, batch_size = 64, lr = 1e-3, model = "cnn", threads = nil, workers = 2,
-    data = datasets.FASHION_MNIST_DIR, checkpoint = "fashion_mnist.ckpt", resume = false, seed = 0, limit = nil}
+    data = datasets.FASHION_MNIST_DIR, checkpoint = "fashion_mnist.ckpt", resume = false, seed = 0, limit = nil,
+    schedule = "cosine"}
   local numeric = {epochs = true, batch_size = true, lr = true, threads = true, workers = true, seed = true,
     limit = true}
   local i = 1
@@ -48,6 +51,9 @@ local function parse(argv)
     i = i + 1
   end
   if o.model ~= "cnn" and o.model ~= "mlp" then error("--model must be cnn or mlp, got '" .. o.model .. "'", 0) end
+  if o.schedule ~= "cosine" and o.schedule ~= "none" then
+    error("--schedule must be cosine or none, got '" .. o.schedule .. "'", 0)
+  end
   return o
 end
 
@@ -110,11 +116,13 @@ local function main(argv)
   local model = build(o.model)
   local opt = optim.Adam(model:parameters(), {lr = o.lr})
   local loss_fn = nn.CrossEntropyLoss()
+  local sched = o.schedule == "cosine" and optim.lr_scheduler.CosineAnnealingLR(opt, o.epochs * #train) or nil
   local first_epoch = 1
   if o.resume then
     local ck = torch.load(o.checkpoint)
     model:load_state_dict(ck.model)
     opt:load_state_dict(ck.optimizer)
+    if sched and ck.scheduler then sched:load_state_dict(ck.scheduler) end
     first_epoch = ck.epoch + 1
     print(("resumed from %s after epoch %d (test accuracy %.2f%%)"):format(o.checkpoint, ck.epoch, 100 * ck.accuracy))
   end
@@ -130,6 +138,7 @@ local function main(argv)
       opt:zero_grad()
       loss:backward()
       opt:step()
+      if sched then sched:step() end
       local l = loss:item()
       running = running and 0.98 * running + 0.02 * l or l
       seen = seen + y:numel()
@@ -139,7 +148,8 @@ local function main(argv)
     local acc = evaluate(model, test)
     local secs = torch.time() - t0
     print(("epoch %d: test accuracy %.2f%%, %.1f s (%.0f samples/s)"):format(epoch, 100 * acc, secs, seen / secs))
-    torch.save({model = model:state_dict(), optimizer = opt:state_dict(), epoch = epoch, accuracy = acc}, o.checkpoint)
+    torch.save({model = model:state_dict(), optimizer = opt:state_dict(), scheduler = sched and sched:state_dict(),
+      epoch = epoch, accuracy = acc}, o.checkpoint)
   end
 end
 

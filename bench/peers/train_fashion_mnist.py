@@ -3,7 +3,7 @@ scripts/train_fashion_mnist.lua: the same CNN (or MLP), Adam, batch size,
 learning rate and data, printing test accuracy after each epoch, so the two
 accuracy trends can be compared.
     /usr/bin/python3 bench/peers/train_fashion_mnist.py [--epochs 5] [--batch-size 64]
-        [--lr 0.001] [--model cnn|mlp] [--threads N] [--data DIR]"""
+        [--lr 0.001] [--model cnn|mlp] [--threads N] [--data DIR] [--schedule cosine|none]"""
 import argparse
 import gzip
 import os
@@ -52,6 +52,7 @@ def main():
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--schedule", default="cosine")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -61,6 +62,8 @@ def main():
     model = build(a.model)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     loss_fn = nn.CrossEntropyLoss()
+    steps = (len(xtr) + a.batch_size - 1) // a.batch_size
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, a.epochs * steps) if a.schedule == "cosine" else None
     for epoch in range(1, a.epochs + 1):
         t0 = time.perf_counter()
         perm = torch.randperm(len(xtr))
@@ -70,6 +73,8 @@ def main():
             opt.zero_grad()
             loss.backward()
             opt.step()
+            if sched:
+                sched.step()
         secs = time.perf_counter() - t0
         model.eval()
         with torch.no_grad():
