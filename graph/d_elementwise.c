@@ -67,7 +67,7 @@ UNARY(sinh, D_mul(s, g, D_un(s, MT_OP_cosh, X)))
 UNARY(cosh, D_mul(s, g, D_un(s, MT_OP_sinh, X)))
 UNARY(tanh, D_mul(s, g, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, Y, Y))))
 UNARY(sigmoid, D_mul(s, g, D_mul(s, Y, D_sub(s, D_num(s, 1, g->dtype), Y))))
-UNARY(relu, D_mul(s, g, mask(s, MT_OP_gt, Y, zero_of(s, g), g)))
+UNARY(relu, D_bin(s, MT_OP_relu_backward, g, Y))
 UNARY(erf, D_mul(s, g, D_scale(s, D_un(s, MT_OP_exp, D_neg(s, D_mul(s, X, X))), 1.12837916709551257390)))
 UNARY(erfc, D_mul(s, g, D_scale(s, D_un(s, MT_OP_exp, D_neg(s, D_mul(s, X, X))), -1.12837916709551257390)))
 UNARY(frac, D_mul(s, g, D_num(s, 1, g->dtype)))
@@ -224,6 +224,14 @@ static mt_status d_extreme(mtg_node *n, mt_tensor *const *go, mt_tensor **gin, m
   GIVE(1, D_mul(s, g, D_add(s, lt, half)));
   END;
 }
+/* relu_backward(a, b) = a where b > 0: linear in a, flat in b */
+DERIV(relu_backward) {
+  BEGIN;
+  GIVE(0, D_bin(s, MT_OP_relu_backward, g, B));
+  GIVE(1, D_zeros_like(s, B));
+  END;
+}
+
 DERIV(maximum) { return d_extreme(n, go, gin, MT_OP_gt); }
 DERIV(minimum) { return d_extreme(n, go, gin, MT_OP_lt); }
 
@@ -280,7 +288,7 @@ static const mtg_deriv table[MT_NOPS] = {
     E(add, add, 0),          E(sub, sub, 0),          E(mul, mul, I0 | I1 | MTG_SAVE_CROSS),    E(div, div, I0 | I1),
     E(pow, pow, I0 | I1 | O), E(atan2, atan2, I0 | I1), E(hypot, hypot, I0 | I1 | O),
     E(fmod, fmod, I0 | I1),  E(remainder, remainder, I0 | I1), E(maximum, maximum, I0 | I1),
-    E(minimum, minimum, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
+    E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
     E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
     E(copy, identity, 0),    E(cast, identity, 0),
 };

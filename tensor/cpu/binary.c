@@ -98,7 +98,8 @@ static inline double fminnan(double a, double b) { return (a != a || b != b) ? a
   X(fmod, tag, T, C, fmod(a, b))                                                                                       \
   X(remainder, tag, T, C, (C)py_fmod_f(a, b))                                                                          \
   X(maximum, tag, T, C, (C)fmaxnan(a, b))                                                                              \
-  X(minimum, tag, T, C, (C)fminnan(a, b))
+  X(minimum, tag, T, C, (C)fminnan(a, b))                                                                              \
+  X(relu_backward, tag, T, C, b > 0 ? a : 0)
 #define INT_BIN_OPS(X, tag, T, C)                                                                                      \
   X(add, tag, T, C, (C)((uint64_t)a + (uint64_t)b))                                                                    \
   X(sub, tag, T, C, (C)((uint64_t)a - (uint64_t)b))                                                                    \
@@ -109,6 +110,7 @@ static inline double fminnan(double a, double b) { return (a != a || b != b) ? a
   X(remainder, tag, T, C, (C)py_mod_i(a, b))                                                                           \
   X(maximum, tag, T, C, a > b ? a : b)                                                                                 \
   X(minimum, tag, T, C, a < b ? a : b)                                                                                 \
+  X(relu_backward, tag, T, C, b > 0 ? a : 0)                                                                           \
   X(bitwise_and, tag, T, C, a & b)                                                                                     \
   X(bitwise_or, tag, T, C, a | b)                                                                                      \
   X(bitwise_xor, tag, T, C, a ^ b)                                                                                     \

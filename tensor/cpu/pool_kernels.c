@@ -57,11 +57,47 @@ typedef struct pool_job {
 #define PLANE_IN(p) ((p)->in[0] * (p)->in[1] * (p)->in[2])
 #define PLANE_OUT(p) ((p)->out[0] * (p)->out[1] * (p)->out[2])
 
+/* The common 2-D case: no padding or dilation and every window inside the
+ * plane (no ceil_mode overhang), so no bounds checks per element. */
+static bool plain_2d(const mt_pool_problem *p) {
+  if (p->adaptive || p->in[0] != 1 || p->out[0] != 1) return false;
+  for (int d = 1; d < 3; d++)
+    if (p->pad[d] || p->dil[d] != 1 || (p->out[d] - 1) * p->stride[d] + p->k[d] > p->in[d]) return false;
+  return true;
+}
+
 #define DEF_POOL(tag, T)                                                                                               \
+  static void max2d_##tag(const pool_job *j, int64_t pl) {                                                             \
+    const mt_pool_problem *p = j->p;                                                                                   \
+    int64_t W = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], KW = p->k[2];                                 \
+    int64_t SH = p->stride[1], SW = p->stride[2];                                                                      \
+    const T *x = (const T *)j->x + pl * PLANE_IN(p);                                                                   \
+    T *y = (T *)j->y + pl * OH * OW;                                                                                   \
+    int64_t *ix = j->idx ? j->idx + pl * OH * OW : NULL;                                                               \
+    for (int64_t oh = 0; oh < OH; oh++)                                                                                \
+      for (int64_t ow = 0; ow < OW; ow++) {                                                                            \
+        int64_t at0 = oh * SH * W + ow * SW, best = at0;                                                               \
+        T m = x[at0];                                                                                                  \
+        for (int64_t kh = 0; kh < KH; kh++)                                                                            \
+          for (int64_t kw = 0; kw < KW; kw++) {                                                                        \
+            int64_t at = at0 + kh * W + kw;                                                                            \
+            T v = x[at];                                                                                               \
+            bool take = (v > m) | (v != v); /* branch-free: random data defeats prediction */                          \
+            m = take ? v : m;                                                                                          \
+            best = take ? at : best;                                                                                   \
+          }                                                                                                            \
+        y[oh * OW + ow] = m;                                                                                           \
+        if (ix) ix[oh * OW + ow] = best + 1;                                                                           \
+      }                                                                                                                \
+  }                                                                                                                    \
   static void max_##tag(void *ctx, int64_t pb, int64_t pe) {                                                           \
     const pool_job *j = ctx;                                                                                           \
     const mt_pool_problem *p = j->p;                                                                                   \
     int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
+    if (plain_2d(p)) {                                                                                                 \
+      for (int64_t pl = pb; pl < pe; pl++) max2d_##tag(j, pl);                                                         \
+      return;                                                                                                          \
+    }                                                                                                                  \
     for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
       const T *x = (const T *)j->x + pl * si;                                                                          \
       T *y = (T *)j->y + pl * so;                                                                                      \

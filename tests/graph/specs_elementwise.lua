@@ -51,6 +51,11 @@ specs.remainder[3].inputs = specs.fmod[3].inputs
 specs.pow[#specs.pow + 1] = {fn = function(a) return a ^ 3 end, inputs = function() return {R(4)} end, second_order = true}
 specs.pow[#specs.pow + 1] = {fn = function(b) return torch.pow(2, b) end, inputs = function() return {R(4)} end}
 
+specs.relu_backward = {
+  {fn = function(g, y) return torch.relu_backward(g, y) end, inputs = function() return {R(3, 4), F(3, 4)} end,
+   second_order = true},
+  {fn = function(g, y) return torch.relu_backward(g, y) end, inputs = function() return {R(3, 4), F(4)} end},
+}
 specs.clamp = {
   {fn = function(x) return torch.clamp(x, -0.5, 0.5) end, inputs = function() return {G.D(3, 4) * 0.1} end},
   {fn = function(x, lo, hi) return torch.clamp(x, lo, hi) end,
