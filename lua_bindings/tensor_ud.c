@@ -131,6 +131,7 @@ void mtl_push_tensor(lua_State *L, mt_tensor *t) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
   lua_setmetatable(L, -2);
   account(L);
+  if (MTG_TRACING()) mtl_jit_pushed(L, t);
 }
 
 mt_tensor *mtl_to_tensor(lua_State *L, int idx) {
@@ -503,6 +504,7 @@ static void push_scalar(lua_State *L, mt_scalar s) {
 
 static int m_item(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "item");
+  MTL_JIT_SYNC(L, "item");
   mt_scalar s;
   MTL_CHECK(L, mt_item(t, &s));
   push_scalar(L, s);
@@ -542,6 +544,7 @@ static void totable_rec(lua_State *L, const mt_tensor *t, int64_t *idx, int d) {
 
 static int m_totable(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "totable");
+  MTL_JIT_SYNC(L, "totable");
   int64_t idx[MT_MAXDIM] = {0};
   totable_rec(L, t, idx, 0);
   return 1;
