@@ -330,7 +330,8 @@ static int binop(lua_State *L, mt_op op) {
   mt_tensor **ua = udata(L, 1), **ub = ua ? udata(L, 2) : NULL;
   if (ua && ub && *ua && *ub) { /* two tensors: no wrapping, no extra references */
     mt_tensor *a = *ua, *b = *ub, *o = NULL;
-    if (!a->autograd && !b->autograd && mt_binary_is_plain(op, a, b) && (o = push_inline(L, a))) {
+    if (!MTG_TRACING() && !a->autograd && !b->autograd && mt_binary_is_plain(op, a, b) &&
+        (o = push_inline(L, a))) {
       MTL_CHECK(L, mt_binary_small_into(op, a, b, o));
       return 1;
     }
