@@ -16,7 +16,7 @@
 
 #include "ir.h"
 
-#define CFLAGS "-O3 -march=x86-64-v3 -fno-math-errno -fopenmp-simd -shared -fPIC -w"
+#define CFLAGS "-O3 -march=x86-64-v3 -fno-math-errno -fno-trapping-math -fopenmp-simd -shared -fPIC -w"
 
 static mtj_stats stats;
 
