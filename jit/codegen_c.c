@@ -39,7 +39,9 @@ static void put(sb *b, const char *fmt, ...) {
 }
 
 /* float32 math: exp and log within about 1 ulp (Cephes' coefficients),
- * tanh and erf within a few; branch-free so loops vectorize. */
+ * tanh within a few; erf: Cephes' series below 1, above it Abramowitz and
+ * Stegun 7.1.26 (absolute error 1.5e-7, as PyTorch's vectorized erf);
+ * branch-free so loops vectorize. */
 static const char *prelude =
     "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
     "static inline float mj_bits_f(int32_t i){union{int32_t i;float f;}u;u.i=i;return u.f;}\n"
@@ -72,10 +74,9 @@ static const char *prelude =
     "  float p=7.853861353153693e-5f; p=p*z-8.010193625184903e-4f; p=p*z+5.188327685732524e-3f;\n"
     "  p=p*z-2.685381193529856e-2f; p=p*z+1.128358514861418e-1f; p=p*z-3.761262582423300e-1f;\n"
     "  p=p*z+1.128379165726710e+0f; float sm=x*p;\n"
-    "  float t=1.0f/(1.0f+0.5f*a);\n"
-    "  float q=0.17087277f; q=q*t-0.82215223f; q=q*t+1.48851587f; q=q*t-1.13520398f; q=q*t+0.27886807f;\n"
-    "  q=q*t-0.18628806f; q=q*t+0.09678418f; q=q*t+0.37409196f; q=q*t+1.00002368f; q=q*t-1.26551223f;\n"
-    "  float ec=t*mj_expf(-z+q); float bg=1.0f-ec; bg=x<0?-bg:bg; bg=a>10.0f?(x<0?-1.0f:1.0f):bg;\n"
+    "  float t=1.0f/(1.0f+0.3275911f*a);\n"
+    "  float q=1.061405429f; q=q*t-1.453152027f; q=q*t+1.421413741f; q=q*t-0.284496736f; q=q*t+0.254829592f;\n"
+    "  float bg=1.0f-q*t*mj_expf(-z); bg=x<0?-bg:bg;\n"
     "  return a<1.0f?sm:(x!=x?x:bg);}\n"
     "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
