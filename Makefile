@@ -12,23 +12,25 @@ LUA_LIBS   := $(shell pkg-config --libs $(LUA_PC) 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
-           -Itensor -Igraph -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
+           -Itensor -Igraph -Ijit -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
 LDLIBS  := -ldnnl -lsleef -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c))
 GRAPH_SRC  := $(sort $(wildcard graph/*.c))
+JIT_SRC    := $(sort $(wildcard jit/*.c))
 BIND_SRC   := $(sort $(wildcard lua_bindings/*.c))
 REPL_SRC   := $(sort $(wildcard repl/*.c))
 CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
+JIT_OBJ    := $(JIT_SRC:%.c=$(BUILD)/%.o)
 BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
-HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/io/*.h graph/*.h lua_bindings/*.h repl/*.h)
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h)
 
 .PHONY: all test asan fuzz bench install clean help ctest luatest
 
@@ -61,11 +63,11 @@ $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libmoontorch.a: $(ENGINE_OBJ) $(GRAPH_OBJ) $(BIND_OBJ)
+$(BUILD)/libmoontorch.a: $(ENGINE_OBJ) $(GRAPH_OBJ) $(JIT_OBJ) $(BIND_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/torch.so: $(ENGINE_OBJ) $(GRAPH_OBJ) $(BIND_OBJ)
+$(BUILD)/torch.so: $(ENGINE_OBJ) $(GRAPH_OBJ) $(JIT_OBJ) $(BIND_OBJ)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/moontorch: $(REPL_OBJ) $(BUILD)/libmoontorch.a

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "trace.h"
 #include "views.h"
 
 /* out= into a separate tensor cannot be differentiated (as in PyTorch). */
@@ -93,7 +94,7 @@ static mt_status run_unary(void *ctx, mt_tensor **out) {
   return mt_unary(a->op, a->a, out);
 }
 
-mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+static mt_status unary_untraced(mt_op op, const mt_tensor *x, mt_tensor **out) {
   if (!x->autograd && !(*out && (*out)->autograd)) return mt_unary(op, x, out); /* fast path */
   ew_args a = {.op = op, .a = x};
   const mt_tensor *ins[1] = {x};
@@ -105,7 +106,7 @@ static mt_status run_binary(void *ctx, mt_tensor **out) {
   return mt_binary(a->op, a->a, a->b, out);
 }
 
-mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+static mt_status binary_untraced(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (!a->autograd && !b->autograd && !(*out && (*out)->autograd)) return mt_binary(op, a, b, out);
   ew_args x = {.op = op, .a = a, .b = b};
   const mt_tensor *ins[2] = {a, b};
@@ -117,7 +118,7 @@ static mt_status run_clamp(void *ctx, mt_tensor **out) {
   return mt_clamp(a->a, a->b, a->c, out);
 }
 
-mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
+static mt_status clamp_untraced(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
   ew_args a = {.a = x, .b = lo, .c = hi};
   const mt_tensor *ins[3] = {x, lo, hi};
   return mtg_record_ew(MT_OP_clamp, ins, 3, out, run_clamp, &a, NULL, 0);
@@ -129,7 +130,7 @@ static mt_status run_where(void *ctx, mt_tensor **out) {
 }
 
 /* where's condition is not differentiable: the node's inputs are (a, b). */
-mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+static mt_status where_untraced(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   ew_args x = {.a = a, .b = b, .c = cond};
   const mt_tensor *ins[3] = {a, b, cond};
   return mtg_record_ew(MT_OP_where, ins, 3, out, run_where, &x, NULL, 0);
@@ -140,7 +141,7 @@ static mt_status run_lerp(void *ctx, mt_tensor **out) {
   return mt_lerp(a->a, a->b, a->c, out);
 }
 
-mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
+static mt_status lerp_untraced(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
   ew_args x = {.a = a, .b = b, .c = w};
   const mt_tensor *ins[3] = {a, b, w};
   return mtg_record_ew(MT_OP_lerp, ins, 3, out, run_lerp, &x, NULL, 0);
@@ -151,7 +152,7 @@ static mt_status run_nan_to_num(void *ctx, mt_tensor **out) {
   return mt_nan_to_num(a->a, a->f[0], a->f[1], a->f[2], out);
 }
 
-mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
+static mt_status nan_to_num_untraced(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
   ew_args a = {.a = x, .f = {nan, posinf, neginf}};
   const mt_tensor *ins[1] = {x};
   return mtg_record_ew(MT_OP_nan_to_num, ins, 1, out, run_nan_to_num, &a, a.f, 3);
@@ -162,7 +163,7 @@ static mt_status run_leaky_relu(void *ctx, mt_tensor **out) {
   return mt_leaky_relu(a->a, a->f[0], out);
 }
 
-mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
+static mt_status leaky_relu_untraced(const mt_tensor *x, double slope, mt_tensor **out) {
   ew_args a = {.a = x, .f = {slope}};
   const mt_tensor *ins[1] = {x};
   return mtg_record_ew(MT_OP_leaky_relu, ins, 1, out, run_leaky_relu, &a, a.f, 1);
@@ -173,7 +174,7 @@ static mt_status run_cast(void *ctx, mt_tensor **out) {
   return mt_to_dtype(a->a, (mt_dtype)a->f[0], a->f[1] != 0, out);
 }
 
-mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out) {
+static mt_status to_dtype_untraced(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out) {
   if (!t->autograd) return mt_to_dtype(t, dt, copy, out);
   if (!copy && (mt_dtype)t->dtype == dt) /* the same tensor: no node */
     return mt_deliver("to", mt_retain((mt_tensor *)t), out);
@@ -187,7 +188,7 @@ static mt_status run_clone(void *ctx, mt_tensor **out) {
   return mt_clone(a->a, out);
 }
 
-mt_status mtg_clone(const mt_tensor *t, mt_tensor **out) {
+static mt_status clone_untraced(const mt_tensor *t, mt_tensor **out) {
   if (!t->autograd) return mt_clone(t, out);
   ew_args a = {.a = t};
   const mt_tensor *ins[1] = {t};
@@ -200,4 +201,64 @@ mt_status mtg_contiguous(const mt_tensor *t, mt_tensor **out) {
     return mt_deliver("contiguous", r, out);
   }
   return mtg_clone(t, out);
+}
+
+/* ---- the traced entry points: run, then append a trace entry (trace.h) ---- */
+#define TRACED(op, call, ins, nin, iargs, ni, fargs, nf)                                                               \
+  do {                                                                                                                 \
+    mt_tensor *given = *out;                                                                                           \
+    mt_status st = (call);                                                                                             \
+    if (!st && MTG_TRACING()) mtg_trace_op((op), given, (ins), (nin), *out, (iargs), (ni), (fargs), (nf));             \
+    return st;                                                                                                         \
+  } while (0)
+
+mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  const mt_tensor *ins[1] = {x};
+  TRACED(op, unary_untraced(op, x, out), ins, 1, NULL, 0, NULL, 0);
+}
+
+mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_tensor *ins[2] = {a, b};
+  TRACED(op, binary_untraced(op, a, b, out), ins, 2, NULL, 0, NULL, 0);
+}
+
+mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
+  const mt_tensor *ins[3] = {x, lo, hi};
+  TRACED(MT_OP_clamp, clamp_untraced(x, lo, hi, out), ins, 3, NULL, 0, NULL, 0);
+}
+
+mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_tensor *ins[3] = {cond, a, b};
+  TRACED(MT_OP_where, where_untraced(cond, a, b, out), ins, 3, NULL, 0, NULL, 0);
+}
+
+mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
+  const mt_tensor *ins[3] = {a, b, w};
+  TRACED(MT_OP_lerp, lerp_untraced(a, b, w, out), ins, 3, NULL, 0, NULL, 0);
+}
+
+mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
+  const mt_tensor *ins[1] = {x};
+  const double f[3] = {nan, posinf, neginf};
+  TRACED(MT_OP_nan_to_num, nan_to_num_untraced(x, nan, posinf, neginf, out), ins, 1, NULL, 0, f, 3);
+}
+
+mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
+  const mt_tensor *ins[1] = {x};
+  TRACED(MT_OP_leaky_relu, leaky_relu_untraced(x, slope, out), ins, 1, NULL, 0, &slope, 1);
+}
+
+/* a conversion that returns x itself is no op for the trace */
+mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out) {
+  const mt_tensor *ins[1] = {t};
+  const int64_t a[1] = {dt};
+  mt_tensor *given = *out;
+  mt_status st = to_dtype_untraced(t, dt, copy, out);
+  if (!st && MTG_TRACING() && *out != t) mtg_trace_op(MT_OP_cast, given, ins, 1, *out, a, 1, NULL, 0);
+  return st;
+}
+
+mt_status mtg_clone(const mt_tensor *t, mt_tensor **out) {
+  const mt_tensor *ins[1] = {t};
+  TRACED(MT_OP_copy, clone_untraced(t, out), ins, 1, NULL, 0, NULL, 0);
 }

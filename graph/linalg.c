@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
+#include "trace.h"
 
 /* ---- shared helpers ---- */
 
@@ -125,7 +126,7 @@ static mt_status matmul2(const mt_tensor *a, const mt_tensor *b, mt_tensor **out
   return st;
 }
 
-mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+static mt_status matmul_untraced(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   const mt_tensor *ins[2] = {a, b};
   if (!mtg_any_requires_grad(ins, 2)) return mt_matmul(a, b, out);
   if (*out) return mtg_la_no_out("matmul");
@@ -368,4 +369,15 @@ const mtg_deriv *mtg_deriv_linalg(mt_op op) {
   if (!d) d = mtg_deriv_linalg_lapack(op);
   if (!d) d = mtg_deriv_linalg_norm(op);
   return d;
+}
+
+/* matmul traced as an extern call of the engine */
+mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  mt_tensor *given = *out;
+  mt_status st = matmul_untraced(a, b, out);
+  if (!st && MTG_TRACING()) {
+    const mt_tensor *ins[2] = {a, b};
+    mtg_trace_op(MT_OP_matmul, given, ins, 2, *out, NULL, 0, NULL, 0);
+  }
+  return st;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "trace.h"
 
 _Static_assert(sizeof(mt_conv_opts) <= sizeof(((mtg_node *)0)->i), "conv options fit a node's arguments");
 _Static_assert(sizeof(mt_pool_opts) + sizeof(int64_t) <= sizeof(((mtg_node *)0)->i),
@@ -622,8 +623,8 @@ mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_t
   return finish(st, y, out);
 }
 
-mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
-                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+static mt_status layer_norm_untraced(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias,
+                                     double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   const mt_tensor *ins[3] = {x, weight, bias};
   if (!mtg_any_requires_grad(ins, 3)) return mt_layer_norm(x, nnorm, weight, bias, eps, out, mean, rstd);
   if (*out) return no_out(MT_OP_layer_norm);
@@ -728,3 +729,17 @@ static const mtg_deriv table[MT_NOPS] = {
 };
 
 const mtg_deriv *mtg_deriv_nn(mt_op op) { return table[op].fn ? &table[op] : NULL; }
+
+/* layer_norm traced: i = {nnorm}, f = {eps}; the statistics outputs are not
+ * traced (a trace that uses them is refused as made by untraced code). */
+mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
+                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+  mt_tensor *given = *out;
+  mt_status st = layer_norm_untraced(x, nnorm, weight, bias, eps, out, mean, rstd);
+  if (!st && MTG_TRACING()) {
+    const mt_tensor *ins[3] = {x, weight, bias};
+    const int64_t a[1] = {nnorm};
+    mtg_trace_op(MT_OP_layer_norm, given, ins, 3, *out, a, 1, &eps, 1);
+  }
+  return st;
+}

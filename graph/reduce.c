@@ -11,6 +11,7 @@
 
 #include "creation.h"
 #include "deriv.h"
+#include "trace.h"
 #include "shape.h"
 
 #define SAVE_X 1u  /* the input, slot 0 */
@@ -242,13 +243,29 @@ static mt_status d_nanmean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 
 typedef mt_status (*sumlike_fn)(const mt_tensor *, const int *, int, bool, int, mt_tensor **);
 
-static mt_status sumlike(mt_op op, sumlike_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x,
-                         const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
+static mt_status sumlike_untraced(mt_op op, sumlike_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x,
+                                  const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
   PLAIN_UNLESS_RECORDING(x, *out, mt_ops[op].name, run(x, dims, ndims, keepdim, dtype, out));
   mt_tensor *r = NULL;
   mt_status st = run(x, dims, ndims, keepdim, dtype, &r);
   if (!st) st = record(op, fn, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0, saves);
   return done(st, r, out);
+}
+
+/* Appends a reduction to the active trace: i = {dim mask, keepdim, dtype}. */
+static void trace_reduce(mt_op op, const mt_tensor *given, const mt_tensor *x, const int *dims, int ndims,
+                         bool keepdim, int dtype, const mt_tensor *r) {
+  const mt_tensor *ins[1] = {x};
+  const int64_t a[3] = {dim_mask(dims, ndims, x->ndim), keepdim, dtype};
+  mtg_trace_op(op, given, ins, 1, r, a, 3, NULL, 0);
+}
+
+static mt_status sumlike(mt_op op, sumlike_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x,
+                         const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
+  mt_tensor *given = *out;
+  mt_status st = sumlike_untraced(op, run, fn, saves, x, dims, ndims, keepdim, dtype, out);
+  if (!st && MTG_TRACING()) trace_reduce(op, given, x, dims, ndims, keepdim, dtype, *out);
+  return st;
 }
 
 mt_status mtg_sum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
@@ -496,13 +513,21 @@ static mt_status d_aminmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 
 typedef mt_status (*amax_fn)(const mt_tensor *, const int *, int, bool, mt_tensor **);
 
-static mt_status amaxlike(mt_op op, amax_fn run, const mt_tensor *x, const int *dims, int ndims, bool keepdim,
-                          mt_tensor **out) {
+static mt_status amaxlike_untraced(mt_op op, amax_fn run, const mt_tensor *x, const int *dims, int ndims, bool keepdim,
+                                   mt_tensor **out) {
   PLAIN_UNLESS_RECORDING(x, *out, mt_ops[op].name, run(x, dims, ndims, keepdim, out));
   mt_tensor *r = NULL;
   mt_status st = run(x, dims, ndims, keepdim, &r);
   if (!st) st = record(op, d_evenly, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0, SAVE_X | SAVE_Y0);
   return done(st, r, out);
+}
+
+static mt_status amaxlike(mt_op op, amax_fn run, const mt_tensor *x, const int *dims, int ndims, bool keepdim,
+                          mt_tensor **out) {
+  mt_tensor *given = *out;
+  mt_status st = amaxlike_untraced(op, run, x, dims, ndims, keepdim, out);
+  if (!st && MTG_TRACING()) trace_reduce(op, given, x, dims, ndims, keepdim, -1, *out);
+  return st;
 }
 
 mt_status mtg_amax(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out) {
@@ -707,12 +732,25 @@ static mt_status softmax_like(mt_op op, mtg_backward_fn fn, const mt_tensor *x, 
   return MT_OK;
 }
 
+/* softmax and log_softmax traced: i = {dim (0-based), dtype} */
+static mt_status softmax_traced(mt_op op, mtg_backward_fn fn, const mt_tensor *x, int dim, int dtype,
+                                mt_tensor **out) {
+  mt_tensor *given = *out;
+  mt_status st = softmax_like(op, fn, x, dim, dtype, out);
+  if (!st && MTG_TRACING()) {
+    const mt_tensor *ins[1] = {x};
+    const int64_t a[2] = {dim < 0 ? dim + x->ndim : dim, dtype};
+    mtg_trace_op(op, given, ins, 1, *out, a, 2, NULL, 0);
+  }
+  return st;
+}
+
 mt_status mtg_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  return softmax_like(MT_OP_softmax, d_softmax, x, dim, dtype, out);
+  return softmax_traced(MT_OP_softmax, d_softmax, x, dim, dtype, out);
 }
 
 mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  return softmax_like(MT_OP_log_softmax, d_log_softmax, x, dim, dtype, out);
+  return softmax_traced(MT_OP_log_softmax, d_log_softmax, x, dim, dtype, out);
 }
 
 static const mtg_deriv table[MT_NOPS] = {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "trace.h"
 #include "views.h"
 
 /* ---- applying a described view ---- */
@@ -128,12 +129,30 @@ mt_status mtg_view_op(const int64_t *a, const mt_tensor *t, mt_tensor **out) {
   return st;
 }
 
+/* Appends a view described by a to the active trace: shape changes and
+ * permutations are traced, views at offsets are not replayed yet. */
+static void trace_view(const int64_t *a, const mt_tensor *t, const mt_tensor *r) {
+  if (!MTG_TRACING()) return;
+  switch (a[0]) {
+  case MT_OP_view: case MT_OP_reshape: case MT_OP_squeeze: case MT_OP_unsqueeze: case MT_OP_expand:
+  case MT_OP_permute: {
+    const mt_tensor *ins[1] = {t};
+    mtg_trace_op((int)a[0], NULL, ins, 1, r, a + 1, a[0] == MT_OP_permute ? 1 + t->ndim : 0, NULL, 0);
+    return;
+  }
+  default:
+    mtg_trace_refuse("%s (a view at an offset) is not replayed by the JIT yet",
+                     a[0] < MT_NOPS ? mt_ops[a[0]].name : "as_strided");
+  }
+}
+
 /* Runs view function call `expr` into r, then records it with args a. */
 #define VIEW(args, expr)                                                                                               \
   do {                                                                                                                 \
     mt_tensor *r = NULL;                                                                                               \
     mt_status st = (expr);                                                                                             \
     if (!st && t->autograd) st = record_view(args, t, r);                                                              \
+    if (!st) trace_view(args, t, r);                                                                                   \
     if (st) {                                                                                                          \
       mt_release(r);                                                                                                   \
       return st;                                                                                                       \
@@ -152,6 +171,7 @@ mt_status mtg_reshape(const mt_tensor *t, const int64_t *shape, int ndim, mt_ten
   mt_status st = mt_reshape(t, shape, ndim, &r);
   /* a reshape that had to copy is a new tensor: record it as such */
   if (!st && t->autograd) st = record_view(a, t, r);
+  if (!st) trace_view(a, t, r);
   if (st) {
     mt_release(r);
     return st;
@@ -206,6 +226,7 @@ mt_status mtg_slice(const mt_tensor *t, int dim, int64_t start, int64_t stop, in
 mt_status mtg_narrow(const mt_tensor *t, int dim, int64_t start, int64_t len, mt_tensor **out) {
   mt_tensor *r = NULL;
   mt_status st = mt_narrow(t, dim, start, len, &r);
+  if (MTG_TRACING()) mtg_trace_refuse("narrow (a view at an offset) is not replayed by the JIT yet");
   if (!st && t->autograd) { /* narrow's arguments are checked now: record it as a slice */
     int d = dim < 0 ? dim + t->ndim : dim;
     int64_t s0 = start < 0 ? start + t->shape[d] : start;
@@ -359,11 +380,13 @@ static mt_status run_copy(mt_tensor *dst, const void *src) { return mt_copy_(dst
 static mt_status run_fill(mt_tensor *dst, const void *v) { return mt_fill_(dst, *(const mt_scalar *)v); }
 
 mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src) {
+  if (MTG_TRACING()) mtg_trace_refuse("copy_ writes in place, which the JIT does not replay yet");
   if (!dst->autograd && !src->autograd && !(dst->base && dst->base->autograd)) return mt_copy_(dst, src);
   return record_overwrite("CopyBackwards", d_copy_, dst, src, run_copy, src);
 }
 
 mt_status mtg_fill_(mt_tensor *dst, mt_scalar v) {
+  if (MTG_TRACING()) mtg_trace_refuse("fill_ writes in place, which the JIT does not replay yet");
   if (!dst->autograd && !(dst->base && dst->base->autograd)) return mt_fill_(dst, v);
   return record_overwrite("FillBackward0", d_fill_, dst, NULL, run_fill, &v);
 }

@@ -164,6 +164,7 @@ static void emit(luaL_Buffer *b, const mt_tensor *t, const fmt *f, int d, int64_
 
 static int t_tostring(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "tostring");
+  MTL_JIT_SYNC(L, "tostring");
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "tensor(");

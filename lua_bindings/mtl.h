@@ -9,6 +9,7 @@
 #include <lua.h>
 
 #include "mt.h"
+#include "trace.h"
 
 int luaopen_torch(lua_State *L);
 
@@ -129,6 +130,19 @@ void mtl_autograd_suffix(lua_State *L, mt_tensor *t, luaL_Buffer *b);
 void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
 void mtl_open_nn(lua_State *L, int torch_idx, int methods_idx);       /* l_nn.c: conv, pooling, norms */
 void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_serialize.c: save, load, torch.io */
+
+void mtl_open_jit(lua_State *L, int torch_idx, int methods_idx);      /* l_jit.c: torch.compile, torch.compiler */
+
+/* l_jit.c: hooks for the capture of a compiled function. A host sync
+ * (item, totable, tostring) ends the graph: a graph break, reported once
+ * with its Lua line (an error under fullgraph=true). A tensor handed to Lua
+ * that no traced op made is remembered (the JIT cannot replay its maker). */
+void mtl_jit_sync(lua_State *L, const char *what);
+void mtl_jit_pushed(lua_State *L, mt_tensor *t);
+#define MTL_JIT_SYNC(L, what)                                                                                          \
+  do {                                                                                                                 \
+    if (MTG_TRACING()) mtl_jit_sync((L), (what));                                                                      \
+  } while (0)
 
 /* ---- nested tables in checkpoints (l_structure.c) ---- */
 /* For torch.save: pushes the {name, tensor} list to write and the structure

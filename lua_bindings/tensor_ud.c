@@ -131,6 +131,7 @@ void mtl_push_tensor(lua_State *L, mt_tensor *t) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
   lua_setmetatable(L, -2);
   account(L);
+  if (MTG_TRACING()) mtl_jit_pushed(L, t);
 }
 
 mt_tensor *mtl_to_tensor(lua_State *L, int idx) {
@@ -329,7 +330,8 @@ static int binop(lua_State *L, mt_op op) {
   mt_tensor **ua = udata(L, 1), **ub = ua ? udata(L, 2) : NULL;
   if (ua && ub && *ua && *ub) { /* two tensors: no wrapping, no extra references */
     mt_tensor *a = *ua, *b = *ub, *o = NULL;
-    if (!a->autograd && !b->autograd && mt_binary_is_plain(op, a, b) && (o = push_inline(L, a))) {
+    if (!MTG_TRACING() && !a->autograd && !b->autograd && mt_binary_is_plain(op, a, b) &&
+        (o = push_inline(L, a))) {
       MTL_CHECK(L, mt_binary_small_into(op, a, b, o));
       return 1;
     }
@@ -503,6 +505,7 @@ static void push_scalar(lua_State *L, mt_scalar s) {
 
 static int m_item(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "item");
+  MTL_JIT_SYNC(L, "item");
   mt_scalar s;
   MTL_CHECK(L, mt_item(t, &s));
   push_scalar(L, s);
@@ -542,6 +545,7 @@ static void totable_rec(lua_State *L, const mt_tensor *t, int64_t *idx, int d) {
 
 static int m_totable(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "totable");
+  MTL_JIT_SYNC(L, "totable");
   int64_t idx[MT_MAXDIM] = {0};
   totable_rec(L, t, idx, 0);
   return 1;

@@ -284,6 +284,10 @@ void mt_set_num_threads(int n);
  * in parallel when n >= grain * 2. Returns MT_EINTR if interrupted. */
 typedef void (*mt_range_fn)(void *ctx, int64_t begin, int64_t end);
 mt_status mt_parallel_for(int64_t n, int64_t grain, mt_range_fn fn, void *ctx);
+/* Runs fn(ctx, ith, nth) on each thread of one team of nth threads (<= 0:
+ * all); the JIT's generated kernels split their work by (ith, nth). */
+typedef void (*mt_team_fn)(void *ctx, int ith, int nth);
+mt_status mt_parallel_team(int nth, mt_team_fn fn, void *ctx);
 /* Set asynchronously (signal handler) to ask running ops to stop. */
 void mt_interrupt(void);
 void mt_clear_interrupt(void);

@@ -50,3 +50,19 @@ mt_status mt_parallel_for(int64_t n, int64_t grain, mt_range_fn fn, void *ctx) {
   if (interrupt_flag) return mt_fail(MT_EINTR, "interrupted");
   return MT_OK;
 }
+
+/* Runs fn(ctx, ith, nth) once on each of nth threads of one OpenMP team (the
+ * JIT's kernels split their own work by ith/nth); nth <= 0 means all
+ * threads. Inside a parallel region, or with one thread, runs fn(ctx, 0, 1). */
+mt_status mt_parallel_team(int nth, mt_team_fn fn, void *ctx) {
+  int nt = mt_get_num_threads();
+  if (nth <= 0 || nth > nt) nth = nt;
+  if (interrupt_flag) return mt_fail(MT_EINTR, "interrupted");
+  if (nth == 1 || omp_in_parallel()) {
+    fn(ctx, 0, 1);
+    return MT_OK;
+  }
+#pragma omp parallel num_threads(nth)
+  fn(ctx, omp_get_thread_num(), omp_get_num_threads());
+  return MT_OK;
+}

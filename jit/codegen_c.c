@@ -1,0 +1,541 @@
+/* codegen_c.c -- C99 source for a fused graph: one function per kernel,
+ *   void mtj_k<i>(void **a, const int64_t *z, const double *s, int ith, int nth)
+ * a: buffers read, then buffers written; z: rows, inner length, the sizes of
+ * F, then the strides of each strided buffer; s: runtime scalars. A thread
+ * takes rows [rows*ith/nth, rows*(ith+1)/nth); each row runs one loop per
+ * reduction phase over its inner elements, written so gcc vectorizes it
+ * (restrict pointers, unit-stride inner loops, float math from the inline
+ * polynomials below instead of libm calls). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+typedef struct sb {
+  char *s;
+  size_t n, cap;
+} sb;
+
+static void put(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sb *b, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if (b->s && b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
+    size_t cap = (b->cap ? 2 * b->cap : 16384) + (size_t)k;
+    char *s = realloc(b->s, cap);
+    if (!s) return;
+    b->s = s, b->cap = cap;
+  }
+}
+
+/* float32 math: exp and log within about 1 ulp (Cephes' coefficients),
+ * tanh within a few; erf: Cephes' series below 1, above it Abramowitz and
+ * Stegun 7.1.26 (absolute error 1.5e-7, as PyTorch's vectorized erf);
+ * branch-free so loops vectorize. */
+static const char *prelude =
+    "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
+    "static inline float mj_bits_f(int32_t i){union{int32_t i;float f;}u;u.i=i;return u.f;}\n"
+    "static inline int32_t mj_f_bits(float f){union{int32_t i;float f;}u;u.f=f;return u.i;}\n"
+    "static inline float mj_expf(float x){\n"
+    "  float xc=x>88.3762626647949f?88.3762626647949f:(x<-87.3365447504f?-87.3365447504f:x);\n"
+    "  float n=__builtin_rintf(xc*1.44269504088896341f);\n"
+    "  float r=xc-n*0.693359375f; r=r+n*2.12194440e-4f;\n"
+    "  float p=1.9875691500e-4f; p=p*r+1.3981999507e-3f; p=p*r+8.3334519073e-3f; p=p*r+4.1665795894e-2f;\n"
+    "  p=p*r+1.6666665459e-1f; p=p*r+5.0000001201e-1f; p=p*r*r+r+1.0f;\n"
+    "  float y=p*mj_bits_f(((int32_t)n+127)<<23);\n"
+    "  y=x>88.72283935546875f?INFINITY:y; y=x<-103.972084045410f?0.0f:y; return x!=x?x:y;}\n"
+    "static inline float mj_logf(float x){\n"
+    "  int sub=x<1.17549435e-38f; float xs=sub?x*8388608.0f:x;\n"
+    "  int32_t i=mj_f_bits(xs); int32_t e=((i>>23)&0xff)-126-(sub?23:0); float m=mj_bits_f((i&0x007fffff)|0x3f000000);\n"
+    "  int lo=m<0.707106781186547524f; e=lo?e-1:e; m=lo?m+m-1.0f:m-1.0f;\n"
+    "  float z=m*m; float p=7.0376836292e-2f; p=p*m-1.1514610310e-1f; p=p*m+1.1676998740e-1f;\n"
+    "  p=p*m-1.2420140846e-1f; p=p*m+1.4249322787e-1f; p=p*m-1.6668057665e-1f; p=p*m+2.0000714765e-1f;\n"
+    "  p=p*m-2.4999993993e-1f; p=p*m+3.3333331174e-1f; float y=p*m*z;\n"
+    "  float fe=(float)e; y=y+fe*-2.12194440e-4f; y=y-0.5f*z; float r=m+y; r=r+fe*0.693359375f;\n"
+    "  r=x==INFINITY?INFINITY:r; r=x==0.0f?-INFINITY:r; r=(x<0.0f||x!=x)?NAN:r; return r;}\n"
+    "static inline float mj_tanhf(float x){\n"
+    "  float a=fabsf(x); float z=x*x;\n"
+    "  float p=-5.70498872745e-3f; p=p*z+2.06390887954e-2f; p=p*z-5.37397155531e-2f; p=p*z+1.33314422036e-1f;\n"
+    "  p=p*z-3.33332819422e-1f; float sm=x+x*z*p;\n"
+    "  float e=mj_expf(2.0f*(a<9.0f?a:9.0f)); float bg=1.0f-2.0f/(e+1.0f); bg=x<0?-bg:bg;\n"
+    "  return a<0.625f?sm:bg;}\n"
+    "static inline float mj_erff(float x){\n"
+    "  float a=fabsf(x); float z=x*x;\n"
+    "  float p=7.853861353153693e-5f; p=p*z-8.010193625184903e-4f; p=p*z+5.188327685732524e-3f;\n"
+    "  p=p*z-2.685381193529856e-2f; p=p*z+1.128358514861418e-1f; p=p*z-3.761262582423300e-1f;\n"
+    "  p=p*z+1.128379165726710e+0f; float sm=x*p;\n"
+    "  float t=1.0f/(1.0f+0.3275911f*a);\n"
+    "  float q=1.061405429f; q=q*t-1.453152027f; q=q*t+1.421413741f; q=q*t-0.284496736f; q=q*t+0.254829592f;\n"
+    "  float bg=1.0f-q*t*mj_expf(-z); bg=x<0?-bg:bg;\n"
+    "  return a<1.0f?sm:(x!=x?x:bg);}\n"
+    "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
+    "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
+    "static inline int64_t mj_idiv(int64_t a,int64_t b){if(b==-1)return (int64_t)(0-(uint64_t)a);int64_t q=a/b;"
+    "return ((a%b!=0)&&((a<0)!=(b<0)))?q-1:q;}\n"
+    "static inline int64_t mj_ipow(int64_t a,int64_t b){if(b<0)return a==1?1:(a==-1?(b%2?-1:1):0);"
+    "uint64_t r=1,x=(uint64_t)a;while(b){if(b&1)r*=x;x*=x;b>>=1;}return (int64_t)r;}\n"
+    "static inline int64_t mj_shl(int64_t a,int64_t b){return (b<0||b>=64)?0:(int64_t)((uint64_t)a<<b);}\n"
+    "static inline int64_t mj_shr(int64_t a,int64_t b){return (b<0||b>=64)?(a<0?-1:0):a>>b;}\n"
+    "#define MJ_FMAX(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)>(b)?(a):(b)))\n"
+    "#define MJ_FMIN(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)<(b)?(a):(b)))\n";
+
+typedef struct cg {
+  mtj_graph *g;
+  int k;
+  mtj_kargs a;
+  sb *b;
+  char *row_done, *loop_done;
+  int ndim, p;
+} cg;
+
+static bool is_row(cg *c, int i) {
+  const mtj_node *x = &c->g->n[i];
+  if (x->kind == JN_REDUCE) return true;
+  if (c->g->k[c->k].p < 0) return false;
+  for (int d = c->p; d < x->ndim; d++)
+    if (!(x->shape[d].sym < 0 && x->shape[d].c == 1)) return false;
+  return x->ndim == c->ndim;
+}
+
+static bool in_kernel(cg *c, int i) { return c->g->n[i].kernel == c->k && c->g->n[i].kind != JN_INPUT; }
+
+static int load_slot(cg *c, int i) {
+  for (int k = 0; k < c->a.nload; k++)
+    if (c->a.load[k] == i) return k;
+  return -1;
+}
+
+/* The index expression of load slot k (inner loop when j, else the row's first element). */
+static void load_index(cg *c, int k, bool j, char *out, size_t n) {
+  switch (c->a.cls[k]) {
+  case MTJ_LD_SCALAR: snprintf(out, n, "0"); break;
+  case MTJ_LD_FULL: snprintf(out, n, c->a.flat ? "i" : (j ? "row*I+j" : "row*I")); break;
+  case MTJ_LD_ROW: snprintf(out, n, "row"); break;
+  case MTJ_LD_INNER: snprintf(out, n, j ? "j" : "0"); break;
+  default:
+    if (c->ndim - c->p == 1)
+      snprintf(out, n, j ? "o%d+j*z[%d]" : "o%d", k, 2 + c->ndim + k * c->ndim + c->ndim - 1);
+    else
+      snprintf(out, n, j ? "o%d+mj_inner%d(j)" : "o%d", k, k);
+  }
+}
+
+static void emit(cg *c, int i, bool j);
+
+static void opnd(cg *c, int i, char *out, size_t n) {
+  const mtj_node *x = &c->g->n[i];
+  const char *T = mtj_ctype(x->dtype);
+  if (x->kind == JN_CONST) {
+    if (x->c != x->c) snprintf(out, n, "((%s)NAN)", T);
+    else if (x->c == INFINITY || x->c == -INFINITY) snprintf(out, n, "((%s)(%sINFINITY))", T, x->c < 0 ? "-" : "");
+    else snprintf(out, n, "((%s)%.17g)", T, x->c);
+  } else if (x->kind == JN_SCALAR) {
+    snprintf(out, n, "((%s)s[%d])", T, x->slot);
+  } else {
+    snprintf(out, n, "v%d", i);
+  }
+}
+
+static const char *fsuf(int dt) { return dt == MT_FLOAT32 ? "f" : ""; }
+
+/* The C expression of unary op on x (compute dtype cdt). */
+static bool unary_expr(const mtj_node *n, const char *x, char *o, size_t sz) {
+  int dt = n->cdt;
+  bool f32 = dt == MT_FLOAT32, fl = dt == MT_FLOAT32 || dt == MT_FLOAT64;
+  const char *T = mtj_ctype(dt), *s = fsuf(dt);
+  switch (n->op) {
+  case MT_OP_copy: snprintf(o, sz, "%s", x); return true;
+  case MT_OP_neg: snprintf(o, sz, fl ? "(-%s)" : "((%s)(0-(uint64_t)%s))", fl ? x : T, x); return true;
+  case MT_OP_abs: snprintf(o, sz, fl ? "fabs%s(%s)" : "(%s<0?-%s:%s)", fl ? s : x, x, x); if (!fl) snprintf(o, sz, "(%s<0?(%s)(0-(uint64_t)%s):%s)", x, T, x, x); return true;
+  case MT_OP_sign: snprintf(o, sz, "(%s!=%s?%s:(%s)((%s>0)-(%s<0)))", x, x, x, T, x, x); return true;
+  case MT_OP_relu: snprintf(o, sz, "(%s>0?%s:(%s!=%s?%s:(%s)0))", x, x, x, x, x, T); return true;
+  case MT_OP_leaky_relu: snprintf(o, sz, "(%s>0?%s:%s*(%s)%.17g)", x, x, x, T, n->c); return fl;
+  case MT_OP_square: snprintf(o, sz, "(%s*%s)", x, x); return true;
+  case MT_OP_floor: case MT_OP_ceil: case MT_OP_round: case MT_OP_trunc:
+    if (!fl) { snprintf(o, sz, "%s", x); return true; }
+    snprintf(o, sz, "%s%s(%s)", n->op == MT_OP_floor ? "floor" : n->op == MT_OP_ceil ? "ceil" : n->op == MT_OP_round ? "nearbyint" : "trunc", s, x);
+    return true;
+  case MT_OP_frac: snprintf(o, sz, fl ? "(%s-trunc%s(%s))" : "((%s)0)", fl ? x : T, s, x); return true;
+  case MT_OP_logical_not: snprintf(o, sz, "(%s==0)", x); return true;
+  case MT_OP_bitwise_not: snprintf(o, sz, dt == MT_BOOL ? "(!%s)" : "(~%s)", x); return !fl;
+  case MT_OP_isnan: snprintf(o, sz, "(%s!=%s)", x, x); return true;
+  case MT_OP_isinf: snprintf(o, sz, fl ? "(fabs%s(%s)==INFINITY)" : "0", s, x); return true;
+  case MT_OP_isfinite: snprintf(o, sz, fl ? "(%s==%s&&fabs%s(%s)!=INFINITY)" : "1", x, x, s, x); return true;
+  case MT_OP_nan_to_num:
+    if (!fl) { snprintf(o, sz, "%s", x); return true; }
+    snprintf(o, sz, "(%s!=%s?(%s)%.17g:(%s==INFINITY?(%s)%.17g:(%s==-INFINITY?(%s)%.17g:%s)))", x, x, T, n->f[0], x, T,
+             n->f[1], x, T, n->f[2], x);
+    return true;
+  default: break;
+  }
+  if (!fl) return false;
+  const char *fn = NULL;
+  switch (n->op) {
+  case MT_OP_exp: fn = f32 ? "mj_expf" : "exp"; break;
+  case MT_OP_log: fn = f32 ? "mj_logf" : "log"; break;
+  case MT_OP_tanh: fn = f32 ? "mj_tanhf" : "tanh"; break;
+  case MT_OP_erf: fn = f32 ? "mj_erff" : "erf"; break;
+  case MT_OP_sqrt: fn = f32 ? "sqrtf" : "sqrt"; break;
+  case MT_OP_rsqrt: snprintf(o, sz, "(1/sqrt%s(%s))", s, x); return true;
+  case MT_OP_reciprocal: snprintf(o, sz, "(1/%s)", x); return true;
+  case MT_OP_exp2: fn = f32 ? "exp2f" : "exp2"; break;
+  case MT_OP_expm1: fn = f32 ? "expm1f" : "expm1"; break;
+  case MT_OP_log2: fn = f32 ? "log2f" : "log2"; break;
+  case MT_OP_log10: fn = f32 ? "log10f" : "log10"; break;
+  case MT_OP_log1p: fn = f32 ? "log1pf" : "log1p"; break;
+  case MT_OP_sin: fn = f32 ? "sinf" : "sin"; break;
+  case MT_OP_cos: fn = f32 ? "cosf" : "cos"; break;
+  case MT_OP_tan: fn = f32 ? "tanf" : "tan"; break;
+  case MT_OP_asin: fn = f32 ? "asinf" : "asin"; break;
+  case MT_OP_acos: fn = f32 ? "acosf" : "acos"; break;
+  case MT_OP_atan: fn = f32 ? "atanf" : "atan"; break;
+  case MT_OP_sinh: fn = f32 ? "sinhf" : "sinh"; break;
+  case MT_OP_cosh: fn = f32 ? "coshf" : "cosh"; break;
+  case MT_OP_erfc: fn = f32 ? "erfcf" : "erfc"; break;
+  default: return false;
+  }
+  snprintf(o, sz, "%s(%s)", fn, x);
+  return true;
+}
+
+static bool binary_expr(const mtj_node *n, const char *a, const char *b, char *o, size_t sz) {
+  int dt = n->cdt;
+  bool fl = dt == MT_FLOAT32 || dt == MT_FLOAT64, bo = dt == MT_BOOL;
+  const char *T = mtj_ctype(dt), *s = fsuf(dt);
+  switch (n->op) {
+  case MT_OP_eq: snprintf(o, sz, "(%s==%s)", a, b); return true;
+  case MT_OP_ne: snprintf(o, sz, "(%s!=%s)", a, b); return true;
+  case MT_OP_lt: snprintf(o, sz, "(%s<%s)", a, b); return true;
+  case MT_OP_le: snprintf(o, sz, "(%s<=%s)", a, b); return true;
+  case MT_OP_gt: snprintf(o, sz, "(%s>%s)", a, b); return true;
+  case MT_OP_ge: snprintf(o, sz, "(%s>=%s)", a, b); return true;
+  case MT_OP_logical_and: snprintf(o, sz, "((%s!=0)&(%s!=0))", a, b); return true;
+  case MT_OP_logical_or: snprintf(o, sz, "((%s!=0)|(%s!=0))", a, b); return true;
+  case MT_OP_logical_xor: snprintf(o, sz, "((%s!=0)^(%s!=0))", a, b); return true;
+  default: break;
+  }
+  if (fl) {
+    switch (n->op) {
+    case MT_OP_add: snprintf(o, sz, "(%s+%s)", a, b); return true;
+    case MT_OP_sub: snprintf(o, sz, "(%s-%s)", a, b); return true;
+    case MT_OP_mul: snprintf(o, sz, "(%s*%s)", a, b); return true;
+    case MT_OP_div: snprintf(o, sz, "(%s/%s)", a, b); return true;
+    case MT_OP_floor_divide: snprintf(o, sz, "floor%s(%s/%s)", s, a, b); return true;
+    case MT_OP_pow: snprintf(o, sz, "pow%s(%s,%s)", s, a, b); return true;
+    case MT_OP_atan2: snprintf(o, sz, "atan2%s(%s,%s)", s, a, b); return true;
+    case MT_OP_hypot: snprintf(o, sz, "hypot%s(%s,%s)", s, a, b); return true;
+    case MT_OP_fmod: snprintf(o, sz, "fmod%s(%s,%s)", s, a, b); return true;
+    case MT_OP_remainder: snprintf(o, sz, "((%s)mj_pymod(%s,%s))", T, a, b); return true;
+    case MT_OP_maximum: snprintf(o, sz, "MJ_FMAX(%s,%s)", a, b); return true;
+    case MT_OP_minimum: snprintf(o, sz, "MJ_FMIN(%s,%s)", a, b); return true;
+    default: return false;
+    }
+  }
+  if (bo) {
+    switch (n->op) {
+    case MT_OP_add: case MT_OP_maximum: case MT_OP_bitwise_or: snprintf(o, sz, "(%s|%s)", a, b); return true;
+    case MT_OP_mul: case MT_OP_minimum: case MT_OP_bitwise_and: snprintf(o, sz, "(%s&%s)", a, b); return true;
+    case MT_OP_bitwise_xor: snprintf(o, sz, "(%s^%s)", a, b); return true;
+    default: return false;
+    }
+  }
+  switch (n->op) {
+  case MT_OP_add: snprintf(o, sz, "((%s)((uint64_t)%s+(uint64_t)%s))", T, a, b); return true;
+  case MT_OP_sub: snprintf(o, sz, "((%s)((uint64_t)%s-(uint64_t)%s))", T, a, b); return true;
+  case MT_OP_mul: snprintf(o, sz, "((%s)((uint64_t)%s*(uint64_t)%s))", T, a, b); return true;
+  case MT_OP_floor_divide: snprintf(o, sz, "((%s)mj_idiv(%s,%s))", T, a, b); return true;
+  case MT_OP_pow: snprintf(o, sz, "((%s)mj_ipow(%s,%s))", T, a, b); return true;
+  case MT_OP_fmod: snprintf(o, sz, "((%s)(%s==-1?0:%s%%%s))", T, b, a, b); return true;
+  case MT_OP_remainder: snprintf(o, sz, "((%s)mj_imod(%s,%s))", T, a, b); return true;
+  case MT_OP_maximum: snprintf(o, sz, "(%s>%s?%s:%s)", a, b, a, b); return true;
+  case MT_OP_minimum: snprintf(o, sz, "(%s<%s?%s:%s)", a, b, a, b); return true;
+  case MT_OP_bitwise_and: snprintf(o, sz, "(%s&%s)", a, b); return true;
+  case MT_OP_bitwise_or: snprintf(o, sz, "(%s|%s)", a, b); return true;
+  case MT_OP_bitwise_xor: snprintf(o, sz, "(%s^%s)", a, b); return true;
+  case MT_OP_bitwise_left_shift: snprintf(o, sz, "((%s)mj_shl(%s,%s))", T, a, b); return true;
+  case MT_OP_bitwise_right_shift: snprintf(o, sz, "((%s)mj_shr(%s,%s))", T, a, b); return true;
+  default: return false;
+  }
+}
+
+static bool failed;
+
+/* Emits node i (and what it needs) into the current scope: the inner loop
+ * (j) or the row scope. Row-level values are emitted in the row scope only. */
+static void emit(cg *c, int i, bool j) {
+  const mtj_node *x = &c->g->n[i];
+  if (x->kind == JN_CONST || x->kind == JN_SCALAR) return;
+  bool jj = j && (!in_kernel(c, i) || !is_row(c, i));
+  char *done = jj ? c->loop_done : c->row_done;
+  if (done[i]) return;
+  const char *T = mtj_ctype(x->dtype);
+  char ex[1024], o0[64], o1[64], o2[64], ix[96];
+  if (!in_kernel(c, i)) { /* a load */
+    int k = load_slot(c, i);
+    load_index(c, k, jj, ix, sizeof ix);
+    put(c->b, "      const %s v%d = b%d[%s];\n", T, i, k, ix);
+    done[i] = 1;
+    return;
+  }
+  if (x->kind == JN_REDUCE) { /* computed by its loop */
+    failed = true;
+    return;
+  }
+  for (int k = 0; k < 3; k++)
+    if (x->a[k] >= 0) emit(c, x->a[k], jj);
+  if (x->a[0] >= 0) opnd(c, x->a[0], o0, sizeof o0);
+  if (x->a[1] >= 0) opnd(c, x->a[1], o1, sizeof o1);
+  if (x->a[2] >= 0) opnd(c, x->a[2], o2, sizeof o2);
+  bool ok = true;
+  switch (x->kind) {
+  case JN_UNARY: ok = unary_expr(x, o0, ex, sizeof ex); break;
+  case JN_BINARY: ok = binary_expr(x, o0, o1, ex, sizeof ex); break;
+  case JN_WHERE: snprintf(ex, sizeof ex, "(%s?%s:%s)", o0, o1, o2); break;
+  case JN_CAST:
+    if (x->dtype == MT_BOOL) snprintf(ex, sizeof ex, "(%s!=0)", o0);
+    else snprintf(ex, sizeof ex, "(%s)%s", T, o0);
+    break;
+  default: ok = false;
+  }
+  if (!ok) {
+    failed = true;
+    snprintf(ex, sizeof ex, "0");
+  }
+  put(c->b, "      const %s v%d = (%s)%s;\n", T, i, T, ex);
+  done[i] = 1;
+}
+
+static int phase_of(cg *c, int i, int *memo) {
+  if (memo[i] >= 0) return memo[i];
+  const mtj_node *x = &c->g->n[i];
+  int ph = 0;
+  if (in_kernel(c, i)) {
+    for (int k = 0; k < 3; k++)
+      if (x->a[k] >= 0) {
+        int q = phase_of(c, x->a[k], memo);
+        if (q > ph) ph = q;
+      }
+    if (x->kind == JN_REDUCE) ph++;
+  }
+  return memo[i] = ph;
+}
+
+/* Emits, in the row scope, every row-level value that node i needs. */
+static void emit_row_deps(cg *c, int i) {
+  const mtj_node *x = &c->g->n[i];
+  if (!in_kernel(c, i) || x->kind == JN_REDUCE) return;
+  if (is_row(c, i)) {
+    emit(c, i, false);
+    return;
+  }
+  for (int k = 0; k < 3; k++)
+    if (x->a[k] >= 0) emit_row_deps(c, x->a[k]);
+}
+
+static void gen_kernel(mtj_graph *g, int k, sb *b) {
+  cg C_ = {.g = g, .k = k, .b = b}, *c = &C_;
+  mtj_kernel_args(g, k, &c->a);
+  c->ndim = g->k[k].ndim, c->p = c->a.p;
+  c->row_done = calloc((size_t)g->nn, 1);
+  c->loop_done = calloc((size_t)g->nn, 1);
+  int *memo = malloc((size_t)g->nn * sizeof *memo);
+  for (int i = 0; i < g->nn; i++) memo[i] = -1;
+  put(b, "\nvoid mtj_k%d(void **restrict a, const int64_t *restrict z, const double *restrict s, int ith, int nth) {\n", k);
+  put(b, "  (void)s;\n  const int64_t rows = z[0], I = z[1]; (void)I;\n");
+  for (int l = 0; l < c->a.nload; l++)
+    put(b, "  const %s *restrict b%d = a[%d];\n", mtj_ctype(g->n[c->a.load[l]].dtype), l, l);
+  for (int l = 0; l < c->a.nstore; l++)
+    put(b, "  %s *restrict w%d = a[%d];\n", mtj_ctype(g->n[c->a.store[l]].dtype), l, c->a.nload + l);
+  if (c->a.flat) {
+    put(b, "  const int64_t n = rows * I, lo = n / nth * ith + (ith < n %% nth ? ith : n %% nth),\n"
+           "    hi = lo + n / nth + (ith < n %% nth);\n");
+    put(b, "  for (int64_t i = lo; i < hi; i++) {\n");
+    for (int l = 0; l < c->a.nstore; l++) {
+      emit(c, c->a.store[l], true);
+      put(b, "      w%d[i] = v%d;\n", l, c->a.store[l]);
+    }
+    put(b, "  }\n}\n");
+    goto done;
+  }
+  put(b, "  const int64_t r0 = rows * ith / nth, r1 = rows * (ith + 1) / nth;\n");
+  /* general strided loads: unravel the row (and, for several inner dims, j) */
+  for (int l = 0; l < c->a.nload; l++)
+    if (c->a.cls[l] == MTJ_LD_GENERAL && c->ndim - c->p > 1) {
+      int st = 2 + c->ndim + l * c->ndim;
+      put(b, "#define mj_inner%d(j) ({ int64_t t_ = (j), o_ = 0; for (int d_ = %d; d_ >= %d; d_--) "
+             "{ o_ += t_ %% z[2 + d_] * z[%d + d_]; t_ /= z[2 + d_]; } o_; })\n", l, c->ndim - 1, c->p, st);
+    }
+  put(b, "  for (int64_t row = r0; row < r1; row++) {\n");
+  for (int l = 0; l < c->a.nload; l++)
+    if (c->a.cls[l] == MTJ_LD_GENERAL) {
+      int st = 2 + c->ndim + l * c->ndim;
+      put(b, "    int64_t o%d = 0; { int64_t t_ = row; for (int d_ = %d; d_ >= 0; d_--) { o%d += t_ %% z[2 + d_] * z[%d + d_]; "
+             "t_ /= z[2 + d_]; } }\n", l, c->p - 1, l, st);
+    }
+  /* phases: loop q accumulates reductions whose input has phase q and
+   * stores inner values of phase q */
+  int maxq = -1;
+  for (int i = 0; i < g->nn; i++) {
+    if (!in_kernel(c, i) || !g->n[i].live) continue;
+    if (g->n[i].kind == JN_REDUCE) {
+      int q = phase_of(c, g->n[i].a[0], memo);
+      if (q > maxq) maxq = q;
+    }
+  }
+  for (int l = 0; l < c->a.nstore; l++)
+    if (!is_row(c, c->a.store[l])) {
+      int q = phase_of(c, c->a.store[l], memo);
+      if (q > maxq) maxq = q;
+    }
+  for (int q = 0; q <= maxq; q++) {
+    /* row-level values this loop needs */
+    for (int i = 0; i < g->nn; i++) {
+      if (!in_kernel(c, i) || !g->n[i].live) continue;
+      if (g->n[i].kind == JN_REDUCE && phase_of(c, g->n[i].a[0], memo) == q) emit_row_deps(c, g->n[i].a[0]);
+    }
+    for (int l = 0; l < c->a.nstore; l++)
+      if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) emit_row_deps(c, c->a.store[l]);
+    /* accumulators */
+    char red[512] = "";
+    size_t rl = 0;
+    for (int i = 0; i < g->nn; i++) {
+      const mtj_node *x = &g->n[i];
+      if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
+      const char *T = mtj_ctype(x->dtype);
+      bool fl = x->dtype == MT_FLOAT32 || x->dtype == MT_FLOAT64;
+      const char *init = x->op == MT_OP_prod ? "1" : x->op == MT_OP_amax ? (fl ? "-INFINITY" : "0") :
+                         x->op == MT_OP_amin ? (fl ? "INFINITY" : "0") : "0";
+      if (!fl && (x->op == MT_OP_amax || x->op == MT_OP_amin)) { /* integer extrema start from the first element */
+        put(b, "    %s acc%d; { int64_t j = 0; (void)j;\n", T, i);
+        memset(c->loop_done, 0, (size_t)g->nn);
+        emit(c, x->a[0], true);
+        char o[64];
+        opnd(c, x->a[0], o, sizeof o);
+        put(b, "      acc%d = %s; }\n", i, o);
+      } else {
+        put(b, "    %s acc%d = %s;\n", T, i, init);
+      }
+      const char *rop = x->op == MT_OP_prod ? "*" : x->op == MT_OP_amax ? "max" : x->op == MT_OP_amin ? "min" : "+";
+      rl += (size_t)snprintf(red + rl, sizeof red - rl, " reduction(%s:acc%d)", rop, i);
+    }
+    put(b, "#pragma omp simd%s\n", red);
+    put(b, "    for (int64_t j = 0; j < I; j++) {\n");
+    memset(c->loop_done, 0, (size_t)g->nn);
+    for (int i = 0; i < g->nn; i++) {
+      const mtj_node *x = &g->n[i];
+      if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
+      emit(c, x->a[0], true);
+      char o[64];
+      opnd(c, x->a[0], o, sizeof o);
+      if (x->op == MT_OP_amax) put(b, "      acc%d = acc%d > %s ? acc%d : %s;\n", i, i, o, i, o);
+      else if (x->op == MT_OP_amin) put(b, "      acc%d = acc%d < %s ? acc%d : %s;\n", i, i, o, i, o);
+      else put(b, "      acc%d %s= %s;\n", i, x->op == MT_OP_prod ? "*" : "+", o);
+    }
+    for (int l = 0; l < c->a.nstore; l++)
+      if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) {
+        emit(c, c->a.store[l], true);
+        put(b, "      w%d[row*I+j] = v%d;\n", l, c->a.store[l]);
+      }
+    put(b, "    }\n");
+    for (int i = 0; i < g->nn; i++) {
+      const mtj_node *x = &g->n[i];
+      if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
+      const char *T = mtj_ctype(x->dtype);
+      if (x->op == MT_OP_mean) put(b, "    const %s v%d = acc%d / (%s)I;\n", T, i, i, T);
+      else put(b, "    const %s v%d = acc%d;\n", T, i, i);
+      c->row_done[i] = 1;
+    }
+  }
+  for (int l = 0; l < c->a.nstore; l++)
+    if (is_row(c, c->a.store[l])) {
+      emit(c, c->a.store[l], false);
+      put(b, "    w%d[row] = v%d;\n", l, c->a.store[l]);
+    }
+  put(b, "  }\n}\n");
+done:
+  free(c->row_done);
+  free(c->loop_done);
+  free(memo);
+}
+
+char *mtj_codegen(const mtj_graph *cg_) {
+  mtj_graph *g = (mtj_graph *)cg_;
+  sb b = {0};
+  failed = false;
+  put(&b, "/* generated by moontorch's JIT */\n%s", prelude);
+  for (int k = 0; k < g->nk; k++) gen_kernel(g, k, &b);
+  if (failed) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
+}
+
+static bool shape_eq(mtj_graph *g, const mtj_node *x, const mtj_dim *F, int R, int from, int to, bool ones) {
+  /* dims [from, to) of x (right-aligned to rank R) equal F's (or are all 1 when ones) */
+  for (int d = from; d < to; d++) {
+    int k = d - (R - x->ndim);
+    mtj_dim e = k >= 0 ? x->shape[k] : (mtj_dim){-1, 1};
+    bool one = e.sym < 0 && e.c == 1;
+    if (ones ? !one : !mtj_dim_eq(g, e, F[d])) return false;
+  }
+  return true;
+}
+
+mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a) {
+  memset(a, 0, sizeof *a);
+  const mtj_kernel *K = &g->k[k];
+  int R = K->ndim;
+  a->p = K->p >= 0 ? K->p : (R > 0 ? R - 1 : 0);
+  for (int i = 0; i < g->nn; i++) {
+    const mtj_node *x = &g->n[i];
+    if (!x->live || x->kernel != k) continue;
+    if (x->mat) {
+      if (a->nstore == 32) return mt_fail(MT_EARG, "a fused kernel has too many outputs");
+      a->store[a->nstore++] = i;
+    }
+    for (int q = 0; q < 3; q++) {
+      int o = x->a[q];
+      if (o < 0) continue;
+      const mtj_node *y = &g->n[o];
+      if (y->kind == JN_CONST || y->kind == JN_SCALAR || (y->kernel == k && y->kind != JN_INPUT)) continue;
+      bool seen = false;
+      for (int l = 0; l < a->nload; l++) seen |= a->load[l] == o;
+      if (seen) continue;
+      if (a->nload == 64) return mt_fail(MT_EARG, "a fused kernel reads too many buffers");
+      int cls;
+      bool strided = y->kind == JN_VIEW && (y->op == MT_OP_permute || y->op == MT_OP_expand);
+      if (y->ndim > R) cls = MTJ_LD_GENERAL;
+      else if (shape_eq(g, y, K->F, R, 0, R, true)) cls = MTJ_LD_SCALAR;
+      else if (strided) cls = MTJ_LD_GENERAL;
+      else if (y->ndim == R && shape_eq(g, y, K->F, R, 0, R, false)) cls = MTJ_LD_FULL;
+      else if (y->ndim == R && shape_eq(g, y, K->F, R, 0, a->p, false) && shape_eq(g, y, K->F, R, a->p, R, true))
+        cls = MTJ_LD_ROW;
+      else if (shape_eq(g, y, K->F, R, 0, a->p, true) && shape_eq(g, y, K->F, R, a->p, R, false))
+        cls = MTJ_LD_INNER;
+      else cls = MTJ_LD_GENERAL;
+      a->cls[a->nload] = cls;
+      a->load[a->nload++] = o;
+    }
+  }
+  /* sort loads by node id so the argument order is canonical */
+  for (int i = 1; i < a->nload; i++)
+    for (int j = i; j > 0 && a->load[j] < a->load[j - 1]; j--) {
+      int t = a->load[j]; a->load[j] = a->load[j - 1]; a->load[j - 1] = t;
+      t = a->cls[j]; a->cls[j] = a->cls[j - 1]; a->cls[j - 1] = t;
+    }
+  a->flat = K->p < 0;
+  for (int l = 0; l < a->nload; l++)
+    if (a->cls[l] != MTJ_LD_FULL && a->cls[l] != MTJ_LD_SCALAR) a->flat = false;
+  return MT_OK;
+}

@@ -1,0 +1,583 @@
+/* ir.c -- trace to IR: each traced op becomes primitive nodes (composites
+ * such as softmax, layer_norm, gelu and clamp are decomposed here), equal
+ * nodes are shared as they are made (CSE), and nodes no output needs are
+ * dropped (DCE). Sizes are symbolic: every input dim that is not 1 is a
+ * symbol, and dims that must agree under broadcasting share a class. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+typedef struct builder {
+  mtj_graph *g;
+  const mtg_trace *tr;
+  const mt_tensor **tv; /* tensor -> node map (parallel arrays) */
+  int *tn, nt, capt;
+  const double *sc;
+  const bool *sc_int;
+  bool dynamic;
+  bool need_static; /* a size the JIT cannot keep symbolic: rebuild static */
+  char why[256];
+} builder;
+
+int mtj_find(mtj_graph *g, int s) {
+  while (g->sym_parent[s] != s) s = g->sym_parent[s] = g->sym_parent[g->sym_parent[s]];
+  return s;
+}
+
+bool mtj_dim_eq(mtj_graph *g, mtj_dim a, mtj_dim b) {
+  if (a.sym >= 0 && b.sym >= 0) return mtj_find(g, a.sym) == mtj_find(g, b.sym);
+  if (a.sym < 0 && b.sym < 0) return a.c == b.c;
+  return false;
+}
+
+static bool is_one(mtj_dim d) { return d.sym < 0 && d.c == 1; }
+
+const char *mtj_ctype(int dt) {
+  switch (dt) {
+  case MT_FLOAT32: return "float";
+  case MT_FLOAT64: return "double";
+  case MT_INT8: return "int8_t";
+  case MT_INT16: return "int16_t";
+  case MT_INT32: return "int32_t";
+  case MT_INT64: return "int64_t";
+  case MT_UINT8: case MT_BOOL: return "uint8_t";
+  default: return NULL;
+  }
+}
+
+static int fail(builder *b, const char *msg, const char *arg) {
+  if (!b->why[0]) snprintf(b->why, sizeof b->why, msg, arg);
+  return -1;
+}
+
+/* Appends node x unless an equal node exists (CSE); returns its id. */
+static int add(builder *b, mtj_node x) {
+  mtj_graph *g = b->g;
+  if (b->why[0]) return -1;
+  for (int i = 0; i < 3; i++)
+    if (x.a[i] < -1) return -1;
+  x.kernel = -1;
+  if (x.kind != JN_INPUT && !(x.kind == JN_UNARY && x.op == MT_OP_copy))
+    for (int i = g->nn - 1; i >= 0; i--) {
+      const mtj_node *y = &g->n[i];
+      if (y->kind == x.kind && y->op == x.op && y->dtype == x.dtype && y->cdt == x.cdt && y->ndim == x.ndim &&
+          !memcmp(y->a, x.a, sizeof x.a) && y->slot == x.slot && y->nattr == x.nattr &&
+          !memcmp(y->attr, x.attr, sizeof x.attr) && !memcmp(&y->c, &x.c, sizeof x.c) &&
+          !memcmp(y->f, x.f, sizeof x.f)) {
+        bool same = true;
+        for (int d = 0; d < x.ndim && same; d++) same = mtj_dim_eq(g, y->shape[d], x.shape[d]);
+        if (same) return i;
+      }
+    }
+  if (g->nn == g->cap) {
+    int cap = g->cap ? 2 * g->cap : 64;
+    mtj_node *n = realloc(g->n, (size_t)cap * sizeof *n);
+    if (!n) return fail(b, "out of memory%s", "");
+    g->n = n, g->cap = cap;
+  }
+  g->n[g->nn] = x;
+  return g->nn++;
+}
+
+static mtj_node blank(int kind, int op, int dtype) {
+  mtj_node x;
+  memset(&x, 0, sizeof x);
+  x.kind = (int8_t)kind, x.op = (int16_t)op, x.dtype = (int8_t)dtype, x.cdt = (int8_t)dtype;
+  x.a[0] = x.a[1] = x.a[2] = -1;
+  x.slot = -1;
+  return x;
+}
+
+/* Broadcast shape of operands ids[0..n) into x (classes of equal symbols merged). */
+static bool broadcast(builder *b, mtj_node *x, const int *ids, int n) {
+  mtj_graph *g = b->g;
+  int nd = 0;
+  for (int i = 0; i < n; i++)
+    if (ids[i] >= 0 && g->n[ids[i]].ndim > nd) nd = g->n[ids[i]].ndim;
+  x->ndim = (int8_t)nd;
+  for (int d = 0; d < nd; d++) {
+    mtj_dim r = {-1, 1};
+    for (int i = 0; i < n; i++) {
+      if (ids[i] < 0) continue;
+      const mtj_node *o = &g->n[ids[i]];
+      int k = d - (nd - o->ndim);
+      if (k < 0) continue;
+      mtj_dim e = o->shape[k];
+      if (is_one(e)) continue;
+      if (is_one(r)) {
+        r = e;
+      } else if (r.sym >= 0 && e.sym >= 0) {
+        g->sym_parent[mtj_find(g, e.sym)] = mtj_find(g, r.sym);
+      } else if (!mtj_dim_eq(g, r, e)) {
+        b->need_static = true;
+        return false;
+      }
+    }
+    x->shape[d] = r;
+  }
+  return true;
+}
+
+static int cnst(builder *b, double v, int dt) {
+  mtj_node x = blank(JN_CONST, 0, dt);
+  x.c = v;
+  return add(b, x);
+}
+
+static int cast(builder *b, int a, int dt) {
+  if (a < 0) return a;
+  if (b->g->n[a].dtype == dt) return a;
+  if (b->g->n[a].kind == JN_CONST) return cnst(b, b->g->n[a].c, dt);
+  mtj_node x = blank(JN_CAST, 0, dt);
+  x.a[0] = a;
+  x.ndim = b->g->n[a].ndim;
+  memcpy(x.shape, b->g->n[a].shape, sizeof x.shape);
+  return add(b, x);
+}
+
+static int un(builder *b, int op, int a, int dt) {
+  if (a < 0) return a;
+  mtj_node x = blank(JN_UNARY, op, dt);
+  x.cdt = b->g->n[a].dtype;
+  x.a[0] = a;
+  x.ndim = b->g->n[a].ndim;
+  memcpy(x.shape, b->g->n[a].shape, sizeof x.shape);
+  return add(b, x);
+}
+
+/* op(a, c) with dtype dt and compute dtype cdt (operands cast to cdt) */
+static int bin(builder *b, int op, int a0, int a1, int dt, int cdt) {
+  a0 = cast(b, a0, cdt), a1 = cast(b, a1, cdt);
+  if (a0 < 0 || a1 < 0) return -1;
+  mtj_node x = blank(JN_BINARY, op, dt);
+  x.cdt = (int8_t)cdt;
+  x.a[0] = a0, x.a[1] = a1;
+  int ids[2] = {a0, a1};
+  if (!broadcast(b, &x, ids, 2)) return -1;
+  return add(b, x);
+}
+#define B(op, x, y, dt) bin(b, MT_OP_##op, x, y, dt, dt)
+#define C(v, dt) cnst(b, v, dt)
+
+static int where3(builder *b, int c, int x, int y, int dt) {
+  x = cast(b, x, dt), y = cast(b, y, dt);
+  if (c < 0 || x < 0 || y < 0) return -1;
+  mtj_node n = blank(JN_WHERE, MT_OP_where, dt);
+  n.a[0] = c, n.a[1] = x, n.a[2] = y;
+  int ids[3] = {c, x, y};
+  if (!broadcast(b, &n, ids, 3)) return -1;
+  return add(b, n);
+}
+
+/* Reduction over the trailing nred dims of a, kept as size 1. */
+static int reduce(builder *b, int op, int a, int nred, int dt) {
+  a = cast(b, a, dt);
+  if (a < 0) return -1;
+  mtj_node x = blank(JN_REDUCE, op, dt);
+  x.a[0] = a;
+  x.attr[0] = nred, x.nattr = 1;
+  x.ndim = b->g->n[a].ndim;
+  memcpy(x.shape, b->g->n[a].shape, sizeof x.shape);
+  for (int d = x.ndim - nred; d < x.ndim; d++) x.shape[d] = (mtj_dim){-1, 1};
+  return add(b, x);
+}
+
+/* A view of a with the given shape (reshape) or permutation. */
+static int view(builder *b, int a, const mtj_dim *shape, int nd, const int64_t *perm) {
+  if (a < 0) return -1;
+  mtj_node x = blank(JN_VIEW, perm ? MT_OP_permute : MT_OP_reshape, b->g->n[a].dtype);
+  x.a[0] = a;
+  x.ndim = (int8_t)nd;
+  memcpy(x.shape, shape, (size_t)nd * sizeof *shape);
+  if (perm) {
+    x.nattr = nd;
+    for (int d = 0; d < nd; d++) x.attr[d] = perm[d];
+  }
+  return add(b, x);
+}
+
+/* Symbolic shape of a traced tensor t from an input shape: in dynamic mode
+ * its sizes other than 1 must be the input's in order (a view that only
+ * inserts or removes 1s), else the graph needs static sizes. */
+static bool relabel(builder *b, const mtj_node *src, const mt_tensor *t, mtj_dim *shape) {
+  int k = 0;
+  for (int d = 0; d < t->ndim; d++) {
+    if (t->shape[d] == 1) {
+      shape[d] = (mtj_dim){-1, 1};
+      continue;
+    }
+    if (!b->dynamic) {
+      shape[d] = (mtj_dim){-1, t->shape[d]};
+      continue;
+    }
+    while (k < src->ndim && is_one(src->shape[k])) k++;
+    if (k >= src->ndim) return b->need_static = true, false;
+    shape[d] = src->shape[k++];
+  }
+  while (k < src->ndim && is_one(src->shape[k])) k++;
+  if (b->dynamic && k != src->ndim) return b->need_static = true, false;
+  return true;
+}
+
+static int lookup(builder *b, const mt_tensor *t) {
+  for (int i = b->nt - 1; i >= 0; i--)
+    if (b->tv[i] == t) return b->tn[i];
+  return -2;
+}
+
+static void bind(builder *b, const mt_tensor *t, int id) {
+  if (id < 0) return;
+  if (b->nt == b->capt) {
+    int cap = b->capt ? 2 * b->capt : 64;
+    const mt_tensor **tv = realloc(b->tv, (size_t)cap * sizeof *tv);
+    int *tn = realloc(b->tn, (size_t)cap * sizeof *tn);
+    if (tv) b->tv = tv;
+    if (tn) b->tn = tn;
+    if (!tv || !tn) return (void)fail(b, "out of memory%s", "");
+    b->capt = cap;
+  }
+  b->tv[b->nt] = t, b->tn[b->nt++] = id;
+}
+
+/* The node of operand t: traced before, a graph input, or a wrapped number. */
+static int operand(builder *b, const mt_tensor *t) {
+  if (!t) return -1;
+  int id = lookup(b, t);
+  if (id != -2) return id;
+  if (!(t->flags & MT_TF_WRAPPED)) return fail(b, "internal: a tensor read by the graph is not among its inputs%s", "");
+  double v = mt_get_f64(t, NULL);
+  bool isint = t->dtype != MT_FLOAT64;
+  for (int k = 0; k < b->g->nsc; k++)
+    if (b->sc[k] == v && b->sc_int[k] == isint && t->dtype != MT_BOOL) {
+      mtj_node x = blank(JN_SCALAR, 0, t->dtype);
+      x.slot = k;
+      return add(b, x);
+    }
+  return cnst(b, v, t->dtype);
+}
+
+static int extern_op(builder *b, const mtg_trace_entry *e, const int *ops) {
+  mtj_node x = blank(JN_EXTERN, e->op, e->out->dtype);
+  for (int i = 0; i < e->nin && i < 3; i++) x.a[i] = ops[i];
+  if (e->nin > 3) return fail(b, "%s has too many operands for an extern call", mt_ops[e->op].name);
+  memcpy(x.attr, e->i, sizeof x.attr);
+  x.nattr = e->ni;
+  memcpy(x.f, e->f, sizeof x.f);
+  x.ndim = e->out->ndim;
+  /* symbolic result sizes: matmul and reductions keep their operands' dims */
+  const mtj_node *a = ops[0] >= 0 ? &b->g->n[ops[0]] : NULL;
+  if (!b->dynamic) {
+    for (int d = 0; d < x.ndim; d++) x.shape[d] = (mtj_dim){-1, e->out->shape[d]};
+  } else if (e->op == MT_OP_matmul && a && ops[1] >= 0 && a->ndim >= 2 && b->g->n[ops[1]].ndim == 2 &&
+             x.ndim == a->ndim) {
+    const mtj_node *w = &b->g->n[ops[1]];
+    if (a->shape[a->ndim - 1].sym >= 0 && w->shape[0].sym >= 0)
+      b->g->sym_parent[mtj_find(b->g, w->shape[0].sym)] = mtj_find(b->g, a->shape[a->ndim - 1].sym);
+    memcpy(x.shape, a->shape, sizeof x.shape);
+    x.shape[x.ndim - 1] = w->shape[1];
+  } else if (mt_ops[e->op].kind == MT_K_REDUCE && a && e->ni >= 2 && e->op != MT_OP_softmax &&
+             e->op != MT_OP_log_softmax) {
+    int k = 0;
+    for (int d = 0; d < a->ndim; d++) {
+      if (e->i[0] >> d & 1) {
+        if (e->i[1]) x.shape[k++] = (mtj_dim){-1, 1};
+      } else {
+        x.shape[k++] = a->shape[d];
+      }
+    }
+  } else if ((e->op == MT_OP_softmax || e->op == MT_OP_log_softmax || e->op == MT_OP_layer_norm) && a) {
+    memcpy(x.shape, a->shape, sizeof x.shape);
+  } else {
+    b->need_static = true;
+    return -1;
+  }
+  return add(b, x);
+}
+
+/* Appends the nodes of one traced op; returns the node of its result. */
+static int lower(builder *b, const mtg_trace_entry *e) {
+  int o[MTG_TRACE_NIN];
+  for (int i = 0; i < e->nin; i++) {
+    o[i] = operand(b, e->in[i]);
+    if (o[i] < -1 || (o[i] == -1 && e->in[i])) return -1;
+  }
+  const mt_tensor *out = e->out;
+  int dt = out->dtype, op = e->op;
+  if (!mtj_ctype(dt)) return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)dt));
+  for (int i = 0; i < e->nin; i++)
+    if (e->in[i] && !mtj_ctype(e->in[i]->dtype))
+      return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)e->in[i]->dtype));
+  bool fl = mt_is_floating((mt_dtype)dt);
+  switch (mt_ops[op].kind) {
+  case MT_K_UNARY:
+    switch (op) {
+    case MT_OP_cast: return cast(b, o[0], dt);
+    case MT_OP_copy: return un(b, MT_OP_copy, cast(b, o[0], dt), dt);
+    case MT_OP_sigmoid: case MT_OP_silu: {
+      int x = cast(b, o[0], dt);
+      int s = B(div, C(1, dt), B(add, C(1, dt), un(b, MT_OP_exp, un(b, MT_OP_neg, x, dt), dt), dt), dt);
+      return op == MT_OP_silu ? B(mul, x, s, dt) : s;
+    }
+    case MT_OP_gelu: {
+      int x = cast(b, o[0], dt);
+      int e1 = un(b, MT_OP_erf, B(mul, x, C(0.70710678118654752440, dt), dt), dt);
+      return B(mul, B(mul, x, C(0.5, dt), dt), B(add, e1, C(1, dt), dt), dt);
+    }
+    case MT_OP_gelu_tanh: {
+      int x = cast(b, o[0], dt);
+      int x3 = B(mul, B(mul, x, x, dt), x, dt);
+      int in = B(mul, C(0.79788456080286535588, dt), B(add, x, B(mul, C(0.044715, dt), x3, dt), dt), dt);
+      return B(mul, B(mul, x, C(0.5, dt), dt), B(add, un(b, MT_OP_tanh, in, dt), C(1, dt), dt), dt);
+    }
+    default: {
+      bool pred = op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
+      int x = pred ? o[0] : cast(b, o[0], dt);
+      if (x < 0) return -1;
+      mtj_node n = blank(JN_UNARY, op, dt);
+      n.cdt = b->g->n[x].dtype;
+      n.a[0] = x;
+      n.ndim = b->g->n[x].ndim;
+      memcpy(n.shape, b->g->n[x].shape, sizeof n.shape);
+      if (op == MT_OP_leaky_relu) n.c = e->f[0];
+      if (op == MT_OP_nan_to_num) memcpy(n.f, e->f, sizeof e->f);
+      int id = add(b, n);
+      return id;
+    }
+    }
+  case MT_K_BINARY:
+    return bin(b, op, o[0], o[1], dt, dt);
+  case MT_K_COMPARE:
+    return bin(b, op, o[0], o[1], dt, e->cdt);
+  case MT_K_TERNARY:
+    if (op == MT_OP_where) return where3(b, o[0], o[1], o[2], dt);
+    if (op == MT_OP_clamp) {
+      int x = cast(b, o[0], dt);
+      if (o[1] >= 0) x = B(maximum, x, o[1], dt);
+      if (o[2] >= 0) x = B(minimum, x, o[2], dt);
+      return x;
+    }
+    if (op == MT_OP_lerp) {
+      int a = cast(b, o[0], dt), c = cast(b, o[1], dt), w = cast(b, o[2], dt);
+      int diff = B(sub, c, a, dt);
+      int lo = B(add, a, B(mul, w, diff, dt), dt);
+      int hi = B(sub, c, B(mul, diff, B(sub, C(1, dt), w, dt), dt), dt);
+      return where3(b, bin(b, MT_OP_lt, un(b, MT_OP_abs, w, dt), C(0.5, dt), MT_BOOL, dt), lo, hi, dt);
+    }
+    break;
+  case MT_K_REDUCE: {
+    const mt_tensor *x = e->in[0];
+    if (op == MT_OP_softmax || op == MT_OP_log_softmax) {
+      if (!fl || e->i[0] != x->ndim - 1 || x->ndim == 0) return extern_op(b, e, o);
+      int xi = cast(b, o[0], dt);
+      int m = reduce(b, MT_OP_amax, xi, 1, dt);
+      int sh = B(sub, xi, m, dt);
+      int s = reduce(b, MT_OP_sum, un(b, MT_OP_exp, sh, dt), 1, dt);
+      if (op == MT_OP_softmax) return B(div, un(b, MT_OP_exp, sh, dt), s, dt);
+      return B(sub, sh, un(b, MT_OP_log, s, dt), dt);
+    }
+    int rop = op == MT_OP_sum ? MT_OP_sum : op == MT_OP_mean ? MT_OP_mean : op == MT_OP_amax ? MT_OP_amax
+              : op == MT_OP_amin ? MT_OP_amin : op == MT_OP_prod ? MT_OP_prod : -1;
+    int64_t mask = e->i[0];
+    int nred = 0;
+    while (nred < x->ndim && (mask >> (x->ndim - 1 - nred) & 1)) nred++;
+    bool suffix = x->ndim > 0 && nred > 0 && mask == (((int64_t)1 << x->ndim) - 1) - (((int64_t)1 << (x->ndim - nred)) - 1);
+    if (rop < 0 || !suffix || (rop == MT_OP_mean && !fl) || (dt == MT_BOOL)) return extern_op(b, e, o);
+    int r = reduce(b, rop, o[0], nred, dt);
+    if (e->i[1] || r < 0) return r;
+    mtj_dim sh[MT_MAXDIM];
+    memcpy(sh, b->g->n[r].shape, sizeof sh);
+    return view(b, r, sh, x->ndim - nred, NULL);
+  }
+  case MT_K_MOVEMENT: {
+    int a = o[0];
+    if (a < 0) return -1;
+    if (op == MT_OP_permute) {
+      mtj_dim sh[MT_MAXDIM];
+      int nd = (int)e->i[0];
+      for (int d = 0; d < nd; d++) sh[d] = b->g->n[a].shape[e->i[1 + d]];
+      return view(b, a, sh, nd, e->i + 1);
+    }
+    mtj_dim sh[MT_MAXDIM];
+    if (op == MT_OP_expand) {
+      if (b->dynamic) return b->need_static = true, -1;
+      for (int d = 0; d < out->ndim; d++) sh[d] = (mtj_dim){-1, out->shape[d]};
+      mtj_node x = blank(JN_VIEW, MT_OP_expand, dt);
+      x.a[0] = a, x.ndim = out->ndim;
+      memcpy(x.shape, sh, sizeof sh);
+      return add(b, x);
+    }
+    if (!relabel(b, &b->g->n[a], out, sh)) return -1;
+    return view(b, a, sh, out->ndim, NULL);
+  }
+  case MT_K_EXTERN:
+    if (op == MT_OP_layer_norm && fl && e->in[0]->dtype == dt) {
+      int nn = (int)e->i[0], x = o[0];
+      int mean = reduce(b, MT_OP_mean, x, nn, dt);
+      int d = B(sub, x, mean, dt);
+      int var = reduce(b, MT_OP_mean, B(mul, d, d, dt), nn, dt);
+      int y = B(mul, d, un(b, MT_OP_rsqrt, B(add, var, C(e->f[0], dt), dt), dt), dt);
+      if (o[1] >= 0) y = B(mul, y, o[1], dt);
+      if (o[2] >= 0) y = B(add, y, o[2], dt);
+      return y;
+    }
+    return extern_op(b, e, o);
+  default:
+    break;
+  }
+  return fail(b, "%s is not handled by the JIT yet", mt_ops[op].name);
+}
+
+void mtj_graph_free(mtj_graph *g) {
+  if (!g) return;
+  free(g->n);
+  free(g->k);
+  free(g->steps);
+  free(g->text);
+  free(g);
+}
+
+static void mark(mtj_graph *g, int i) {
+  if (i < 0 || g->n[i].live) return;
+  g->n[i].live = true;
+  for (int k = 0; k < 3; k++) mark(g, g->n[i].a[k]);
+}
+
+static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc,
+                            const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, bool dynamic,
+                            mtj_graph **out, bool *need_static) {
+  if (nin > MTJ_MAXIN || nout > MTJ_MAXOUT) return mt_fail(MT_EARG, "the graph has too many inputs or outputs");
+  mtj_graph *g = calloc(1, sizeof *g);
+  if (!g) return mt_fail(MT_ENOMEM, "out of memory");
+  builder B_ = {.g = g, .tr = tr, .sc = sc, .sc_int = sc_int, .dynamic = dynamic}, *b = &B_;
+  g->nin = nin, g->nsc = nsc, g->is_static = !dynamic;
+  for (int k = 0; k < nin; k++) {
+    const mt_tensor *t = ins[k];
+    g->in[k].dtype = t->dtype, g->in[k].ndim = t->ndim;
+    memcpy(g->in[k].shape, t->shape, sizeof t->shape);
+    if (!mtj_ctype(t->dtype)) fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)t->dtype));
+    if (mt_tdevice(t).type != MT_CPU) fail(b, "the JIT compiles CPU graphs only%s", "");
+    mtj_node x = blank(JN_INPUT, 0, t->dtype);
+    x.slot = k, x.ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) {
+      if (t->shape[d] == 1 || !dynamic) {
+        x.shape[d] = (mtj_dim){-1, t->shape[d]};
+      } else {
+        int s = g->nsym++;
+        g->sym_in[s] = k, g->sym_dim[s] = d, g->sym_parent[s] = s;
+        x.shape[d] = (mtj_dim){s, 0};
+      }
+    }
+    bind(b, t, add(b, x));
+  }
+  for (int i = 0; i < tr->n && !b->why[0] && !b->need_static; i++) {
+    int id = lower(b, &tr->e[i]);
+    if (id >= 0) bind(b, tr->e[i].out, id);
+  }
+  for (int k = 0; k < nout && !b->why[0] && !b->need_static; k++) {
+    int id = lookup(b, outs[k]);
+    if (id < 0) fail(b, "internal: a returned tensor is not in the graph%s", "");
+    g->out[k] = id;
+  }
+  g->nout = nout;
+  free(b->tv);
+  free(b->tn);
+  *need_static = b->need_static;
+  if (b->why[0] || b->need_static) {
+    mtj_graph_free(g);
+    return b->need_static ? MT_EARG : mt_fail(MT_EARG, "%s", b->why);
+  }
+  for (int k = 0; k < nout; k++) mark(g, g->out[k]);
+  *out = g;
+  return MT_OK;
+}
+
+mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
+                    int nsc, const mt_tensor *const *outs, int nout, bool dynamic, mtj_graph **out) {
+  bool need_static = false;
+  mt_status st = build_once(tr, ins, nin, sc, sc_int, nsc, outs, nout, dynamic, out, &need_static);
+  if (st && need_static && dynamic) st = build_once(tr, ins, nin, sc, sc_int, nsc, outs, nout, false, out, &need_static);
+  if (st && need_static) st = mt_fail(MT_EARG, "a view of the graph has sizes the JIT cannot follow");
+  return st;
+}
+
+/* ---- canonical text ---- */
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void put(sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if (b->s && b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
+    size_t cap = (b->cap ? 2 * b->cap : 4096) + (size_t)k;
+    char *s = realloc(b->s, cap);
+    if (!s) return;
+    b->s = s, b->cap = cap;
+  }
+}
+
+static void put_shape(sbuf *s, mtj_graph *g, const mtj_dim *sh, int nd) {
+  put(s, "[");
+  for (int d = 0; d < nd; d++) {
+    if (sh[d].sym >= 0)
+      put(s, "%ss%d", d ? "," : "", mtj_find(g, sh[d].sym));
+    else
+      put(s, "%s%lld", d ? "," : "", (long long)sh[d].c);
+  }
+  put(s, "]");
+}
+
+char *mtj_canon(mtj_graph *g) {
+  sbuf s = {0};
+  put(s.s ? &s : &s, "graph %s in=%d sc=%d\n", g->is_static ? "static" : "dynamic", g->nin, g->nsc);
+  for (int k = 0; k < g->nin; k++) {
+    put(&s, "in%d %s rank %d ones", k, mt_dtype_name((mt_dtype)g->in[k].dtype), g->in[k].ndim);
+    for (int d = 0; d < g->in[k].ndim; d++) put(&s, "%c", g->in[k].shape[d] == 1 ? '1' : '.');
+    put(&s, "\n");
+  }
+  for (int i = 0; i < g->nn; i++) {
+    const mtj_node *x = &g->n[i];
+    if (!x->live) continue;
+    static const char *kinds[] = {"input", "scalar", "const", "unary", "binary", "where", "cast", "reduce", "view",
+                                  "extern"};
+    put(&s, "%%%d = %s", i, kinds[x->kind]);
+    if (x->kind != JN_INPUT && x->kind != JN_SCALAR && x->kind != JN_CONST && x->kind != JN_CAST)
+      put(&s, ".%s", mt_ops[x->op].name);
+    if (x->slot >= 0) put(&s, " #%d", x->slot);
+    if (x->kind == JN_CONST) put(&s, " %.17g", x->c);
+    for (int k = 0; k < 3; k++)
+      if (x->a[k] >= 0) put(&s, " %%%d", x->a[k]);
+    put(&s, " : %s", mt_dtype_name((mt_dtype)x->dtype));
+    if (x->cdt != x->dtype) put(&s, "/%s", mt_dtype_name((mt_dtype)x->cdt));
+    put(&s, " ");
+    put_shape(&s, g, x->shape, x->ndim);
+    for (int k = 0; k < x->nattr; k++) put(&s, "%s%lld", k ? "," : " {", (long long)x->attr[k]);
+    if (x->nattr) put(&s, "}");
+    if ((x->kind == JN_UNARY && (x->c != 0 || x->f[0] != 0 || x->f[1] != 0 || x->f[2] != 0)) || x->kind == JN_EXTERN)
+      put(&s, " (%.17g %.17g %.17g %.17g)", x->c, x->f[0], x->f[1], x->f[2]);
+    if (x->kernel >= 0) put(&s, " k%d%s", x->kernel, x->mat ? " stored" : "");
+    put(&s, "\n");
+  }
+  for (int k = 0; k < g->nk; k++) {
+    put(&s, "kernel %d F", k);
+    put_shape(&s, g, g->k[k].F, g->k[k].ndim);
+    put(&s, " p=%d\n", g->k[k].p);
+  }
+  put(&s, "out");
+  for (int k = 0; k < g->nout; k++) put(&s, " %%%d", g->out[k]);
+  put(&s, "\n");
+  return s.s;
+}

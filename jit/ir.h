@@ -1,0 +1,98 @@
+/* ir.h -- the JIT's graph IR, shared by jit/ files only. A node is a
+ * primitive op over symbolic shapes; passes (ir.c, fuse.c) fill in the
+ * kernel partition that codegen_c.c and runtime.c read. */
+#ifndef MTJ_IR_H
+#define MTJ_IR_H
+#include "jit.h"
+
+/* A dimension: a symbol (sym >= 0: a size class of input dims) or a constant. */
+typedef struct mtj_dim {
+  int32_t sym;
+  int64_t c;
+} mtj_dim;
+
+typedef enum mtj_kind {
+  JN_INPUT,  /* graph input tensor `slot` */
+  JN_SCALAR, /* runtime scalar `slot` (a Lua number argument) */
+  JN_CONST,  /* constant c */
+  JN_UNARY,  /* op(a0) in compute dtype cdt; params in c, f */
+  JN_BINARY, /* op(a0, a1), including comparisons */
+  JN_WHERE,  /* a0 ? a1 : a2 */
+  JN_CAST,   /* a0 converted to dtype */
+  JN_REDUCE, /* op (sum, mean, prod, amax, amin) over the trailing attr[0] dims, kept as 1 */
+  JN_VIEW,   /* a view of a0 (attr[0]: reshape or permute, then the permutation) */
+  JN_EXTERN  /* an engine op on materialized operands (attr: the trace entry's) */
+} mtj_kind;
+
+typedef struct mtj_node {
+  int8_t kind, dtype, cdt, ndim;
+  int16_t op; /* mt_op */
+  int a[3];   /* operands (-1: none) */
+  mtj_dim shape[MT_MAXDIM];
+  double c, f[3];
+  int64_t attr[MTG_TRACE_NI];
+  int nattr, slot;
+  /* filled by the passes */
+  bool live, mat; /* mat: materialized into a buffer */
+  int kernel;     /* kernel index, or -1 */
+  int step;       /* VIEW/EXTERN: their step */
+  int last_step;  /* last step that reads the buffer */
+} mtj_node;
+
+typedef struct mtj_input {
+  int8_t dtype, ndim;
+  int64_t shape[MT_MAXDIM]; /* as captured (checked when static) */
+} mtj_input;
+
+/* A fused kernel: iteration space F (ndim dims), rows = dims [0, p), inner = [p, ndim). */
+typedef struct mtj_kernel {
+  int ndim, p; /* p < 0: no reduction (codegen picks ndim - 1) */
+  mtj_dim F[MT_MAXDIM];
+  int step;
+} mtj_kernel;
+
+typedef struct mtj_step {
+  int kernel; /* >= 0: a kernel, else node */
+  int node;
+} mtj_step;
+
+struct mtj_graph {
+  mtj_node *n;
+  int nn, cap;
+  int nin, nsc;
+  mtj_input in[MTJ_MAXIN];
+  int out[MTJ_MAXOUT], nout;
+  int nsym;
+  int sym_in[MTJ_MAXIN * MT_MAXDIM], sym_dim[MTJ_MAXIN * MT_MAXDIM], sym_parent[MTJ_MAXIN * MT_MAXDIM];
+  bool is_static;
+  mtj_kernel *k;
+  int nk;
+  mtj_step *steps;
+  int nsteps;
+  char *text; /* canonical text */
+};
+
+int mtj_find(mtj_graph *g, int s);                       /* symbol class representative */
+bool mtj_dim_eq(mtj_graph *g, mtj_dim a, mtj_dim b);
+/* Trace -> IR with decompositions and CSE; DCE. Error message on failure. */
+mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
+                    int nsc, const mt_tensor *const *outs, int nout, bool dynamic, mtj_graph **out);
+void mtj_graph_free(mtj_graph *g);
+/* Partition into kernels and steps (fuse.c). */
+mt_status mtj_fuse(mtj_graph *g);
+/* Canonical text of g (after fusion), malloc'ed. */
+char *mtj_canon(mtj_graph *g);
+const char *mtj_ctype(int dtype); /* C type of a dtype, NULL if unsupported */
+
+#endif
+
+/* ---- kernel arguments (codegen_c.c; the runtime passes them in this order) ---- */
+enum { MTJ_LD_SCALAR, MTJ_LD_FULL, MTJ_LD_ROW, MTJ_LD_INNER, MTJ_LD_GENERAL };
+typedef struct mtj_kargs {
+  int p;                   /* split of F used by the kernel */
+  int load[64], nload;     /* buffers read (node ids) */
+  int cls[64];             /* their MTJ_LD_ class */
+  int store[32], nstore;   /* values written (node ids) */
+  bool flat;               /* one flat loop over all elements */
+} mtj_kargs;
+mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a);
