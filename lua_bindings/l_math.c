@@ -68,16 +68,11 @@ static int l_unary(lua_State *L) {
   return 1;
 }
 
-/* b scaled by alpha (add/sub): returns a new reference */
-static mt_tensor *scaled(lua_State *L, mt_tensor *b, int opt, const char *name) {
-  if (!opt) return b;
-  lua_getfield(L, opt, "alpha");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    return b;
-  }
-  mt_tensor *alpha = mtl_tensor_or_scalar(L, -1, name), *r = NULL;
-  lua_pop(L, 1);
+/* b scaled by the alpha at stack index idx (add/sub; 0: none): returns a
+ * new reference */
+static mt_tensor *scaled(lua_State *L, mt_tensor *b, int idx, const char *name) {
+  if (!idx) return b;
+  mt_tensor *alpha = mtl_tensor_or_scalar(L, idx, name), *r = NULL;
   mt_status st = mtg_binary(MT_OP_mul, b, alpha, &r);
   mt_release(alpha);
   if (st) mtl_fail(L, st, b, NULL, NULL, NULL);
@@ -94,10 +89,19 @@ static int l_binary(lua_State *L) {
   mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
   mtl_check_operand(L, 1, name);
   mtl_check_operand(L, 2, name);
-  if (opt) {
-    lua_getfield(L, opt, "alpha");
-    if (!lua_isnil(L, -1)) mtl_check_operand(L, -1, name);
-    lua_pop(L, 1);
+  /* alpha (add, sub): positional argument 3 or alpha= in the options */
+  int alpha = 0, third = lua_gettop(L) >= 3 && opt != 3 && !lua_isnil(L, 3);
+  if (op == MT_OP_add || op == MT_OP_sub) {
+    if (third) {
+      alpha = 3;
+    } else if (opt && lua_getfield(L, opt, "alpha") != LUA_TNIL) {
+      alpha = lua_gettop(L);
+    } else if (opt) {
+      lua_pop(L, 1);
+    }
+    if (alpha) mtl_check_operand(L, alpha, name);
+  } else if (third) {
+    return luaL_error(L, "%s: unexpected argument #3 (%s); options go in a table", name, luaL_typename(L, 3));
   }
   mt_tensor *a = mtl_tensor_or_scalar(L, 1, name);
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, name);
@@ -106,7 +110,7 @@ static int l_binary(lua_State *L) {
     mt_release(b);
     return luaL_error(L, "%s: at least one argument must be a tensor", name);
   }
-  if (op == MT_OP_add || op == MT_OP_sub) b = scaled(L, b, opt, name);
+  if (alpha) b = scaled(L, b, alpha, name);
   mt_op run = op;
   if (op == MT_OP_div && opt) {
     lua_getfield(L, opt, "rounding_mode");
