@@ -9,7 +9,7 @@
 
 static const mtg_deriv *(*const families[])(mt_op) = {mtg_deriv_ew,     mtg_deriv_view,     mtg_deriv_reduce,
                                                        mtg_deriv_linalg, mtg_deriv_movement, mtg_deriv_index,
-                                                       mtg_deriv_nn};
+                                                       mtg_deriv_nn,     mtg_deriv_attention};
 
 const mtg_deriv *mtg_deriv_of(mt_op op) {
   static const mtg_deriv *cache[MT_NOPS];
@@ -33,6 +33,8 @@ static const struct {
                                 "ops (graph/nn.c), so double backward never reaches this op"},
     {MT_OP_group_norm_backward, "not needed: under create_graph group_norm's derivative is written with recorded "
                                 "ops (graph/nn.c), so double backward never reaches this op"},
+    {MT_OP_sdpa_flash_backward, "not needed: under create_graph sdpa_flash's derivative is written with recorded "
+                                "math ops (graph/attention.c), so double backward never reaches this op"},
     {MT_NOPS, NULL}, /* (end) */
 };
 

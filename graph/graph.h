@@ -109,6 +109,7 @@ mt_status mtg_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
 mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
 
 /* the other families declare their recorded ops in their own headers */
+#include "graph_attention.h"
 #include "graph_index.h"
 #include "graph_linalg.h"
 #include "graph_movement.h"

@@ -6,7 +6,7 @@
 #define MTG_NODE_H
 #include "graph.h"
 
-#define MTG_MAXSAVED 4
+#define MTG_MAXSAVED 6 /* sdpa_flash keeps q, k, v, mask, out and lse */
 #define MTG_NARGS 20
 
 /* Computes the gradients of a node's inputs from those of its outputs.

@@ -1,7 +1,8 @@
 /* blas.h -- the engine's door to the math libraries (cpu/blas.c):
  * row-major GEMM that picks oneDNN or OpenBLAS per shape, and the LAPACK
  * routines (Fortran symbols, column-major) of OpenBLAS, loaded lazily.
- * Engine-internal: only matmul.c, linalg.c and linalg_norm.c include it. */
+ * Engine-internal: matmul.c, linalg.c, linalg_norm.c, attention.c and
+ * cpu/attention_kernels.c include it. */
 #ifndef MT_CPU_BLAS_H
 #define MT_CPU_BLAS_H
 

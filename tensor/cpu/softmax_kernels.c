@@ -9,31 +9,7 @@
 #include <sleef.h>
 
 #include "cpu/softmax_kernels.h"
-
-/* exp for softmax's arguments x - max <= 0, within about 2 ulp: 2^n * e^r
- * with n = round(x / ln 2), r = x - n ln 2 (split in two parts), and e^r from
- * a degree-7 polynomial (Cephes' expf coefficients). Below -87.3 the result
- * is 0 (exactly 0 for -inf, as masked softmax needs); about 4x faster than
- * SLEEF's 1-ulp expf, which dominated softmax. */
-static inline __m256 exp_softmax_f32(__m256 x) {
-  const __m256 lo = _mm256_set1_ps(-87.33654f);
-  __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-  x = _mm256_max_ps(x, lo);
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  return _mm256_andnot_ps(under, y);
-}
+#include "cpu/vexp.h"
 
 #define DEF_ROW(tag, T, V, ps, LANES, VEXP, LOG)                                                                       \
   static void row_##tag(const T *x, T *y, int64_t n, bool lg) {                                                        \
@@ -85,7 +61,7 @@ static inline __m256 exp_softmax_f32(__m256 x) {
     }                                                                                                                  \
   }
 
-DEF_ROW(f32, float, __m256, ps, 8, exp_softmax_f32, logf)
+DEF_ROW(f32, float, __m256, ps, 8, mt_vexp_f32, logf)
 DEF_ROW(f64, double, __m256d, pd, 4, Sleef_expd4_u10avx2, log)
 
 #define COLS 256 /* the caller never passes more columns than this */
@@ -116,7 +92,7 @@ DEF_ROW(f64, double, __m256d, pd, 4, Sleef_expd4_u10avx2, log)
       for (int64_t k = 0; k < kn; k++) y[i * K + k] = lg ? x[i * K + k] - sum[k] : y[i * K + k] * sum[k];              \
   }
 
-DEF_COLS(f32, float, __m256, ps, 8, exp_softmax_f32, expf, logf)
+DEF_COLS(f32, float, __m256, ps, 8, mt_vexp_f32, expf, logf)
 DEF_COLS(f64, double, __m256d, pd, 4, Sleef_expd4_u10avx2, exp, log)
 
 void mt_cpu_softmax_f32(const void *x, void *y, int64_t L, int64_t K, int64_t kn, bool lg) {

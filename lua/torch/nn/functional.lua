@@ -4,7 +4,7 @@
 local U = require "torch.nn.util"
 
 local F = {__help = "torch.nn.functional (F): functional forms of layers and losses; help(F.name) for one"}
-for _, part in ipairs{"layers", "activation", "loss", "vision", "distance"} do
+for _, part in ipairs{"layers", "activation", "loss", "vision", "distance", "attention"} do
   for k, v in pairs(require("torch.nn.functional." .. part)) do F[k] = v end
 end
 
@@ -68,6 +68,9 @@ U.doc(F, {
   pixel_unshuffle = "F.pixel_unshuffle(input, r) -- (C, H r, W r) -> (C r^2, H, W)",
   normalize = "F.normalize(input[, p=2, dim=2, eps=1e-12]) -- divide by the p-norm along dim",
   cosine_similarity = "F.cosine_similarity(x1, x2[, dim=2, eps=1e-8]) -- cosine of the angle along dim",
+  scaled_dot_product_attention = "F.scaled_dot_product_attention(query, key, value[, {attn_mask=, dropout_p=0, "
+    .. "is_causal=false, scale=1/sqrt(E), enable_gqa=false}]) -- softmax(q k^T * scale + mask) v (flash or math "
+    .. "backend: torch.backends.sdp_kernel)",
   pairwise_distance = "F.pairwise_distance(x1, x2[, p=2, eps=1e-6, keepdim]) -- p-norm of x1 - x2",
 })
 

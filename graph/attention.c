@@ -1,0 +1,289 @@
+/* attention.c -- recorded scaled dot product attention: the selection rule
+ * and backend switches, the math backend written with recorded ops (so
+ * autograd and double backward come free), and the recorded flash ops with
+ * their derivatives. The flash node's derivative calls the flash backward
+ * op; under create_graph it is written with recorded math ops instead, so
+ * the flash backward op itself needs none (derivatives.c says so).
+ * Node arguments: i[0] is_causal, i[1] enable_gqa; f[0] the scale. */
+#include <math.h>
+#include <string.h>
+
+#include "deriv.h"
+#include "random.h"
+
+#define LIVE(s) ((s)->st == MT_OK)
+
+static _Thread_local unsigned disabled; /* backend bits switched off on this thread */
+
+unsigned mtg_sdpa_enabled(void) { return (MTG_SDPA_MATH | MTG_SDPA_FLASH) & ~disabled; }
+
+unsigned mtg_sdpa_set_enabled(unsigned bits) {
+  unsigned old = mtg_sdpa_enabled();
+  disabled = (MTG_SDPA_MATH | MTG_SDPA_FLASH) & ~bits;
+  return old;
+}
+
+static const char *OP = "scaled_dot_product_attention";
+
+/* Why flash cannot take these inputs (NULL: it can). */
+static const char *flash_refusal(const mt_tensor *q, const mt_tensor *mask, const mt_sdpa_opts *o,
+                                 const mt_sdpa_dims *d) {
+  if (q->dtype != MT_FLOAT32 && q->dtype != MT_FLOAT64) return "it runs float32 and float64 only";
+  if (mt_tdevice(q).type != MT_CPU) return "it runs on the CPU only";
+  if (o->dropout_p > 0) return "it has no dropout (dropout_p > 0)";
+  if (!d->same_batch) return "query, key and value batch dims differ (broadcasting)";
+  if (mask && mtg_requires_grad(mask)) return "the attention mask requires grad";
+  if (d->L == 0 || d->S == 0 || d->E == 0 || d->Ev == 0) return "an input is empty";
+  return NULL;
+}
+
+mt_status mtg_sdpa_select(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                          const mt_sdpa_opts *o, int *backend) {
+  mt_sdpa_dims d;
+  mt_status st = mt_sdpa_check(OP, q, k, v, mask, o, &d);
+  if (st) return st;
+  unsigned on = mtg_sdpa_enabled();
+  const char *why = flash_refusal(q, mask, o, &d);
+  if ((on & MTG_SDPA_FLASH) && !why) {
+    *backend = MTG_SDPA_FLASH;
+    return MT_OK;
+  }
+  if (on & MTG_SDPA_MATH) {
+    *backend = MTG_SDPA_MATH;
+    return MT_OK;
+  }
+  return mt_fail(MT_EARG, "%s: no enabled backend can run these inputs: flash %s; math is disabled (enable it with "
+                 "torch.backends.sdp_kernel{math=true})",
+                 OP, (on & MTG_SDPA_FLASH) ? why : "is disabled");
+}
+
+/* ---- the math composition (also the create_graph derivative of flash) ---- */
+
+static mt_tensor *Da_softmax(mtg_scope *s, const mt_tensor *x) {
+  if (!LIVE(s) || !x) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_softmax(x, -1, -1, &r);
+  return mtg_track(s, st, r);
+}
+
+/* k or v (..., Hk, S, F) repeated to q's heads (..., Hk * g, S, F), each head g times in a row */
+static mt_tensor *gqa_repeat(mtg_scope *s, const mt_tensor *t, int64_t g) {
+  if (!LIVE(s) || !t || g == 1) return (mt_tensor *)t;
+  int nd = t->ndim;
+  int64_t sh[MT_MAXDIM + 1], rs[MT_MAXDIM];
+  memcpy(sh, t->shape, sizeof(int64_t) * (nd - 2));
+  sh[nd - 2] = g, sh[nd - 1] = t->shape[nd - 2], sh[nd] = t->shape[nd - 1];
+  memcpy(rs, t->shape, sizeof(int64_t) * nd);
+  rs[nd - 3] *= g;
+  return D_reshape(s, D_expand(s, D_unsqueeze(s, t, nd - 2), sh, nd + 1), rs, nd);
+}
+
+/* The gradient of a repeated head tensor summed back to (..., Hk, S, F). */
+static mt_tensor *gqa_reduce(mtg_scope *s, const mt_tensor *t, int64_t g) {
+  if (!LIVE(s) || !t || g == 1) return (mt_tensor *)t;
+  int nd = t->ndim;
+  int64_t sh[MT_MAXDIM + 1];
+  memcpy(sh, t->shape, sizeof(int64_t) * (nd - 3));
+  sh[nd - 3] = t->shape[nd - 3] / g, sh[nd - 2] = g, sh[nd - 1] = t->shape[nd - 2], sh[nd] = t->shape[nd - 1];
+  int dim = nd - 2;
+  return D_sum(s, D_reshape(s, t, sh, nd + 1), &dim, 1, false);
+}
+
+/* softmax(q kk^T * scale + mask) with the causal or given mask applied. */
+static mt_tensor *attn_probs(mtg_scope *s, const mt_tensor *q, const mt_tensor *kk, const mt_tensor *mask,
+                             bool causal, double scale, int64_t L, int64_t S) {
+  if (!LIVE(s)) return NULL;
+  int nd = kk->ndim;
+  mt_tensor *sc = D_scale(s, D_matmul(s, q, D_transpose(s, kk, nd - 2, nd - 1)), scale);
+  if (!LIVE(s)) return NULL;
+  mt_tensor *neg = D_num(s, -INFINITY, (mt_dtype)sc->dtype);
+  if (causal) {
+    int64_t shape[2] = {L, S};
+    mt_tensor *ones = NULL, *tri = NULL;
+    mt_status st = mt_full(shape, 2, (mt_scalar){.kind = MT_SK_BOOL, .v.i = 1}, MT_BOOL, mt_tdevice(q), &ones);
+    if (!st) st = mt_tril(ones, 0, &tri);
+    mt_release(ones);
+    sc = D_where(s, mtg_track(s, st, tri), sc, neg);
+  } else if (mask && mask->dtype == MT_BOOL) {
+    sc = D_where(s, mask, sc, neg);
+  } else if (mask) {
+    sc = D_add(s, sc, mask);
+  }
+  return Da_softmax(s, sc);
+}
+
+static int64_t group_of(const mt_tensor *q, const mt_tensor *k, bool gqa) {
+  return gqa ? q->shape[q->ndim - 3] / k->shape[k->ndim - 3] : 1;
+}
+
+mt_status mtg_sdpa_math(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                        const mt_sdpa_opts *o, mt_tensor **out) {
+  mt_sdpa_dims d;
+  mt_status st = mt_sdpa_check(OP, q, k, v, mask, o, &d);
+  if (st) return st;
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, NULL);
+  int64_t g = group_of(q, k, o->enable_gqa);
+  mt_tensor *p = attn_probs(s, q, gqa_repeat(s, k, g), mask, o->is_causal, d.scale, d.L, d.S);
+  if (LIVE(s) && o->dropout_p > 0) { /* keep with probability 1 - p, scale by 1 / (1 - p), torch RNG */
+    mt_tensor *keep = NULL;
+    st = mt_empty(p->shape, p->ndim, (mt_dtype)p->dtype, mt_tdevice(p), &keep);
+    if (!st) st = mt_bernoulli_(keep, 1 - o->dropout_p, NULL);
+    p = D_scale(s, D_mul(s, p, mtg_track(s, st, keep)), 1 / (1 - o->dropout_p));
+  }
+  mt_tensor *r = mtg_keep(s, D_matmul(s, p, gqa_repeat(s, v, g)));
+  st = mtg_scope_end(s, NULL, 0);
+  if (st) {
+    mt_release(r);
+    return st;
+  }
+  return mt_deliver(OP, r, out);
+}
+
+/* ---- recorded flash ops ----
+ * sdpa_flash: inputs (q, k, v, mask); saves q, k, v (slots 0-2), mask (3,
+ * when given), out (4) and lse (5). */
+
+static void opts_of(const mtg_node *n, mt_sdpa_opts *o) {
+  *o = (mt_sdpa_opts){.scale = n->f[0], .dropout_p = 0, .is_causal = n->i[0] != 0, .enable_gqa = n->i[1] != 0};
+}
+
+static mt_tensor *saved_opt(mtg_scope *s, int k) {
+  if (!LIVE(s) || (!s->node->released && !s->node->saved[k].t)) return NULL;
+  return D_saved(s, k);
+}
+
+/* Under create_graph: the gradients of attention written with recorded ops
+ * (p recomputed from q and k), so they differentiate again. */
+static void math_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_tensor *q, const mt_tensor *k,
+                       const mt_tensor *v, const mt_tensor *mask, mt_tensor **gin) {
+  if (!LIVE(s)) return;
+  mt_sdpa_opts o;
+  opts_of(n, &o);
+  int nd = q->ndim, last = nd - 1;
+  int64_t gq = group_of(q, k, o.enable_gqa);
+  mt_tensor *kk = gqa_repeat(s, k, gq), *vv = gqa_repeat(s, v, gq);
+  mt_tensor *p = attn_probs(s, q, kk, mask, o.is_causal, o.scale, q->shape[nd - 2], k->shape[nd - 2]);
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, gqa_reduce(s, D_matmul(s, D_transpose(s, p, nd - 2, last), g), gq));
+  if (!mtg_needs(n, 0) && !mtg_needs(n, 1)) return;
+  mt_tensor *dp = D_matmul(s, g, D_transpose(s, vv, nd - 2, last));
+  mt_tensor *ds = D_mul(s, p, D_sub(s, dp, D_sum(s, D_mul(s, dp, p), &last, 1, true)));
+  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, D_matmul(s, ds, kk), o.scale));
+  if (mtg_needs(n, 1))
+    gin[1] = D_grad_for(s, 1, gqa_reduce(s, D_scale(s, D_matmul(s, D_transpose(s, ds, nd - 2, last), q), o.scale), gq));
+}
+
+static mt_status d_sdpa_flash(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *q = D_saved(s, 0), *k = D_saved(s, 1), *v = D_saved(s, 2), *mask = saved_opt(s, 3);
+  if (LIVE(s) && mtg_grad_enabled()) {
+    math_grads(s, n, go[0], q, k, v, mask, gin);
+  } else if (LIVE(s)) {
+    mt_tensor *out = D_saved(s, 4), *lse = D_saved(s, 5);
+    mt_sdpa_opts o;
+    opts_of(n, &o);
+    mt_tensor *g[3] = {NULL, NULL, NULL};
+    if (LIVE(s)) {
+      mt_status st = mtg_sdpa_flash_backward(go[0], q, k, v, mask, out, lse, &o, mtg_needs(n, 0) ? &g[0] : NULL,
+                                             mtg_needs(n, 1) ? &g[1] : NULL, mtg_needs(n, 2) ? &g[2] : NULL);
+      if (st)
+        s->st = st;
+      else
+        for (int i = 0; i < 3; i++) gin[i] = g[i];
+    }
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+/* The flash backward op has no derivative (derivatives.c): reaching it in a
+ * backward pass is an error, never a silent zero. */
+static mt_status d_sdpa_flash_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return mt_fail(MT_EARG, "sdpa_flash_backward has no derivative: differentiate scaled_dot_product_attention "
+                 "itself with create_graph=true instead of its backward op");
+}
+
+static mt_status no_out(const char *op) {
+  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no history); "
+                 "drop out= or use torch.no_grad()", op);
+}
+
+mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
+  const mt_tensor *ins[4] = {q, k, v, mask};
+  if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_flash(q, k, v, mask, o, out, lse);
+  if (*out) return no_out("sdpa_flash");
+  if (mask && mtg_requires_grad(mask))
+    return mt_fail(MT_EARG, "sdpa_flash: the flash backend gives no gradient for attn_mask; use the math backend");
+  mt_tensor *r = NULL, *l = NULL;
+  mt_status st = mt_sdpa_flash(q, k, v, mask, o, &r, &l);
+  mtg_node *n = NULL;
+  if (!st) st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_flash), d_sdpa_flash, ins, 4, &r, 1, &n);
+  if (!st) {
+    mt_sdpa_dims d;
+    mt_sdpa_check("sdpa_flash", q, k, v, mask, o, &d);
+    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale;
+    const mt_tensor *sv[4] = {q, k, v, mask};
+    for (int i = 0; i < 4 && !st; i++)
+      if (sv[i]) st = mtg_save(n, i, sv[i], false, 0);
+    if (!st) st = mtg_save(n, 4, r, true, 0);
+    if (!st) st = mtg_save(n, 5, l, false, 0);
+    if (st)
+      mtg_node_release(n);
+    else
+      st = mtg_attach(n, &r, 1);
+  }
+  if (st) {
+    mt_release(r), mt_release(l);
+    return st;
+  }
+  *out = r;
+  if (lse)
+    *lse = l;
+  else
+    mt_release(l);
+  return MT_OK;
+}
+
+mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
+  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+  if (!mtg_any_requires_grad(ins, 7)) return mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
+  if ((dq && *dq) || (dk && *dk) || (dv && *dv)) return no_out("sdpa_flash_backward");
+  mt_tensor *g[3] = {NULL, NULL, NULL};
+  mt_status st = mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
+                                        dv ? &g[2] : NULL);
+  mtg_node *n = NULL;
+  if (!st) {
+    mt_tensor *outs[3];
+    int no = 0;
+    for (int i = 0; i < 3; i++)
+      if (g[i]) outs[no++] = g[i];
+    st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_flash_backward), d_sdpa_flash_backward, ins, 7, outs, no, &n);
+    if (!st) st = mtg_attach(n, outs, no);
+  }
+  mt_tensor **want[3] = {dq, dk, dv};
+  for (int i = 0; i < 3; i++) {
+    if (!st && want[i])
+      *want[i] = g[i];
+    else
+      mt_release(g[i]);
+  }
+  return st;
+}
+
+mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                   const mt_sdpa_opts *o, mt_tensor **out) {
+  int backend = 0;
+  mt_status st = mtg_sdpa_select(q, k, v, mask, o, &backend);
+  if (st) return st;
+  if (backend == MTG_SDPA_FLASH) return mtg_sdpa_flash(q, k, v, mask, o, out, NULL);
+  return mtg_sdpa_math(q, k, v, mask, o, out);
+}
+
+static const mtg_deriv table[MT_NOPS] = {
+    [MT_OP_sdpa_flash] = {d_sdpa_flash, 0},
+};
+
+const mtg_deriv *mtg_deriv_attention(mt_op op) { return table[op].fn ? &table[op] : NULL; }

@@ -1,0 +1,33 @@
+/* graph_attention.h -- recorded scaled dot product attention (graph/
+ * attention.c): the public op mtg_sdpa, which picks a backend by the
+ * selection rule and the per-thread backend switches, the math backend (a
+ * composition of recorded ops: any floating dtype, dropout, broadcasting,
+ * double backward), and the recorded flash ops of tensor/attention.h. */
+#ifndef MTG_GRAPH_ATTENTION_H
+#define MTG_GRAPH_ATTENTION_H
+#include "attention.h"
+
+enum { MTG_SDPA_MATH = 1, MTG_SDPA_FLASH = 2 }; /* backend bits */
+
+/* The enabled backends (bits above; all by default) of this thread. */
+unsigned mtg_sdpa_enabled(void);
+/* Sets them; returns the previous set. */
+unsigned mtg_sdpa_set_enabled(unsigned bits);
+/* The backend mtg_sdpa would run for these inputs (MTG_SDPA_MATH or
+ * MTG_SDPA_FLASH); bad inputs, or no enabled backend that can take them,
+ * are errors whose message says why each backend was passed over. */
+mt_status mtg_sdpa_select(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                          const mt_sdpa_opts *o, int *backend);
+/* softmax(q k^T * scale + mask) v through the selected backend. */
+mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                   const mt_sdpa_opts *o, mt_tensor **out);
+/* The math backend alone (the reference). */
+mt_status mtg_sdpa_math(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                        const mt_sdpa_opts *o, mt_tensor **out);
+mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
+mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv);
+
+#endif

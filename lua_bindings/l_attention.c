@@ -1,0 +1,173 @@
+/* l_attention.c -- Lua bindings of scaled dot product attention: the public
+ * op (backend picked by graph/attention.c), the backends called directly
+ * (tests, benchmarks), the flash backward op, and the backend switches that
+ * lua/torch/backends.lua wraps in torch.backends.sdp_kernel. */
+#include <math.h>
+
+#include "graph.h"
+#include "mtl.h"
+
+typedef struct sdpa_args {
+  mt_tensor *q, *k, *v, *mask;
+  mt_sdpa_opts o;
+} sdpa_args;
+
+/* (q, k, v[, attn_mask, dropout_p, is_causal, scale, enable_gqa]) with the
+ * optional ones by position or in a trailing options table from `first`. */
+static void sdpa_opts(lua_State *L, int first, int pos0, const char *op, sdpa_args *a) {
+  int opt = mtl_options_index(L, first);
+  if (!opt && lua_gettop(L) == first && lua_type(L, first) == LUA_TTABLE && !mtl_to_tensor(L, first))
+    opt = first; /* an empty options table */
+  int last = opt ? opt - 1 : lua_gettop(L);
+  mtl_getarg(L, pos0, last, opt, "attn_mask");
+  a->mask = NULL;
+  if (!lua_isnil(L, -1)) {
+    a->mask = mtl_to_tensor(L, -1);
+    if (!a->mask) luaL_error(L, "%s: attn_mask must be a tensor or nil, got %s", op, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1); /* the argument or the options table keeps it alive */
+  a->o.dropout_p = mtl_opt_num(L, pos0 + 1, last, opt, "dropout_p", 0);
+  a->o.is_causal = mtl_opt_bool(L, pos0 + 2, last, opt, "is_causal", 0);
+  mtl_getarg(L, pos0 + 3, last, opt, "scale");
+  a->o.scale = lua_isnil(L, -1) ? 0 : luaL_checknumber(L, -1);
+  lua_pop(L, 1);
+  if (!(a->o.scale >= 0) || isinf(a->o.scale))
+    luaL_error(L, "%s: scale must be a positive number or nil (1/sqrt(E)), got %f", op, a->o.scale);
+  a->o.enable_gqa = mtl_opt_bool(L, pos0 + 4, last, opt, "enable_gqa", 0);
+}
+
+static void sdpa_inputs(lua_State *L, const char *op, sdpa_args *a) {
+  a->q = mtl_check_tensor(L, 1, op), a->k = mtl_check_tensor(L, 2, op), a->v = mtl_check_tensor(L, 3, op);
+  sdpa_opts(L, 4, 4, op, a);
+}
+
+/* scaled_dot_product_attention(q, k, v[, {attn_mask=, dropout_p=, is_causal=, scale=, enable_gqa=}]) */
+static int l_sdpa(lua_State *L) {
+  sdpa_args a;
+  sdpa_inputs(L, "scaled_dot_product_attention", &a);
+  mt_tensor *r = NULL;
+  MTL_CHECK(L, mtg_sdpa(a.q, a.k, a.v, a.mask, &a.o, &r));
+  mtl_push_tensor(L, r);
+  return 1;
+}
+
+static int l_sdpa_math(lua_State *L) {
+  sdpa_args a;
+  sdpa_inputs(L, "_sdpa_math", &a);
+  mt_tensor *r = NULL;
+  MTL_CHECK(L, mtg_sdpa_math(a.q, a.k, a.v, a.mask, &a.o, &r));
+  mtl_push_tensor(L, r);
+  return 1;
+}
+
+static int l_sdpa_flash(lua_State *L) {
+  sdpa_args a;
+  sdpa_inputs(L, "_sdpa_flash", &a);
+  mt_tensor *r = NULL, *lse = NULL;
+  MTL_CHECK(L, mtg_sdpa_flash(a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
+  mtl_push_tensor(L, r);
+  mtl_push_tensor(L, lse);
+  return 2;
+}
+
+/* _backward.sdpa_flash(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) */
+static int l_sdpa_flash_backward(lua_State *L) {
+  const char *op = "sdpa_flash_backward";
+  mt_tensor *g = mtl_check_tensor(L, 1, op);
+  sdpa_args a;
+  a.q = mtl_check_tensor(L, 2, op), a.k = mtl_check_tensor(L, 3, op), a.v = mtl_check_tensor(L, 4, op);
+  mt_tensor *out = mtl_check_tensor(L, 5, op), *lse = mtl_check_tensor(L, 6, op);
+  sdpa_opts(L, 7, 7, op, &a);
+  mt_tensor *dq = NULL, *dk = NULL, *dv = NULL;
+  MTL_CHECK(L, mtg_sdpa_flash_backward(g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
+  mtl_push_tensor(L, dq);
+  mtl_push_tensor(L, dk);
+  mtl_push_tensor(L, dv);
+  return 3;
+}
+
+static const char *backend_name(int b) { return b == MTG_SDPA_FLASH ? "flash" : "math"; }
+
+static int l_sdp_selected(lua_State *L) {
+  sdpa_args a;
+  sdpa_inputs(L, "sdp_selected", &a);
+  int b = 0;
+  MTL_CHECK(L, mtg_sdpa_select(a.q, a.k, a.v, a.mask, &a.o, &b));
+  lua_pushstring(L, backend_name(b));
+  return 1;
+}
+
+static void push_enabled(lua_State *L, unsigned bits) {
+  lua_createtable(L, 0, 2);
+  lua_pushboolean(L, (bits & MTG_SDPA_FLASH) != 0);
+  lua_setfield(L, -2, "flash");
+  lua_pushboolean(L, (bits & MTG_SDPA_MATH) != 0);
+  lua_setfield(L, -2, "math");
+}
+
+/* _sdp_enabled([{flash=, math=}]) -> the previous {flash=, math=}; absent
+ * keys keep their setting. */
+static int l_sdp_enabled(lua_State *L) {
+  unsigned bits = mtg_sdpa_enabled();
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    const char *keys[2] = {"flash", "math"};
+    unsigned flags[2] = {MTG_SDPA_FLASH, MTG_SDPA_MATH}, now = bits;
+    for (int i = 0; i < 2; i++) {
+      lua_getfield(L, 1, keys[i]);
+      if (!lua_isnil(L, -1)) now = lua_toboolean(L, -1) ? now | flags[i] : now & ~flags[i];
+      lua_pop(L, 1);
+    }
+    mtg_sdpa_set_enabled(now);
+  }
+  push_enabled(L, bits);
+  return 1;
+}
+
+static int l_sdpa_blocks(lua_State *L) {
+  int64_t bq, bk;
+  mt_sdpa_get_blocks(&bq, &bk);
+  if (!lua_isnoneornil(L, 1)) mt_sdpa_set_blocks(luaL_checkinteger(L, 1), luaL_optinteger(L, 2, 0));
+  lua_pushinteger(L, bq);
+  lua_pushinteger(L, bk);
+  return 2;
+}
+
+#define SDPA_OPTS "{attn_mask=, dropout_p=0, is_causal=false, scale=1/sqrt(E), enable_gqa=false}"
+
+static const mtl_reg regs[] = {
+    {"scaled_dot_product_attention", l_sdpa, MTL_FN,
+     "torch.scaled_dot_product_attention(q, k, v[, " SDPA_OPTS "]) -- softmax(q k^T * scale + mask) v; "
+     "torch.backends.sdp_kernel picks the backends"},
+    {"_sdpa_math", l_sdpa_math, MTL_FN,
+     "torch._sdpa_math(q, k, v[, " SDPA_OPTS "]) -- internal: attention through the math backend (recorded ops)"},
+    {"_sdpa_flash", l_sdpa_flash, MTL_FN,
+     "torch._sdpa_flash(q, k, v[, " SDPA_OPTS "]) -- internal: out, lse through the flash backend (no dropout)"},
+    {"_sdp_selected", l_sdp_selected, MTL_FN,
+     "torch._sdp_selected(q, k, v[, " SDPA_OPTS "]) -- internal: 'flash' or 'math', the backend that would run"},
+    {"_sdp_enabled", l_sdp_enabled, MTL_FN,
+     "torch._sdp_enabled([{flash=, math=}]) -- internal: sets the attention backends of this thread; returns the "
+     "previous {flash=, math=}"},
+    {"_sdpa_blocks", l_sdpa_blocks, MTL_FN,
+     "torch._sdpa_blocks([bq, bk]) -- internal: the flash tile sizes (queries, keys) before setting new ones "
+     "(0: default 64)"},
+    {NULL, NULL, 0, NULL}};
+
+static const mtl_reg backward_regs[] = {
+    {"sdpa_flash", l_sdpa_flash_backward, MTL_FN,
+     "torch._backward.sdpa_flash(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -- "
+     "internal (autograd): dq, dk, dv of the flash backend"},
+    {NULL, NULL, 0, NULL}};
+
+void mtl_open_attention(lua_State *L, int torch_idx, int methods_idx) {
+  mtl_register(L, torch_idx, methods_idx, regs);
+  lua_getfield(L, torch_idx, "_backward"); /* made by mtl_open_nn, which runs first */
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, torch_idx, "_backward");
+  }
+  mtl_register(L, lua_gettop(L), methods_idx, backward_regs);
+  lua_pop(L, 1);
+}

@@ -1,0 +1,53 @@
+/* attention.h -- engine ops of scaled dot product attention (attention.c,
+ * cpu/attention_kernels.c): the flash forward and backward, and the input
+ * checks that the math backend (a composition of recorded ops in
+ * graph/attention.c) shares. Same conventions as mt.h. Layouts are
+ * PyTorch's: q (..., L, E), k (..., S, E), v (..., S, Ev), out (..., L, Ev).
+ * Causal masks are top-left aligned (query i sees keys j <= i, also when
+ * L != S, as PyTorch's math path). A row whose keys are all masked gives
+ * NaN, as softmax of a row of -inf does in PyTorch's math path. */
+#ifndef MT_ATTENTION_H
+#define MT_ATTENTION_H
+
+#include "mt.h"
+
+typedef struct mt_sdpa_opts {
+  double scale;     /* <= 0 or NaN: 1/sqrt(E) */
+  double dropout_p; /* math backend only; the flash ops require 0 */
+  bool is_causal;   /* excludes an explicit mask */
+  bool enable_gqa;  /* k, v may have fewer heads (dim -3) than q, dividing them */
+} mt_sdpa_opts;
+
+/* The facts both backends need, from mt_sdpa_check. */
+typedef struct mt_sdpa_dims {
+  int64_t L, S, E, Ev;
+  int64_t hq, hk; /* heads (dim -3; 1 for rank 2) */
+  double scale;   /* the effective scale */
+  bool same_batch; /* q, k, v have equal batch dims (but GQA heads): flash can run */
+} mt_sdpa_dims;
+
+/* Validates q, k, v, mask (NULL: none) and the options; messages name `op`
+ * and say what to change. mask: bool (true = attend) or q's floating dtype
+ * (added to the scores), broadcastable to (batch..., L, S). */
+mt_status mt_sdpa_check(const char *op, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                        const mt_tensor *mask, const mt_sdpa_opts *o, mt_sdpa_dims *d);
+
+/* Tiled attention with online softmax (never the L x S matrix): out
+ * (batch..., L, Ev) and lse (batch..., L), the log-sum-exp of each scaled,
+ * masked score row (what the backward needs). float32 and float64; q, k, v
+ * batch dims must be equal (GQA heads aside); the mask may broadcast. */
+mt_status mt_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                        const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
+/* Gradients of mt_sdpa_flash wrt q, k, v (each may be NULL: not wanted,
+ * but they are computed together) from dout, the inputs and the forward's
+ * out and lse. The mask gets no gradient. */
+mt_status mt_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                 const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                 const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv);
+
+/* Tile sizes (queries x keys) of the flash kernels; tests shrink them to
+ * exercise partial tiles. Values < 1 restore the defaults. */
+void mt_sdpa_set_blocks(int64_t bq, int64_t bk);
+void mt_sdpa_get_blocks(int64_t *bq, int64_t *bk);
+
+#endif
