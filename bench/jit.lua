@@ -1,5 +1,7 @@
 -- bench/jit.lua -- the JIT against PyTorch eager: gelu(x * w + b) on 4M
--- floats compiled (GB/s next to the copy bandwidth of the same run),
+-- floats compiled (GB/s next to the copy bandwidth of the same run; 4M
+-- floats in and out, 32 MB, stay in a 32 MB L3, so the 16M rows repeat both
+-- where DRAM bandwidth is the limit),
 -- layer_norm and softmax forward on 4096x1024 compiled, and the cold compile
 -- and warm (disk cache) start of the gelu graph, measured in child processes
 -- with a fresh cache directory.
@@ -25,6 +27,19 @@ if want("jit_gelu4M") then
   f(x, w, b)
   local s = B.time(function() local _ = f(x, w, b) end, 20)
   B.report("jit_gelu4M", s, 2 * 4 * N / s / 1e9, "GB/s")
+end
+if want("jit_copy16M") or want("jit_gelu16M") then
+  local x16, out = torch.randn(4 * R, C), torch.empty(4 * R, C)
+  if want("jit_copy16M") then
+    local s = B.time(function() out:copy_(x16) end, 5)
+    B.report("jit_copy16M", s, 2 * 4 * 4 * N / s / 1e9, "GB/s")
+  end
+  if want("jit_gelu16M") then
+    local f = torch.compile(gelu_fn, {fullgraph = true})
+    f(x16, w, b)
+    local s = B.time(function() local _ = f(x16, w, b) end, 5)
+    B.report("jit_gelu16M", s, 2 * 4 * 4 * N / s / 1e9, "GB/s")
+  end
 end
 if want("jit_gelu4M_eager") then
   local s = B.time(function() local _ = gelu_fn(x, w, b) end, 10)

@@ -1,7 +1,8 @@
 /* cache.c -- compiling generated C into a shared object and caching it: in
  * memory (key -> loaded handle) and on disk under $XDG_CACHE_HOME/moontorch/
  * jit (or ~/.cache/moontorch/jit). The key hashes the canonical IR, the
- * compiler flags and the compiler's version line. A disk entry is
+ * compiler flags (target included), the CPU's identity and the compiler's
+ * version line. A disk entry is
  * <key>.so plus <key>.sum (a hash of the .so's bytes), each written to a
  * temporary file and renamed into place; an entry whose hash does not match
  * is rebuilt, never loaded. The compiler is $CC, else cc; one runs at a time. */
@@ -13,10 +14,40 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "ir.h"
 
-#define CFLAGS "-O3 -march=x86-64-v3 -fno-math-errno -fno-trapping-math -fopenmp-simd -shared -fPIC -w"
+#define CFLAGS "-O3 -fno-math-errno -fno-trapping-math -fopenmp-simd -shared -fPIC -w"
+
+/* The target: kernels are built on the machine that runs them, so for the
+ * host's own instruction set (-march=native: AVX-512 where there is some),
+ * unless MOONTORCH_JIT_MARCH names another (x86-64-v3 for AVX2). Because
+ * "native" means a different thing on another CPU sharing the cache
+ * directory, the key also hashes the CPU's identity and feature bits. */
+static const char *target_flags(void) {
+  static char flags[128];
+  if (!flags[0]) {
+    const char *m = getenv("MOONTORCH_JIT_MARCH");
+    if (!m || !*m || strspn(m, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(m)) m = "native";
+    snprintf(flags, sizeof flags, "-march=%s", m);
+  }
+  return flags;
+}
+
+static void cpu_identity(char *out, size_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, l1[4] = {0}, l7[4] = {0}, vendor[3] = {0};
+  if (!__get_cpuid(0, &a, &vendor[0], &vendor[2], &vendor[1])) a = 0;
+  if (a >= 1) __get_cpuid(1, &l1[0], &l1[1], &l1[2], &l1[3]);
+  if (a >= 7) __cpuid_count(7, 0, l7[0], l7[1], l7[2], l7[3]);
+  snprintf(out, n, "%.12s %x %x %x %x %x %x", (const char *)vendor, l1[0], l1[2], l1[3], l7[1], l7[2], l7[3]);
+#else
+  snprintf(out, n, "unknown cpu");
+#endif
+}
 
 static mtj_stats stats;
 
@@ -153,7 +184,12 @@ static mt_status bind_all(void *h, int nk, mtj_kernel_fn *fns) {
 mt_status mtj_load(const char *text, const char *src, int nk, mtj_kernel_fn *fns) {
   const char *ver = cc_version();
   uint64_t h1 = fnv(text, strlen(text), 0xcbf29ce484222325ull), h2 = fnv(text, strlen(text), 0x84222325cbf29ce4ull);
+  const char *tf = target_flags();
+  char cpu[160];
+  cpu_identity(cpu, sizeof cpu);
   h1 = fnv(CFLAGS, sizeof CFLAGS, h1), h2 = fnv(CFLAGS, sizeof CFLAGS, h2);
+  h1 = fnv(tf, strlen(tf), h1), h2 = fnv(tf, strlen(tf), h2);
+  h1 = fnv(cpu, strlen(cpu), h1), h2 = fnv(cpu, strlen(cpu), h2);
   h1 = fnv(ver, strlen(ver), h1), h2 = fnv(ver, strlen(ver), h2);
   char key[40];
   snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
@@ -184,7 +220,7 @@ mt_status mtj_load(const char *text, const char *src, int nk, mtj_kernel_fn *fns
     if (!f) return mt_fail(MT_EIO, "cannot write %s", c);
     fputs(src, f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' " CFLAGS " -o '%s' '%s' -lm 2>'%s'", compiler(), tso, c, err);
+    snprintf(cmd, sizeof cmd, "'%s' " CFLAGS " %s -o '%s' '%s' -lm 2>'%s'", compiler(), tf, tso, c, err);
     double t0 = now();
     int rc = system(cmd);
     stats.cc_seconds += now() - t0;

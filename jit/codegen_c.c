@@ -39,9 +39,13 @@ static void put(sb *b, const char *fmt, ...) {
 }
 
 /* float32 math: exp and log within about 1 ulp (Cephes' coefficients),
- * tanh within a few; erf: Cephes' series below 1, above it Abramowitz and
- * Stegun 7.1.26 (absolute error 1.5e-7, as PyTorch's vectorized erf);
- * branch-free so loops vectorize. */
+ * tanh within a few (mj_expf_le0: exp of a - max(a), which needs no
+ * overflow case); erf within 1.5 ulp (checked against double erf on
+ * every float): x + x*P(x^2) below 0.921875, above it 1 - 2^(h(t) - t^2
+ * log2 e) with t = |x| clamped at 3.921875 (where erf rounds to 1), h of
+ * degree 5 and 2^f of degree 6 (minimax fits, no special cases: the
+ * exponent stays in [-24, -1]). Branch-free so loops vectorize; erf keeps
+ * to about 35 vector operations, no division and no blend but the last. */
 static const char *prelude =
     "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
     "static inline float mj_bits_f(int32_t i){union{int32_t i;float f;}u;u.i=i;return u.f;}\n"
@@ -54,6 +58,12 @@ static const char *prelude =
     "  p=p*r+1.6666665459e-1f; p=p*r+5.0000001201e-1f; p=p*r*r+r+1.0f;\n"
     "  float y=p*mj_bits_f(((int32_t)n+127)<<23);\n"
     "  y=x>88.72283935546875f?INFINITY:y; y=x<-103.972084045410f?0.0f:y; return x!=x?x:y;}\n"
+    "static inline float mj_expf_le0(float x){\n"
+    "  int u=x<-87.3365447504f; float xc=u?-87.3365447504f:x; float n=__builtin_rintf(xc*1.44269504088896341f);\n"
+    "  float r=xc-n*0.693359375f; r=r+n*2.12194440e-4f;\n"
+    "  float p=1.9875691500e-4f; p=p*r+1.3981999507e-3f; p=p*r+8.3334519073e-3f; p=p*r+4.1665795894e-2f;\n"
+    "  p=p*r+1.6666665459e-1f; p=p*r+5.0000001201e-1f; p=p*r*r+r+1.0f;\n"
+    "  return u?0.0f:p*mj_bits_f(((int32_t)n+127)<<23);}\n"
     "static inline float mj_logf(float x){\n"
     "  int sub=x<1.17549435e-38f; float xs=sub?x*8388608.0f:x;\n"
     "  int32_t i=mj_f_bits(xs); int32_t e=((i>>23)&0xff)-126-(sub?23:0); float m=mj_bits_f((i&0x007fffff)|0x3f000000);\n"
@@ -70,14 +80,16 @@ static const char *prelude =
     "  float e=mj_expf(2.0f*(a<9.0f?a:9.0f)); float bg=1.0f-2.0f/(e+1.0f); bg=x<0?-bg:bg;\n"
     "  return a<0.625f?sm:bg;}\n"
     "static inline float mj_erff(float x){\n"
-    "  float a=fabsf(x); float z=x*x;\n"
-    "  float p=7.853861353153693e-5f; p=p*z-8.010193625184903e-4f; p=p*z+5.188327685732524e-3f;\n"
-    "  p=p*z-2.685381193529856e-2f; p=p*z+1.128358514861418e-1f; p=p*z-3.761262582423300e-1f;\n"
-    "  p=p*z+1.128379165726710e+0f; float sm=x*p;\n"
-    "  float t=1.0f/(1.0f+0.3275911f*a);\n"
-    "  float q=1.061405429f; q=q*t-1.453152027f; q=q*t+1.421413741f; q=q*t-0.284496736f; q=q*t+0.254829592f;\n"
-    "  float bg=1.0f-q*t*mj_expf(-z); bg=x<0?-bg:bg;\n"
-    "  return a<1.0f?sm:(x!=x?x:bg);}\n"
+    "  float a=fabsf(x), t=a<3.921875f?a:3.921875f, z=t*t;\n"
+    "  float p=-5.990836071e-4f; p=p*z+4.993173759e-3f; p=p*z-2.676660754e-2f; p=p*z+1.128181592e-1f;\n"
+    "  p=p*z-3.761249483e-1f; p=p*z+1.283791512e-1f; float sm=x*p+x;\n"
+    "  float h=-1.773193246e-3f; h=h*t+2.222407609e-2f; h=h*t-1.306815445e-1f; h=h*t+5.027319789e-1f;\n"
+    "  h=h*t-1.615287662e+0f; h=h*t-2.935171360e-3f; float g=h-z*1.44269504088896341f;\n"
+    "  float n=__builtin_rintf(g), f=g-n;\n"
+    "  float q=1.534574403e-4f; q=q*f+1.339992974e-3f; q=q*f+9.618489072e-3f; q=q*f+5.550328642e-2f;\n"
+    "  q=q*f+2.402264625e-1f; q=q*f+6.931471825e-1f; q=q*f+1.0f;\n"
+    "  float bg=copysignf(1.0f-q*mj_bits_f(((int32_t)n+127)<<23),x);\n"
+    "  return a>=0.921875f?bg:sm;}\n"
     "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_idiv(int64_t a,int64_t b){if(b==-1)return (int64_t)(0-(uint64_t)a);int64_t q=a/b;"
@@ -95,6 +107,8 @@ typedef struct cg {
   mtj_kargs a;
   sb *b;
   char *row_done, *loop_done;
+  char *rc_done; /* rc<i> = 1/v<i> emitted in the row scope */
+  int *spill;    /* spill[i] = l: value i is kept in output w<l> between loops */
   int ndim, p;
 } cg;
 
@@ -270,6 +284,14 @@ static bool binary_expr(const mtj_node *n, const char *a, const char *b, char *o
 
 static bool failed;
 
+/* Is node i a - amax(a) (softmax's shifted input: never above 0, or NaN)? */
+static bool below_max(const mtj_graph *g, int i) {
+  const mtj_node *x = &g->n[i];
+  if (x->kind != JN_BINARY || x->op != MT_OP_sub) return false;
+  const mtj_node *m = &g->n[x->a[1]];
+  return m->kind == JN_REDUCE && m->op == MT_OP_amax && m->a[0] == x->a[0];
+}
+
 /* Emits node i (and what it needs) into the current scope: the inner loop
  * (j) or the row scope. Row-level values are emitted in the row scope only. */
 static void emit(cg *c, int i, bool j) {
@@ -298,8 +320,14 @@ static void emit(cg *c, int i, bool j) {
   if (x->a[2] >= 0) opnd(c, x->a[2], o2, sizeof o2);
   bool ok = true;
   switch (x->kind) {
-  case JN_UNARY: ok = unary_expr(x, o0, ex, sizeof ex); break;
-  case JN_BINARY: ok = binary_expr(x, o0, o1, ex, sizeof ex); break;
+  case JN_UNARY:
+    ok = unary_expr(x, o0, ex, sizeof ex);
+    if (x->op == MT_OP_exp && x->cdt == MT_FLOAT32 && below_max(c->g, x->a[0])) snprintf(ex, sizeof ex, "mj_expf_le0(%s)", o0);
+    break;
+  case JN_BINARY:
+    if (x->op == MT_OP_div && c->rc_done[x->a[1]]) snprintf(ex, sizeof ex, "(%s*rc%d)", o0, x->a[1]);
+    else ok = binary_expr(x, o0, o1, ex, sizeof ex);
+    break;
   case JN_WHERE: snprintf(ex, sizeof ex, "(%s?%s:%s)", o0, o1, o2); break;
   case JN_CAST:
     if (x->dtype == MT_BOOL) snprintf(ex, sizeof ex, "(%s!=0)", o0);
@@ -340,6 +368,34 @@ static void emit_row_deps(cg *c, int i) {
   }
   for (int k = 0; k < 3; k++)
     if (x->a[k] >= 0) emit_row_deps(c, x->a[k]);
+  /* x / r with r per row: one reciprocal per row, a product per element */
+  int r = x->a[1];
+  if (x->kind == JN_BINARY && x->op == MT_OP_div && (x->cdt == MT_FLOAT32 || x->cdt == MT_FLOAT64) && in_kernel(c, r) &&
+      is_row(c, r) && !c->rc_done[r] && c->row_done[r]) {
+    const char *T = mtj_ctype(x->cdt);
+    put(c->b, "    const %s rc%d = (%s)1/v%d;\n", T, r, T, r);
+    c->rc_done[r] = 1;
+  }
+}
+
+/* Worth keeping rather than computing twice: a transcendental function. */
+static bool costly(const mtj_node *x) {
+  if (x->kind != JN_UNARY) return false;
+  switch (x->op) {
+  case MT_OP_exp: case MT_OP_log: case MT_OP_tanh: case MT_OP_erf: case MT_OP_exp2: case MT_OP_expm1:
+  case MT_OP_log2: case MT_OP_log10: case MT_OP_log1p: case MT_OP_sin: case MT_OP_cos: case MT_OP_tan:
+  case MT_OP_sinh: case MT_OP_cosh: case MT_OP_erfc: return true;
+  default: return false;
+  }
+}
+
+/* Does value `from` (in the kernel) read value `target`? */
+static bool reads(cg *c, int from, int target) {
+  if (from == target) return true;
+  if (!in_kernel(c, from)) return false;
+  for (int k = 0; k < 3; k++)
+    if (c->g->n[from].a[k] >= 0 && reads(c, c->g->n[from].a[k], target)) return true;
+  return false;
 }
 
 static void gen_kernel(mtj_graph *g, int k, sb *b) {
@@ -348,6 +404,9 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
   c->ndim = g->k[k].ndim, c->p = c->a.p;
   c->row_done = calloc((size_t)g->nn, 1);
   c->loop_done = calloc((size_t)g->nn, 1);
+  c->rc_done = calloc((size_t)g->nn, 1);
+  c->spill = malloc((size_t)g->nn * sizeof *c->spill);
+  for (int i = 0; i < g->nn; i++) c->spill[i] = -1;
   int *memo = malloc((size_t)g->nn * sizeof *memo);
   for (int i = 0; i < g->nn; i++) memo[i] = -1;
   put(b, "\nvoid mtj_k%d(void **restrict a, const int64_t *restrict z, const double *restrict s, int ith, int nth) {\n", k);
@@ -397,6 +456,23 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
       int q = phase_of(c, c->a.store[l], memo);
       if (q > maxq) maxq = q;
     }
+  /* A costly value summed in an earlier loop and read again by the last
+   * one (softmax's exp) is written into the output there and read back:
+   * the row is still in cache, and exp is not computed twice. */
+  for (int l = 0; l < c->a.nstore; l++) {
+    int st = c->a.store[l];
+    if (is_row(c, st) || phase_of(c, st, memo) != maxq) continue;
+    for (int i = 0; i < g->nn; i++) {
+      const mtj_node *x = &g->n[i];
+      if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE) continue;
+      int e = x->a[0];
+      if (in_kernel(c, e) && costly(&g->n[e]) && !is_row(c, e) && c->spill[e] < 0 && g->n[e].dtype == g->n[st].dtype &&
+          phase_of(c, e, memo) < maxq && reads(c, st, e)) {
+        c->spill[e] = l;
+        break;
+      }
+    }
+  }
   for (int q = 0; q <= maxq; q++) {
     /* row-level values this loop needs */
     for (int i = 0; i < g->nn; i++) {
@@ -431,6 +507,12 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
     put(b, "#pragma omp simd%s\n", red);
     put(b, "    for (int64_t j = 0; j < I; j++) {\n");
     memset(c->loop_done, 0, (size_t)g->nn);
+    if (q == maxq)
+      for (int i = 0; i < g->nn; i++)
+        if (c->spill[i] >= 0) {
+          put(b, "      const %s v%d = w%d[row*I+j];\n", mtj_ctype(g->n[i].dtype), i, c->spill[i]);
+          c->loop_done[i] = 1;
+        }
     for (int i = 0; i < g->nn; i++) {
       const mtj_node *x = &g->n[i];
       if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
@@ -440,6 +522,7 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
       if (x->op == MT_OP_amax) put(b, "      acc%d = acc%d > %s ? acc%d : %s;\n", i, i, o, i, o);
       else if (x->op == MT_OP_amin) put(b, "      acc%d = acc%d < %s ? acc%d : %s;\n", i, i, o, i, o);
       else put(b, "      acc%d %s= %s;\n", i, x->op == MT_OP_prod ? "*" : "+", o);
+      if (c->spill[x->a[0]] >= 0 && q < maxq) put(b, "      w%d[row*I+j] = v%d;\n", c->spill[x->a[0]], x->a[0]);
     }
     for (int l = 0; l < c->a.nstore; l++)
       if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) {
@@ -465,6 +548,8 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
 done:
   free(c->row_done);
   free(c->loop_done);
+  free(c->rc_done);
+  free(c->spill);
   free(memo);
 }
 

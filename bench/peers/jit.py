@@ -18,6 +18,14 @@ def main():
         if want(name):
             s = timeit(lambda: F.gelu(x * w + b), 10)
             report(name, s, 2 * 4 * N / s / 1e9, "GB/s")
+    if want("jit_copy16M") or want("jit_gelu16M"):
+        x16, out16 = torch.randn(4 * R, C), torch.empty(4 * R, C)
+        if want("jit_copy16M"):
+            s = timeit(lambda: out16.copy_(x16), 5)
+            report("jit_copy16M", s, 2 * 4 * 4 * N / s / 1e9, "GB/s")
+        if want("jit_gelu16M"):
+            s = timeit(lambda: F.gelu(x16 * w + b), 5)
+            report("jit_gelu16M", s, 2 * 4 * 4 * N / s / 1e9, "GB/s")
     if want("jit_layer_norm4096x1024"):
         s = timeit(lambda: F.layer_norm(x, (C,), w, b), 20)
         report("jit_layer_norm4096x1024", s, 2 * 4 * N / s / 1e9, "GB/s")
