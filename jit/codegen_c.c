@@ -13,30 +13,8 @@
 #include <string.h>
 
 #include "ir.h"
+#include "strbuf.h"
 
-typedef struct sb {
-  char *s;
-  size_t n, cap;
-} sb;
-
-static void put(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sb *b, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if (b->s && b->n + (size_t)k < b->cap) {
-      b->n += (size_t)k;
-      return;
-    }
-    size_t cap = (b->cap ? 2 * b->cap : 16384) + (size_t)k;
-    char *s = realloc(b->s, cap);
-    if (!s) return;
-    b->s = s, b->cap = cap;
-  }
-}
 
 /* float32 math: exp and log within about 1 ulp (Cephes' coefficients),
  * tanh within a few (mj_expf_le0: exp of a - max(a), which needs no
@@ -105,7 +83,7 @@ typedef struct cg {
   mtj_graph *g;
   int k;
   mtj_kargs a;
-  sb *b;
+  mtj_buf *b;
   char *row_done, *loop_done;
   char *rc_done; /* rc<i> = 1/v<i> emitted in the row scope */
   int *spill;    /* spill[i] = l: value i is kept in output w<l> between loops */
@@ -305,7 +283,7 @@ static void emit(cg *c, int i, bool j) {
   if (!in_kernel(c, i)) { /* a load */
     int k = load_slot(c, i);
     load_index(c, k, jj, ix, sizeof ix);
-    put(c->b, "      const %s v%d = b%d[%s];\n", T, i, k, ix);
+    mtj_put(c->b, "      const %s v%d = b%d[%s];\n", T, i, k, ix);
     done[i] = 1;
     return;
   }
@@ -339,7 +317,7 @@ static void emit(cg *c, int i, bool j) {
     failed = true;
     snprintf(ex, sizeof ex, "0");
   }
-  put(c->b, "      const %s v%d = (%s)%s;\n", T, i, T, ex);
+  mtj_put(c->b, "      const %s v%d = (%s)%s;\n", T, i, T, ex);
   done[i] = 1;
 }
 
@@ -373,7 +351,7 @@ static void emit_row_deps(cg *c, int i) {
   if (x->kind == JN_BINARY && x->op == MT_OP_div && (x->cdt == MT_FLOAT32 || x->cdt == MT_FLOAT64) && in_kernel(c, r) &&
       is_row(c, r) && !c->rc_done[r] && c->row_done[r]) {
     const char *T = mtj_ctype(x->cdt);
-    put(c->b, "    const %s rc%d = (%s)1/v%d;\n", T, r, T, r);
+    mtj_put(c->b, "    const %s rc%d = (%s)1/v%d;\n", T, r, T, r);
     c->rc_done[r] = 1;
   }
 }
@@ -398,7 +376,7 @@ static bool reads(cg *c, int from, int target) {
   return false;
 }
 
-static void gen_kernel(mtj_graph *g, int k, sb *b) {
+static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
   cg C_ = {.g = g, .k = k, .b = b}, *c = &C_;
   mtj_kernel_args(g, k, &c->a);
   c->ndim = g->k[k].ndim, c->p = c->a.p;
@@ -409,36 +387,36 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
   for (int i = 0; i < g->nn; i++) c->spill[i] = -1;
   int *memo = malloc((size_t)g->nn * sizeof *memo);
   for (int i = 0; i < g->nn; i++) memo[i] = -1;
-  put(b, "\nvoid mtj_k%d(void **restrict a, const int64_t *restrict z, const double *restrict s, int ith, int nth) {\n", k);
-  put(b, "  (void)s;\n  const int64_t rows = z[0], I = z[1]; (void)I;\n");
+  mtj_put(b, "\nvoid mtj_k%d(void **restrict a, const int64_t *restrict z, const double *restrict s, int ith, int nth) {\n", k);
+  mtj_put(b, "  (void)s;\n  const int64_t rows = z[0], I = z[1]; (void)I;\n");
   for (int l = 0; l < c->a.nload; l++)
-    put(b, "  const %s *restrict b%d = a[%d];\n", mtj_ctype(g->n[c->a.load[l]].dtype), l, l);
+    mtj_put(b, "  const %s *restrict b%d = a[%d];\n", mtj_ctype(g->n[c->a.load[l]].dtype), l, l);
   for (int l = 0; l < c->a.nstore; l++)
-    put(b, "  %s *restrict w%d = a[%d];\n", mtj_ctype(g->n[c->a.store[l]].dtype), l, c->a.nload + l);
+    mtj_put(b, "  %s *restrict w%d = a[%d];\n", mtj_ctype(g->n[c->a.store[l]].dtype), l, c->a.nload + l);
   if (c->a.flat) {
-    put(b, "  const int64_t n = rows * I, lo = n / nth * ith + (ith < n %% nth ? ith : n %% nth),\n"
+    mtj_put(b, "  const int64_t n = rows * I, lo = n / nth * ith + (ith < n %% nth ? ith : n %% nth),\n"
            "    hi = lo + n / nth + (ith < n %% nth);\n");
-    put(b, "  for (int64_t i = lo; i < hi; i++) {\n");
+    mtj_put(b, "  for (int64_t i = lo; i < hi; i++) {\n");
     for (int l = 0; l < c->a.nstore; l++) {
       emit(c, c->a.store[l], true);
-      put(b, "      w%d[i] = v%d;\n", l, c->a.store[l]);
+      mtj_put(b, "      w%d[i] = v%d;\n", l, c->a.store[l]);
     }
-    put(b, "  }\n}\n");
+    mtj_put(b, "  }\n}\n");
     goto done;
   }
-  put(b, "  const int64_t r0 = rows * ith / nth, r1 = rows * (ith + 1) / nth;\n");
+  mtj_put(b, "  const int64_t r0 = rows * ith / nth, r1 = rows * (ith + 1) / nth;\n");
   /* general strided loads: unravel the row (and, for several inner dims, j) */
   for (int l = 0; l < c->a.nload; l++)
     if (c->a.cls[l] == MTJ_LD_GENERAL && c->ndim - c->p > 1) {
       int st = 2 + c->ndim + l * c->ndim;
-      put(b, "#define mj_inner%d(j) ({ int64_t t_ = (j), o_ = 0; for (int d_ = %d; d_ >= %d; d_--) "
+      mtj_put(b, "#define mj_inner%d(j) ({ int64_t t_ = (j), o_ = 0; for (int d_ = %d; d_ >= %d; d_--) "
              "{ o_ += t_ %% z[2 + d_] * z[%d + d_]; t_ /= z[2 + d_]; } o_; })\n", l, c->ndim - 1, c->p, st);
     }
-  put(b, "  for (int64_t row = r0; row < r1; row++) {\n");
+  mtj_put(b, "  for (int64_t row = r0; row < r1; row++) {\n");
   for (int l = 0; l < c->a.nload; l++)
     if (c->a.cls[l] == MTJ_LD_GENERAL) {
       int st = 2 + c->ndim + l * c->ndim;
-      put(b, "    int64_t o%d = 0; { int64_t t_ = row; for (int d_ = %d; d_ >= 0; d_--) { o%d += t_ %% z[2 + d_] * z[%d + d_]; "
+      mtj_put(b, "    int64_t o%d = 0; { int64_t t_ = row; for (int d_ = %d; d_ >= 0; d_--) { o%d += t_ %% z[2 + d_] * z[%d + d_]; "
              "t_ /= z[2 + d_]; } }\n", l, c->p - 1, l, st);
     }
   /* phases: loop q accumulates reductions whose input has phase q and
@@ -492,25 +470,25 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
       const char *init = x->op == MT_OP_prod ? "1" : x->op == MT_OP_amax ? (fl ? "-INFINITY" : "0") :
                          x->op == MT_OP_amin ? (fl ? "INFINITY" : "0") : "0";
       if (!fl && (x->op == MT_OP_amax || x->op == MT_OP_amin)) { /* integer extrema start from the first element */
-        put(b, "    %s acc%d; { int64_t j = 0; (void)j;\n", T, i);
+        mtj_put(b, "    %s acc%d; { int64_t j = 0; (void)j;\n", T, i);
         memset(c->loop_done, 0, (size_t)g->nn);
         emit(c, x->a[0], true);
         char o[64];
         opnd(c, x->a[0], o, sizeof o);
-        put(b, "      acc%d = %s; }\n", i, o);
+        mtj_put(b, "      acc%d = %s; }\n", i, o);
       } else {
-        put(b, "    %s acc%d = %s;\n", T, i, init);
+        mtj_put(b, "    %s acc%d = %s;\n", T, i, init);
       }
       const char *rop = x->op == MT_OP_prod ? "*" : x->op == MT_OP_amax ? "max" : x->op == MT_OP_amin ? "min" : "+";
       rl += (size_t)snprintf(red + rl, sizeof red - rl, " reduction(%s:acc%d)", rop, i);
     }
-    put(b, "#pragma omp simd%s\n", red);
-    put(b, "    for (int64_t j = 0; j < I; j++) {\n");
+    mtj_put(b, "#pragma omp simd%s\n", red);
+    mtj_put(b, "    for (int64_t j = 0; j < I; j++) {\n");
     memset(c->loop_done, 0, (size_t)g->nn);
     if (q == maxq)
       for (int i = 0; i < g->nn; i++)
         if (c->spill[i] >= 0) {
-          put(b, "      const %s v%d = w%d[row*I+j];\n", mtj_ctype(g->n[i].dtype), i, c->spill[i]);
+          mtj_put(b, "      const %s v%d = w%d[row*I+j];\n", mtj_ctype(g->n[i].dtype), i, c->spill[i]);
           c->loop_done[i] = 1;
         }
     for (int i = 0; i < g->nn; i++) {
@@ -519,32 +497,32 @@ static void gen_kernel(mtj_graph *g, int k, sb *b) {
       emit(c, x->a[0], true);
       char o[64];
       opnd(c, x->a[0], o, sizeof o);
-      if (x->op == MT_OP_amax) put(b, "      acc%d = acc%d > %s ? acc%d : %s;\n", i, i, o, i, o);
-      else if (x->op == MT_OP_amin) put(b, "      acc%d = acc%d < %s ? acc%d : %s;\n", i, i, o, i, o);
-      else put(b, "      acc%d %s= %s;\n", i, x->op == MT_OP_prod ? "*" : "+", o);
-      if (c->spill[x->a[0]] >= 0 && q < maxq) put(b, "      w%d[row*I+j] = v%d;\n", c->spill[x->a[0]], x->a[0]);
+      if (x->op == MT_OP_amax) mtj_put(b, "      acc%d = acc%d > %s ? acc%d : %s;\n", i, i, o, i, o);
+      else if (x->op == MT_OP_amin) mtj_put(b, "      acc%d = acc%d < %s ? acc%d : %s;\n", i, i, o, i, o);
+      else mtj_put(b, "      acc%d %s= %s;\n", i, x->op == MT_OP_prod ? "*" : "+", o);
+      if (c->spill[x->a[0]] >= 0 && q < maxq) mtj_put(b, "      w%d[row*I+j] = v%d;\n", c->spill[x->a[0]], x->a[0]);
     }
     for (int l = 0; l < c->a.nstore; l++)
       if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) {
         emit(c, c->a.store[l], true);
-        put(b, "      w%d[row*I+j] = v%d;\n", l, c->a.store[l]);
+        mtj_put(b, "      w%d[row*I+j] = v%d;\n", l, c->a.store[l]);
       }
-    put(b, "    }\n");
+    mtj_put(b, "    }\n");
     for (int i = 0; i < g->nn; i++) {
       const mtj_node *x = &g->n[i];
       if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
       const char *T = mtj_ctype(x->dtype);
-      if (x->op == MT_OP_mean) put(b, "    const %s v%d = acc%d / (%s)I;\n", T, i, i, T);
-      else put(b, "    const %s v%d = acc%d;\n", T, i, i);
+      if (x->op == MT_OP_mean) mtj_put(b, "    const %s v%d = acc%d / (%s)I;\n", T, i, i, T);
+      else mtj_put(b, "    const %s v%d = acc%d;\n", T, i, i);
       c->row_done[i] = 1;
     }
   }
   for (int l = 0; l < c->a.nstore; l++)
     if (is_row(c, c->a.store[l])) {
       emit(c, c->a.store[l], false);
-      put(b, "    w%d[row] = v%d;\n", l, c->a.store[l]);
+      mtj_put(b, "    w%d[row] = v%d;\n", l, c->a.store[l]);
     }
-  put(b, "  }\n}\n");
+  mtj_put(b, "  }\n}\n");
 done:
   free(c->row_done);
   free(c->loop_done);
@@ -555,9 +533,9 @@ done:
 
 char *mtj_codegen(const mtj_graph *cg_) {
   mtj_graph *g = (mtj_graph *)cg_;
-  sb b = {0};
+  mtj_buf b = {0};
   failed = false;
-  put(&b, "/* generated by moontorch's JIT */\n%s", prelude);
+  mtj_put(&b, "/* generated by moontorch's JIT */\n%s", prelude);
   for (int k = 0; k < g->nk; k++) gen_kernel(g, k, &b);
   if (failed) {
     free(b.s);

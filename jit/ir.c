@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "strbuf.h"
 
 typedef struct builder {
   mtj_graph *g;
@@ -504,80 +505,56 @@ mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, c
 }
 
 /* ---- canonical text ---- */
-typedef struct sbuf {
-  char *s;
-  size_t n, cap;
-} sbuf;
 
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
-static void put(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if (b->s && b->n + (size_t)k < b->cap) {
-      b->n += (size_t)k;
-      return;
-    }
-    size_t cap = (b->cap ? 2 * b->cap : 4096) + (size_t)k;
-    char *s = realloc(b->s, cap);
-    if (!s) return;
-    b->s = s, b->cap = cap;
-  }
-}
-
-static void put_shape(sbuf *s, mtj_graph *g, const mtj_dim *sh, int nd) {
-  put(s, "[");
+static void put_shape(mtj_buf *s, mtj_graph *g, const mtj_dim *sh, int nd) {
+  mtj_put(s, "[");
   for (int d = 0; d < nd; d++) {
     if (sh[d].sym >= 0)
-      put(s, "%ss%d", d ? "," : "", mtj_find(g, sh[d].sym));
+      mtj_put(s, "%ss%d", d ? "," : "", mtj_find(g, sh[d].sym));
     else
-      put(s, "%s%lld", d ? "," : "", (long long)sh[d].c);
+      mtj_put(s, "%s%lld", d ? "," : "", (long long)sh[d].c);
   }
-  put(s, "]");
+  mtj_put(s, "]");
 }
 
 char *mtj_canon(mtj_graph *g) {
-  sbuf s = {0};
-  put(s.s ? &s : &s, "graph %s in=%d sc=%d\n", g->is_static ? "static" : "dynamic", g->nin, g->nsc);
+  mtj_buf s = {0};
+  mtj_put(s.s ? &s : &s, "graph %s in=%d sc=%d\n", g->is_static ? "static" : "dynamic", g->nin, g->nsc);
   for (int k = 0; k < g->nin; k++) {
-    put(&s, "in%d %s rank %d ones", k, mt_dtype_name((mt_dtype)g->in[k].dtype), g->in[k].ndim);
-    for (int d = 0; d < g->in[k].ndim; d++) put(&s, "%c", g->in[k].shape[d] == 1 ? '1' : '.');
-    put(&s, "\n");
+    mtj_put(&s, "in%d %s rank %d ones", k, mt_dtype_name((mt_dtype)g->in[k].dtype), g->in[k].ndim);
+    for (int d = 0; d < g->in[k].ndim; d++) mtj_put(&s, "%c", g->in[k].shape[d] == 1 ? '1' : '.');
+    mtj_put(&s, "\n");
   }
   for (int i = 0; i < g->nn; i++) {
     const mtj_node *x = &g->n[i];
     if (!x->live) continue;
     static const char *kinds[] = {"input", "scalar", "const", "unary", "binary", "where", "cast", "reduce", "view",
                                   "extern"};
-    put(&s, "%%%d = %s", i, kinds[x->kind]);
+    mtj_put(&s, "%%%d = %s", i, kinds[x->kind]);
     if (x->kind != JN_INPUT && x->kind != JN_SCALAR && x->kind != JN_CONST && x->kind != JN_CAST)
-      put(&s, ".%s", mt_ops[x->op].name);
-    if (x->slot >= 0) put(&s, " #%d", x->slot);
-    if (x->kind == JN_CONST) put(&s, " %.17g", x->c);
+      mtj_put(&s, ".%s", mt_ops[x->op].name);
+    if (x->slot >= 0) mtj_put(&s, " #%d", x->slot);
+    if (x->kind == JN_CONST) mtj_put(&s, " %.17g", x->c);
     for (int k = 0; k < 3; k++)
-      if (x->a[k] >= 0) put(&s, " %%%d", x->a[k]);
-    put(&s, " : %s", mt_dtype_name((mt_dtype)x->dtype));
-    if (x->cdt != x->dtype) put(&s, "/%s", mt_dtype_name((mt_dtype)x->cdt));
-    put(&s, " ");
+      if (x->a[k] >= 0) mtj_put(&s, " %%%d", x->a[k]);
+    mtj_put(&s, " : %s", mt_dtype_name((mt_dtype)x->dtype));
+    if (x->cdt != x->dtype) mtj_put(&s, "/%s", mt_dtype_name((mt_dtype)x->cdt));
+    mtj_put(&s, " ");
     put_shape(&s, g, x->shape, x->ndim);
-    for (int k = 0; k < x->nattr; k++) put(&s, "%s%lld", k ? "," : " {", (long long)x->attr[k]);
-    if (x->nattr) put(&s, "}");
+    for (int k = 0; k < x->nattr; k++) mtj_put(&s, "%s%lld", k ? "," : " {", (long long)x->attr[k]);
+    if (x->nattr) mtj_put(&s, "}");
     if ((x->kind == JN_UNARY && (x->c != 0 || x->f[0] != 0 || x->f[1] != 0 || x->f[2] != 0)) || x->kind == JN_EXTERN)
-      put(&s, " (%.17g %.17g %.17g %.17g)", x->c, x->f[0], x->f[1], x->f[2]);
-    if (x->kernel >= 0) put(&s, " k%d%s", x->kernel, x->mat ? " stored" : "");
-    put(&s, "\n");
+      mtj_put(&s, " (%.17g %.17g %.17g %.17g)", x->c, x->f[0], x->f[1], x->f[2]);
+    if (x->kernel >= 0) mtj_put(&s, " k%d%s", x->kernel, x->mat ? " stored" : "");
+    mtj_put(&s, "\n");
   }
   for (int k = 0; k < g->nk; k++) {
-    put(&s, "kernel %d F", k);
+    mtj_put(&s, "kernel %d F", k);
     put_shape(&s, g, g->k[k].F, g->k[k].ndim);
-    put(&s, " p=%d\n", g->k[k].p);
+    mtj_put(&s, " p=%d\n", g->k[k].p);
   }
-  put(&s, "out");
-  for (int k = 0; k < g->nout; k++) put(&s, " %%%d", g->out[k]);
-  put(&s, "\n");
+  mtj_put(&s, "out");
+  for (int k = 0; k < g->nout; k++) mtj_put(&s, " %%%d", g->out[k]);
+  mtj_put(&s, "\n");
   return s.s;
 }
