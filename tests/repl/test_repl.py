@@ -28,7 +28,7 @@ HOME = tempfile.mkdtemp(prefix="moontorch-test-")
 PROMPT = re.compile(r"(?:^|(?<=\n))> $")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|[\r\x07]")
 results = {"passed": 0, "failed": 0}
-DEADLINE = time.monotonic() + 24  # the whole run stays under 30 s, even if every wait times out
+DEADLINE = time.monotonic() + 60  # the whole run stays bounded (about a minute) even if every wait times out, with room for loaded or sanitizer builds
 
 
 def budget(seconds):
