@@ -468,6 +468,9 @@ local function main(argv)
   return stopped
 end
 
+-- `loadfile(script)("--lib")` gives the pieces to tests instead of running
+if ... == "--lib" then return {GPT = GPT, generate = generate, encode = encode, lr_at = lr_at} end
+
 local ok, err = pcall(main, arg or {})
 if not ok then
   io.stderr:write("train_char_gpt: ", tostring(err), "\n")
