@@ -124,8 +124,6 @@ function MHA:__init(embed_dim, num_heads, ...)
   if o.add_bias_kv then
     self.bias_k = Parameter(torch.empty(1, 1, embed_dim, topts))
     self.bias_v = Parameter(torch.empty(1, 1, embed_dim, topts))
-  else
-    rawset(self, "bias_k", nil)
   end
   self:_reset_parameters()
 end
