@@ -25,6 +25,8 @@
 -- The learning rate warms up linearly for --warmup steps, then follows a
 -- cosine from --lr down to --min-lr at --steps (or stays at --lr with
 -- --schedule constant). AdamW decays every parameter by --weight-decay.
+-- --resume takes the architecture, vocabulary, step and RNG state from the
+-- checkpoint (so --seed has no effect then).
 -- --time-limit stops training after that many seconds (then evaluates,
 -- saves and samples). --sample N (with --steps 0 and --resume: sample only)
 -- prints N generated characters after --prompt (default a newline).
