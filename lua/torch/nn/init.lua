@@ -8,7 +8,7 @@ nn.Module, nn.Parameter = M.Module, M.Parameter
 nn.is_module = M.is_module
 
 for _, group in ipairs{"container", "linear", "conv", "pooling", "normalization", "misc", "activation", "loss",
-                       "rnn"} do
+                       "rnn", "transformer"} do
   for k, v in pairs(require("torch.nn." .. group)) do nn[k] = v end
 end
 
