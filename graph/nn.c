@@ -137,31 +137,19 @@ static mt_status d_convolution(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* Transposed convolution y = conv_backward_input(x, w) + bias: its
- * gradients are the forward convolution of grad, the weight gradient with
- * x in the grad_out slot, and grad summed per channel. */
-static mt_status d_conv_transpose(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+/* y = conv_backward_input(a, w) (+ bias) is linear in a and in w: <gg, y> =
+ * <conv(gg, w), a>, so d a = conv(gg, w) and d w = conv_backward_weight(a, gg).
+ * Serves conv_backward_input (a = g) and conv_transpose (a = x, input 2 the
+ * bias, whose gradient is gg summed per channel). */
+static mt_status d_transposed(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_conv_opts o;
   conv_opts_of(n, &o);
-  mt_tensor *x = D_saved(s, 0), *w = D_saved(s, 1);
+  mt_tensor *a = D_saved(s, 0), *w = D_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, go[0], w, NULL, &o));
-  if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_weight(s, x, go[0], &n->in[1], &o, NULL));
-  if (mtg_needs(n, 2)) gin[2] = mtg_keep(s, channel_sum(s, go[0], n->in[1].ndim - 2));
-  return mtg_scope_end(s, gin, n->nin);
-}
-
-/* gx = conv_backward_input(g, w) is linear in g and in w: <gg, gx> =
- * <conv(gg, w), g>, so d g = conv(gg, w) and d w = conv_backward_weight(g, gg). */
-static mt_status d_conv_backward_input(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  mtg_scope S, *s = &S;
-  mtg_scope_begin(s, n);
-  mt_conv_opts o;
-  conv_opts_of(n, &o);
-  mt_tensor *g = D_saved(s, 0), *w = D_saved(s, 1);
-  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, go[0], w, NULL, &o));
-  if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_weight(s, g, go[0], &n->in[1], &o, NULL));
+  if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_weight(s, a, go[0], &n->in[1], &o, NULL));
+  if (n->nin > 2 && mtg_needs(n, 2)) gin[2] = mtg_keep(s, channel_sum(s, go[0], n->in[1].ndim - 2));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -191,7 +179,7 @@ static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, con
   mt_status st = run(x, w, bias, o, &r);
   const mt_tensor *sv[MTG_MAXSAVED] = {x, w};
   if (!st)
-    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_conv_transpose, ins, 3, &r, 1, sv, o,
+    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_transposed, ins, 3, &r, 1, sv, o,
                 sizeof *o, 0);
   return finish(st, r, out);
 }
@@ -216,7 +204,7 @@ mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w,
   const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, w};
   if (!st)
     st =
-        record(mtg_backward_name(MT_OP_conv_backward_input), d_conv_backward_input, ins, 2, &r, 1, sv, o, sizeof *o, 0);
+        record(mtg_backward_name(MT_OP_conv_backward_input), d_transposed, ins, 2, &r, 1, sv, o, sizeof *o, 0);
   return finish(st, r, grad_in);
 }
 
@@ -713,8 +701,8 @@ mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
 
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_convolution] = {d_convolution, 0},
-    [MT_OP_conv_transpose] = {d_conv_transpose, 0},
-    [MT_OP_conv_backward_input] = {d_conv_backward_input, 0},
+    [MT_OP_conv_transpose] = {d_transposed, 0},
+    [MT_OP_conv_backward_input] = {d_transposed, 0},
     [MT_OP_conv_backward_weight] = {d_conv_backward_weight, 0},
     [MT_OP_max_pool] = {d_max_pool, 0},
     [MT_OP_max_pool_backward] = {d_max_pool_backward, 0},

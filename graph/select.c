@@ -9,78 +9,20 @@
 #include "deriv.h"
 #include "index.h"
 
-/* ---- gather along a dim and its adjoint, recorded ---- */
-
-static mt_status put_along(const mtg_meta_shape *m, int dim, const mt_tensor *idx, const mt_tensor *g, mt_tensor **out);
-
-/* Node arguments of both: i[0] the dim; slot 0 the indices. */
-static mt_status d_pick(mtg_node *n, mt_tensor *const *go, mt_tensor **gin);
-static mt_status d_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin);
-
-static mt_status record_along(const char *name, mtg_backward_fn fn, const mt_tensor *in, int dim, const mt_tensor *idx,
-                              mt_tensor *r) {
-  const mt_tensor *ins[1] = {in};
-  if (!mtg_any_requires_grad(ins, 1)) return MT_OK;
-  mt_status st;
-  mtg_node *n = mtg_record1(name, fn, ins, 1, r, &st);
-  if (n) {
-    n->i[0] = dim;
-    st = mtg_save(n, 0, idx, false, 0);
-  }
-  return st;
-}
-
-/* x's elements at positions idx along dim (gather; idx has x's rank). */
-static mt_status pick_along(const mt_tensor *x, int dim, const mt_tensor *idx, mt_tensor **out) {
-  mt_tensor *r = NULL;
-  mt_status st = mt_gather(x, dim, idx, &r);
-  if (!st) st = record_along("GatherBackward0", d_pick, x, dim, idx, r);
-  if (st) {
-    mt_release(r);
-    return st;
-  }
-  *out = r;
-  return MT_OK;
-}
-
-/* Zeros shaped like m with g added at positions idx along dim (scatter-add:
- * repeated positions, as in cummax, add up). */
+/* Zeros shaped like m with g added at positions idx along dim: the adjoint
+ * of gather (repeated positions, as in cummax, add up), through the index
+ * family's recorded scatter-add, so it is differentiable in turn. */
 static mt_status put_along(const mtg_meta_shape *m, int dim, const mt_tensor *idx, const mt_tensor *g,
                            mt_tensor **out) {
-  mt_tensor *r = NULL, *gc = NULL;
+  mt_tensor *r = NULL;
   mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g), &r);
-  if (!st) st = mt_contiguous(g, &gc);
-  if (!st) st = mt_scatter_(r, dim, idx, gc, MT_REDUCE_ADD);
-  mt_release(gc);
-  if (!st) st = record_along("ScatterAddBackward0", d_put, g, dim, idx, r);
+  if (!st) st = mtg_scatter_(r, dim, idx, g, MT_REDUCE_ADD);
   if (st) {
     mt_release(r);
     return st;
   }
   *out = r;
   return MT_OK;
-}
-
-static mt_status d_pick(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  mtg_scope S, *s = &S;
-  mtg_scope_begin(s, n);
-  mt_tensor *idx = D_saved(s, 0), *r = NULL;
-  if (idx && mtg_needs(n, 0)) {
-    mt_status st = put_along(&n->in[0], (int)n->i[0], idx, go[0], &r);
-    gin[0] = mtg_keep(s, mtg_track(s, st, r));
-  }
-  return mtg_scope_end(s, gin, n->nin);
-}
-
-static mt_status d_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  mtg_scope S, *s = &S;
-  mtg_scope_begin(s, n);
-  mt_tensor *idx = D_saved(s, 0), *r = NULL;
-  if (idx && mtg_needs(n, 0)) {
-    mt_status st = pick_along(go[0], (int)n->i[0], idx, &r);
-    gin[0] = mtg_keep(s, mtg_track(s, st, r));
-  }
-  return mtg_scope_end(s, gin, n->nin);
 }
 
 /* ---- the value-selecting ops ----
