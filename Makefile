@@ -27,7 +27,7 @@ CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
 JIT_OBJ    := $(JIT_SRC:%.c=$(BUILD)/%.o)
-BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o
+BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o $(BUILD)/gen/jit_lua.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
 HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "trace.h"
 
 static uint64_t run_counter;
 
@@ -172,12 +173,12 @@ static mt_status accumulate_leaf(mtg_node *x, mt_tensor *g) {
   mt_tensor *old = mtg_grad(leaf), *sum = NULL, *d = NULL;
   mt_status st;
   if (!mtg_grad_enabled()) { /* a fresh tensor outside any graph */
-    st = old ? mt_binary(MT_OP_add, old, g, &sum) : mt_clone(g, &sum);
+    st = old ? mtg_binary(MT_OP_add, old, g, &sum) : mtg_clone(g, &sum); /* untracked, but traced for the JIT */
   } else {
     st = old ? mtg_binary(MT_OP_add, old, g, &sum) : mtg_ref(g, &sum);
   }
   if (!st && sum->dtype != leaf->dtype) {
-    st = mt_to_dtype(sum, (mt_dtype)leaf->dtype, false, &d);
+    st = mtg_to_dtype(sum, (mt_dtype)leaf->dtype, false, &d);
     mt_release(sum);
     sum = d;
   }
@@ -228,6 +229,7 @@ static mt_status run_node(mtg_node *x, uint64_t run, const target *tg, int ntg, 
     if (!x->buf[k]) {
       mtg_meta_shape *m = &x->out[k];
       st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, mt_cpu(), &x->buf[k]);
+      if (!st) mtg_trace_full(x->buf[k], 0);
     }
   mt_tensor *stackbuf[8], **gin = x->nin <= 8 ? stackbuf : calloc((size_t)x->nin, sizeof *gin);
   if (!gin) return mt_fail(MT_ENOMEM, "backward: out of memory");
@@ -258,7 +260,11 @@ static mt_status seed(const mt_tensor *o, const mt_tensor *g, int i, mt_tensor *
       return mt_fail(MT_EARG, "backward: a gradient can be implied only for outputs with one element; output %d "
                               "has shape %s (pass a gradient of that shape)", i + 1,
                      mt_shape_str(o->shape, o->ndim, a, sizeof a));
-    return mt_full(o->shape, o->ndim, mt_sfloat(1), (mt_dtype)o->dtype, mt_tdevice(o), out);
+  {
+    mt_status st = mt_full(o->shape, o->ndim, mt_sfloat(1), (mt_dtype)o->dtype, mt_tdevice(o), out);
+    if (!st) mtg_trace_full(*out, 1);
+    return st;
+  }
   }
   bool same = g->ndim == o->ndim;
   for (int d = 0; same && d < o->ndim; d++) same = g->shape[d] == o->shape[d];
@@ -284,6 +290,7 @@ mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n
   int *snr = n <= 8 ? snr_small : calloc((size_t)n, sizeof *snr);
   mt_status st = !tg || !sg || !snr ? mt_fail(MT_ENOMEM, "backward: out of memory") : MT_OK;
   bool prev = mtg_set_grad_enabled(opts.create_graph);
+  if (mtg_tracing) mtg_tracing->backward_ran = true;
   for (int i = 0; i < ninputs; i++) results[i] = NULL;
   for (int i = 0; i < n && !st; i++) {
     mtg_edge e;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "trace.h"
 
 void mtg_scope_begin(mtg_scope *s, mtg_node *node) {
   s->n = 0;
@@ -100,6 +101,7 @@ mt_tensor *D_zeros(mtg_scope *s, const mtg_meta_shape *m) {
   if (!LIVE(s)) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, mt_cpu(), &r);
+  if (!st) mtg_trace_full(r, 0);
   return mtg_track(s, st, r);
 }
 
@@ -107,6 +109,7 @@ mt_tensor *D_zeros_like(mtg_scope *s, const mt_tensor *t) {
   if (!LIVE(s) || !t) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mt_zeros(t->shape, t->ndim, (mt_dtype)t->dtype, mt_tdevice(t), &r);
+  if (!st) mtg_trace_full(r, 0);
   return mtg_track(s, st, r);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "trace.h"
 #include "views.h"
 
 /* The arguments of an index op, whichever it is. */
@@ -83,7 +84,9 @@ static mt_tensor *Di_clone(mtg_scope *s, const mt_tensor *x) {
 static mt_tensor *Di_zeros(mtg_scope *s, const int64_t *shape, int nd, mt_dtype dt) {
   if (s->st) return NULL;
   mt_tensor *r = NULL;
-  return tracked(s, mt_zeros(shape, nd, dt, mt_cpu(), &r), &r);
+  mt_status st = mt_zeros(shape, nd, dt, mt_cpu(), &r);
+  if (!st) mtg_trace_full(r, 0);
+  return tracked(s, st, &r);
 }
 
 static mt_tensor *Di_index_select(mtg_scope *s, const mt_tensor *x, int dim, const mt_tensor *idx) {
@@ -389,8 +392,22 @@ static mt_status gather_op(mt_op op, mtg_backward_fn fn, const mt_tensor *x, con
 /* An in-place op (name, as the user wrote it) on x: run(x, a) does the
  * work; when autograd needs it, a node (inputs: x's old value and a->src)
  * rewrites x's history (CopySlices for views). */
+static mt_status inplace_untraced(mt_op op, const char *name, const char *node_name, mtg_backward_fn fn,
+                                  mt_tensor *x, const ix *a, mt_status (*run)(mt_tensor *, const ix *));
+static void trace_ix(mt_op op, bool inplace, const mt_tensor *x, const ix *a, mt_tensor *out);
+
 static mt_status inplace_op(mt_op op, const char *name, const char *node_name, mtg_backward_fn fn, mt_tensor *x,
                             const ix *a, mt_status (*run)(mt_tensor *, const ix *)) {
+  mt_status st = inplace_untraced(op, name, node_name, fn, x, a, run);
+  if (!st && MTG_TRACING()) {
+    if (op == MT_OP_index_put) mtg_trace_refuse("index_put_ (x[idx] = v) is not replayed by the JIT yet");
+    else trace_ix(op, true, x, a, x);
+  }
+  return st;
+}
+
+static mt_status inplace_untraced(mt_op op, const char *name, const char *node_name, mtg_backward_fn fn,
+                                  mt_tensor *x, const ix *a, mt_status (*run)(mt_tensor *, const ix *)) {
   const mt_tensor *ins[2] = {x, a->src};
   int nin = a->src ? 2 : 1;
   if (!x->autograd && !(a->src && a->src->autograd) && !(x->base && x->base->autograd)) return run(x, a);
@@ -427,36 +444,6 @@ static mt_status run_masked_select(const mt_tensor *x, const ix *a, mt_tensor **
   return mt_masked_select(x, a->mask, out);
 }
 
-mt_status mtg_index_select(const mt_tensor *x, int dim, const mt_tensor *index, mt_tensor **out) {
-  if (!x->autograd) return mt_index_select(x, dim, index, out);
-  ix a = {.dim = dim, .index = index};
-  return gather_op(MT_OP_index_select, d_index_select, x, &a, run_index_select, out);
-}
-
-mt_status mtg_gather(const mt_tensor *x, int dim, const mt_tensor *index, mt_tensor **out) {
-  if (!x->autograd) return mt_gather(x, dim, index, out);
-  ix a = {.dim = dim, .index = index};
-  return gather_op(MT_OP_gather, d_gather, x, &a, run_gather, out);
-}
-
-mt_status mtg_take(const mt_tensor *x, const mt_tensor *index, mt_tensor **out) {
-  if (!x->autograd) return mt_take(x, index, out);
-  ix a = {.index = index};
-  return gather_op(MT_OP_take, d_take, x, &a, run_take, out);
-}
-
-mt_status mtg_index(const mt_tensor *x, mt_tensor *const *indices, int n, const int *labels, mt_tensor **out) {
-  if (!x->autograd) return mt_index(x, indices, n, labels, out);
-  ix a = {.indices = indices, .n = n, .labels = labels};
-  return gather_op(MT_OP_index, d_index, x, &a, run_index, out);
-}
-
-mt_status mtg_masked_select(const mt_tensor *x, const mt_tensor *mask, mt_tensor **out) {
-  if (!x->autograd) return mt_masked_select(x, mask, out);
-  ix a = {.mask = mask};
-  return gather_op(MT_OP_masked_select, d_masked_select, x, &a, run_masked_select, out);
-}
-
 static mt_status run_scatter(mt_tensor *x, const ix *a) { return mt_scatter_(x, a->dim, a->index, a->src, a->r); }
 static mt_status run_scatter_value(mt_tensor *x, const ix *a) {
   return mt_scatter_value_(x, a->dim, a->index, a->v, a->r);
@@ -470,6 +457,100 @@ static mt_status run_index_put(mt_tensor *x, const ix *a) {
 }
 static mt_status run_masked_fill(mt_tensor *x, const ix *a) { return mt_masked_fill_(x, a->mask, a->v); }
 static mt_status run_masked_scatter(mt_tensor *x, const ix *a) { return mt_masked_scatter_(x, a->mask, a->src); }
+
+/* ---- JIT replay (trace.h): ops with one index/mask and one src tensor ---- */
+
+typedef struct ix_attr {
+  int64_t op, dim, r, acc;
+  mt_scalar v;
+} ix_attr;
+
+/* ins: x, index or mask, src (any may be absent) -> the ix of the call. */
+static ix ix_of(const ix_attr *t, const mt_tensor *const *ins) {
+  bool masked = t->op == MT_OP_masked_fill || t->op == MT_OP_masked_select || t->op == MT_OP_masked_scatter;
+  ix a = {.dim = (int)t->dim, .src = ins[2], .v = t->v, .r = (mt_reduce)t->r, .acc = t->acc != 0};
+  if (masked) a.mask = ins[1];
+  else a.index = ins[1];
+  return a;
+}
+
+static mt_status replay_gather(const int64_t *w, const double *f, const mt_tensor *const *ins, mt_tensor **outs) {
+  const ix_attr *t = (const ix_attr *)w;
+  ix a = ix_of(t, ins);
+  switch ((int)t->op) {
+  case MT_OP_index_select: return run_index_select(ins[0], &a, &outs[0]);
+  case MT_OP_gather: return run_gather(ins[0], &a, &outs[0]);
+  default: return run_take(ins[0], &a, &outs[0]);
+  }
+}
+
+static mt_status (*const inplace_runs[MT_NOPS])(mt_tensor *, const ix *) = {
+    [MT_OP_scatter] = run_scatter,       [MT_OP_scatter_add] = run_scatter, [MT_OP_index_add] = run_index_add,
+    [MT_OP_index_copy] = run_index_copy, [MT_OP_index_fill] = run_index_fill, [MT_OP_put] = run_put,
+    [MT_OP_masked_fill] = run_masked_fill, [MT_OP_masked_scatter] = run_masked_scatter,
+};
+
+static mt_status replay_inplace(const int64_t *w, const double *f, const mt_tensor *const *ins, mt_tensor **outs) {
+  const ix_attr *t = (const ix_attr *)w;
+  ix a = ix_of(t, ins);
+  if (t->op == MT_OP_scatter && !a.src) return run_scatter_value(outs[0], &a);
+  return inplace_runs[t->op](outs[0], &a);
+}
+
+/* Appends the trace entry of an index op on x (result out; x itself when in place). */
+static void trace_ix(mt_op op, bool inplace, const mt_tensor *x, const ix *a, mt_tensor *out) {
+  if (!MTG_TRACING()) return;
+  if (op == MT_OP_masked_select) {
+    mtg_trace_refuse("masked_select has a result size that depends on the data; the JIT does not replay it");
+    return;
+  }
+  ix_attr t = {.op = op, .dim = a->dim, .r = a->r, .acc = a->acc, .v = a->v};
+  const mt_tensor *ins[3] = {x, a->mask ? a->mask : a->index, a->src};
+  mtg_trace_call(mt_ops[op].name, inplace ? replay_inplace : replay_gather, inplace, ins, 3, &out, 1, &t, sizeof t,
+                 NULL, 0);
+}
+
+mt_status mtg_index_select(const mt_tensor *x, int dim, const mt_tensor *index, mt_tensor **out) {
+  ix a = {.dim = dim, .index = index};
+  mt_tensor *given = *out;
+  mt_status st = !x->autograd ? mt_index_select(x, dim, index, out)
+                              : gather_op(MT_OP_index_select, d_index_select, x, &a, run_index_select, out);
+  if (!st && MTG_TRACING()) given ? mtg_trace_refuse("index_select with out= is not replayed by the JIT")
+                                  : trace_ix(MT_OP_index_select, false, x, &a, *out);
+  return st;
+}
+
+mt_status mtg_gather(const mt_tensor *x, int dim, const mt_tensor *index, mt_tensor **out) {
+  ix a = {.dim = dim, .index = index};
+  mt_tensor *given = *out;
+  mt_status st = !x->autograd ? mt_gather(x, dim, index, out) : gather_op(MT_OP_gather, d_gather, x, &a, run_gather, out);
+  if (!st && MTG_TRACING()) given ? mtg_trace_refuse("gather with out= is not replayed by the JIT")
+                                  : trace_ix(MT_OP_gather, false, x, &a, *out);
+  return st;
+}
+
+mt_status mtg_take(const mt_tensor *x, const mt_tensor *index, mt_tensor **out) {
+  ix a = {.index = index};
+  mt_tensor *given = *out;
+  mt_status st = !x->autograd ? mt_take(x, index, out) : gather_op(MT_OP_take, d_take, x, &a, run_take, out);
+  if (!st && MTG_TRACING()) given ? mtg_trace_refuse("take with out= is not replayed by the JIT")
+                                  : trace_ix(MT_OP_take, false, x, &a, *out);
+  return st;
+}
+
+mt_status mtg_index(const mt_tensor *x, mt_tensor *const *indices, int n, const int *labels, mt_tensor **out) {
+  if (MTG_TRACING()) mtg_trace_refuse("advanced indexing x[idx] is not replayed by the JIT yet");
+  if (!x->autograd) return mt_index(x, indices, n, labels, out);
+  ix a = {.indices = indices, .n = n, .labels = labels};
+  return gather_op(MT_OP_index, d_index, x, &a, run_index, out);
+}
+
+mt_status mtg_masked_select(const mt_tensor *x, const mt_tensor *mask, mt_tensor **out) {
+  if (MTG_TRACING()) trace_ix(MT_OP_masked_select, false, x, &(ix){0}, NULL);
+  if (!x->autograd) return mt_masked_select(x, mask, out);
+  ix a = {.mask = mask};
+  return gather_op(MT_OP_masked_select, d_masked_select, x, &a, run_masked_select, out);
+}
 
 mt_status mtg_scatter_(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, mt_reduce r) {
   ix a = {.dim = dim, .index = index, .src = src, .r = r};

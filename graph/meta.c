@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "trace.h"
 
 static _Thread_local bool grad_off; /* grad mode is on unless set */
 
@@ -115,6 +116,7 @@ mt_status mtg_set_grad(mt_tensor *t, mt_tensor *g) {
   mt_retain(g);
   mt_release(m->grad);
   m->grad = g;
+  if (MTG_TRACING()) mtg_trace_set_grad(t, g);
   return MT_OK;
 }
 
@@ -210,6 +212,7 @@ mt_status mtg_detach(const mt_tensor *t, mt_tensor **out) {
   mt_tensor *r = NULL;
   mt_status st = mt_alias(t, &r);
   if (st) return st;
+  if (MTG_TRACING()) mtg_trace_alias(r, t);
   return mt_deliver("detach", r, out);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "trace.h"
 #include "views.h"
 
 /* out= into a separate tensor cannot be differentiated (as in PyTorch). */
@@ -362,6 +363,7 @@ static mt_tensor *block_sum(mtg_scope *s, const mt_tensor *g, int d, int64_t rep
     memcpy(sh, g->shape, sizeof sh);
     sh[d] = ps;
     st = mt_zeros(sh, g->ndim, (mt_dtype)g->dtype, mt_tdevice(g), &acc);
+    if (!st) mtg_trace_full(acc, 0);
   }
   for (int64_t j = 0; j < reps && !st; j++) {
     mt_tensor *p = NULL, *q = NULL;

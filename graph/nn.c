@@ -184,17 +184,17 @@ static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, con
   return finish(st, r, out);
 }
 
-mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+mt_status mtgi_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                           mt_tensor **out) {
   return conv_like(MT_OP_convolution, x, w, bias, o, out);
 }
 
-mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+mt_status mtgi_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                              mt_tensor **out) {
   return conv_like(MT_OP_conv_transpose, x, w, bias, o, out);
 }
 
-mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
+mt_status mtgi_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
                                   const mt_conv_opts *o, mt_tensor **grad_in) {
   const mt_tensor *ins[2] = {grad_out, w};
   if (!mtg_any_requires_grad(ins, 2)) return mt_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
@@ -208,7 +208,7 @@ mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w,
   return finish(st, r, grad_in);
 }
 
-mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
+mt_status mtgi_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
                                    const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[2] = {grad_out, x};
   if (!mtg_any_requires_grad(ins, 2))
@@ -373,7 +373,7 @@ static mt_status max_pool_like(mt_op op, const mt_tensor *x, const mt_pool_opts 
   return finish(st, r, out);
 }
 
-mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
+mt_status mtgi_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
   return max_pool_like(MT_OP_max_pool, x, o, o->nsp, NULL, out, indices);
 }
 
@@ -382,7 +382,7 @@ mt_status mtg_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *outp
   return max_pool_like(MT_OP_adaptive_max_pool, x, NULL, nsp, output_size, out, indices);
 }
 
-mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
+mt_status mtgi_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
                                 int ndim, int nsp, mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, grad_in);
@@ -396,7 +396,7 @@ mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indi
   return finish(st, r, grad_in);
 }
 
-mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
+mt_status mtgi_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
   if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool(x, o, out);
   if (*out) return no_out_nd(MT_OP_avg_pool, o->nsp);
@@ -408,7 +408,7 @@ mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **ou
   return finish(st, r, out);
 }
 
-mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
+mt_status mtgi_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
                                 mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
@@ -422,7 +422,7 @@ mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_
   return finish(st, r, grad_in);
 }
 
-mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
+mt_status mtgi_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
   if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool(x, nsp, output_size, out);
   if (*out) return no_out_nd(MT_OP_adaptive_avg_pool, nsp);
@@ -434,7 +434,7 @@ mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *outp
   return finish(st, r, out);
 }
 
-mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
+mt_status mtgi_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
                                          mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, grad_in);

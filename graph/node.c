@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "trace.h"
 
 static _Thread_local uint64_t next_seq;
 
@@ -152,6 +153,7 @@ mt_status mtg_save(mtg_node *n, int k, const mt_tensor *t, bool is_output, int n
   s->t = NULL;
   if (is_output) { /* an alias without autograd state: no cycle back to n */
     mt_status st = mt_alias(t, &s->t);
+    if (!st) mtg_trace_alias(s->t, t);
     if (st) return st;
   } else {
     s->t = mt_retain((mt_tensor *)t);
@@ -180,6 +182,7 @@ mt_status mtg_unpack(mtg_node *n, int k, mt_tensor **out) {
   if (s->is_output && mtg_grad_enabled()) { /* create_graph: re-attach the output's history */
     mt_tensor *a = NULL;
     mt_status st = mt_alias(s->t, &a);
+    if (!st) mtg_trace_alias(a, s->t);
     if (!st) st = mtg_set_history(a, n, s->output_nr);
     if (st) {
       mt_release(a);

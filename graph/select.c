@@ -7,6 +7,7 @@
  * recorded as each other's derivative, so gradients of any order exist.
  * Part of the reduce family: its table is reached through reduce.c. */
 #include "deriv.h"
+#include "trace.h"
 #include "index.h"
 
 /* Zeros shaped like m with g added at positions idx along dim: the adjoint
@@ -16,6 +17,7 @@ static mt_status put_along(const mtg_meta_shape *m, int dim, const mt_tensor *id
                            mt_tensor **out) {
   mt_tensor *r = NULL;
   mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g), &r);
+  if (!st) mtg_trace_full(r, 0);
   if (!st) st = mtg_scatter_(r, dim, idx, g, MT_REDUCE_ADD);
   if (st) {
     mt_release(r);

@@ -29,7 +29,12 @@ void mtg_trace_free(mtg_trace *t) {
   for (int k = 0; k < t->n; k++) {
     for (int j = 0; j < t->e[k].nin; j++) mt_release(t->e[k].in[j]);
     mt_release(t->e[k].out);
+    for (int j = 0; j < MTG_TRACE_NOUT - 1; j++) mt_release(t->e[k].xout[j]);
   }
+  for (int k = 0; k < t->ngrads; k++) mt_release(t->grads[k].leaf), mt_release(t->grads[k].grad);
+  free(t->grads);
+  for (int k = 0; k < 2 * t->nalias; k++) mt_release(t->alias[k]);
+  free(t->alias);
   for (int k = 0; k < t->nfresh; k++) mt_release(t->fresh[k]);
   free(t->e);
   free(t->fresh);
@@ -46,32 +51,38 @@ void mtg_trace_refuse(const char *fmt, ...) {
   va_end(ap);
 }
 
-void mtg_trace_op(int op, const mt_tensor *given, const mt_tensor *const *ins, int nin, const mt_tensor *out,
-                  const int64_t *iargs, int ni, const double *f, int nf) {
-  mtg_trace *t = mtg_tracing;
-  if (!t) return;
-  if (given) {
-    mtg_trace_refuse("%s writes in place or into out=, which the JIT does not replay yet", mt_ops[op].name);
-    return;
-  }
-  if (nin > MTG_TRACE_NIN || ni > MTG_TRACE_NI || nf > 3) {
-    mtg_trace_refuse("%s has more operands than a trace entry holds", mt_ops[op].name);
-    return;
-  }
+/* A new zeroed entry at the end of the active trace, or NULL (refused). */
+static mtg_trace_entry *append(mtg_trace *t) {
   if (t->n == t->cap) {
     int cap = t->cap ? 2 * t->cap : 64;
     mtg_trace_entry *e = realloc(t->e, (size_t)cap * sizeof *e);
     if (!e) {
       mtg_trace_refuse("out of memory while capturing");
-      return;
+      return NULL;
     }
     t->e = e, t->cap = cap;
   }
   mtg_trace_entry *e = &t->e[t->n++];
   memset(e, 0, sizeof *e);
-  e->op = op;
-  e->nin = nin;
   e->cdt = -1;
+  e->nout = 1;
+  return e;
+}
+
+void mtg_trace_op(int op, const mt_tensor *given, const mt_tensor *const *ins, int nin, const mt_tensor *out,
+                  const int64_t *iargs, int ni, const double *f, int nf) {
+  mtg_trace *t = mtg_tracing;
+  if (!t) return;
+  if (nin > MTG_TRACE_NIN || ni > MTG_TRACE_NI || nf > 3) {
+    mtg_trace_refuse("%s has more operands than a trace entry holds", mt_ops[op].name);
+    return;
+  }
+  mtg_trace_entry *e = append(t);
+  if (!e) return;
+  e->op = op;
+  e->kind = MTG_TE_OP;
+  e->nin = nin;
+  e->inplace = given != NULL;
   for (int k = 0; k < nin; k++) e->in[k] = ins[k] ? mt_retain((mt_tensor *)ins[k]) : NULL;
   e->out = mt_retain((mt_tensor *)out);
   if (ni) memcpy(e->i, iargs, (size_t)ni * sizeof *iargs);
@@ -80,15 +91,116 @@ void mtg_trace_op(int op, const mt_tensor *given, const mt_tensor *const *ins, i
   if (mt_ops[op].kind == MT_K_COMPARE && nin == 2) e->cdt = (int8_t)mt_result_type(ins[0], ins[1]);
 }
 
+void mtg_trace_call(const char *name, mtg_replay_fn fn, bool inplace, const mt_tensor *const *ins, int nin,
+                    mt_tensor *const *outs, int nout, const void *args, size_t nbytes, const double *f, int nf) {
+  mtg_trace *t = mtg_tracing;
+  if (!t) return;
+  if (nin > MTG_TRACE_NIN || nout > MTG_TRACE_NOUT || nbytes > sizeof t->e->i || nf > 3) {
+    mtg_trace_refuse("%s has more operands or attributes than a trace entry holds", name);
+    return;
+  }
+  mtg_trace_entry *e = append(t);
+  if (!e) return;
+  e->kind = MTG_TE_CALL;
+  e->op = -1;
+  e->name = name;
+  e->fn = fn;
+  e->inplace = inplace;
+  e->nin = nin;
+  for (int k = 0; k < nin; k++) e->in[k] = ins[k] ? mt_retain((mt_tensor *)ins[k]) : NULL;
+  e->out = mt_retain(outs[0]);
+  for (int k = 1; k < nout; k++) e->xout[k - 1] = outs[k] ? mt_retain(outs[k]) : NULL;
+  e->nout = nout;
+  if (nbytes) memcpy(e->i, args, nbytes);
+  e->ni = (int)((nbytes + 7) / 8);
+  if (nf) memcpy(e->f, f, (size_t)nf * sizeof *f);
+}
+
+void mtg_trace_full(const mt_tensor *x, double v) {
+  mtg_trace *t = mtg_tracing;
+  if (!t || !x) return;
+  mtg_trace_entry *e = append(t);
+  if (!e) return;
+  e->kind = MTG_TE_FULL;
+  e->op = -1;
+  e->out = mt_retain((mt_tensor *)x);
+  e->f[0] = v;
+}
+
+void mtg_trace_alias(const mt_tensor *dst, const mt_tensor *src) {
+  mtg_trace *t = mtg_tracing;
+  if (!t || !dst || !src) return;
+  if (t->nalias == t->capalias) {
+    int cap = t->capalias ? 2 * t->capalias : 32;
+    mt_tensor **a = realloc(t->alias, (size_t)cap * 2 * sizeof *a);
+    if (!a) {
+      mtg_trace_refuse("out of memory while capturing");
+      return;
+    }
+    t->alias = a, t->capalias = cap;
+  }
+  t->alias[2 * t->nalias] = mt_retain((mt_tensor *)dst);
+  t->alias[2 * t->nalias + 1] = mt_retain((mt_tensor *)src);
+  t->nalias++;
+}
+
+const mt_tensor *mtg_trace_root(const mtg_trace *tr, const mt_tensor *t) {
+  for (int k = tr->nalias - 1; k >= 0; k--)
+    if (tr->alias[2 * k] == t) return mtg_trace_root(tr, tr->alias[2 * k + 1]);
+  return t;
+}
+
+void mtg_trace_set_grad(const mt_tensor *leaf, const mt_tensor *grad) {
+  mtg_trace *t = mtg_tracing;
+  if (!t) return;
+  for (int k = 0; k < t->ngrads; k++)
+    if (t->grads[k].leaf == leaf) {
+      mt_release(t->grads[k].grad);
+      t->grads[k].grad = grad ? mt_retain((mt_tensor *)grad) : NULL;
+      return;
+    }
+  if (t->ngrads == t->capgrads) {
+    int cap = t->capgrads ? 2 * t->capgrads : 16;
+    mtg_trace_grad *g = realloc(t->grads, (size_t)cap * sizeof *g);
+    if (!g) {
+      mtg_trace_refuse("out of memory while capturing");
+      return;
+    }
+    t->grads = g, t->capgrads = cap;
+  }
+  t->grads[t->ngrads].leaf = mt_retain((mt_tensor *)leaf);
+  t->grads[t->ngrads].grad = grad ? mt_retain((mt_tensor *)grad) : NULL;
+  t->ngrads++;
+}
+
 bool mtg_trace_produced(const mtg_trace *tr, const mt_tensor *t) {
-  for (int k = tr->n - 1; k >= 0; k--)
-    if (tr->e[k].out == t) return true;
+  t = mtg_trace_root(tr, t);
+  for (int k = tr->n - 1; k >= 0; k--) {
+    if (tr->e[k].out == t && !tr->e[k].inplace) return true;
+    for (int j = 0; j < tr->e[k].nout - 1; j++)
+      if (tr->e[k].xout[j] == t) return true;
+  }
+  return false;
+}
+
+/* True when x is named by an entry of tr (as an operand or a result). */
+static bool named(const mtg_trace *tr, const mt_tensor *x) {
+  for (int k = 0; k < 2 * tr->nalias; k++)
+    if (tr->alias[k] == x) return true;
+  for (int k = tr->n - 1; k >= 0; k--) {
+    const mtg_trace_entry *e = &tr->e[k];
+    if (e->out == x) return true;
+    for (int j = 0; j < e->nin; j++)
+      if (e->in[j] == x) return true;
+    for (int j = 0; j < e->nout - 1; j++)
+      if (e->xout[j] == x) return true;
+  }
   return false;
 }
 
 void mtg_trace_fresh(const mt_tensor *x, const char *what) {
   mtg_trace *t = mtg_tracing;
-  if (!t || mtg_trace_produced(t, x)) return;
+  if (!t || named(t, x)) return;
   for (int k = 0; k < t->nfresh; k++)
     if (t->fresh[k] == x) return;
   if (t->nfresh == t->capfresh) {

@@ -120,15 +120,6 @@ static mt_status record_view(const int64_t *a, const mt_tensor *t, mt_tensor *ou
   return st;
 }
 
-mt_status mtg_view_op(const int64_t *a, const mt_tensor *t, mt_tensor **out) {
-  mt_tensor *r = NULL;
-  mt_status st = mtg_apply_view(a, t, &r);
-  if (!st) st = record_view(a, t, r);
-  if (!st) return mt_deliver("view", r, out);
-  mt_release(r);
-  return st;
-}
-
 /* Appends a view described by a to the active trace: shape changes and
  * permutations are traced, views at offsets are not replayed yet. */
 static void trace_view(const int64_t *a, const mt_tensor *t, const mt_tensor *r) {
@@ -145,6 +136,17 @@ static void trace_view(const int64_t *a, const mt_tensor *t, const mt_tensor *r)
                      a[0] < MT_NOPS ? mt_ops[a[0]].name : "as_strided");
   }
 }
+
+mt_status mtg_view_op(const int64_t *a, const mt_tensor *t, mt_tensor **out) {
+  mt_tensor *r = NULL;
+  mt_status st = mtg_apply_view(a, t, &r);
+  if (!st) st = record_view(a, t, r);
+  if (!st) trace_view(a, t, r);
+  if (!st) return mt_deliver("view", r, out);
+  mt_release(r);
+  return st;
+}
+
 
 /* Runs view function call `expr` into r, then records it with args a. */
 #define VIEW(args, expr)                                                                                               \
@@ -379,16 +381,30 @@ static mt_status record_overwrite(const char *name, mtg_backward_fn fn, mt_tenso
 static mt_status run_copy(mt_tensor *dst, const void *src) { return mt_copy_(dst, src); }
 static mt_status run_fill(mt_tensor *dst, const void *v) { return mt_fill_(dst, *(const mt_scalar *)v); }
 
-mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src) {
-  if (MTG_TRACING()) mtg_trace_refuse("copy_ writes in place, which the JIT does not replay yet");
+static mt_status copy_untraced(mt_tensor *dst, const mt_tensor *src) {
   if (!dst->autograd && !src->autograd && !(dst->base && dst->base->autograd)) return mt_copy_(dst, src);
   return record_overwrite("CopyBackwards", d_copy_, dst, src, run_copy, src);
 }
 
-mt_status mtg_fill_(mt_tensor *dst, mt_scalar v) {
-  if (MTG_TRACING()) mtg_trace_refuse("fill_ writes in place, which the JIT does not replay yet");
+static mt_status fill_untraced(mt_tensor *dst, mt_scalar v) {
   if (!dst->autograd && !(dst->base && dst->base->autograd)) return mt_fill_(dst, v);
   return record_overwrite("FillBackward0", d_fill_, dst, NULL, run_fill, &v);
+}
+
+/* Traced as an in-place copy (the JIT broadcasts src into dst's shape). */
+mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src) {
+  mt_status st = copy_untraced(dst, src);
+  if (!st && MTG_TRACING()) mtg_trace_op(MT_OP_copy, dst, &src, 1, dst, NULL, 0, NULL, 0);
+  return st;
+}
+
+mt_status mtg_fill_(mt_tensor *dst, mt_scalar v) {
+  mt_status st = fill_untraced(dst, v);
+  if (!st && MTG_TRACING()) {
+    mtg_trace_full(dst, mt_scalar_f(v));
+    mtg_tracing->e[mtg_tracing->n - 1].inplace = true;
+  }
+  return st;
 }
 
 static const mtg_deriv table[MT_NOPS] = {

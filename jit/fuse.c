@@ -56,7 +56,7 @@ static int new_kernel(mtj_graph *g, const mtj_dim *F, int nd, int p) {
 /* The step a node's value comes from (-1: a graph input, scalar or constant). */
 static int step_of(mtj_graph *g, int i) {
   const mtj_node *x = &g->n[i];
-  if (x->kind == JN_VIEW || x->kind == JN_EXTERN) return x->step;
+  if (x->kind == JN_VIEW || x->kind == JN_EXTERN || x->kind == JN_XOUT) return x->step;
   if (compute(x)) return g->k[x->kernel].step;
   return -1;
 }
@@ -75,7 +75,7 @@ mt_status mtj_fuse(mtj_graph *g) {
     mtj_node *x = &g->n[i];
     x->kernel = -1, x->step = -1, x->mat = false;
     if (!x->live) continue;
-    if (x->kind == JN_VIEW || x->kind == JN_EXTERN) {
+    if (x->kind == JN_VIEW || x->kind == JN_EXTERN || x->kind == JN_XOUT) {
       x->step = new_step(g, -1, i);
       if (x->step < 0) return mt_fail(MT_ENOMEM, "out of memory");
       continue;
@@ -129,10 +129,10 @@ mt_status mtj_fuse(mtj_graph *g) {
       if (here > o->last_step) o->last_step = here;
     }
   }
-  for (int k = 0; k < g->nout; k++) {
-    mtj_node *o = &g->n[g->out[k]];
+  for (int k = 0; k < g->nout + g->nwb; k++) {
+    mtj_node *o = &g->n[k < g->nout ? g->out[k] : g->wb[k - g->nout]];
     if (compute(o)) o->mat = true;
-    o->last_step = g->nsteps; /* outputs outlive every step */
+    o->last_step = g->nsteps; /* outputs and written-back values outlive every step */
   }
   /* a materialized value must be stored at F or per row */
   for (int i = 0; i < g->nn; i++) {

@@ -18,6 +18,14 @@ typedef struct builder {
   int *tn, nt, capt;
   const double *sc;
   const bool *sc_int;
+  const mt_tensor *const *sct; /* tensors standing for scalars nsc + j */
+  int nsct;
+  struct {
+    const mt_storage *s;
+    const mt_tensor *t;
+    int seq; /* the binding index of the write */
+  } *wr;     /* in-place writes, to catch later reads through another view */
+  int nwr;
   bool dynamic;
   bool need_static; /* a size the JIT cannot keep symbolic: rebuild static */
   char why[256];
@@ -67,7 +75,7 @@ static int add(builder *b, mtj_node x) {
       if (y->kind == x.kind && y->op == x.op && y->dtype == x.dtype && y->cdt == x.cdt && y->ndim == x.ndim &&
           !memcmp(y->a, x.a, sizeof x.a) && y->slot == x.slot && y->nattr == x.nattr &&
           !memcmp(y->attr, x.attr, sizeof x.attr) && !memcmp(&y->c, &x.c, sizeof x.c) &&
-          !memcmp(y->f, x.f, sizeof x.f)) {
+          !memcmp(y->f, x.f, sizeof x.f) && y->fn == x.fn && y->inplace == x.inplace) {
         bool same = true;
         for (int d = 0; d < x.ndim && same; d++) same = mtj_dim_eq(g, y->shape[d], x.shape[d]);
         if (same) return i;
@@ -223,10 +231,16 @@ static bool relabel(builder *b, const mtj_node *src, const mt_tensor *t, mtj_dim
   return true;
 }
 
-static int lookup(builder *b, const mt_tensor *t) {
+/* The newest binding of t (its index in *seq), or -2. */
+static int lookup_seq(builder *b, const mt_tensor *t, int *seq) {
   for (int i = b->nt - 1; i >= 0; i--)
-    if (b->tv[i] == t) return b->tn[i];
+    if (b->tv[i] == t) return *seq = i, b->tn[i];
   return -2;
+}
+
+static int lookup(builder *b, const mt_tensor *t) {
+  int seq;
+  return lookup_seq(b, t, &seq);
 }
 
 static void bind(builder *b, const mt_tensor *t, int id) {
@@ -246,8 +260,20 @@ static void bind(builder *b, const mt_tensor *t, int id) {
 /* The node of operand t: traced before, a graph input, or a wrapped number. */
 static int operand(builder *b, const mt_tensor *t) {
   if (!t) return -1;
-  int id = lookup(b, t);
-  if (id != -2) return id;
+  t = mtg_trace_root(b->tr, t);
+  int seq = -1, id = lookup_seq(b, t, &seq);
+  if (id != -2) {
+    for (int k = 0; k < b->nwr; k++)
+      if (b->wr[k].s == t->storage && b->wr[k].t != t && b->wr[k].seq > seq)
+        return fail(b, "a view is read after its base was written in place (the JIT does not follow that yet)%s", "");
+    return id;
+  }
+  for (int j = 0; j < b->nsct; j++)
+    if (b->sct[j] == t) {
+      mtj_node x = blank(JN_SCALAR, 0, t->dtype);
+      x.slot = b->g->nsc + j;
+      return add(b, x);
+    }
   if (!(t->flags & MT_TF_WRAPPED)) return fail(b, "internal: a tensor read by the graph is not among its inputs%s", "");
   double v = mt_get_f64(t, NULL);
   bool isint = t->dtype != MT_FLOAT64;
@@ -298,6 +324,57 @@ static int extern_op(builder *b, const mtg_trace_entry *e, const int *ops) {
   return add(b, x);
 }
 
+/* A constant of t's shape and dtype (creation ops, fill_). */
+static int full(builder *b, const mt_tensor *t, double v) {
+  if (b->dynamic) return b->need_static = true, -1;
+  mtj_node x = blank(JN_CONST, 0, t->dtype);
+  x.c = v;
+  x.ndim = (int8_t)t->ndim;
+  for (int d = 0; d < t->ndim; d++) x.shape[d] = (mtj_dim){-1, t->shape[d]};
+  return add(b, x);
+}
+
+/* A replayed engine call (trace.h) and its further outputs (bound here). */
+static int call_op(builder *b, const mtg_trace_entry *e, const int *ops) {
+  if (b->dynamic) return b->need_static = true, -1;
+  if (e->nin > 3) return fail(b, "%s has too many operands for an extern call", e->name);
+  mtj_node x = blank(JN_EXTERN, -1, e->out->dtype);
+  x.fn = e->fn, x.name = e->name, x.inplace = e->inplace;
+  for (int i = 0; i < e->nin; i++) x.a[i] = ops[i];
+  memcpy(x.attr, e->i, sizeof x.attr);
+  x.nattr = e->ni;
+  memcpy(x.f, e->f, sizeof x.f);
+  x.ndim = e->out->ndim;
+  for (int d = 0; d < x.ndim; d++) x.shape[d] = (mtj_dim){-1, e->out->shape[d]};
+  int id = add(b, x);
+  for (int k = 1; k < e->nout && id >= 0; k++) {
+    const mt_tensor *t = e->xout[k - 1];
+    if (!t) continue;
+    mtj_node y = blank(JN_XOUT, -1, t->dtype);
+    y.a[0] = id, y.slot = k, y.ndim = (int8_t)t->ndim;
+    for (int d = 0; d < t->ndim; d++) y.shape[d] = (mtj_dim){-1, t->shape[d]};
+    bind(b, t, add(b, y));
+  }
+  return id;
+}
+
+/* copy_(dst, src) traced in place: src cast to dst's dtype and broadcast to its shape. */
+static int copy_into(builder *b, const mt_tensor *dst, int src) {
+  int x = cast(b, src, dst->dtype);
+  if (x < 0) return -1;
+  const mtj_node *s = &b->g->n[x];
+  bool same = s->ndim == dst->ndim;
+  for (int d = 0; same && d < dst->ndim; d++) same = s->shape[d].sym < 0 && s->shape[d].c == dst->shape[d];
+  if (!same) {
+    if (b->dynamic) return b->need_static = true, -1;
+    mtj_node v = blank(JN_VIEW, MT_OP_expand, dst->dtype);
+    v.a[0] = x, v.ndim = (int8_t)dst->ndim;
+    for (int d = 0; d < dst->ndim; d++) v.shape[d] = (mtj_dim){-1, dst->shape[d]};
+    x = add(b, v);
+  }
+  return un(b, MT_OP_copy, x, dst->dtype);
+}
+
 /* Appends the nodes of one traced op; returns the node of its result. */
 static int lower(builder *b, const mtg_trace_entry *e) {
   int o[MTG_TRACE_NIN];
@@ -305,6 +382,9 @@ static int lower(builder *b, const mtg_trace_entry *e) {
     o[i] = operand(b, e->in[i]);
     if (o[i] < -1 || (o[i] == -1 && e->in[i])) return -1;
   }
+  if (e->kind == MTG_TE_FULL) return full(b, e->out, e->f[0]);
+  if (e->kind == MTG_TE_CALL) return call_op(b, e, o);
+  if (e->inplace && e->op == MT_OP_copy) return copy_into(b, e->out, o[0]);
   const mt_tensor *out = e->out;
   int dt = out->dtype, op = e->op;
   if (!mtj_ctype(dt)) return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)dt));
@@ -448,11 +528,12 @@ static void mark(mtj_graph *g, int i) {
 
 static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc,
                             const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, bool dynamic,
-                            mtj_graph **out, bool *need_static) {
+                            const mtj_options *o, mtj_graph **out, bool *need_static) {
   if (nin > MTJ_MAXIN || nout > MTJ_MAXOUT) return mt_fail(MT_EARG, "the graph has too many inputs or outputs");
   mtj_graph *g = calloc(1, sizeof *g);
   if (!g) return mt_fail(MT_ENOMEM, "out of memory");
-  builder B_ = {.g = g, .tr = tr, .sc = sc, .sc_int = sc_int, .dynamic = dynamic}, *b = &B_;
+  builder B_ = {.g = g, .tr = tr, .sc = sc, .sc_int = sc_int, .dynamic = dynamic, .sct = o ? o->sct : NULL,
+                .nsct = o ? o->nsct : 0}, *b = &B_;
   g->nin = nin, g->nsc = nsc, g->is_static = !dynamic;
   for (int k = 0; k < nin; k++) {
     const mt_tensor *t = ins[k];
@@ -474,32 +555,53 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
     bind(b, t, add(b, x));
   }
   for (int i = 0; i < tr->n && !b->why[0] && !b->need_static; i++) {
-    int id = lower(b, &tr->e[i]);
-    if (id >= 0) bind(b, tr->e[i].out, id);
+    const mtg_trace_entry *e = &tr->e[i];
+    int id = lower(b, e);
+    if (id < 0) continue;
+    if (e->inplace) { /* functionalized: later reads of the tensor see the new value */
+      void *w = realloc(b->wr, (size_t)(b->nwr + 1) * sizeof *b->wr);
+      if (!w) {
+        fail(b, "out of memory%s", "");
+        break;
+      }
+      b->wr = w;
+      b->wr[b->nwr].s = e->out->storage, b->wr[b->nwr].t = e->out, b->wr[b->nwr].seq = b->nt;
+      b->nwr++;
+    }
+    bind(b, e->out, id);
+  }
+  /* inputs written in place: their final values are written back */
+  g->nwb = 0;
+  for (int k = 0; k < nin && !b->why[0] && !b->need_static; k++) {
+    int id = lookup(b, ins[k]);
+    if (id >= 0 && !(g->n[id].kind == JN_INPUT && g->n[id].slot == k)) g->wb[g->nwb] = id, g->wb_slot[g->nwb++] = k;
   }
   for (int k = 0; k < nout && !b->why[0] && !b->need_static; k++) {
-    int id = lookup(b, outs[k]);
+    int id = lookup(b, mtg_trace_root(tr, outs[k]));
     if (id < 0) fail(b, "internal: a returned tensor is not in the graph%s", "");
     g->out[k] = id;
   }
   g->nout = nout;
   free(b->tv);
   free(b->tn);
+  free(b->wr);
   *need_static = b->need_static;
   if (b->why[0] || b->need_static) {
     mtj_graph_free(g);
     return b->need_static ? MT_EARG : mt_fail(MT_EARG, "%s", b->why);
   }
   for (int k = 0; k < nout; k++) mark(g, g->out[k]);
+  for (int k = 0; k < g->nwb; k++) mark(g, g->wb[k]);
   *out = g;
   return MT_OK;
 }
 
 mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
-                    int nsc, const mt_tensor *const *outs, int nout, bool dynamic, mtj_graph **out) {
-  bool need_static = false;
-  mt_status st = build_once(tr, ins, nin, sc, sc_int, nsc, outs, nout, dynamic, out, &need_static);
-  if (st && need_static && dynamic) st = build_once(tr, ins, nin, sc, sc_int, nsc, outs, nout, false, out, &need_static);
+                    int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o, mtj_graph **out) {
+  bool need_static = false, dynamic = o ? o->dynamic : true;
+  mt_status st = build_once(tr, ins, nin, sc, sc_int, nsc, outs, nout, dynamic, o, out, &need_static);
+  if (st && need_static && dynamic)
+    st = build_once(tr, ins, nin, sc, sc_int, nsc, outs, nout, false, o, out, &need_static);
   if (st && need_static) st = mt_fail(MT_EARG, "a view of the graph has sizes the JIT cannot follow");
   return st;
 }
@@ -529,9 +631,11 @@ char *mtj_canon(mtj_graph *g) {
     const mtj_node *x = &g->n[i];
     if (!x->live) continue;
     static const char *kinds[] = {"input", "scalar", "const", "unary", "binary", "where", "cast", "reduce", "view",
-                                  "extern"};
+                                  "extern", "xout"};
     mtj_put(&s, "%%%d = %s", i, kinds[x->kind]);
-    if (x->kind != JN_INPUT && x->kind != JN_SCALAR && x->kind != JN_CONST && x->kind != JN_CAST)
+    if (x->fn) mtj_put(&s, ".%s%s", x->name, x->inplace ? "_" : "");
+    else if (x->kind != JN_INPUT && x->kind != JN_SCALAR && x->kind != JN_CONST && x->kind != JN_CAST &&
+             x->kind != JN_XOUT)
       mtj_put(&s, ".%s", mt_ops[x->op].name);
     if (x->slot >= 0) mtj_put(&s, " #%d", x->slot);
     if (x->kind == JN_CONST) mtj_put(&s, " %.17g", x->c);
@@ -555,6 +659,7 @@ char *mtj_canon(mtj_graph *g) {
   }
   mtj_put(&s, "out");
   for (int k = 0; k < g->nout; k++) mtj_put(&s, " %%%d", g->out[k]);
+  for (int k = 0; k < g->nwb; k++) mtj_put(&s, " in%d<-%%%d", g->wb_slot[k], g->wb[k]);
   mtj_put(&s, "\n");
   return s.s;
 }

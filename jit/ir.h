@@ -21,7 +21,8 @@ typedef enum mtj_kind {
   JN_CAST,   /* a0 converted to dtype */
   JN_REDUCE, /* op (sum, mean, prod, amax, amin) over the trailing attr[0] dims, kept as 1 */
   JN_VIEW,   /* a view of a0 (attr[0]: reshape or permute, then the permutation) */
-  JN_EXTERN  /* an engine op on materialized operands (attr: the trace entry's) */
+  JN_EXTERN, /* an engine op on materialized operands (attr: the trace entry's; fn: a replayed call) */
+  JN_XOUT    /* output `slot` (>= 1) of the extern call a0 */
 } mtj_kind;
 
 typedef struct mtj_node {
@@ -32,6 +33,9 @@ typedef struct mtj_node {
   double c, f[3];
   int64_t attr[MTG_TRACE_NI];
   int nattr, slot;
+  mtg_replay_fn fn;  /* EXTERN of a replayed call (trace.h), else NULL */
+  const char *name;  /* its op name */
+  bool inplace;      /* the call updates a private copy of a0 */
   /* filled by the passes */
   bool live, mat; /* mat: materialized into a buffer */
   int kernel;     /* kernel index, or -1 */
@@ -62,6 +66,7 @@ struct mtj_graph {
   int nin, nsc;
   mtj_input in[MTJ_MAXIN];
   int out[MTJ_MAXOUT], nout;
+  int wb[MTJ_MAXIN], wb_slot[MTJ_MAXIN], nwb; /* node wb[j] is the new value of input wb_slot[j] */
   int nsym;
   int sym_in[MTJ_MAXIN * MT_MAXDIM], sym_dim[MTJ_MAXIN * MT_MAXDIM], sym_parent[MTJ_MAXIN * MT_MAXDIM];
   bool is_static;
@@ -76,7 +81,7 @@ int mtj_find(mtj_graph *g, int s);                       /* symbol class represe
 bool mtj_dim_eq(mtj_graph *g, mtj_dim a, mtj_dim b);
 /* Trace -> IR with decompositions and CSE; DCE. Error message on failure. */
 mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
-                    int nsc, const mt_tensor *const *outs, int nout, bool dynamic, mtj_graph **out);
+                    int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o, mtj_graph **out);
 void mtj_graph_free(mtj_graph *g);
 /* Partition into kernels and steps (fuse.c). */
 mt_status mtj_fuse(mtj_graph *g);

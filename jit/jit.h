@@ -9,13 +9,15 @@
 #include "mt.h"
 #include "trace.h"
 
-#define MTJ_MAXIN 64
-#define MTJ_MAXOUT 16
+#define MTJ_MAXIN 128
+#define MTJ_MAXOUT 128
 
 typedef struct mtj_compiled mtj_compiled;
 
 typedef struct mtj_options {
   bool dynamic; /* input sizes are kernel arguments (default) instead of constants */
+  const mt_tensor *const *sct; /* tensors standing for runtime scalars nsc + j */
+  int nsct;
 } mtj_options;
 
 /* Builds and compiles the graph of trace tr. ins[0..nin) are the tensors
@@ -27,6 +29,9 @@ typedef struct mtj_options {
 mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *scalars,
                       const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o,
                       mtj_compiled **out);
+/* Runtime scalars that come as tensors: o->sct[0..o->nsct) are 0-dim tensors
+ * the capture handed out for Lua numbers read from tables (a learning rate);
+ * the graph reads them as scalar nsc + j, whose value the caller passes. */
 /* True when scalar k feeds the graph (a number argument used by an op). */
 bool mtj_uses_scalar(const mtj_compiled *c, int k);
 /* The canonical text of the graph (the cache key's main part). */
@@ -34,7 +39,9 @@ const char *mtj_text(const mtj_compiled *c);
 /* Checks the guards (dtype, rank, sizes equal to 1, equal symbolic sizes,
  * static sizes) against inputs ins; on a miss writes the reason into why. */
 bool mtj_guard(const mtj_compiled *c, const mt_tensor *const *ins, char *why, size_t n);
-/* Runs the compiled graph: outs[0..nout) receive new references. */
+/* Runs the compiled graph: outs[0..nout) receive new references. Inputs
+ * the traced function overwrote in place receive their new values at the
+ * end (after every kernel, so a failed run leaves them untouched). */
 mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs);
 void mtj_free(mtj_compiled *c);
 /* Writes the IR, the kernels' plan and the generated C source to f. */
@@ -56,6 +63,8 @@ void mtj_reset(void);
 typedef struct mtj_graph mtj_graph;
 /* Generated C source for graph g (malloc'ed). */
 char *mtj_codegen(const mtj_graph *g);
+/* The op the last mtj_codegen failed on ("" if none). */
+const char *mtj_codegen_error(void);
 /* The loaded kernels of source src for cache key text key: from memory,
  * disk or the compiler. fns[0..nk) receive kernel i ("mtj_k<i>"). */
 typedef void (*mtj_kernel_fn)(void **a, const int64_t *z, const double *s, int ith, int nth);

@@ -39,7 +39,7 @@ mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin,
                       mtj_compiled **out) {
   mtj_compiled *c = calloc(1, sizeof *c);
   if (!c) return mt_fail(MT_ENOMEM, "out of memory");
-  mt_status st = mtj_build(tr, ins, nin, scalars, sc_int, nsc, outs, nout, o ? o->dynamic : true, &c->g);
+  mt_status st = mtj_build(tr, ins, nin, scalars, sc_int, nsc, outs, nout, o, &c->g);
   if (!st) st = mtj_fuse(c->g);
   if (!st) {
     c->args = calloc((size_t)c->g->nk + 1, sizeof *c->args);
@@ -50,7 +50,9 @@ mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin,
   if (!st) {
     c->g->text = mtj_canon(c->g);
     c->src = mtj_codegen(c->g);
-    if (!c->g->text || !c->src) st = mt_fail(MT_EARG, "an op of the graph has no C form for its dtype yet");
+    if (!c->g->text || !c->src)
+      st = mt_fail(MT_EARG, "the JIT has no C code for %s yet",
+                   mtj_codegen_error()[0] ? mtj_codegen_error() : "an op of the graph");
   }
   if (!st && c->g->nk) st = mtj_load(c->g->text, c->src, c->g->nk, c->fns);
   if (st) {
@@ -116,6 +118,42 @@ static void team_run(void *ctx, int ith, int nth) {
   t->fn(t->a, t->z, t->s, ith, nth);
 }
 
+/* The value of node i: computed, or a constant made into a tensor now. */
+static mt_tensor *value(const mtj_graph *g, mt_tensor **v, int i, const mt_tensor *const *ins, mt_status *st) {
+  if (i < 0 || v[i] || *st) return i < 0 ? NULL : v[i];
+  const mtj_node *x = &g->n[i];
+  if (x->kind != JN_CONST) {
+    *st = mt_fail(MT_EARG, "internal: the JIT read a value before it was computed");
+    return NULL;
+  }
+  int64_t shape[MT_MAXDIM];
+  for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
+  *st = mt_full(shape, x->ndim, mt_sfloat(x->c), (mt_dtype)x->dtype, mt_cpu(), &v[i]);
+  return v[i];
+}
+
+/* A replayed engine call (trace.h): its outputs go to v[node] and to the
+ * live XOUT nodes that name it. */
+static mt_status run_call(const mtj_graph *g, int node, mt_tensor **v, const mt_tensor *const *ins) {
+  const mtj_node *x = &g->n[node];
+  mt_status st = MT_OK;
+  const mt_tensor *in[3];
+  for (int k = 0; k < 3; k++) in[k] = value(g, v, x->a[k], ins, &st);
+  mt_tensor *outs[MTG_TRACE_NOUT] = {0};
+  if (!st && x->inplace) st = mt_clone(in[0], &outs[0]);
+  if (!st) st = x->fn(x->attr, x->f, in, outs);
+  if (!st) {
+    st = mt_contiguous(outs[0], &v[node]);
+    for (int i = 0; i < g->nn && !st; i++) {
+      const mtj_node *y = &g->n[i];
+      if (y->live && y->kind == JN_XOUT && y->a[0] == node && y->slot < MTG_TRACE_NOUT && outs[y->slot])
+        st = mt_contiguous(outs[y->slot], &v[i]);
+    }
+  }
+  for (int k = 0; k < MTG_TRACE_NOUT; k++) mt_release(outs[k]);
+  return st;
+}
+
 static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **out) {
   const mt_tensor *a = x->a[0] >= 0 ? v[x->a[0]] : NULL, *b = x->a[1] >= 0 ? v[x->a[1]] : NULL,
                   *c = x->a[2] >= 0 ? v[x->a[2]] : NULL;
@@ -150,8 +188,13 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
       const mtj_node *x = &g->n[sp->node];
       int64_t shape[MT_MAXDIM];
       for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
-      mt_tensor *src = v[x->a[0]], *r = NULL;
-      if (x->kind == JN_VIEW) {
+      mt_tensor *src = value(g, v, x->a[0], ins, &st), *r = NULL;
+      if (st) break;
+      if (x->kind == JN_XOUT) {
+        /* set by its call */
+      } else if (x->fn) {
+        st = run_call(g, sp->node, v, ins);
+      } else if (x->kind == JN_VIEW) {
         if (x->op == MT_OP_permute) {
           int perm[MT_MAXDIM];
           for (int d = 0; d < x->ndim; d++) perm[d] = (int)x->attr[d];
@@ -212,7 +255,12 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         v[i] = NULL;
       }
   }
-  for (int k = 0; k < g->nout && !st; k++) outs[k] = mt_retain(v[g->out[k]]);
+  for (int k = 0; k < g->nout && !st; k++) outs[k] = mt_retain(value(g, v, g->out[k], ins, &st));
+  /* inputs the function wrote in place get their new values last */
+  for (int k = 0; k < g->nwb && !st; k++) {
+    mt_tensor *dst = (mt_tensor *)ins[g->wb_slot[k]], *src = value(g, v, g->wb[k], ins, &st);
+    if (!st && mt_data(dst) != mt_data(src)) st = mt_copy_(dst, src);
+  }
   for (int i = 0; i < g->nn; i++) mt_release(v[i]);
   free(v);
   return st;

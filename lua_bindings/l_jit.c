@@ -5,8 +5,14 @@
  * a new signature runs fn eagerly under a trace, then compiles the trace;
  * later calls that pass the guards replay it without running fn. Lua numbers
  * that reach ops are runtime scalars: once a second value gives the same
- * graph, their values stop being guarded. Tensors captured as upvalues are
- * found by identity and guarded to stay the same tensor. */
+ * graph, their values stop being guarded. Tensors the function reads from
+ * outside its arguments (a model's parameters, an optimizer's state) are
+ * found through a chain of table keys from one of its upvalues, resolved
+ * again and guarded to be the same tensor on every call. A whole training
+ * step compiles as one graph: the capture records the forward ops, the
+ * backward pass the autograd engine runs and the optimizer's in-place
+ * updates; the IR functionalizes the updates and the replay writes them
+ * back, then sets each leaf's .grad. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +22,14 @@
 #include "mtl.h"
 
 #define MAXARGS 32
+#define MAXSCT 16
+#define MAXGRADS 64
+#define MAXRETRY 2
 #define JIT_FN "torch.CompiledFunction"
 
 enum { SRC_ARG, SRC_UPV };
+/* uservalues of a compiled function: 1 fn, 2 a table of paths and scalar sources */
+enum { UV_FN = 1, UV_AUX = 2 };
 enum { RET_OUT, RET_ARG, RET_NIL, RET_BOOL };
 
 typedef struct jarg {
@@ -39,10 +50,17 @@ typedef struct jentry {
   bool generalized;
   int nin;
   struct {
-    int kind, idx; /* argument index, or upvalue index */
-    char *key;     /* field of an upvalue table, or NULL */
+    int kind, idx; /* argument index, or the path's index in the aux table */
     mt_tensor *t;  /* the captured tensor (owned), SRC_UPV */
   } src[MTJ_MAXIN];
+  int nsct;
+  int sct_ref[MAXSCT];  /* aux indices of {table, key} whose number is runtime scalar nargs + j */
+  int ngrads;
+  struct {
+    int leaf; /* input index */
+    int out;  /* graph output index, -1: nil */
+  } grad[MAXGRADS];
+  bool detach;          /* a backward ran inside: results come back without history */
   int nret;
   struct {
     int kind, idx;
@@ -55,6 +73,8 @@ typedef struct jentry {
 typedef struct jfn {
   jentry *entries;
   int ncompiled; /* graphs made for this function (recompile limit) */
+  int retries;   /* captures redone because state was made during them */
+  int naux;      /* entries used in the aux table */
   bool dynamic, fullgraph, off, gave_up, warned_grad;
   int limit;
   char last_reason[200];
@@ -68,13 +88,16 @@ static int jit_off = -1;
 
 /* capture state of this thread (one capture at a time) */
 static _Thread_local struct {
-  bool fullgraph;
+  bool active, fullgraph;
   char brk[300];
+  char retry[200];               /* why this capture must be redone next call ("" if not) */
+  int nsct;
+  mt_tensor *sct[MAXSCT];        /* 0-dim tensors standing for table numbers (owned) */
 } cap;
 
 static void free_entry(jentry *e) {
   for (int i = 0; i < e->nargs; i++) free(e->arg[i].str);
-  for (int i = 0; i < e->nin; i++) free(e->src[i].key), mt_release(e->src[i].t);
+  for (int i = 0; i < e->nin; i++) mt_release(e->src[i].t);
   mtj_free(e->c);
   free(e);
 }
@@ -130,24 +153,63 @@ static void describe_arg(lua_State *L, int i, jarg *a) {
   }
 }
 
+/* Pushes aux[i] of the compiled function at index 1. */
+static void push_aux(lua_State *L, int i) {
+  lua_getiuservalue(L, 1, UV_AUX);
+  lua_rawgeti(L, -1, i);
+  lua_remove(L, -2);
+}
+
+/* Stores the value on top of the stack (popped) as a new aux entry; returns its index. */
+static int add_aux(lua_State *L, jfn *f) {
+  lua_getiuservalue(L, 1, UV_AUX);
+  lua_insert(L, -2);
+  lua_rawseti(L, -2, ++f->naux);
+  lua_pop(L, 1);
+  return f->naux;
+}
+
+/* Follows path aux[i] = {upvalue, key1, ...} from fn; NULL if it no longer
+ * leads to a tensor. */
+static mt_tensor *resolve_path(lua_State *L, int i) {
+  push_aux(L, i);
+  int path = lua_gettop(L);
+  lua_getiuservalue(L, 1, UV_FN);
+  lua_rawgeti(L, path, 1);
+  const char *nm = lua_getupvalue(L, -2, (int)lua_tointeger(L, -1));
+  if (!nm) {
+    lua_settop(L, path - 1);
+    return NULL;
+  }
+  lua_Integer n = luaL_len(L, path);
+  for (lua_Integer k = 2; k <= n; k++) {
+    if (lua_type(L, -1) != LUA_TTABLE && lua_type(L, -1) != LUA_TUSERDATA) {
+      lua_settop(L, path - 1);
+      return NULL;
+    }
+    lua_rawgeti(L, path, k);
+    lua_gettable(L, -2);
+  }
+  mt_tensor *t = lua_type(L, -1) == LUA_TUSERDATA ? mtl_to_tensor(L, -1) : NULL;
+  lua_settop(L, path - 1);
+  return t;
+}
+
 /* The tensor of entry e's input k at this call (fn at index 1, args from 2). */
 static mt_tensor *source(lua_State *L, const jentry *e, int k) {
   if (e->src[k].kind == SRC_ARG) return mtl_to_tensor(L, 2 + e->src[k].idx);
-  lua_getiuservalue(L, 1, 1);
-  const char *nm = lua_getupvalue(L, -1, e->src[k].idx);
-  lua_remove(L, nm ? -2 : -1);
-  if (!nm) return NULL;
-  if (e->src[k].key) {
-    if (lua_type(L, -1) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      return NULL;
-    }
-    lua_getfield(L, -1, e->src[k].key);
-    lua_remove(L, -2);
-  }
-  mt_tensor *t = lua_type(L, -1) == LUA_TUSERDATA ? mtl_to_tensor(L, -1) : NULL;
-  lua_pop(L, 1);
-  return t;
+  return resolve_path(L, e->src[k].idx);
+}
+
+/* The number aux[i] = {table, key} holds now (NaN if it is not a number). */
+static double table_number(lua_State *L, int i) {
+  push_aux(L, i);
+  lua_rawgeti(L, -1, 1);
+  lua_rawgeti(L, -2, 2);
+  lua_gettable(L, -2);
+  double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0.0 / 0.0;
+  lua_pop(L, 3);
+  return v;
 }
 
 /* 1: e matches; 0: miss (reason in why); 2: only candidate number values differ. */
@@ -185,19 +247,10 @@ static int match(lua_State *L, jentry *e, int nargs, char *why, size_t n) {
   return near ? 2 : 1;
 }
 
-static bool grad_needed(lua_State *L, int nargs) {
-  if (!mtg_grad_enabled()) return false;
-  for (int i = 0; i < nargs; i++) {
-    mt_tensor *t = lua_type(L, 2 + i) == LUA_TUSERDATA ? mtl_to_tensor(L, 2 + i) : NULL;
-    if (t && mtg_requires_grad(t)) return true;
-  }
-  return false;
-}
-
 /* Calls fn eagerly with the arguments; returns the number of results. */
 static int call_eager(lua_State *L, int nargs) {
   int base = lua_gettop(L);
-  lua_getiuservalue(L, 1, 1);
+  lua_getiuservalue(L, 1, UV_FN);
   for (int i = 0; i < nargs; i++) lua_pushvalue(L, 2 + i);
   lua_call(L, nargs, LUA_MULTRET);
   return lua_gettop(L) - base;
@@ -212,31 +265,139 @@ static void warn(const char *fmt, const char *a, const char *b) {
 
 /* ---- capture ---- */
 
-/* Finds tensor t among fn's upvalues (or one table level below). */
-static bool find_upvalue(lua_State *L, const mt_tensor *t, int *idx, char **key) {
-  for (int u = 1;; u++) {
-    lua_getiuservalue(L, 1, 1);
-    const char *name = lua_getupvalue(L, -1, u);
-    lua_remove(L, name ? -2 : -1);
-    if (!name) return false;
-    mt_tensor *x = lua_type(L, -1) == LUA_TUSERDATA ? mtl_to_tensor(L, -1) : NULL;
-    if (x == t) {
-      lua_pop(L, 1);
-      *idx = u, *key = NULL;
-      return true;
-    }
-    if (lua_type(L, -1) == LUA_TTABLE) {
-      lua_pushnil(L);
-      while (lua_next(L, -2)) {
-        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TUSERDATA && mtl_to_tensor(L, -1) == t) {
-          *idx = u, *key = strdup(lua_tostring(L, -2));
-          lua_pop(L, 3);
-          return *key != NULL;
-        }
-        lua_pop(L, 1);
-      }
-    }
+static void push_tensor_id(lua_State *L, const mt_tensor *t) { lua_pushlightuserdata(L, (void *)t); }
+
+/* torch tensor -> light userdata naming it (nil for other values); the
+ * find_paths helper of jit.lua compares tensors through it. */
+static int l_tensor_id(lua_State *L) {
+  mt_tensor *t = lua_type(L, 1) == LUA_TUSERDATA ? mtl_to_tensor(L, 1) : NULL;
+  if (t) push_tensor_id(L, t);
+  else lua_pushnil(L);
+  return 1;
+}
+
+extern const char mtl_jit_lua[];
+
+/* Finds paths from fn's upvalues to tensors want[0..n) (missing: no path)
+ * and stores each found path in the aux table: idx[k] = its index, or 0. */
+static void find_paths(lua_State *L, jfn *f, const mt_tensor *const *want, int n, int *idx) {
+  for (int k = 0; k < n; k++) idx[k] = 0;
+  if (!n) return;
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
+  if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
+    if (luaL_loadbuffer(L, mtl_jit_lua, strlen(mtl_jit_lua), "=torch/jit.lua") != LUA_OK) lua_error(L);
+    lua_pushcfunction(L, l_tensor_id);
+    lua_call(L, 1, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
+  }
+  lua_getfield(L, -1, "find_paths");
+  lua_getiuservalue(L, 1, UV_FN);
+  lua_createtable(L, 0, n);
+  for (int k = 0; k < n; k++) {
+    push_tensor_id(L, want[k]);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+  }
+  lua_call(L, 2, 1);
+  for (int k = 0; k < n; k++) {
+    push_tensor_id(L, want[k]);
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1)) idx[k] = add_aux(L, f);
+    else lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+}
+
+/* True when t is among tensors a[0..n). */
+static bool among(const mt_tensor *const *a, int n, const mt_tensor *t) {
+  for (int k = 0; k < n; k++)
+    if (a[k] == t) return true;
+  return false;
+}
+
+/* The external tensors trace tr reads or writes, in order of first use:
+ * operands no earlier entry made, tensors written in place, leaves whose
+ * .grad was set. Sets e->why on a tensor made by untraced code. */
+static int first_reader[MTJ_MAXIN]; /* per graph input: the entry that first names it (for messages) */
+
+/* The op name of trace entry e, for messages. */
+static const char *entry_name(const mtg_trace_entry *e) {
+  if (e->kind == MTG_TE_CALL) return e->name;
+  if (e->kind == MTG_TE_OP) return mt_ops[e->op].name;
+  return "fill";
+}
+
+static int graph_inputs(const mtg_trace *tr, jentry *e, const mt_tensor **ins) {
+  int nin = 0;
+  for (int i = 0; i <= tr->n && !e->why[0]; i++) {
+    const mt_tensor *cand[MTG_TRACE_NIN + 1];
+    int nc = 0;
+    if (i < tr->n) {
+      for (int j = 0; j < tr->e[i].nin; j++) cand[nc++] = tr->e[i].in[j];
+      if (tr->e[i].inplace) cand[nc++] = tr->e[i].out;
+    }
+    for (int c = 0; c < nc && !e->why[0]; c++) {
+      const mt_tensor *t = cand[c] ? mtg_trace_root(tr, cand[c]) : NULL;
+      if (!t || (t->flags & MT_TF_WRAPPED) || among((const mt_tensor *const *)cap.sct, cap.nsct, t) || among(ins, nin, t)) continue;
+      bool made = false;
+      for (int k = 0; k < i && !made; k++) {
+        const mtg_trace_entry *x = &tr->e[k];
+        made = (x->out == t && !x->inplace) || (x->nout > 1 && among((const mt_tensor *const *)x->xout, x->nout - 1, t));
+      }
+      if (made) continue;
+      for (int k = 0; k < tr->nfresh; k++)
+        if (tr->fresh[k] == t)
+          snprintf(e->why, sizeof e->why, "a tensor made by %s inside the function (the JIT does not replay it yet)",
+                   tr->fresh_what[k]);
+      if (e->why[0]) break;
+      if (nin == MTJ_MAXIN) {
+        snprintf(e->why, sizeof e->why, "the graph reads more than %d tensors", MTJ_MAXIN);
+        break;
+      }
+      first_reader[nin] = i;
+      ins[nin++] = t;
+    }
+  }
+  for (int g = 0; g < tr->ngrads && !e->why[0]; g++) {
+    const mt_tensor *t = tr->grads[g].leaf;
+    if (among(ins, nin, t)) continue;
+    if (nin == MTJ_MAXIN) snprintf(e->why, sizeof e->why, "the graph reads more than %d tensors", MTJ_MAXIN);
+    else first_reader[nin] = -1, ins[nin++] = t;
+  }
+  return nin;
+}
+
+/* Where each graph input comes from at a later call: an argument, or a
+ * path of table keys from an upvalue. */
+static void locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins, int nin, int nargs,
+                          const mtg_trace *tr) {
+  const mt_tensor *rest[MTJ_MAXIN];
+  int where[MTJ_MAXIN], nrest = 0, found[MTJ_MAXIN];
+  for (int k = 0; k < nin; k++) {
+    int a = -1;
+    for (int j = 0; j < nargs && a < 0; j++)
+      if (lua_type(L, 2 + j) == LUA_TUSERDATA && mtl_to_tensor(L, 2 + j) == ins[k]) a = j;
+    e->src[k].kind = a >= 0 ? SRC_ARG : SRC_UPV;
+    e->src[k].idx = a;
+    if (a < 0) rest[nrest] = ins[k], where[nrest++] = k;
+  }
+  e->nin = nin;
+  find_paths(L, f, rest, nrest, found);
+  for (int r = 0; r < nrest; r++) {
+    int k = where[r];
+    if (!found[r]) {
+      char sh[96];
+      snprintf(e->why, sizeof e->why,
+               "%s reads a %s tensor of shape %s that is neither an argument nor reachable from the function's "
+               "upvalues through tables (made by an op the JIT does not trace?)",
+               first_reader[k] >= 0 ? entry_name(&tr->e[first_reader[k]]) : "a .grad",
+               mt_dtype_name((mt_dtype)ins[k]->dtype), mt_shape_str(ins[k]->shape, ins[k]->ndim, sh, sizeof sh));
+      return;
+    }
+    e->src[k].idx = found[r];
+    e->src[k].t = mt_retain((mt_tensor *)ins[k]);
   }
 }
 
@@ -247,52 +408,23 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
     return;
   }
   const mt_tensor *ins[MTJ_MAXIN], *outs[MTJ_MAXOUT];
-  int nin = 0, nout = 0;
-  /* graph inputs: operands no earlier entry made that are not wrapped numbers */
-  for (int i = 0; i < tr->n && !e->why[0]; i++)
-    for (int j = 0; j < tr->e[i].nin && !e->why[0]; j++) {
-      const mt_tensor *t = tr->e[i].in[j];
-      if (!t || (t->flags & MT_TF_WRAPPED)) continue;
-      bool made = false, seen = false;
-      for (int k = 0; k < i && !made; k++) made = tr->e[k].out == t;
-      for (int k = 0; k < nin && !seen; k++) seen = ins[k] == t;
-      if (made || seen) continue;
-      for (int k = 0; k < tr->nfresh; k++)
-        if (tr->fresh[k] == t)
-          snprintf(e->why, sizeof e->why, "a tensor made by %s inside the function (the JIT does not replay it yet)",
-                   tr->fresh_what[k]);
-      if (e->why[0]) break;
-      if (nin == MTJ_MAXIN) {
-        snprintf(e->why, sizeof e->why, "the graph reads more than %d tensors", MTJ_MAXIN);
-        break;
-      }
-      if (mtg_requires_grad(t)) {
-        snprintf(e->why, sizeof e->why, "a tensor it reads requires grad (compiled graphs run without autograd)");
-        break;
-      }
-      int a = -1;
-      for (int k = 0; k < nargs && a < 0; k++)
-        if (lua_type(L, 2 + k) == LUA_TUSERDATA && mtl_to_tensor(L, 2 + k) == t) a = k;
-      if (a >= 0) {
-        e->src[nin].kind = SRC_ARG, e->src[nin].idx = a;
-      } else if (find_upvalue(L, t, &e->src[nin].idx, &e->src[nin].key)) {
-        e->src[nin].kind = SRC_UPV;
-        e->src[nin].t = mt_retain((mt_tensor *)t);
-      } else {
-        snprintf(e->why, sizeof e->why, "it reads a tensor that is neither an argument nor an upvalue of the function");
-        break;
-      }
-      ins[nin++] = t;
-      e->nin = nin;
-    }
+  int nout = 0;
+  int nin = graph_inputs(tr, e, ins);
+  if (!e->why[0]) locate_inputs(L, f, e, ins, nin, nargs, tr);
+  e->detach = tr->backward_ran;
   for (int r = 0; r < nres && !e->why[0]; r++) {
     int i = rbase + r, ty = lua_type(L, i);
     mt_tensor *t = ty == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
     if (r >= MTJ_MAXOUT) snprintf(e->why, sizeof e->why, "it returns more than %d values", MTJ_MAXOUT);
     else if (ty == LUA_TNIL) e->ret[r].kind = RET_NIL;
     else if (ty == LUA_TBOOLEAN) e->ret[r].kind = RET_BOOL, e->ret[r].idx = lua_toboolean(L, i);
-    else if (t && mtg_trace_produced(tr, t)) e->ret[r].kind = RET_OUT, e->ret[r].idx = nout, outs[nout++] = t;
-    else if (t) {
+    else if (t && mtg_trace_produced(tr, t)) {
+      if (!tr->backward_ran && mtg_grad_enabled() && mtg_requires_grad(t))
+        snprintf(e->why, sizeof e->why,
+                 "its result requires grad and compiled graphs record no autograd history (compile the whole training "
+                 "step -- forward, loss:backward(), optimizer:step() -- or call it under torch.no_grad())");
+      e->ret[r].kind = RET_OUT, e->ret[r].idx = nout, outs[nout++] = t;
+    } else if (t) {
       int a = -1;
       for (int k = 0; k < nargs && a < 0; k++)
         if (lua_type(L, 2 + k) == LUA_TUSERDATA && mtl_to_tensor(L, 2 + k) == t) a = k;
@@ -304,12 +436,41 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
     }
   }
   e->nret = nres;
+  /* gradients set on leaves: more graph outputs */
+  for (int g = 0; g < tr->ngrads && !e->why[0]; g++) {
+    const mtg_trace_grad *x = &tr->grads[g];
+    if (e->ngrads == MAXGRADS || nout == MTJ_MAXOUT) {
+      snprintf(e->why, sizeof e->why, "it sets the gradients of more than %d tensors", MAXGRADS);
+      break;
+    }
+    int leaf = -1;
+    for (int k = 0; k < nin && leaf < 0; k++)
+      if (ins[k] == x->leaf) leaf = k;
+    e->grad[e->ngrads].leaf = leaf;
+    e->grad[e->ngrads].out = -1;
+    if (x->grad) {
+      if (!mtg_trace_produced(tr, x->grad)) {
+        snprintf(e->why, sizeof e->why, "it sets a .grad to a tensor made outside the traced ops");
+        break;
+      }
+      e->grad[e->ngrads].out = nout;
+      outs[nout++] = x->grad;
+    }
+    e->ngrads++;
+  }
   if (e->why[0]) return;
-  double sc[MAXARGS];
-  bool isint[MAXARGS];
+  double sc[MAXARGS + MAXSCT];
+  bool isint[MAXARGS + MAXSCT];
   for (int k = 0; k < nargs; k++) sc[k] = e->arg[k].type == LUA_TNUMBER ? e->arg[k].num : 0.0 / 0.0,
                                   isint[k] = e->arg[k].isint;
-  mtj_options o = {.dynamic = f->dynamic};
+  e->nsct = cap.nsct;
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
+  for (int j = 0; j < cap.nsct; j++) {
+    lua_rawgeti(L, -1, j + 1);
+    e->sct_ref[j] = add_aux(L, f);
+  }
+  lua_pop(L, 1);
+  mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)cap.sct, .nsct = cap.nsct};
   lstats.captures++;
   if (mtj_compile(tr, ins, nin, sc, isint, nargs, outs, nout, &o, &e->c)) {
     snprintf(e->why, sizeof e->why, "%s", mt_errmsg());
@@ -318,6 +479,12 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   }
   for (int k = 0; k < nargs; k++)
     if (e->arg[k].type == LUA_TNUMBER) e->arg[k].candidate = mtj_uses_scalar(e->c, k);
+}
+
+static void cap_clear(void) {
+  for (int j = 0; j < cap.nsct; j++) mt_release(cap.sct[j]);
+  cap.nsct = 0;
+  cap.active = false;
 }
 
 /* Runs fn under a trace with the call's arguments and makes a new entry
@@ -332,7 +499,7 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
     if (e->arg[i].type == LUA_TSTRING) e->arg[i].str = strdup(lua_tostring(L, 2 + i));
   }
   int base = lua_gettop(L);
-  lua_getiuservalue(L, 1, 1);
+  lua_getiuservalue(L, 1, UV_FN);
   for (int i = 0; i < nargs; i++) lua_pushvalue(L, 2 + i);
   mt_status st = mtg_trace_begin();
   if (st) {
@@ -340,30 +507,44 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
     return mtl_fail(L, st, NULL, NULL, NULL, NULL);
   }
   cap.fullgraph = f->fullgraph;
-  cap.brk[0] = 0;
+  cap.brk[0] = cap.retry[0] = 0;
+  cap.active = true;
+  cap.nsct = 0;
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
   int rc = lua_pcall(L, nargs, LUA_MULTRET, 0);
   mtg_trace *tr = mtg_trace_end();
+  cap.active = false;
   if (rc != LUA_OK) {
     mtg_trace_free(tr);
     free_entry(e);
+    cap_clear();
     return lua_error(L);
   }
   int nres = lua_gettop(L) - base;
   if (cap.brk[0]) lstats.graph_breaks++;
-  make_entry(L, f, e, tr, nargs, base + 1, nres);
+  if (cap.retry[0]) snprintf(e->why, sizeof e->why, "%s", cap.retry);
+  else make_entry(L, f, e, tr, nargs, base + 1, nres);
   mtg_trace_free(tr);
+  cap_clear();
   *out = e;
   return nres;
 }
 
 static int run_entry(lua_State *L, jentry *e, int nargs) {
   const mt_tensor *ins[MTJ_MAXIN];
-  double sc[MAXARGS];
+  double sc[MAXARGS + MAXSCT];
   mt_tensor *outs[MTJ_MAXOUT] = {0};
   for (int k = 0; k < e->nin; k++) ins[k] = source(L, e, k);
   for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
+  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = table_number(L, e->sct_ref[j]);
   mt_status st = mtj_run(e->c, ins, sc, outs);
-  if (st) return mtl_fail(L, st, NULL, NULL, NULL, NULL);
+  for (int g = 0; g < e->ngrads && !st; g++)
+    st = mtg_set_grad((mt_tensor *)ins[e->grad[g].leaf], e->grad[g].out >= 0 ? outs[e->grad[g].out] : NULL);
+  if (st) {
+    for (int k = 0; k < MTJ_MAXOUT; k++) mt_release(outs[k]);
+    return mtl_fail(L, st, NULL, NULL, NULL, NULL);
+  }
   lstats.compiled_calls++;
   luaL_checkstack(L, e->nret, "torch.compile: too many results");
   for (int r = 0; r < e->nret; r++) {
@@ -382,13 +563,7 @@ static int fn_call(lua_State *L) {
   jfn *f = check_fn(L, 1);
   int nargs = lua_gettop(L) - 1;
   if (nargs > MAXARGS) return luaL_error(L, "torch.compile: more than %d arguments", MAXARGS);
-  if (f->off || f->gave_up) return lstats.eager_calls++, call_eager(L, nargs);
-  if (grad_needed(L, nargs)) {
-    if (!f->warned_grad)
-      warn("%s%san argument requires grad: running eagerly (compiled graphs do not record autograd yet)", "", "");
-    f->warned_grad = true;
-    return lstats.eager_calls++, call_eager(L, nargs);
-  }
+  if (f->off || f->gave_up || cap.active) return lstats.eager_calls++, call_eager(L, nargs);
   char why[200] = "no compiled graph yet";
   jentry *near = NULL;
   for (jentry *e = f->entries; e; e = e->next) {
@@ -411,6 +586,11 @@ static int fn_call(lua_State *L) {
   }
   jentry *e = NULL;
   int nres = capture(L, f, nargs, &e);
+  if (!e->c && cap.retry[0] && f->retries < MAXRETRY) {
+    f->retries++; /* state was made during this call (an optimizer's first step): capture again next time */
+    free_entry(e);
+    return nres;
+  }
   if (near && e->c && strcmp(mtj_text(near->c), mtj_text(e->c)) == 0) {
     near->generalized = true; /* the same graph for another value: scalars are runtime values */
     lstats.recaptures++;
@@ -429,6 +609,54 @@ static int fn_call(lua_State *L) {
   return nres;
 }
 
+/* torch.compiler.is_compiling() -> true while a compiled function is being captured */
+static int l_is_compiling(lua_State *L) {
+  lua_pushboolean(L, cap.active);
+  return 1;
+}
+
+/* torch.compiler.scalar(tbl, key) -> tbl[key]: while capturing, a 0-dim
+ * float64 tensor that the graph reads as a runtime scalar, re-read from
+ * tbl[key] on every call (a learning rate that a scheduler changes), so a
+ * new value needs no recompile. Outside a capture, the number itself. */
+static int l_scalar(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  lua_gettable(L, 1);
+  if (!lua_isnumber(L, 3))
+    return luaL_error(L, "torch.compiler.scalar: tbl[%s] is a %s, not a number", luaL_tolstring(L, 2, NULL),
+                      luaL_typename(L, 3));
+  if (!cap.active) return 1;
+  if (cap.nsct == MAXSCT) return 1; /* stays a constant */
+  lua_Number v = lua_tonumber(L, 3);
+  mt_tensor *t = NULL;
+  mt_status st = mt_full(NULL, 0, mt_sfloat(v), MT_FLOAT64, mt_cpu(), &t);
+  if (st) return mtl_fail(L, st, NULL, NULL, NULL, NULL);
+  /* the compiled function being captured is not on this stack: keep {tbl, key} in the registry list */
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, 2);
+  lua_rawseti(L, -2, cap.nsct + 1);
+  lua_pop(L, 1);
+  cap.sct[cap.nsct++] = t;
+  mtl_push_tensor(L, mt_retain(t));
+  return 1;
+}
+
+/* torch.compiler.capture_again(reason): library code that changed Lua-side
+ * state while being captured (an optimizer making its state on the first
+ * step) asks for the capture to be redone on the next call. */
+static int l_capture_again(lua_State *L) {
+  const char *why = luaL_optstring(L, 1, "state was made during the capture");
+  if (cap.active && !cap.retry[0]) snprintf(cap.retry, sizeof cap.retry, "%s", why);
+  return 0;
+}
+
 static int fn_tostring(lua_State *L) {
   jfn *f = check_fn(L, 1);
   int n = 0;
@@ -441,7 +669,7 @@ static int fn_tostring(lua_State *L) {
 static int l_compile(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   int opt = lua_istable(L, 2) ? 2 : 0;
-  jfn *f = lua_newuserdatauv(L, sizeof *f, 1);
+  jfn *f = lua_newuserdatauv(L, sizeof *f, 2);
   memset(f, 0, sizeof *f);
   f->dynamic = mtl_opt_bool(L, 0, 0, opt, "dynamic", 1);
   f->fullgraph = mtl_opt_bool(L, 0, 0, opt, "fullgraph", 0);
@@ -453,7 +681,9 @@ static int l_compile(lua_State *L) {
   f->off = jit_off;
   luaL_setmetatable(L, JIT_FN);
   lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, 1);
+  lua_setiuservalue(L, -2, UV_FN);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, UV_AUX);
   return 1;
 }
 
@@ -541,6 +771,12 @@ void mtl_open_jit(lua_State *L, int torch_idx, int methods_idx) {
        "torch.compiler.explain(fn, ...) -- text describing fn's graph for these arguments: breaks, eager reasons, IR "
        "and generated C"},
       {"reset", l_reset, MTL_FN, "torch.compiler.reset() -- forget compiled graphs and counters"},
+      {"is_compiling", l_is_compiling, MTL_FN,
+       "torch.compiler.is_compiling() -- true while torch.compile captures a function"},
+      {"scalar", l_scalar, MTL_FN,
+       "torch.compiler.scalar(tbl, key) -- tbl[key]; inside a capture a runtime scalar re-read on every call"},
+      {"capture_again", l_capture_again, MTL_FN,
+       "torch.compiler.capture_again([reason]) -- state was made during this capture: capture again next call"},
       {"stats", l_stats, MTL_FN,
        "torch.compiler.stats() -- counters: compiles, recompiles, recaptures, graph_breaks, cache_hits, cc_runs, ..."},
       {NULL, NULL, 0, NULL}};

@@ -28,8 +28,14 @@ local function setup(self, name, params, wd_default, ...)
   self:_setup(params, o)
 end
 
+-- Under torch.compile the step count is a float64 0-dim tensor (updated
+-- in place, so a compiled step replays it) and lr a runtime scalar of the
+-- graph (torch.compiler.scalar), so changing it needs no recompile; the
+-- first captured step makes the state and asks to be captured again.
 local function update(self, group, decoupled)
+  local capturing = torch.compiler.is_compiling()
   local lr, beta1, beta2, eps, wd = group.lr, group.betas[1], group.betas[2], group.eps, group.weight_decay
+  if capturing then lr = torch.compiler.scalar(group, "lr") end
   local amsgrad, maximize = group.amsgrad, group.maximize
   local state = self.state
   for _, p in ipairs(group.params) do
@@ -41,10 +47,21 @@ local function update(self, group, decoupled)
         st = {step = 0, exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p)}
         if amsgrad then st.max_exp_avg_sq = torch.zeros_like(p) end
         state[p] = st
+        if capturing then torch.compiler.capture_again("optim." .. self.__name .. " made its state") end
+      end
+      if capturing and type(st.step) == "number" then
+        st.step = torch.tensor(st.step, {dtype = torch.float64})
+        torch.compiler.capture_again("optim." .. self.__name .. " keeps its step count in a tensor when compiled")
       end
       local exp_avg, exp_avg_sq = st.exp_avg, st.exp_avg_sq
-      st.step = st.step + 1
-      local step = st.step
+      local step
+      if type(st.step) == "number" then
+        st.step = st.step + 1
+        step = st.step
+      else
+        st.step:add_(1)
+        step = st.step
+      end
       if decoupled then
         p:mul_(1 - lr * wd)
       elseif wd ~= 0 then
@@ -52,10 +69,15 @@ local function update(self, group, decoupled)
       end
       exp_avg:mul_(beta1):add_(grad, {alpha = 1 - beta1})
       addcmul_(exp_avg_sq:mul_(beta2), grad, grad, 1 - beta2)
-      local bias_correction1 = 1 - beta1 ^ step
-      local bias_correction2 = 1 - beta2 ^ step
+      local bias_correction1, bias_correction2, bc2_sqrt
+      if type(step) == "number" then
+        bias_correction1, bias_correction2 = 1 - beta1 ^ step, 1 - beta2 ^ step
+        bc2_sqrt = math.sqrt(bias_correction2)
+      else
+        bias_correction1, bias_correction2 = 1 - torch.pow(beta1, step), 1 - torch.pow(beta2, step)
+        bc2_sqrt = bias_correction2:sqrt()
+      end
       local step_size = lr / bias_correction1
-      local bc2_sqrt = math.sqrt(bias_correction2)
       local denom
       if amsgrad then
         local m = st.max_exp_avg_sq

@@ -22,8 +22,14 @@ function SGD:__init(params, ...)
   self:_setup(params, o)
 end
 
+-- Under torch.compile lr is a runtime scalar of the graph (a new value
+-- needs no recompile), and the step that makes a momentum buffer asks to
+-- be captured again (the buffer is Lua-side state).
 function SGD:_update_group(group)
+  local torch = require "torch"
   local lr, mom, damp, wd = group.lr, group.momentum, group.dampening, group.weight_decay
+  local capturing = torch.compiler.is_compiling()
+  if capturing then lr = torch.compiler.scalar(group, "lr") end
   local nesterov, maximize = group.nesterov, group.maximize
   local state = self.state
   for _, p in ipairs(group.params) do
@@ -38,12 +44,13 @@ function SGD:_update_group(group)
         if buf == nil then
           buf = d_p:clone()
           st.momentum_buffer = buf
+          if capturing then torch.compiler.capture_again("optim.SGD made its momentum buffers") end
         else
           buf:mul_(mom):add_(d_p, {alpha = 1 - damp})
         end
         if nesterov then d_p = d_p:add(buf, {alpha = mom}) else d_p = buf end
       end
-      p:add_(d_p, {alpha = -lr})
+      if type(lr) == "number" then p:add_(d_p, {alpha = -lr}) else p:sub_(d_p * lr) end
     end
   end
 end

@@ -102,7 +102,13 @@ end
 -- class indices target; returns the loss after reduction.
 local function nll(fname, lp, target, weight, ignore_index, reduction, cdim, C)
   local t, valid = target, nil
-  if target:numel() > 0 then
+  if torch.compiler.is_compiling() then
+    -- no host reads inside a compiled graph: ignored targets are masked
+    -- without looking at them, and an out-of-range class fails in gather
+    valid = target:ne(ignore_index)
+    local vi = valid:to(target.dtype)
+    t = target * vi + (1 - vi)
+  elseif target:numel() > 0 then
     local ign = target:eq(ignore_index)
     if ign:any():item() then
       valid = ign:logical_not()
