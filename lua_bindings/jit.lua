@@ -4,30 +4,36 @@
 local tensor_id = ...
 local M = {}
 
-local MAX_DEPTH, MAX_ENTRIES, MAX_VISITS = 7, 4096, 200000
+local MAX_DEPTH, MAX_ENTRIES, MAX_VISITS, MAX_PATHS = 7, 4096, 200000, 4
 
--- find_paths(fn, wanted) -> {[id] = {upvalue, key1, key2, ...}}: for each
--- tensor id in the set `wanted`, the shortest chain of table keys leading
--- to it from one of fn's upvalues (breadth first; tables are followed
--- through their own entries, never metatables; very large tables are
--- skipped, so a dataset held in an upvalue costs little).
+-- find_paths(fn, wanted) -> {[id] = {path, ...}}: for each tensor id in
+-- the set `wanted`, the chains of table keys {upvalue, key1, key2, ...}
+-- leading to it from fn's upvalues, shortest first, at most MAX_PATHS
+-- (breadth first; each table is entered once; tables are followed through
+-- their own entries, never metatables; very large tables are cut short, so
+-- a dataset held in an upvalue costs little). A tensor reachable two ways
+-- (a model's weight and the optimizer's list) gets both, and both are
+-- guarded.
 function M.find_paths(fn, wanted)
-  local found, left = {}, 0
-  for _ in pairs(wanted) do left = left + 1 end
+  local found = {}
+  local function add(id, path)
+    local list = found[id]
+    if not list then list = {}; found[id] = list end
+    if #list < MAX_PATHS then list[#list + 1] = path end
+  end
   local queue, seen, head, visits = {}, {}, 1, 0
   for u = 1, math.huge do
     local name, v = debug.getupvalue(fn, u)
     if name == nil then break end
     local id = type(v) == "userdata" and tensor_id(v)
-    if id and wanted[id] and not found[id] then
-      found[id] = {u}
-      left = left - 1
+    if id and wanted[id] then
+      add(id, {u})
     elseif type(v) == "table" and not seen[v] then
       seen[v] = true
       queue[#queue + 1] = {v, {u}}
     end
   end
-  while head <= #queue and left > 0 and visits < MAX_VISITS do
+  while head <= #queue and visits < MAX_VISITS do
     local t, path = queue[head][1], queue[head][2]
     head = head + 1
     local n = 0
@@ -37,11 +43,10 @@ function M.find_paths(fn, wanted)
       local tv = type(v)
       if tv == "userdata" then
         local id = tensor_id(v)
-        if id and wanted[id] and not found[id] then
+        if id and wanted[id] then
           local p = table.move(path, 1, #path, 1, {})
           p[#p + 1] = k
-          found[id] = p
-          left = left - 1
+          add(id, p)
         end
       elseif tv == "table" and not seen[v] and #path < MAX_DEPTH then
         seen[v] = true

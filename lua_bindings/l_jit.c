@@ -52,6 +52,8 @@ typedef struct jentry {
   struct {
     int kind, idx; /* argument index, or the path's index in the aux table */
     mt_tensor *t;  /* the captured tensor (owned), SRC_UPV */
+    int alt[3];    /* further paths to the same tensor, guarded too */
+    int nalt;
   } src[MTJ_MAXIN];
   int nsct;
   int sct_ref[MAXSCT];  /* aux indices of {table, key} whose number is runtime scalar nargs + j */
@@ -241,6 +243,9 @@ static int match(lua_State *L, jentry *e, int nargs, char *why, size_t n) {
       if (!ins[k]) return snprintf(why, n, "a captured tensor is gone"), 0;
       if (e->src[k].kind == SRC_UPV && ins[k] != e->src[k].t)
         return snprintf(why, n, "a captured tensor was replaced by another"), 0;
+      for (int j = 0; j < e->src[k].nalt; j++)
+        if (resolve_path(L, e->src[k].alt[j]) != e->src[k].t)
+          return snprintf(why, n, "a captured tensor was replaced by another"), 0;
     }
     if (!mtj_guard(e->c, ins, why, n)) return 0;
   }
@@ -278,10 +283,10 @@ static int l_tensor_id(lua_State *L) {
 
 extern const char mtl_jit_lua[];
 
-/* Finds paths from fn's upvalues to tensors want[0..n) (missing: no path)
- * and stores each found path in the aux table: idx[k] = its index, or 0. */
-static void find_paths(lua_State *L, jfn *f, const mt_tensor *const *want, int n, int *idx) {
-  for (int k = 0; k < n; k++) idx[k] = 0;
+/* Finds paths from fn's upvalues to tensors want[0..n) and stores them in
+ * the aux table: idx[k][0..nidx[k]) their indices (none: no path). */
+static void find_paths(lua_State *L, jfn *f, const mt_tensor *const *want, int n, int (*idx)[4], int *nidx) {
+  for (int k = 0; k < n; k++) nidx[k] = 0;
   if (!n) return;
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
   if (lua_isnil(L, -1)) {
@@ -304,8 +309,14 @@ static void find_paths(lua_State *L, jfn *f, const mt_tensor *const *want, int n
   for (int k = 0; k < n; k++) {
     push_tensor_id(L, want[k]);
     lua_rawget(L, -2);
-    if (lua_istable(L, -1)) idx[k] = add_aux(L, f);
-    else lua_pop(L, 1);
+    for (int j = 1; j <= 4 && lua_istable(L, -1); j++) {
+      if (lua_rawgeti(L, -1, j) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        break;
+      }
+      idx[k][nidx[k]++] = add_aux(L, f);
+    }
+    lua_pop(L, 1);
   }
   lua_pop(L, 2);
 }
@@ -374,7 +385,7 @@ static int graph_inputs(const mtg_trace *tr, jentry *e, const mt_tensor **ins) {
 static void locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins, int nin, int nargs,
                           const mtg_trace *tr) {
   const mt_tensor *rest[MTJ_MAXIN];
-  int where[MTJ_MAXIN], nrest = 0, found[MTJ_MAXIN];
+  int where[MTJ_MAXIN], nrest = 0, found[MTJ_MAXIN][4], nfound[MTJ_MAXIN];
   for (int k = 0; k < nin; k++) {
     int a = -1;
     for (int j = 0; j < nargs && a < 0; j++)
@@ -384,10 +395,10 @@ static void locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins
     if (a < 0) rest[nrest] = ins[k], where[nrest++] = k;
   }
   e->nin = nin;
-  find_paths(L, f, rest, nrest, found);
+  find_paths(L, f, rest, nrest, found, nfound);
   for (int r = 0; r < nrest; r++) {
     int k = where[r];
-    if (!found[r]) {
+    if (!nfound[r]) {
       char sh[96];
       snprintf(e->why, sizeof e->why,
                "%s reads a %s tensor of shape %s that is neither an argument nor reachable from the function's "
@@ -396,7 +407,8 @@ static void locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins
                mt_dtype_name((mt_dtype)ins[k]->dtype), mt_shape_str(ins[k]->shape, ins[k]->ndim, sh, sizeof sh));
       return;
     }
-    e->src[k].idx = found[r];
+    e->src[k].idx = found[r][0];
+    for (int j = 1; j < nfound[r]; j++) e->src[k].alt[e->src[k].nalt++] = found[r][j];
     e->src[k].t = mt_retain((mt_tensor *)ins[k]);
   }
 }
