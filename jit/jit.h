@@ -41,7 +41,8 @@ const char *mtj_text(const mtj_compiled *c);
 bool mtj_guard(const mtj_compiled *c, const mt_tensor *const *ins, char *why, size_t n);
 /* Runs the compiled graph: outs[0..nout) receive new references. Inputs
  * the traced function overwrote in place receive their new values at the
- * end (after every kernel, so a failed run leaves them untouched). */
+ * end, or straight from the kernel that computes them when buffer planning
+ * proves nothing reads the old value later (jit/runtime.c, plan_direct). */
 mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs);
 void mtj_free(mtj_compiled *c);
 /* Writes the IR, the kernels' plan and the generated C source to f. */

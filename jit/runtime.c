@@ -2,7 +2,9 @@
  * C -> loaded kernels), checking its guards against new inputs, and
  * replaying it: kernels run on the engine's thread team, views and extern
  * ops call the engine, intermediates are freed after their last step. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "ir.h"
@@ -15,6 +17,8 @@ struct mtj_compiled {
   char *src;
   mtj_kernel_fn *fns;
   mtj_kargs *args; /* per kernel */
+  int *direct;     /* per node: the input slot its kernel stores into in place, or -1 */
+  int **frees;     /* per step: the values no later step reads, -1 ended */
 };
 
 bool mtj_uses_scalar(const mtj_compiled *c, int k) {
@@ -27,11 +31,79 @@ const char *mtj_text(const mtj_compiled *c) { return c->g->text; }
 
 void mtj_free(mtj_compiled *c) {
   if (!c) return;
+  if (c->frees)
+    for (int s = 0; s < c->g->nsteps; s++) free(c->frees[s]);
+  free(c->frees);
+  free(c->direct);
   mtj_graph_free(c->g);
   free(c->src);
   free(c->fns);
   free(c->args);
   free(c);
+}
+
+/* The last step that reads node i or a view of it (views share its buffer). */
+static int alias_last(const mtj_graph *g, int i) {
+  int last = g->n[i].last_step;
+  for (int j = i + 1; j < g->nn; j++)
+    if (g->n[j].live && g->n[j].kind == JN_VIEW && g->n[j].a[0] == i) {
+      int l = alias_last(g, j);
+      if (l > last) last = l;
+    }
+  return last;
+}
+
+/* Buffer planning for write-backs: a value written back into input slot s
+ * is stored by its kernel straight into that input's buffer when nothing
+ * reads the old value (or a view of it) after that kernel, and the kernel
+ * itself reads it only at the element it writes. The final copy is then
+ * skipped (the runtime falls back to a fresh buffer when the input is not
+ * contiguous or its shape differs). */
+static void plan_direct(mtj_compiled *c) {
+  mtj_graph *g = c->g;
+  for (int i = 0; i < g->nn; i++) c->direct[i] = -1;
+  for (int j = 0; j < g->nwb; j++) {
+    int w = g->wb[j], s = g->wb_slot[j], in = -1;
+    const mtj_node *x = &g->n[w];
+    if (x->kind == JN_REDUCE || x->kernel < 0 || !x->mat || c->direct[w] >= 0) continue;
+    bool is_out = false;
+    for (int k = 0; k < g->nout; k++) is_out |= g->out[k] == w;
+    for (int i = 0; i < g->nn && in < 0; i++)
+      if (g->n[i].live && g->n[i].kind == JN_INPUT && g->n[i].slot == s) in = i;
+    if (is_out || (in >= 0 && g->n[in].dtype != x->dtype)) continue;
+    int step = g->k[x->kernel].step;
+    if (in >= 0) {
+      int last = alias_last(g, in);
+      if (last > step) continue;
+      if (last == step) { /* read by this very kernel: only elementwise at the stored index */
+        const mtj_kargs *a = &c->args[x->kernel];
+        bool ok = !a->flat ? false : true;
+        for (int l = 0; l < a->nload && ok; l++)
+          if (a->load[l] == in) ok = a->cls[l] == MTJ_LD_FULL;
+          else if (g->n[a->load[l]].kind == JN_VIEW && alias_last(g, a->load[l]) >= step) ok = false;
+        if (!ok) continue;
+      }
+    }
+    c->direct[w] = s;
+  }
+}
+
+/* Per step, the values whose last reader it is (freed after it runs). */
+static mt_status plan_frees(mtj_compiled *c) {
+  mtj_graph *g = c->g;
+  c->frees = calloc((size_t)g->nsteps + 1, sizeof *c->frees);
+  if (!c->frees) return mt_fail(MT_ENOMEM, "out of memory");
+  for (int s = 0; s < g->nsteps; s++) {
+    int n = 0;
+    for (int i = 0; i < g->nn; i++) n += g->n[i].live && g->n[i].last_step == s && g->n[i].kind != JN_INPUT;
+    c->frees[s] = malloc((size_t)(n + 1) * sizeof **c->frees);
+    if (!c->frees[s]) return mt_fail(MT_ENOMEM, "out of memory");
+    n = 0;
+    for (int i = 0; i < g->nn; i++)
+      if (g->n[i].live && g->n[i].last_step == s && g->n[i].kind != JN_INPUT) c->frees[s][n++] = i;
+    c->frees[s][n] = -1;
+  }
+  return MT_OK;
 }
 
 mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *scalars,
@@ -47,6 +119,8 @@ mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin,
     if (!c->args || !c->fns) st = mt_fail(MT_ENOMEM, "out of memory");
   }
   for (int k = 0; !st && k < c->g->nk; k++) st = mtj_kernel_args(c->g, k, &c->args[k]);
+  if (!st && !(c->direct = malloc((size_t)c->g->nn * sizeof *c->direct))) st = mt_fail(MT_ENOMEM, "out of memory");
+  if (!st) plan_direct(c), st = plan_frees(c);
   if (!st) {
     c->g->text = mtj_canon(c->g);
     c->src = mtj_codegen(c->g);
@@ -174,8 +248,32 @@ static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **
   }
 }
 
+/* MOONTORCH_JIT_PROFILE=1: seconds spent per kind of step, printed at exit. */
+static int prof_on = -1;
+static double prof_s[4]; /* kernels, engine calls and views, write-backs, whole runs */
+static int64_t prof_runs;
+static const char *prof_names[4] = {"kernels", "engine calls", "write-backs", "whole runs"};
+
+static void prof_print(void) {
+  fprintf(stderr, "jit profile: %lld runs;", (long long)prof_runs);
+  for (int k = 0; k < 4; k++) fprintf(stderr, " %s %.3f ms/run;", prof_names[k], prof_s[k] * 1e3 / (double)(prof_runs ? prof_runs : 1));
+  fprintf(stderr, "\n");
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs) {
   mtj_graph *g = c->g;
+  if (prof_on < 0) {
+    const char *e = getenv("MOONTORCH_JIT_PROFILE");
+    prof_on = e && *e && strcmp(e, "0") != 0;
+    if (prof_on) atexit(prof_print);
+  }
+  double t_run = prof_on ? now_s() : 0, t0 = t_run;
   mt_tensor **v = calloc((size_t)g->nn, sizeof *v);
   if (!v) return mt_fail(MT_ENOMEM, "out of memory");
   mt_status st = MT_OK;
@@ -184,6 +282,7 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
   int nth_max = mt_get_num_threads();
   for (int si = 0; si < g->nsteps && !st; si++) {
     const mtj_step *sp = &g->steps[si];
+    if (prof_on) t0 = now_s();
     if (sp->kernel < 0) {
       const mtj_node *x = &g->n[sp->node];
       int64_t shape[MT_MAXDIM];
@@ -235,7 +334,12 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         const mtj_node *x = &g->n[a->store[l]];
         int64_t shape[MT_MAXDIM];
         for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
-        st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &v[a->store[l]]);
+        int s = c->direct[a->store[l]];
+        mt_tensor *t = s >= 0 ? (mt_tensor *)ins[s] : NULL;
+        bool same = t && t->ndim == x->ndim && t->dtype == x->dtype && mt_is_contiguous(t);
+        for (int d = 0; same && d < x->ndim; d++) same = t->shape[d] == shape[d];
+        if (same) v[a->store[l]] = mt_retain(t); /* stored in place into the input it updates */
+        else st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &v[a->store[l]]);
         if (!st) ptr[a->nload + l] = mt_data(v[a->store[l]]);
       }
       if (st) break;
@@ -248,14 +352,15 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         st = mt_parallel_team(nth, team_run, &t);
       }
     }
+    if (prof_on) prof_s[sp->kernel < 0 ? 1 : 0] += now_s() - t0;
     /* free values whose last reader was this step */
-    for (int i = 0; i < g->nn; i++)
-      if (v[i] && g->n[i].last_step == si && g->n[i].kind != JN_INPUT) {
-        mt_release(v[i]);
-        v[i] = NULL;
-      }
+    for (const int *f = c->frees[si]; *f >= 0; f++) {
+      mt_release(v[*f]);
+      v[*f] = NULL;
+    }
   }
   for (int k = 0; k < g->nout && !st; k++) outs[k] = mt_retain(value(g, v, g->out[k], ins, &st));
+  if (prof_on) t0 = now_s();
   /* inputs the function wrote in place get their new values last */
   for (int k = 0; k < g->nwb && !st; k++) {
     mt_tensor *dst = (mt_tensor *)ins[g->wb_slot[k]], *src = value(g, v, g->wb[k], ins, &st);
@@ -263,6 +368,7 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
   }
   for (int i = 0; i < g->nn; i++) mt_release(v[i]);
   free(v);
+  if (prof_on) prof_s[2] += now_s() - t0, prof_s[3] += now_s() - t_run, prof_runs++;
   return st;
 }
 

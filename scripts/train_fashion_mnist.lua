@@ -5,13 +5,15 @@
 --   moontorch scripts/train_fashion_mnist.lua [--epochs 5] [--batch-size 64]
 --       [--lr 0.001] [--model cnn|mlp] [--threads N] [--workers 2]
 --       [--data DIR] [--checkpoint PATH] [--resume] [--seed 0] [--limit N]
---       [--schedule cosine|none]
+--       [--schedule cosine|none] [--compile]
 --
 -- --data takes any directory with the four MNIST-format idx files (gzip or
 -- not), so real MNIST works too; the default is Debian's
 -- dataset-fashion-mnist package. --limit trains on the first N samples
 -- (quick checks). The learning rate follows a cosine from --lr down to 0
 -- over all the steps of the run (--schedule none keeps it constant).
+-- --compile runs each training step (forward, backward, optimizer update)
+-- as one graph compiled by torch.compile.
 local torch = require "torch"
 local nn = require "torch.nn"
 local optim = require "torch.optim"
@@ -21,7 +23,7 @@ local datasets = require "torch.vision.datasets"
 local function parse(argv)
   local o = {epochs = 5, batch_size = 64, lr = 1e-3, model = "cnn", threads = nil, workers = 2,
     data = datasets.FASHION_MNIST_DIR, checkpoint = "fashion_mnist.ckpt", resume = false, seed = 0, limit = nil,
-    schedule = "cosine"}
+    schedule = "cosine", compile = false}
   local numeric = {epochs = true, batch_size = true, lr = true, threads = true, workers = true, seed = true,
     limit = true}
   local i = 1
@@ -34,8 +36,8 @@ local function parse(argv)
       local head = io.open(arg[0]):read("a"):match("^(.-)\nlocal")
       print((("\n" .. head):gsub("\n%-%- ?", "\n"):sub(2)))
       os.exit(0)
-    elseif key == "resume" then
-      o.resume = true
+    elseif key == "resume" or key == "compile" then
+      o[key] = true
     elseif o[key] ~= nil or numeric[key] then
       local v = argv[i + 1]
       if v == nil then error("--" .. key:gsub("_", "-") .. " needs a value", 0) end
@@ -130,14 +132,19 @@ local function main(argv)
   for _, p in ipairs(model:parameters()) do nparams = nparams + p:numel() end
   print(("Fashion-MNIST from %s: %d training, %d test samples; model %s, %d parameters, %d threads"):format(
     o.data, #train_set, #test_set, o.model, nparams, torch.get_num_threads()))
+  local function train_step(x, y)
+    local loss = loss_fn(model(x), y)
+    opt:zero_grad()
+    loss:backward()
+    opt:step()
+    return loss
+  end
+  local step = o.compile and torch.compile(train_step) or train_step
   for epoch = first_epoch, o.epochs do
     local t0, seen, total, running, last = torch.time(), 0, #train_set, nil, -1
     for b in train:iter() do
       local x, y = b[1], b[2]
-      local loss = loss_fn(model(x), y)
-      opt:zero_grad()
-      loss:backward()
-      opt:step()
+      local loss = step(x, y)
       if sched then sched:step() end
       local l = loss:item()
       running = running and 0.98 * running + 0.02 * l or l
