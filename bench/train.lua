@@ -36,3 +36,34 @@ if want("train_mlp") then
   local m = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
   bench("train_mlp", m, optim.SGD(m:parameters(), {lr = 0.01, momentum = 0.9}), 128, {128, 784}, 50)
 end
+
+-- The compiled training step (torch.compile of forward + backward + Adam)
+-- against our own eager step, both timed in this process, interleaved; the
+-- peer column of this row is our eager step (SELFPEER), not PyTorch.
+if want("train_cnn_compiled") then
+  torch.manual_seed(0)
+  local m = nn.Sequential(
+    nn.Conv2d(1, 32, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Conv2d(32, 64, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+  local opt = optim.Adam(m:parameters(), {lr = 1e-3})
+  local x, y = torch.randn(64, 1, 28, 28), torch.randint(1, 11, {64})
+  local loss_fn = nn.CrossEntropyLoss()
+  local function step()
+    opt:zero_grad()
+    local loss = loss_fn(m(x), y)
+    loss:backward()
+    opt:step()
+    return loss
+  end
+  local compiled = torch.compile(step)
+  local te, tc = {}, {}
+  for r = 1, 5 do
+    te[r] = B.time(step, 10, 1)
+    tc[r] = B.time(compiled, 10, 1)
+  end
+  table.sort(te)
+  table.sort(tc)
+  B.report("train_cnn_compiled", tc[3], 64 / tc[3], "samples/s")
+  print(("SELFPEER train_cnn_compiled %.9g %.6g samples/s"):format(te[3], 64 / te[3]))
+end

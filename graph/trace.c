@@ -9,6 +9,7 @@
 #include "trace.h"
 
 _Thread_local mtg_trace *mtg_tracing;
+static void check_versions(mtg_trace *t);
 
 mt_status mtg_trace_begin(void) {
   if (mtg_tracing) return mt_fail(MT_EARG, "torch.compile: a compiled function is already being captured");
@@ -20,6 +21,7 @@ mt_status mtg_trace_begin(void) {
 
 mtg_trace *mtg_trace_end(void) {
   mtg_trace *t = mtg_tracing;
+  if (t) check_versions(t); /* refuses through mtg_tracing: still set */
   mtg_tracing = NULL;
   return t;
 }
@@ -35,6 +37,7 @@ void mtg_trace_free(mtg_trace *t) {
   free(t->grads);
   for (int k = 0; k < 2 * t->nalias; k++) mt_release(t->alias[k]);
   free(t->alias);
+  free(t->ver);
   for (int k = 0; k < t->nfresh; k++) mt_release(t->fresh[k]);
   free(t->e);
   free(t->fresh);
@@ -49,6 +52,46 @@ void mtg_trace_refuse(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(t->why, sizeof t->why, fmt, ap);
   va_end(ap);
+}
+
+/* The recorded version of storage s (NULL if the trace has not seen it). */
+static struct mtg_trace_ver *ver_of(mtg_trace *t, const mt_storage *s) {
+  for (int k = t->nver - 1; k >= 0; k--)
+    if (t->ver[k].s == s) return &t->ver[k];
+  return NULL;
+}
+
+/* Notes that x was read (check: no untraced write since the last traced
+ * use) or written by a traced op (only the new version is kept). */
+static void see(mtg_trace *t, const mt_tensor *x, bool written) {
+  if (!x || (x->flags & MT_TF_WRAPPED)) return;
+  struct mtg_trace_ver *v = ver_of(t, x->storage);
+  if (v) {
+    if (!written && v->v != x->storage->version)
+      mtg_trace_refuse("a tensor the function uses was written in place by an op the JIT does not trace");
+    v->v = x->storage->version;
+    return;
+  }
+  if (t->nver == t->capver) {
+    int cap = t->capver ? 2 * t->capver : 64;
+    struct mtg_trace_ver *n = realloc(t->ver, (size_t)cap * sizeof *n);
+    if (!n) {
+      mtg_trace_refuse("out of memory while capturing");
+      return;
+    }
+    t->ver = n, t->capver = cap;
+  }
+  t->ver[t->nver].s = x->storage;
+  t->ver[t->nver++].v = x->storage->version;
+}
+
+/* Called when the trace ends: a write after the last traced use. */
+static void check_versions(mtg_trace *t) {
+  for (int k = 0; k < t->nver; k++)
+    if (t->ver[k].v != t->ver[k].s->version) {
+      mtg_trace_refuse("a tensor the function uses was written in place by an op the JIT does not trace");
+      return;
+    }
 }
 
 /* A new zeroed entry at the end of the active trace, or NULL (refused). */
@@ -83,6 +126,9 @@ void mtg_trace_op(int op, const mt_tensor *given, const mt_tensor *const *ins, i
   e->kind = MTG_TE_OP;
   e->nin = nin;
   e->inplace = given != NULL;
+  for (int k = 0; k < nin; k++)
+    if (!(e->inplace && ins[k] && ins[k]->storage == out->storage)) see(t, ins[k], false);
+  see(t, out, true);
   for (int k = 0; k < nin; k++) e->in[k] = ins[k] ? mt_retain((mt_tensor *)ins[k]) : NULL;
   e->out = mt_retain((mt_tensor *)out);
   if (ni) memcpy(e->i, iargs, (size_t)ni * sizeof *iargs);
@@ -101,6 +147,9 @@ void mtg_trace_call(const char *name, mtg_replay_fn fn, bool inplace, const mt_t
   }
   mtg_trace_entry *e = append(t);
   if (!e) return;
+  for (int k = 0; k < nin; k++)
+    if (!(inplace && k == 0)) see(t, ins[k], false);
+  for (int k = 0; k < nout; k++) see(t, outs[k], true);
   e->kind = MTG_TE_CALL;
   e->op = -1;
   e->name = name;
@@ -121,6 +170,7 @@ void mtg_trace_full(const mt_tensor *x, double v) {
   if (!t || !x) return;
   mtg_trace_entry *e = append(t);
   if (!e) return;
+  see(t, x, true);
   e->kind = MTG_TE_FULL;
   e->op = -1;
   e->out = mt_retain((mt_tensor *)x);

@@ -48,6 +48,11 @@ typedef struct mtg_trace {
   bool backward_ran;      /* the autograd engine ran during the capture */
   mt_tensor **alias;      /* pairs (alias, original), owned: aliases stand for their original */
   int nalias, capalias;
+  struct mtg_trace_ver {
+    const mt_storage *s;
+    uint32_t v;
+  } *ver;                 /* storage versions after the last traced use: an untraced in-place write shows up */
+  int nver, capver;
   char why[256];          /* first reason the trace cannot be compiled ("" if none) */
   mt_tensor **fresh;      /* tensors made by untraced code during the trace (owned) */
   char (*fresh_what)[64]; /* what made each of them */

@@ -239,6 +239,9 @@ static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **
   case MT_OP_matmul: return mt_matmul(a, b, out);
   case MT_OP_sum: return mt_sum(a, dims, nd, x->attr[1], (int)x->attr[2], out);
   case MT_OP_mean: return mt_mean(a, dims, nd, x->attr[1], (int)x->attr[2], out);
+  case MT_OP_prod: return mt_prod(a, dims, nd, x->attr[1], (int)x->attr[2], out);
+  case MT_OP_nansum: return mt_nansum(a, dims, nd, x->attr[1], (int)x->attr[2], out);
+  case MT_OP_nanmean: return mt_nanmean(a, dims, nd, x->attr[1], (int)x->attr[2], out);
   case MT_OP_amax: return mt_amax(a, dims, nd, x->attr[1], out);
   case MT_OP_amin: return mt_amin(a, dims, nd, x->attr[1], out);
   case MT_OP_softmax: return mt_softmax(a, (int)x->attr[0], (int)x->attr[1], out);

@@ -77,7 +77,7 @@ typedef struct jfn {
   int ncompiled; /* graphs made for this function (recompile limit) */
   int retries;   /* captures redone because state was made during them */
   int naux;      /* entries used in the aux table */
-  bool dynamic, fullgraph, off, gave_up, warned_grad;
+  bool dynamic, fullgraph, off, gave_up, warned_grad, quiet;
   int limit;
   char last_reason[200];
 } jfn;
@@ -614,7 +614,7 @@ static int fn_call(lua_State *L) {
   f->ncompiled++;
   if (!e->c) {
     lstats.fallbacks++;
-    warn("running eagerly for these inputs: %s%s", e->why, "");
+    if (!f->quiet) warn("running eagerly for these inputs: %s%s", e->why, "");
   }
   e->next = f->entries;
   f->entries = e;
@@ -686,6 +686,7 @@ static int l_compile(lua_State *L) {
   f->dynamic = mtl_opt_bool(L, 0, 0, opt, "dynamic", 1);
   f->fullgraph = mtl_opt_bool(L, 0, 0, opt, "fullgraph", 0);
   f->limit = (int)mtl_opt_int(L, 0, 0, opt, "recompile_limit", 8);
+  f->quiet = mtl_opt_bool(L, 0, 0, opt, "_quiet", 0); /* tests: no fallback warnings */
   if (jit_off < 0) {
     const char *v = getenv("MOONTORCH_JIT");
     jit_off = v && strcmp(v, "0") == 0;
