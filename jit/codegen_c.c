@@ -384,6 +384,8 @@ static bool reads(cg *c, int from, int target) {
   return false;
 }
 
+static bool written_back(const mtj_graph *g, int i);
+
 static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
   cg C_ = {.g = g, .k = k, .b = b}, *c = &C_;
   mtj_kernel_args(g, k, &c->a);
@@ -397,10 +399,15 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
   for (int i = 0; i < g->nn; i++) memo[i] = -1;
   mtj_put(b, "\nvoid mtj_k%d(void **restrict a, const int64_t *restrict z, const double *restrict s, int ith, int nth) {\n", k);
   mtj_put(b, "  (void)s;\n  const int64_t rows = z[0], I = z[1]; (void)I;\n");
+  /* an input the graph writes back may be stored into in place (runtime.c,
+   * plan_direct): its load and the store of its new value may alias, so
+   * neither is restrict (the loops stay vectorized by their omp simd) */
   for (int l = 0; l < c->a.nload; l++)
-    mtj_put(b, "  const %s *restrict b%d = a[%d];\n", mtj_ctype(g->n[c->a.load[l]].dtype), l, l);
+    mtj_put(b, "  const %s *%sb%d = a[%d];\n", mtj_ctype(g->n[c->a.load[l]].dtype),
+            written_back(g, c->a.load[l]) ? "" : "restrict ", l, l);
   for (int l = 0; l < c->a.nstore; l++)
-    mtj_put(b, "  %s *restrict w%d = a[%d];\n", mtj_ctype(g->n[c->a.store[l]].dtype), l, c->a.nload + l);
+    mtj_put(b, "  %s *%sw%d = a[%d];\n", mtj_ctype(g->n[c->a.store[l]].dtype),
+            written_back(g, c->a.store[l]) ? "" : "restrict ", l, c->a.nload + l);
   if (c->a.flat) {
     mtj_put(b, "  const int64_t n = rows * I, lo = n / nth * ith + (ith < n %% nth ? ith : n %% nth),\n"
            "    hi = lo + n / nth + (ith < n %% nth);\n");
@@ -537,6 +544,13 @@ done:
   free(c->rc_done);
   free(c->spill);
   free(memo);
+}
+
+/* True for an input that the graph writes back and for a written-back value. */
+static bool written_back(const mtj_graph *g, int i) {
+  for (int k = 0; k < g->nwb; k++)
+    if (g->wb[k] == i || (g->n[i].kind == JN_INPUT && g->n[i].slot == g->wb_slot[k])) return true;
+  return false;
 }
 
 char *mtj_codegen(const mtj_graph *cg_) {

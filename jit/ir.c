@@ -401,7 +401,10 @@ static int lower(builder *b, const mtg_trace_entry *e) {
   case MT_K_UNARY:
     switch (op) {
     case MT_OP_cast: return cast(b, o[0], dt);
-    case MT_OP_copy: return un(b, MT_OP_copy, cast(b, o[0], dt), dt);
+    case MT_OP_copy: { /* values are immutable in the IR: a copy is the value itself, except of an input */
+      int x = cast(b, o[0], dt);
+      return x >= 0 && b->g->n[x].kind != JN_INPUT ? x : un(b, MT_OP_copy, x, dt);
+    }
     case MT_OP_sigmoid: case MT_OP_silu: {
       int x = cast(b, o[0], dt);
       int s = B(div, C(1, dt), B(add, C(1, dt), un(b, MT_OP_exp, un(b, MT_OP_neg, x, dt), dt), dt), dt);

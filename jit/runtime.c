@@ -53,6 +53,12 @@ static int alias_last(const mtj_graph *g, int i) {
   return last;
 }
 
+/* The node whose buffer view chain i reads (i itself when not a view). */
+static int view_root(const mtj_graph *g, int i) {
+  while (g->n[i].kind == JN_VIEW) i = g->n[i].a[0];
+  return i;
+}
+
 /* Buffer planning for write-backs: a value written back into input slot s
  * is stored by its kernel straight into that input's buffer when nothing
  * reads the old value (or a view of it) after that kernel, and the kernel
@@ -75,12 +81,13 @@ static void plan_direct(mtj_compiled *c) {
     if (in >= 0) {
       int last = alias_last(g, in);
       if (last > step) continue;
-      if (last == step) { /* read by this very kernel: only elementwise at the stored index */
+      if (last == step) { /* read by this very kernel: only at the element it stores (each element's loads
+                             precede its store; reductions store a row after reading it) */
         const mtj_kargs *a = &c->args[x->kernel];
-        bool ok = !a->flat ? false : true;
+        bool ok = true, scalar_space = g->k[x->kernel].ndim == 0;
         for (int l = 0; l < a->nload && ok; l++)
-          if (a->load[l] == in) ok = a->cls[l] == MTJ_LD_FULL;
-          else if (g->n[a->load[l]].kind == JN_VIEW && alias_last(g, a->load[l]) >= step) ok = false;
+          if (a->load[l] == in) ok = a->cls[l] == MTJ_LD_FULL || (scalar_space && a->cls[l] == MTJ_LD_SCALAR);
+          else if (view_root(g, a->load[l]) == in) ok = false; /* a view of it read here */
         if (!ok) continue;
       }
     }
@@ -257,10 +264,28 @@ static double prof_s[4]; /* kernels, engine calls and views, write-backs, whole 
 static int64_t prof_runs;
 static const char *prof_names[4] = {"kernels", "engine calls", "write-backs", "whole runs"};
 
+static struct {
+  const char *name;
+  double s;
+} prof_ops[64];
+
+/* Adds seconds dt to the engine call `name` (profile detail). */
+static void prof_op(const char *name, double dt) {
+  for (int k = 0; k < 64; k++) {
+    if (!prof_ops[k].name) prof_ops[k].name = name;
+    if (strcmp(prof_ops[k].name, name) == 0) {
+      prof_ops[k].s += dt;
+      return;
+    }
+  }
+}
+
 static void prof_print(void) {
   fprintf(stderr, "jit profile: %lld runs;", (long long)prof_runs);
   for (int k = 0; k < 4; k++) fprintf(stderr, " %s %.3f ms/run;", prof_names[k], prof_s[k] * 1e3 / (double)(prof_runs ? prof_runs : 1));
   fprintf(stderr, "\n");
+  for (int k = 0; k < 64 && prof_ops[k].name; k++)
+    fprintf(stderr, "  %-28s %.3f ms/run\n", prof_ops[k].name, prof_ops[k].s * 1e3 / (double)(prof_runs ? prof_runs : 1));
 }
 
 static double now_s(void) {
@@ -355,7 +380,15 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         st = mt_parallel_team(nth, team_run, &t);
       }
     }
-    if (prof_on) prof_s[sp->kernel < 0 ? 1 : 0] += now_s() - t0;
+    if (prof_on) {
+      double dt = now_s() - t0;
+      prof_s[sp->kernel < 0 ? 1 : 0] += dt;
+      if (sp->kernel < 0) {
+        const mtj_node *x = &g->n[sp->node];
+        prof_op(x->fn ? x->name : x->kind == JN_VIEW ? "(views)" : x->kind == JN_XOUT ? "(xout)" : mt_ops[x->op].name,
+                dt);
+      }
+    }
     /* free values whose last reader was this step */
     for (const int *f = c->frees[si]; *f >= 0; f++) {
       mt_release(v[*f]);
@@ -378,5 +411,11 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
 void mtj_explain(const mtj_compiled *c, FILE *f) {
   fprintf(f, "-- IR (after decomposition, CSE, DCE and fusion) --\n%s", c->g->text);
   fprintf(f, "-- %d kernel(s), %d step(s) --\n", c->g->nk, c->g->nsteps);
+  if (c->g->nwb) {
+    fprintf(f, "-- write-backs (in-place updates of inputs) --\n");
+    for (int k = 0; k < c->g->nwb; k++)
+      fprintf(f, "in%d <- %%%d: %s\n", c->g->wb_slot[k], c->g->wb[k],
+              c->direct[c->g->wb[k]] == c->g->wb_slot[k] ? "stored in place by its kernel" : "copied at the end");
+  }
   fprintf(f, "-- generated C --\n%s", c->src);
 }
