@@ -62,28 +62,28 @@ static mt_tensor *unreduce(mtg_scope *s, const mt_tensor *g, const mtg_node *n) 
 static mt_tensor *P_bin(mtg_scope *s, mt_op op, const mt_tensor *a, const mt_tensor *b) {
   if (s->st || !a || !b) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_binary(op, a, b, &r);
+  mt_status st = MTG_TRACING() ? mtg_binary(op, a, b, &r) : mt_binary(op, a, b, &r); /* traced for the JIT */
   return mtg_track(s, st, r);
 }
 
 static mt_tensor *P_un(mtg_scope *s, mt_op op, const mt_tensor *a) {
   if (s->st || !a) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_unary(op, a, &r);
+  mt_status st = MTG_TRACING() ? mtg_unary(op, a, &r) : mt_unary(op, a, &r);
   return mtg_track(s, st, r);
 }
 
 static mt_tensor *P_cast(mtg_scope *s, const mt_tensor *a, mt_dtype dt) {
   if (s->st || !a) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_to_dtype(a, dt, false, &r);
+  mt_status st = MTG_TRACING() ? mtg_to_dtype(a, dt, false, &r) : mt_to_dtype(a, dt, false, &r);
   return mtg_track(s, st, r);
 }
 
 static mt_tensor *P_sum(mtg_scope *s, const mt_tensor *a, const int *dims, int nd, bool keepdim) {
   if (s->st || !a) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_sum(a, dims, nd, keepdim, -1, &r);
+  mt_status st = MTG_TRACING() ? mtg_sum(a, dims, nd, keepdim, -1, &r) : mt_sum(a, dims, nd, keepdim, -1, &r);
   return mtg_track(s, st, r);
 }
 

@@ -600,6 +600,7 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
   }
   for (int k = 0; k < nout; k++) mark(g, g->out[k]);
   for (int k = 0; k < g->nwb; k++) mark(g, g->wb[k]);
+  mtj_rewrite(g);
   *out = g;
   return MT_OK;
 }

@@ -83,6 +83,8 @@ bool mtj_dim_eq(mtj_graph *g, mtj_dim a, mtj_dim b);
 mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
                     int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o, mtj_graph **out);
 void mtj_graph_free(mtj_graph *g);
+/* Algebraic rewrites of a marked graph (rewrite.c). */
+void mtj_rewrite(mtj_graph *g);
 /* Partition into kernels and steps (fuse.c). */
 mt_status mtj_fuse(mtj_graph *g);
 /* Canonical text of g (after fusion), malloc'ed. */

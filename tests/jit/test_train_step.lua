@@ -167,3 +167,49 @@ test("a compiled step runs the same after MOONTORCH_JIT=0 semantics: eager fallb
   check(type(l1) == "number" and type(l2) == "number" and l2 < l1 + 1, "losses")
   check(torch.compiler.stats().graph_breaks >= 1, "break counted")
 end)
+
+test("relu before max pooling is reordered (pooled relu) with the same values and gradients", function()
+  torch.compiler.reset()
+  local F = require "torch.nn.functional"
+  -- windows that are all negative, ties at 0 and above, a NaN
+  local base = torch.tensor({{{{-1, -2, 3, 3}, {-3, -4, 3, 1}, {0, 0, -1, 2}, {0, -5, 2, 2}}}}):float()
+  base[1][1][4][4] = 0 / 0
+  local function run(compiled)
+    local x = nn.Parameter(base:clone())
+    local w = torch.tensor({{{{1.5, -2}, {0.5, 3}}}})
+    local function f()
+      x.grad = nil
+      local y = F.max_pool2d(F.relu(x), 2)
+      local out = (y * w):nansum()
+      out:backward()
+      return y
+    end
+    local g = compiled and torch.compile(f) or f
+    local y
+    for _ = 1, 3 do y = g() end
+    return y, x.grad
+  end
+  local ye, ge = run(false)
+  local yc, gc = run(true)
+  check_close(yc, ye, {equal_nan = true})
+  check_close(gc, ge, {equal_nan = true})
+  check(torch.compiler.stats().compiled_calls >= 1, "compiled")
+  local txt = torch.compiler.explain(function(a) return F.max_pool2d(F.relu(a), 2):sum() end, torch.randn(1, 1, 4, 4))
+  check(txt, "explain")
+end)
+
+test("an MLP forward compiled once serves 10 batch sizes without recompiling", function()
+  torch.compiler.reset()
+  torch.manual_seed(0)
+  local m = nn.Sequential(nn.Linear(20, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 5))
+  local c = torch.compile(function(x) return m(x):softmax(-1) end)
+  torch.no_grad(function()
+    for _, bs in ipairs({8, 16, 3, 5, 32, 7, 64, 11, 2, 9}) do
+      local x = torch.randn(bs, 20)
+      check_close(c(x), m(x):softmax(-1), TOL)
+    end
+  end)
+  local s = torch.compiler.stats()
+  check_eq(s.recompiles, 0)
+  check_eq(s.compiled_calls, 9)
+end)
