@@ -237,13 +237,15 @@ static void on_term(int sig) {
   term_hits++;
 }
 
-/* torch._proc.trap_term(): from now on SIGTERM and SIGHUP only set a flag
- * that term_requested() reports, so the caller can stop cleanly. */
+/* torch._proc.trap_term(on): while on, SIGTERM and SIGHUP only set a flag
+ * that term_requested() reports, so the caller can stop cleanly;
+ * trap_term(false) restores the default (the flag is cleared either way). */
 static int p_trap_term(lua_State *L) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_term;
+  sa.sa_handler = lua_toboolean(L, 1) ? on_term : SIG_DFL;
   sigemptyset(&sa.sa_mask);
+  term_hits = 0;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   return 0;
@@ -269,7 +271,7 @@ static const mtl_reg proc_regs[] = {
     {"sleep", p_sleep, MTL_FN, "torch._proc.sleep(seconds) -- sleep (a signal ends it early)"},
     {"mkdir", p_mkdir, MTL_FN, "torch._proc.mkdir(path) -- create a directory and its missing parents"},
     {"lock", p_lock, MTL_FN, "torch._proc.lock(path) -- take an exclusive lock held until exit; false if taken"},
-    {"trap_term", p_trap_term, MTL_FN, "torch._proc.trap_term() -- SIGTERM/SIGHUP set a flag instead of killing"},
+    {"trap_term", p_trap_term, MTL_FN, "torch._proc.trap_term(on) -- while on, SIGTERM/SIGHUP set a flag instead of killing"},
     {"term_requested", p_term_requested, MTL_FN, "torch._proc.term_requested() -- true after SIGTERM/SIGHUP (trapped)"},
     {"getpid", p_getpid, MTL_FN, "torch._proc.getpid() -- this process's id"},
     {NULL, NULL, 0, NULL}};
