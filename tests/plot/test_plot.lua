@@ -33,8 +33,9 @@ end
 
 test("a plot is a PNG file of the asked size; the path is returned", function()
   local path = tmp_png()
-  local got = plot{series = {{name = "a", y = {1, 3, 2}}}, width = 640, height = 360, path = path, quiet = true}
-  check_eq(got, path)
+  local got = table.pack(plot{series = {{name = "a", y = {1, 3, 2}}}, width = 640, height = 360, path = path,
+    quiet = true})
+  check_eq(got, {path, n = 1})
   local w, h = png_size(path)
   check_eq({w, h}, {640, 360})
   local img = torch._canvas_read(path)
@@ -47,7 +48,7 @@ test("lines are drawn where the layout maps the data; missing points leave a gap
   local nan = 0 / 0
   local _, L = plot{series = {{name = "flat", x = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, y = {1, 1, 1, 1, nan, nan, nan, 1, 1, 1, 1}},
                               {name = "low", x = {0, 10}, y = {0, 0}}},
-                    path = path, quiet = true, width = 800, height = 500}
+                    path = path, quiet = true, width = 800, height = 500, layout = true}
   local img = torch._canvas_read(path)
   local c1, c2 = {rgb255(plot.PALETTE[1])}, {rgb255(plot.PALETTE[2])}
   -- on the first line between points 1 and 2, on the second at x = 2.5
@@ -79,7 +80,7 @@ end)
 
 test("logy puts 10 halfway between 1 and 100 and has decade ticks", function()
   local path = tmp_png()
-  local _, L = plot{series = {{y = {1, 10, 100, 1000}}}, logy = true, path = path, quiet = true}
+  local _, L = plot{series = {{y = {1, 10, 100, 1000}}}, logy = true, path = path, quiet = true, layout = true}
   local _, y1 = L.to_pixel(1, 1)
   local _, y10 = L.to_pixel(1, 10)
   local _, y100 = L.to_pixel(1, 100)
@@ -93,7 +94,7 @@ test("tick labels do not overlap, even on a narrow plot with long labels", funct
   local path = tmp_png()
   local x, y = {}, {}
   for i = 1, 50 do x[i], y[i] = 123456 + i * 1000.5, math.sin(i) end
-  local _, L = plot{series = {{y = y, x = x}}, width = 300, height = 200, path = path, quiet = true}
+  local _, L = plot{series = {{y = y, x = x}}, width = 300, height = 200, path = path, quiet = true, layout = true}
   local c = torch._canvas(100, 100)
   c:font(11)
   for i = 2, #L.xticks do
@@ -125,11 +126,11 @@ end)
 
 test("tensors are accepted as y and x; a single unnamed series has no legend", function()
   local path = tmp_png()
-  local _, L = plot(torch.linspace(0, 1, 20):pow(2), {path = path, quiet = true, title = "t"})
+  local _, L = plot(torch.linspace(0, 1, 20):pow(2), {path = path, quiet = true, title = "t", layout = true})
   check(L.legend == nil, "no legend for one unnamed series")
   check_eq({L.xticks[1] >= 1, L.xticks[#L.xticks] <= 20}, {true, true})
   _, L = plot{series = {{name = "sq", x = torch.arange(0, 10), y = torch.arange(0, 10):float():pow(2)}},
-    path = path, quiet = true}
+    path = path, quiet = true, layout = true}
   check(L.legend ~= nil, "a named series has a legend")
   os.remove(path)
 end)

@@ -7,7 +7,8 @@
 --              title = "...", xlabel = "step", ylabel = "loss", logy = false,
 --              width = 800, height = 500, path = "plot.png", quiet = false}
 --   torch.plot(y[, opts])  -- one series: a list of numbers or a 1-D tensor
--- Returns the path and a table describing the layout (see docs/plot.md).
+-- Returns the path (and, with layout = true, a table describing the layout:
+-- plot area, ranges, ticks, legend box, to_pixel(x, y); see docs/plot.md).
 local torch = require "torch"
 local ticks = require "torch.plot.ticks"
 
@@ -103,10 +104,10 @@ local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge en
 
 local function check_options(o)
   local known = {series = true, title = true, xlabel = true, ylabel = true, logy = true, width = true,
-    height = true, path = true, quiet = true, markers = true, legend = true}
+    height = true, path = true, quiet = true, markers = true, legend = true, layout = true}
   for k in pairs(o) do
     if not known[k] then fail("unknown option '%s' (series, title, xlabel, ylabel, logy, width, height, "
-      .. "path, quiet, markers, legend)", tostring(k)) end
+      .. "path, quiet, markers, legend, layout)", tostring(k)) end
   end
   for _, k in ipairs{"width", "height"} do
     local v = o[k]
@@ -412,7 +413,8 @@ local function plot(a, b)
     print(("plot: wrote %s (%dx%d, %d series%s)"):format(o.path, o.width, o.height, #series,
       skipped > 0 and (", %d missing point%s skipped"):format(skipped, skipped == 1 and "" or "s") or ""))
   end
-  return o.path, L
+  if o.layout then return o.path, L end
+  return o.path
 end
 
 return setmetatable(M, {__call = function(_, ...) return plot(...) end})
