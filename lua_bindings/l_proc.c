@@ -68,6 +68,7 @@ static char **child_env(lua_State *L, int idx) {
   if (idx) {
     lua_pushnil(L);
     while (lua_next(L, idx)) {
+      luaL_checkstack(L, 4, "proc.spawn: environment too large");
       env[n++] = (char *)lua_pushfstring(L, "%s=%s", lua_tostring(L, -2), lua_tostring(L, -1));
       lua_insert(L, -3); /* keep the string on the stack below the key */
       lua_pop(L, 1);
@@ -212,9 +213,10 @@ static int p_mkdir(lua_State *L) {
   return 0;
 }
 
-/* torch._proc.lock(path) -> true if this process now holds the exclusive
- * lock on path (created if needed) until it exits, false if another
- * process holds it. The kernel drops the lock when the holder dies. */
+/* torch._proc.lock(path) -> a handle (file descriptor) if this process now
+ * holds the exclusive lock on path (created if needed), false if another
+ * holder has it. The lock lasts until unlock(handle) or the process ends:
+ * the kernel drops it when the holder dies, so no lock outlives a crash. */
 static int p_lock(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -228,8 +230,16 @@ static int p_lock(lua_State *L) {
     }
     return luaL_error(L, "cannot lock %s: %s", path, strerror(e));
   }
-  lua_pushboolean(L, 1); /* fd stays open: the lock lives as long as the process */
+  lua_pushinteger(L, fd);
   return 1;
+}
+
+/* torch._proc.unlock(handle): releases a lock taken by lock(). */
+static int p_unlock(lua_State *L) {
+  lua_Integer fd = luaL_checkinteger(L, 1);
+  if (fd < 3 || fd > INT_MAX) return luaL_error(L, "proc.unlock: bad handle %d", (int)fd);
+  close((int)fd);
+  return 0;
 }
 
 static void on_term(int sig) {
@@ -270,7 +280,8 @@ static const mtl_reg proc_regs[] = {
     {"isatty", p_isatty, MTL_FN, "torch._proc.isatty(fd) -- true if the file descriptor is a terminal"},
     {"sleep", p_sleep, MTL_FN, "torch._proc.sleep(seconds) -- sleep (a signal ends it early)"},
     {"mkdir", p_mkdir, MTL_FN, "torch._proc.mkdir(path) -- create a directory and its missing parents"},
-    {"lock", p_lock, MTL_FN, "torch._proc.lock(path) -- take an exclusive lock held until exit; false if taken"},
+    {"lock", p_lock, MTL_FN, "torch._proc.lock(path) -- take an exclusive lock (a handle), false if another holds it"},
+    {"unlock", p_unlock, MTL_FN, "torch._proc.unlock(handle) -- release a lock taken by torch._proc.lock"},
     {"trap_term", p_trap_term, MTL_FN, "torch._proc.trap_term(on) -- while on, SIGTERM/SIGHUP set a flag instead of killing"},
     {"term_requested", p_term_requested, MTL_FN, "torch._proc.term_requested() -- true after SIGTERM/SIGHUP (trapped)"},
     {"getpid", p_getpid, MTL_FN, "torch._proc.getpid() -- this process's id"},

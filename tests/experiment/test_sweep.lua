@@ -123,18 +123,19 @@ end)
 
 test("a NaN loss or a timeout stops that trial only; it is recorded as failed", function()
   local dir = tmpdir()
-  local res = experiment.sweep({name = "nan", script = fake, metric = "loss", jobs = 3, timeout = 3,
-    base = {steps = 40, sleep = 0.05}, axes = {nan_at = {-1, 3}, sleep = {0.05, 1}}}, {runs = dir, quiet = true})
+  local res = experiment.sweep({name = "nan", script = fake, metric = "loss", jobs = 4, timeout = 5,
+    base = {steps = 100}, axes = {nan_at = {-1, 2}, sleep = {0.01, 1}}}, {runs = dir, quiet = true})
   check_eq({res.done, res.failed}, {1, 3})
   local by = {}
   for _, t in ipairs(res.trials) do by[t.params.nan_at .. "/" .. t.params.sleep] = t end
-  check_eq(by["-1/0.05"].state, "done")
-  check(by["3/0.05"].reason:find("^loss is nan at step 3") or by["3/0.05"].reason:find("^loss is %-nan at step 3"),
-    by["3/0.05"].reason)
-  check(by["3/0.05"].seconds < 2.5, "the NaN trial is stopped at once")
-  check(by["-1/1"].reason == "timed out after 3s", by["-1/1"].reason)
-  check_eq(res.trials[1].state, "done")
-  check(read(res.dir .. "/summary.md"):find("timed out after 3s", 1, true), "the reason is in the summary")
+  check_eq(by["-1/0.01"].state, "done")
+  check_eq(res.trials[1].name, by["-1/0.01"].name)
+  -- with 1 s per step the trial would run 100 s: NaN at step 2 stops it
+  for _, k in ipairs{"2/0.01", "2/1"} do
+    check(by[k].reason:find("^loss is %-?nan at step 2"), k .. ": " .. by[k].reason)
+  end
+  check(by["-1/1"].reason == "timed out after 5s", by["-1/1"].reason)
+  check(read(res.dir .. "/summary.md"):find("timed out after 5s", 1, true), "the reason is in the summary")
   os.execute("rm -rf '" .. dir .. "'")
 end)
 
@@ -224,5 +225,15 @@ test("moontorch sweep: usage, bad options and spec errors are one-line messages"
   spec = write_spec(dir, ("return {script = %q, axes = {lr = {0.1, 0.2}}, metric = 'loss'}"):format(fake))
   code, out = sweep_cli(dir, spec .. " --dry-run")
   check(code == 0 and out:find("001%-lr=0.1\t%-%-lr 0.1") and out:find("002%-lr=0.2"), out)
+  os.execute("rm -rf '" .. dir .. "'")
+end)
+
+test("a sweep can run again with resume in the same process (its lock is released)", function()
+  local dir = tmpdir()
+  local spec = {name = "twice", script = fake, metric = "loss", base = {steps = 1}, axes = {lr = {0.1, 0.2}}}
+  local a = experiment.sweep(spec, {runs = dir, quiet = true})
+  local b = experiment.sweep(spec, {runs = dir, quiet = true, resume = true})
+  check_eq({a.done, b.done}, {2, 2})
+  check(b.trials[1].resumed and b.trials[2].resumed, "finished trials are kept")
   os.execute("rm -rf '" .. dir .. "'")
 end)

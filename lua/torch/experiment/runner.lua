@@ -319,18 +319,29 @@ local function interrupt_all(ctx)
   return #running
 end
 
+local run_locked
+
 -- Runs the sweep. opts: jobs, resume, retry_failed, runs (directory),
 -- quiet (no status output), exe (the moontorch to run trials with).
 -- Returns the context: spec, dir, trials (with state, metric, rows,
--- seconds, reason), interrupted.
+-- seconds, reason), interrupted. Holds runs/<sweep>/.lock meanwhile.
 function M.run(spec, opts)
   opts = opts or {}
-  local jobs = opts.jobs or spec.jobs
   local dir = (opts.runs or spec.runs) .. "/" .. spec.name
   proc.mkdir(dir)
-  if not proc.lock(dir .. "/.lock") then
+  local lock = proc.lock(dir .. "/.lock")
+  if not lock then
     error(("sweep %s: another process is running it (%s/.lock is held)"):format(spec.name, dir), 0)
   end
+  local ok, res = pcall(run_locked, spec, opts, dir)
+  proc.unlock(lock)
+  if not ok then error(res, 0) end
+  return res
+end
+
+-- The sweep proper, once the lock is held.
+function run_locked(spec, opts, dir)
+  local jobs = opts.jobs or spec.jobs
   local earlier = json.read(dir .. "/sweep.json")
   if earlier and not opts.resume then
     error(("sweep %s: %s holds an earlier run; pass --resume (resume = true) to continue it, or remove the "
