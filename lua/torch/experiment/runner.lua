@@ -115,8 +115,9 @@ function Status:show(c, eta, force)
   if self.quiet then return end
   local line = self:line(c, eta)
   if self.tty then
+    if line == self.drawn then return end
     io.stderr:write("\r\27[K", line)
-    self.shown = true
+    self.shown, self.drawn = true, line
   else
     local key = ("%d %d %d"):format(c.done, c.failed, c.running)
     if (force and key ~= self.last_key) or torch.time() - self.last_print >= 30 then
@@ -131,6 +132,7 @@ end
 -- status line.
 function Status:event(msg)
   if self.quiet then return end
+  self.drawn = nil
   io.stderr:write(self.tty and "\r\27[K" or "", msg, "\n")
   io.stderr:flush()
 end
@@ -218,7 +220,7 @@ local function finish(ctx, t, how, code)
   json.write(t.dir .. "/status.json", rec)
   if ok then
     ctx.status:event(("done     %s in %s%s"):format(t.name, fmt_time(t.seconds), t.metric and
-      ("  %s %s"):format(ctx.spec.metric.name, S.format_value(t.metric)) or ""))
+      ("  %s %.6g"):format(ctx.spec.metric.name, t.metric) or ""))
   else
     local last = rec.stderr_tail[#rec.stderr_tail]
     ctx.status:event(("FAILED   %s after %s: %s%s"):format(t.name, fmt_time(t.seconds), t.reason,
