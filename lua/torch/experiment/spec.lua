@@ -283,12 +283,15 @@ local function rng(seed)
   end
 end
 
+-- 4 significant digits: enough for a hyperparameter, short in names.
+local function round4(v) return tonumber(("%.4g"):format(v)) + 0.0 end
+
 -- A value from an axis with the random draw u in [0, 1).
 local function draw(axis, u)
-  if axis.uniform then return axis.uniform[1] + u * (axis.uniform[2] - axis.uniform[1]) end
+  if axis.uniform then return round4(axis.uniform[1] + u * (axis.uniform[2] - axis.uniform[1])) end
   if axis.log_uniform then
     local a, b = math.log(axis.log_uniform[1]), math.log(axis.log_uniform[2])
-    return math.exp(a + u * (b - a))
+    return round4(math.exp(a + u * (b - a)))
   end
   if axis.int then return axis.int[1] + math.floor(u * (axis.int[2] - axis.int[1] + 1)) end
   return axis[1 + math.floor(u * #axis)]
