@@ -134,13 +134,19 @@ static int p_spawn(lua_State *L) {
 }
 
 /* torch._proc.wait(pid[, block]) -> nil while the child runs (unless
- * block), else "exited", code or "signaled", signal number. */
+ * block), else "exited", code or "signaled", signal number; "gone", 0 when
+ * pid is no child of ours (already waited for). */
 static int p_wait(lua_State *L) {
   pid_t pid = (pid_t)luaL_checkinteger(L, 1);
   int status, flags = lua_toboolean(L, 2) ? 0 : WNOHANG;
   pid_t r;
   do r = waitpid(pid, &status, flags);
   while (r < 0 && errno == EINTR);
+  if (r < 0 && errno == ECHILD) {
+    lua_pushliteral(L, "gone");
+    lua_pushinteger(L, 0);
+    return 2;
+  }
   if (r < 0) return luaL_error(L, "proc.wait(%d): %s", (int)pid, strerror(errno));
   if (r == 0) return 0;
   if (WIFEXITED(status)) {
@@ -274,7 +280,7 @@ static int p_getpid(lua_State *L) {
 static const mtl_reg proc_regs[] = {
     {"spawn", p_spawn, MTL_FN,
      "torch._proc.spawn{argv=, env=, stdout=, stderr=} -- start a child process (own process group); its pid"},
-    {"wait", p_wait, MTL_FN, "torch._proc.wait(pid[, block]) -- nil while running, else 'exited', code | 'signaled', sig"},
+    {"wait", p_wait, MTL_FN, "torch._proc.wait(pid[, block]) -- nil while running, else 'exited', code | 'signaled', sig | 'gone', 0"},
     {"kill", p_kill, MTL_FN, "torch._proc.kill(pid[, 'TERM'|'KILL'|'INT']) -- signal a child's process group"},
     {"exe", p_exe, MTL_FN, "torch._proc.exe() -- the path of the running executable"},
     {"isatty", p_isatty, MTL_FN, "torch._proc.isatty(fd) -- true if the file descriptor is a terminal"},

@@ -177,8 +177,9 @@ local function start(ctx, t)
   json.write(t.dir .. "/config.json", config)
   local env = {MOONTORCH_TRIAL_DIR = t.dir, MOONTORCH_TRIAL = t.name, OMP_NUM_THREADS = tostring(ctx.threads)}
   for k, v in pairs(ctx.spec.env) do env[k] = v end
-  t.state, t.started, t.reader, t.reason, t.stopping = "running", torch.time(), new_reader(t.dir .. "/metrics.jsonl")
+  t.started, t.reader, t.reason, t.stopping = torch.time(), new_reader(t.dir .. "/metrics.jsonl")
   t.pid = proc.spawn{argv = config.argv, env = env, stdout = t.dir .. "/stdout.txt", stderr = t.dir .. "/stderr.txt"}
+  t.state = "running"
   json.write(t.dir .. "/status.json", {status = "running", pid = t.pid, started = now_iso()})
 end
 
@@ -204,14 +205,15 @@ local function finish(ctx, t, how, code)
   t.seconds = torch.time() - t.started
   local ok = how == "exited" and code == 0 and not t.reason
   if not t.reason then
-    t.reason = how == "exited" and (code ~= 0 and ("exit code %d"):format(code)) or
-      (how == "signaled" and ("killed by signal %d"):format(code)) or nil
+    if how == "exited" then t.reason = code ~= 0 and ("exit code %d"):format(code) or nil
+    elseif how == "signaled" then t.reason = ("killed by signal %d"):format(code)
+    else t.reason = "lost track of the process" end
   end
   t.state = ok and "done" or "failed"
   t.metric = M.metric_value(t.rows, ctx.spec.metric)
   local rec = {status = t.state, seconds = t.seconds, pid = t.pid, finished = now_iso(),
     metric = t.metric, metric_name = ctx.spec.metric.name}
-  if how == "exited" then rec.exit_code = code else rec.signal = code end
+  if how == "exited" then rec.exit_code = code elseif how == "signaled" then rec.signal = code end
   if not ok then
     rec.reason = t.reason
     rec.stderr_tail = tail(t.dir .. "/stderr.txt", TAIL_LINES)
@@ -299,7 +301,7 @@ end
 local function interrupt_all(ctx)
   local running = {}
   for _, t in ipairs(ctx.trials) do
-    if t.state == "running" then
+    if t.state == "running" and t.pid then
       proc.kill(t.pid, "TERM")
       running[#running + 1] = t
     end

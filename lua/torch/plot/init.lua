@@ -238,10 +238,13 @@ local function layout(c, o, series, ranges, legend_mode)
   return L
 end
 
--- How many sample points of the lines fall inside the rectangle r.
+-- How many sample points of the lines fall inside the rectangle r or
+-- within 6 pixels of it (a dot or a thick line near the edge shows under it).
 local function covered(L, series, r)
-  local hits = 0
-  local function inside(px, py) return px >= r.x and px <= r.x + r.w and py >= r.y and py <= r.y + r.h end
+  local hits, m = 0, 6
+  local function inside(px, py)
+    return px >= r.x - m and px <= r.x + r.w + m and py >= r.y - m and py <= r.y + r.h + m
+  end
   for _, s in ipairs(series) do
     local px0, py0
     for i = 1, s.n do
@@ -342,6 +345,7 @@ local function draw(c, o, series, L)
     c:polyline(xs, ys)
     c:dash()
     for _, k in ipairs(dots) do c:circle(xs[k], ys[k], 3) end
+    s.dotted = #dots > 0
   end
   c:unclip()
   -- legend
@@ -359,6 +363,7 @@ local function draw(c, o, series, L)
       c:line_width(2)
       c:line(lg.x + 8, cy, lg.x + 34, cy)
       c:dash()
+      if s.dotted then c:circle(lg.x + 21, cy, 3) end
       c:color(0, 0, 0)
       c:text(s.name, lg.x + 40, cy, 0, 0.5)
     end
