@@ -9,12 +9,16 @@ SAN     ?=
 LUA_PC  := $(shell pkg-config --exists lua5.4 && echo lua5.4 || echo lua-5.4)
 LUA_CFLAGS := $(shell pkg-config --cflags $(LUA_PC) 2>/dev/null)
 LUA_LIBS   := $(shell pkg-config --libs $(LUA_PC) 2>/dev/null)
+# Cairo draws torch.plot's pictures (lua_bindings/l_plot.c); fontconfig is
+# named to free its caches at exit
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
+CAIRO_LIBS   := $(shell pkg-config --libs cairo fontconfig 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
            -Itensor -Igraph -Ijit -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
-LDLIBS  := -ldnnl -lsleef -lz -lgomp -lm -ldl -lpthread
+LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c))
@@ -58,6 +62,8 @@ $(BUILD)/gen/%_lua.c: lua_bindings/%.lua scripts/embed.lua
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/lua_bindings/l_plot.o: CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -2,8 +2,9 @@
  * `lua` does (-e, -l, -i, -v, -W, -, --), builds the state (env.c) and runs
  * -e/-l in order, then the script with its `arg` table, then the REPL when
  * asked for (-i, also after an error, to look at what went wrong) or when
- * nothing else was given on a terminal. Exit status: 0, 1 on an error
- * (message and traceback on stderr), 130 after Ctrl-C. */
+ * nothing else was given on a terminal. `moontorch sweep ...` hands its
+ * arguments to the Lua package torch.experiment instead. Exit status: 0, 1
+ * on an error (message and traceback on stderr), 130 after Ctrl-C. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,13 @@ typedef struct options {
   bool version;     /* -v */
   bool has_code;    /* some -e or -l */
   bool warnings;    /* -W */
+  bool sweep;       /* `moontorch sweep ...`: argv[2..] go to torch.experiment.main */
   int exit_status;  /* set by pmain */
 } options;
 
 static const char usage_text[] =
     "usage: " MTR_PROGNAME " [options] [script [args...]]\n"
+    "       " MTR_PROGNAME " sweep SPEC.lua [--jobs N] [--resume] ...  (sweep --help)\n"
     "Runs a Lua 5.4 script with torch loaded (globals torch, nn, F, optim),\n"
     "or starts the interactive REPL when there is nothing to run.\n"
     "  -e code        run code (may be given several times)\n"
@@ -42,7 +45,8 @@ static const char usage_text[] =
     "  -              read the script from stdin\n"
     "The script gets its arguments in the global table `arg` (arg[0] is the\n"
     "script's name) and as `...`. Without a script or -e, standard input is\n"
-    "run as a script when it is not a terminal.\n";
+    "run as a script when it is not a terminal. A script named sweep in the\n"
+    "current directory runs as ./sweep.\n";
 
 static void print_version(void) { printf("%s %s (%s)\n", MTR_PROGNAME, MT_VERSION, LUA_VERSION); }
 
@@ -154,11 +158,33 @@ static int run_script(lua_State *L, const char *path, const options *o, int firs
   return run(L, narg);
 }
 
+/* `moontorch sweep args...`: status = torch.experiment.main({args...}). */
+static int run_sweep(lua_State *L, const options *o) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "torch.experiment");
+  if (mtr_docall(L, 1, 1, true) != LUA_OK) return failure(L);
+  lua_getfield(L, -1, "main");
+  lua_remove(L, -2);
+  lua_createtable(L, o->argc - 2, 0);
+  for (int i = 2; i < o->argc; i++) {
+    lua_pushstring(L, o->argv[i]);
+    lua_rawseti(L, -2, i - 1);
+  }
+  if (mtr_docall(L, 1, 1, true) != LUA_OK) return failure(L);
+  int status = (int)luaL_optinteger(L, -1, 0);
+  lua_pop(L, 1);
+  return status;
+}
+
 /* Everything that needs the Lua state, run protected. */
 static int pmain(lua_State *L) {
   options *o = lua_touserdata(L, 1);
   lua_pushcfunction(L, mtr_open_env);
   lua_call(L, 0, 0);
+  if (o->sweep) {
+    o->exit_status = run_sweep(L, o);
+    return 0;
+  }
   create_arg_table(L, o);
   /* Eager tensor code makes many short-lived userdata: the generational
    * collector frees them in small, frequent batches that the allocators'
@@ -226,8 +252,8 @@ static lua_State *new_state(void) {
 }
 
 int main(int argc, char **argv) {
-  options o = {.argc = argc, .argv = argv};
-  int bad = collect_args(&o);
+  options o = {.argc = argc, .argv = argv, .sweep = argc >= 2 && strcmp(argv[1], "sweep") == 0};
+  int bad = o.sweep ? 0 : collect_args(&o);
   if (bad != 0) return bad < 0 ? EXIT_SUCCESS : EXIT_FAILURE;
   lua_State *L = new_state();
   if (L == NULL) {

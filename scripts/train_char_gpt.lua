@@ -28,12 +28,15 @@
 -- --resume takes the architecture, vocabulary, step and RNG state from the
 -- checkpoint (so --seed has no effect then).
 -- --time-limit stops training after that many seconds (then evaluates,
--- saves and samples). --sample N (with --steps 0 and --resume: sample only)
+-- saves and samples). Run by `moontorch sweep`, it logs train_loss (and lr)
+-- ten times per --eval-every steps and val_loss at each evaluation through
+-- torch.experiment.log. --sample N (with --steps 0 and --resume: sample only)
 -- prints N generated characters after --prompt (default a newline).
 local torch = require "torch"
 local nn = require "torch.nn"
 local F = require "torch.nn.functional"
 local optim = require "torch.optim"
+local experiment = require "torch.experiment"
 
 local DEFAULT_DIR = "/usr/share/games/fortunes"
 
@@ -432,9 +435,13 @@ local function main(argv)
     if o.time_limit then eta = math.min(eta, math.max(0, o.time_limit - (torch.time() - t0))) end
     local timeout = o.time_limit and torch.time() - t0 >= o.time_limit
     local at_eval = step % o.eval_every == 0 or step == o.steps or timeout
+    if not at_eval and step % math.max(1, o.eval_every // 10) == 0 then
+      experiment.log{step = step, train_loss = running, lr = lr}
+    end
     progress(step, o.steps, running, rate, eta, at_eval)
     if at_eval then
       last_val = evaluate(model, val, starts, o.batch_size, o.block_size)
+      experiment.log{step = step, train_loss = running, val_loss = last_val, lr = lr}
       print(("step %d: train loss %.4f, val loss %.4f, lr %.2e, %.0f tok/s, %s elapsed"):format(step, running,
         last_val, lr, rate, fmt_time(torch.time() - t0)))
       checkpoint(last_val)

@@ -14,11 +14,14 @@
 -- over all the steps of the run (--schedule none keeps it constant).
 -- --compile runs each training step (forward, backward, optimizer update)
 -- as one graph compiled by torch.compile.
+-- Run by `moontorch sweep`, it logs train_loss every tenth of an epoch and
+-- test_loss / test_accuracy after each epoch through torch.experiment.log.
 local torch = require "torch"
 local nn = require "torch.nn"
 local optim = require "torch.optim"
 local data = require "torch.utils.data"
 local datasets = require "torch.vision.datasets"
+local experiment = require "torch.experiment"
 
 local function parse(argv)
   local o = {epochs = 5, batch_size = 64, lr = 1e-3, model = "cnn", threads = nil, workers = 2,
@@ -92,18 +95,20 @@ local function progress(epoch, epochs, done, total, loss, rate, eta, last_tenth)
   return last_tenth
 end
 
+-- Accuracy and mean cross-entropy over the loader.
 local function evaluate(model, loader)
   model:eval()
-  local correct, n = 0, 0
+  local correct, n, loss = 0, 0, 0
   torch.no_grad(function()
     for b in loader:iter() do
-      local pred = model(b[1]):argmax(2)
-      correct = correct + pred:eq(b[2]):sum():item()
+      local logits = model(b[1])
+      correct = correct + logits:argmax(2):eq(b[2]):sum():item()
+      loss = loss + nn.functional.cross_entropy(logits, b[2], {reduction = "sum"}):item()
       n = n + b[2]:numel()
     end
   end)
   model:train()
-  return correct / n
+  return correct / n, loss / n
 end
 
 local function main(argv)
@@ -142,6 +147,7 @@ local function main(argv)
   local step = o.compile and torch.compile(train_step) or train_step
   for epoch = first_epoch, o.epochs do
     local t0, seen, total, running, last = torch.time(), 0, #train_set, nil, -1
+    local step, logged_tenth = (epoch - 1) * #train, 0
     for b in train:iter() do
       local x, y = b[1], b[2]
       local loss = step(x, y)
@@ -151,10 +157,18 @@ local function main(argv)
       seen = seen + y:numel()
       local dt = torch.time() - t0
       last = progress(epoch, o.epochs, seen, total, running, seen / dt, (total - seen) / (seen / dt), last)
+      step = step + 1
+      local tenth = math.floor(10 * seen / total)
+      if tenth > logged_tenth and seen < total then
+        experiment.log{step = step, epoch = epoch, train_loss = running}
+        logged_tenth = tenth
+      end
     end
-    local acc = evaluate(model, test)
+    local acc, test_loss = evaluate(model, test)
     local secs = torch.time() - t0
-    print(("epoch %d: test accuracy %.2f%%, %.1f s (%.0f samples/s)"):format(epoch, 100 * acc, secs, seen / secs))
+    experiment.log{step = step, epoch = epoch, train_loss = running, test_loss = test_loss, test_accuracy = acc}
+    print(("epoch %d: test accuracy %.2f%%, test loss %.4f, %.1f s (%.0f samples/s)"):format(epoch, 100 * acc,
+      test_loss, secs, seen / secs))
     torch.save({model = model:state_dict(), optimizer = opt:state_dict(), scheduler = sched and sched:state_dict(),
       epoch = epoch, accuracy = acc}, o.checkpoint)
   end

@@ -43,6 +43,29 @@ test("a short run trains, reports accuracy and writes a checkpoint; --resume con
   os.remove(ckpt)
 end)
 
+test("run as a sweep trial, it logs train_loss during the epoch and test loss and accuracy after it", function()
+  if not have_data() then
+    print("  (skipped: dataset-fashion-mnist is not installed)")
+    return
+  end
+  local dir = os.tmpname()
+  os.remove(dir)
+  torch._proc.mkdir(dir)
+  local p = io.popen(("MOONTORCH_TRIAL_DIR='%s' %s %s --model mlp --epochs 1 --limit 640 --workers 1 --checkpoint %s/c 2>&1")
+    :format(dir, exe, script, dir))
+  local out = p:read("a")
+  check(p:close(), out)
+  local rows = require("torch.experiment.runner").read_metrics(dir .. "/metrics.jsonl")
+  check_eq(#rows, 10) -- nine tenths of the epoch, then its end
+  check(rows[1].train_loss > 0 and rows[1].test_accuracy == nil and rows[1].epoch == 1, "during the epoch")
+  local last = rows[#rows]
+  check_eq(last.step, 10)
+  check(last.test_accuracy > 0.3 and last.test_loss > 0 and last.train_loss > 0, "after the epoch")
+  local acc = tonumber(out:match("epoch 1: test accuracy ([%d.]+)%%"))
+  check_close(last.test_accuracy * 100, acc, {atol = 0.006})
+  os.execute("rm -rf '" .. dir .. "'")
+end)
+
 test("bad options are errors with a clear message", function()
   local ok, out = run("--model rnn")
   check(not ok and out:find("--model must be cnn or mlp", 1, true), out)
