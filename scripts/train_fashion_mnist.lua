@@ -144,13 +144,13 @@ local function main(argv)
     opt:step()
     return loss
   end
-  local step = o.compile and torch.compile(train_step) or train_step
+  local run_step = o.compile and torch.compile(train_step) or train_step
   for epoch = first_epoch, o.epochs do
     local t0, seen, total, running, last = torch.time(), 0, #train_set, nil, -1
     local step, logged_tenth = (epoch - 1) * #train, 0
     for b in train:iter() do
       local x, y = b[1], b[2]
-      local loss = step(x, y)
+      local loss = run_step(x, y)
       if sched then sched:step() end
       local l = loss:item()
       running = running and 0.98 * running + 0.02 * l or l

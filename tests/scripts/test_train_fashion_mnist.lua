@@ -43,6 +43,27 @@ test("a short run trains, reports accuracy and writes a checkpoint; --resume con
   os.remove(ckpt)
 end)
 
+test("--compile trains with a compiled step to the same accuracy and loss as eager", function()
+  if not have_data() then
+    print("  (skipped: dataset-fashion-mnist is not installed)")
+    return
+  end
+  local ckpt = os.tmpname()
+  local args = "--epochs 1 --limit 384 --batch-size 64 --workers 1 --schedule none --checkpoint " .. ckpt
+  local ok1, eager = run(args)
+  local ok2, compiled = run(args .. " --compile")
+  os.remove(ckpt)
+  check(ok1, eager)
+  check(ok2, compiled)
+  local pat = "epoch 1: test accuracy ([%d.]+)%%, test loss ([%d.]+)"
+  local ae, le = eager:match(pat)
+  local ac, lc = compiled:match(pat)
+  check(ae and ac, eager .. compiled)
+  check(math.abs(tonumber(ae) - tonumber(ac)) <= 0.05, ("accuracy %s eager vs %s compiled"):format(ae, ac))
+  check(math.abs(tonumber(le) - tonumber(lc)) <= 1e-3, ("test loss %s eager vs %s compiled"):format(le, lc))
+  check(not compiled:find("running eagerly", 1, true), compiled)
+end)
+
 test("run as a sweep trial, it logs train_loss during the epoch and test loss and accuracy after it", function()
   if not have_data() then
     print("  (skipped: dataset-fashion-mnist is not installed)")
