@@ -543,6 +543,7 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
   builder B_ = {.g = g, .tr = tr, .sc = sc, .sc_int = sc_int, .dynamic = dynamic, .sct = o ? o->sct : NULL,
                 .nsct = o ? o->nsct : 0}, *b = &B_;
   g->nin = nin, g->nsc = nsc, g->is_static = !dynamic;
+  g->xs_base = nsc + (o ? o->nsct : 0);
   for (int k = 0; k < nin; k++) {
     const mt_tensor *t = ins[k];
     g->in[k].dtype = t->dtype, g->in[k].ndim = t->ndim;
@@ -560,7 +561,9 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
         x.shape[d] = (mtj_dim){s, 0};
       }
     }
-    bind(b, t, add(b, x));
+    int id = add(b, x);
+    g->in_node[k] = id;
+    bind(b, t, id);
   }
   for (int i = 0; i < tr->n && !b->why[0] && !b->need_static; i++) {
     const mtg_trace_entry *e = &tr->e[i];

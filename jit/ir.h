@@ -5,6 +5,9 @@
 #define MTJ_IR_H
 #include "jit.h"
 
+#define MTJ_MAXPATCH 64
+#define MTJ_MAXXS 16
+
 /* A dimension: a symbol (sym >= 0: a size class of input dims) or a constant. */
 typedef struct mtj_dim {
   int32_t sym;
@@ -67,6 +70,16 @@ struct mtj_graph {
   mtj_input in[MTJ_MAXIN];
   int out[MTJ_MAXOUT], nout;
   int wb[MTJ_MAXIN], wb_slot[MTJ_MAXIN], nwb; /* node wb[j] is the new value of input wb_slot[j] */
+  int in_node[MTJ_MAXIN]; /* the input node of each input */
+  /* generalized graphs (generalize.c): sizes in extern attributes and constants from symbols */
+  bool generalized;
+  struct {
+    int node, word, sym;
+  } patch[MTJ_MAXPATCH]; /* attr[word] of extern `node` is the size of symbol sym */
+  int npatch;
+  int xs_base, nxs;      /* runtime scalars from symbols: slots xs_base + k */
+  int xs_sym[MTJ_MAXXS];
+  bool xs_inv[MTJ_MAXXS]; /* 1/size instead of size */
   int nsym;
   int sym_in[MTJ_MAXIN * MT_MAXDIM], sym_dim[MTJ_MAXIN * MT_MAXDIM], sym_parent[MTJ_MAXIN * MT_MAXDIM];
   bool is_static;
@@ -83,6 +96,10 @@ bool mtj_dim_eq(mtj_graph *g, mtj_dim a, mtj_dim b);
 mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
                     int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o, mtj_graph **out);
 void mtj_graph_free(mtj_graph *g);
+/* Makes static graph g2 symbolic where its sizes differ from g1's, an
+ * equal graph captured with other sizes (generalize.c); g2 then needs
+ * fusion again. On failure g2 is left half-changed: pass a copy. */
+mt_status mtj_generalize(const mtj_graph *g1, mtj_graph *g2);
 /* Algebraic rewrites of a marked graph (rewrite.c). */
 void mtj_rewrite(mtj_graph *g);
 /* Partition into kernels and steps (fuse.c). */

@@ -32,6 +32,12 @@ mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin,
 /* Runtime scalars that come as tensors: o->sct[0..o->nsct) are 0-dim tensors
  * the capture handed out for Lua numbers read from tables (a learning rate);
  * the graph reads them as scalar nsc + j, whose value the caller passes. */
+/* Tries to make compiled graph c symbolic in the sizes where it differs
+ * from old, the same function's graph captured with other sizes (a new
+ * batch size); on success c serves both and later sizes (generalize.c). */
+mt_status mtj_generalize_compiled(const mtj_compiled *old, mtj_compiled *c);
+/* True while c is a generalized graph (automatic dynamic sizes). */
+bool mtj_is_generalized(const mtj_compiled *c);
 /* True when scalar k feeds the graph (a number argument used by an op). */
 bool mtj_uses_scalar(const mtj_compiled *c, int k);
 /* The canonical text of the graph (the cache key's main part). */

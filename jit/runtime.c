@@ -12,6 +12,8 @@
 #include "linalg.h"
 #include "nn.h"
 
+#define MAXSC_RUN 96
+
 struct mtj_compiled {
   mtj_graph *g;
   char *src;
@@ -113,13 +115,10 @@ static mt_status plan_frees(mtj_compiled *c) {
   return MT_OK;
 }
 
-mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *scalars,
-                      const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o,
-                      mtj_compiled **out) {
-  mtj_compiled *c = calloc(1, sizeof *c);
-  if (!c) return mt_fail(MT_ENOMEM, "out of memory");
-  mt_status st = mtj_build(tr, ins, nin, scalars, sc_int, nsc, outs, nout, o, &c->g);
-  if (!st) st = mtj_fuse(c->g);
+/* Fusion, kernel arguments, buffer planning, C source and loaded kernels
+ * of c's graph (fields filled in c; c->g is built). */
+static mt_status finish_compiled(mtj_compiled *c) {
+  mt_status st = mtj_fuse(c->g);
   if (!st) {
     c->args = calloc((size_t)c->g->nk + 1, sizeof *c->args);
     c->fns = calloc((size_t)c->g->nk + 1, sizeof *c->fns);
@@ -136,11 +135,57 @@ mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin,
                    mtj_codegen_error()[0] ? mtj_codegen_error() : "an op of the graph");
   }
   if (!st && c->g->nk) st = mtj_load(c->g->text, c->src, c->g->nk, c->fns);
+  return st;
+}
+
+mt_status mtj_compile(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *scalars,
+                      const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o,
+                      mtj_compiled **out) {
+  mtj_compiled *c = calloc(1, sizeof *c);
+  if (!c) return mt_fail(MT_ENOMEM, "out of memory");
+  mt_status st = mtj_build(tr, ins, nin, scalars, sc_int, nsc, outs, nout, o, &c->g);
+  if (!st) st = finish_compiled(c);
   if (st) {
     mtj_free(c);
     return st;
   }
   *out = c;
+  return MT_OK;
+}
+
+/* A copy of g's nodes and tables, without kernels, steps or text. */
+static mtj_graph *graph_copy(const mtj_graph *g) {
+  mtj_graph *h = malloc(sizeof *h);
+  if (!h) return NULL;
+  *h = *g;
+  h->k = NULL, h->nk = 0, h->steps = NULL, h->nsteps = 0, h->text = NULL;
+  h->n = malloc((size_t)g->cap * sizeof *h->n);
+  if (!h->n) {
+    free(h);
+    return NULL;
+  }
+  memcpy(h->n, g->n, (size_t)g->nn * sizeof *h->n);
+  return h;
+}
+
+bool mtj_is_generalized(const mtj_compiled *c) { return c && c->g->generalized; }
+
+mt_status mtj_generalize_compiled(const mtj_compiled *old, mtj_compiled *c) {
+  mtj_graph *h = graph_copy(c->g);
+  if (!h) return mt_fail(MT_ENOMEM, "out of memory");
+  mt_status st = mtj_generalize(old->g, h);
+  mtj_compiled t = {.g = h};
+  if (!st) st = finish_compiled(&t);
+  if (st) {
+    mtj_compiled *tp = malloc(sizeof *tp);
+    if (tp) *tp = t, mtj_free(tp);
+    else mtj_graph_free(h);
+    return st;
+  }
+  mtj_compiled prev = *c;
+  *c = t;
+  mtj_compiled *pp = malloc(sizeof *pp);
+  if (pp) *pp = prev, mtj_free(pp);
   return MT_OK;
 }
 
@@ -162,8 +207,10 @@ bool mtj_guard(const mtj_compiled *c, const mt_tensor *const *ins, char *why, si
       snprintf(why, n, "input %d is not on the CPU", k + 1);
       return false;
     }
+    const mtj_node *xn = &g->n[g->in_node[k]];
     for (int d = 0; d < t->ndim; d++)
-      if ((t->shape[d] == 1) != (m->shape[d] == 1) || (g->is_static && t->shape[d] != m->shape[d])) {
+      if ((t->shape[d] == 1) != (m->shape[d] == 1) || (g->is_static && t->shape[d] != m->shape[d]) ||
+          (g->generalized && xn->shape[d].sym < 0 && t->shape[d] != xn->shape[d].c)) {
         snprintf(why, n, "input %d: size %lld of dim %d, compiled for %s%lld", k + 1, (long long)t->shape[d], d + 1,
                  g->is_static ? "" : (m->shape[d] == 1 ? "" : "sizes other than 1, not "),
                  (long long)(g->is_static || m->shape[d] == 1 ? m->shape[d] : 1));
@@ -221,8 +268,18 @@ static mt_status run_call(const mtj_graph *g, int node, mt_tensor **v, const mt_
   const mt_tensor *in[3];
   for (int k = 0; k < 3; k++) in[k] = value(g, v, x->a[k], ins, &st);
   mt_tensor *outs[MTG_TRACE_NOUT] = {0};
+  int64_t attr[MTG_TRACE_NI];
+  memcpy(attr, x->attr, sizeof attr);
+  for (int k = 0; k < g->npatch; k++) /* sizes a generalized graph passes to the engine op */
+    if (g->patch[k].node == node) attr[g->patch[k].word] = dim_value(g, (mtj_dim){g->patch[k].sym, 0}, ins);
   if (!st && x->inplace) st = mt_clone(in[0], &outs[0]);
-  if (!st) st = x->fn(x->attr, x->f, in, outs);
+  if (!st) st = x->fn(attr, x->f, in, outs);
+  if (!st && g->generalized) { /* the sizes the graph assumed for the result */
+    bool same = outs[0]->ndim == x->ndim;
+    for (int d = 0; same && d < x->ndim; d++) same = outs[0]->shape[d] == dim_value(g, x->shape[d], ins);
+    if (!same) st = mt_fail(MT_ESHAPE, "torch.compile: %s gave a result of other sizes than the graph with dynamic "
+                                       "sizes assumed (internal; MOONTORCH_JIT=0 runs eagerly)", x->name);
+  }
   if (!st) {
     st = mt_contiguous(outs[0], &v[node]);
     for (int i = 0; i < g->nn && !st; i++) {
@@ -308,6 +365,17 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
   for (int i = 0; i < g->nn && !st; i++)
     if (g->n[i].live && g->n[i].kind == JN_INPUT) st = mt_contiguous(ins[g->n[i].slot], &v[i]);
   int nth_max = mt_get_num_threads();
+  /* scalars: the caller's, then sizes a generalized graph reads as numbers */
+  double scbuf[MAXSC_RUN];
+  const double *sc = scalars;
+  if (g->nxs && g->xs_base + g->nxs <= MAXSC_RUN) {
+    memcpy(scbuf, scalars, (size_t)g->xs_base * sizeof *scbuf);
+    for (int k = 0; k < g->nxs; k++) {
+      double v = (double)dim_value(g, (mtj_dim){g->xs_sym[k], 0}, ins);
+      scbuf[g->xs_base + k] = g->xs_inv[k] ? 1 / v : v;
+    }
+    sc = scbuf;
+  }
   for (int si = 0; si < g->nsteps && !st; si++) {
     const mtj_step *sp = &g->steps[si];
     if (prof_on) t0 = now_s();
@@ -376,7 +444,7 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
       if (nth > nth_max) nth = nth_max;
       if (nth > units) nth = units > 0 ? (int)units : 1;
       if (work > 0) {
-        team_ctx t = {c->fns[sp->kernel], ptr, z, scalars};
+        team_ctx t = {c->fns[sp->kernel], ptr, z, sc};
         st = mt_parallel_team(nth, team_run, &t);
       }
     }

@@ -571,6 +571,40 @@ static int run_entry(lua_State *L, jentry *e, int nargs) {
   return e->nret;
 }
 
+/* True when entries a and b were captured from the same call shape: the
+ * same argument kinds, dtypes, ranks and sizes of 1, inputs from the same
+ * places, the same results and gradients (their sizes may differ). */
+static bool same_signature(const jentry *a, const jentry *b) {
+  if (a->nargs != b->nargs || a->nin != b->nin || a->nret != b->nret || a->ngrads != b->ngrads || a->nsct != b->nsct)
+    return false;
+  for (int i = 0; i < a->nargs; i++) {
+    const jarg *x = &a->arg[i], *y = &b->arg[i];
+    if (x->type != y->type || x->dtype != y->dtype || x->ndim != y->ndim || x->ones != y->ones ||
+        x->isint != y->isint || (x->type == LUA_TNUMBER && x->num != y->num && !x->candidate))
+      return false;
+  }
+  for (int k = 0; k < a->nin; k++)
+    if (a->src[k].kind != b->src[k].kind || (a->src[k].kind == SRC_ARG && a->src[k].idx != b->src[k].idx) ||
+        a->src[k].t != b->src[k].t)
+      return false;
+  return !memcmp(a->ret, b->ret, sizeof a->ret) && !memcmp(a->grad, b->grad, sizeof a->grad);
+}
+
+/* A static graph e that equals an earlier entry's but for sizes: the
+ * earlier entry becomes a graph with dynamic sizes serving both (automatic
+ * dynamic sizes, as PyTorch does on a second shape). True when done. */
+static bool generalize_into(jfn *f, jentry *e) {
+  for (jentry *o = f->entries; o; o = o->next) {
+    if (o->epoch != epoch || !o->c || mtj_is_generalized(o->c) || !same_signature(o, e)) continue;
+    if (mtj_generalize_compiled(o->c, e->c)) continue;
+    mtj_compiled *t = o->c;
+    o->c = e->c;
+    e->c = t; /* freed with e */
+    return true;
+  }
+  return false;
+}
+
 static int fn_call(lua_State *L) {
   jfn *f = check_fn(L, 1);
   int nargs = lua_gettop(L) - 1;
@@ -606,6 +640,13 @@ static int fn_call(lua_State *L) {
   if (near && e->c && strcmp(mtj_text(near->c), mtj_text(e->c)) == 0) {
     near->generalized = true; /* the same graph for another value: scalars are runtime values */
     lstats.recaptures++;
+    free_entry(e);
+    return nres;
+  }
+  if (e->c && f->dynamic && generalize_into(f, e)) {
+    lstats.recompiles++;
+    f->ncompiled++;
+    snprintf(f->last_reason, sizeof f->last_reason, "%s (sizes made dynamic)", why);
     free_entry(e);
     return nres;
   }

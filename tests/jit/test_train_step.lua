@@ -213,3 +213,25 @@ test("an MLP forward compiled once serves 10 batch sizes without recompiling", f
   check_eq(s.recompiles, 0)
   check_eq(s.compiled_calls, 9)
 end)
+
+test("a training step with convolutions: a second batch size makes its sizes dynamic, 9 more need no recompile", function()
+  torch.compiler.reset()
+  local xs, ys = {}, {}
+  local sizes = {8, 8, 8, 16, 3, 5, 32, 7, 64, 11, 2, 9}
+  for i, bs in ipairs(sizes) do xs[i], ys[i] = torch.randn(bs, 1, 8, 8), torch.randint(1, 6, {bs}) end
+  local me, _, se = setup(cnn, function(p) return optim.Adam(p, {lr = 1e-2}) end, 5)
+  local mc, _, sc = setup(cnn, function(p) return optim.Adam(p, {lr = 1e-2}) end, 5)
+  local c = torch.compile(sc)
+  local recompiles_after_first_change
+  for i = 1, #sizes do
+    check_close(c(xs[i], ys[i]), se(xs[i], ys[i]), TOL)
+    if i == 4 then recompiles_after_first_change = torch.compiler.stats().recompiles end
+  end
+  local pe, pc = me:parameters(), mc:parameters()
+  for k = 1, #pe do check_close(pc[k], pe[k], TOL) end
+  local s = torch.compiler.stats()
+  check_eq(recompiles_after_first_change, 1)
+  check_eq(s.recompiles, 1) -- the eight later batch sizes reuse the dynamic graph
+  check(s.compiled_calls >= 9, "compiled calls: " .. s.compiled_calls)
+  check(torch.compiler.explain(sc, xs[1], ys[1]), "explain")
+end)
