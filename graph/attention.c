@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "trace.h"
 #include "random.h"
 
 #define LIVE(s) ((s)->st == MT_OK)
@@ -208,8 +209,8 @@ static mt_status no_out(const char *op) {
                  "drop out= or use torch.no_grad()", op);
 }
 
-mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
+static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
   const mt_tensor *ins[4] = {q, k, v, mask};
   if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_flash(q, k, v, mask, o, out, lse);
   if (*out) return no_out("sdpa_flash");
@@ -245,9 +246,10 @@ mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor
   return MT_OK;
 }
 
-mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
-                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
-                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
+static mt_status flash_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
+                                        const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
+                                        const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
+                                        mt_tensor **dv) {
   const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
   if (!mtg_any_requires_grad(ins, 7)) return mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
   if ((dq && *dq) || (dk && *dk) || (dv && *dv)) return no_out("sdpa_flash_backward");
@@ -269,6 +271,64 @@ mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, con
       *want[i] = g[i];
     else
       mt_release(g[i]);
+  }
+  return st;
+}
+
+/* ---- the flash ops traced for the JIT as extern calls (trace.h) ----
+ * Attributes: the options and, for the backward, which of dq, dk, dv were
+ * asked for (the trace lists only those outputs, in that order). */
+typedef struct flash_attr {
+  mt_sdpa_opts o;
+  int64_t want[3];
+} flash_attr;
+
+static mt_status rp_flash(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  return mt_sdpa_flash(in[0], in[1], in[2], in[3], &((const flash_attr *)w)->o, &out[0], &out[1]);
+}
+
+static mt_status rp_flash_backward(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  const flash_attr *a = (const flash_attr *)w;
+  mt_tensor **slot[3] = {NULL, NULL, NULL};
+  for (int i = 0, n = 0; i < 3; i++)
+    if (a->want[i]) slot[i] = &out[n++];
+  return mt_sdpa_flash_backward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &a->o, slot[0], slot[1], slot[2]);
+}
+
+mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
+  bool given = *out != NULL;
+  mt_tensor *l = NULL;
+  mt_status st = flash_untraced(q, k, v, mask, o, out, lse ? lse : (MTG_TRACING() ? &l : NULL));
+  if (!st && MTG_TRACING()) {
+    if (given) {
+      mtg_trace_refuse("sdpa_flash with out= is not replayed by the JIT");
+    } else {
+      flash_attr a = {.o = *o};
+      const mt_tensor *ins[4] = {q, k, v, mask};
+      mt_tensor *outs[2] = {*out, lse ? *lse : l};
+      mtg_trace_call("sdpa_flash", rp_flash, false, ins, 4, outs, 2, &a, sizeof a, NULL, 0);
+    }
+  }
+  mt_release(l);
+  return st;
+}
+
+mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
+  bool given = (dq && *dq) || (dk && *dk) || (dv && *dv);
+  mt_status st = flash_backward_untraced(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
+  if (!st && MTG_TRACING()) {
+    flash_attr a = {.o = *o, .want = {dq != NULL, dk != NULL, dv != NULL}};
+    mt_tensor *outs[3];
+    int n = 0;
+    if (dq) outs[n++] = *dq;
+    if (dk) outs[n++] = *dk;
+    if (dv) outs[n++] = *dv;
+    const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+    if (given || !n) mtg_trace_refuse("sdpa_flash_backward with out= is not replayed by the JIT");
+    else mtg_trace_call("sdpa_flash_backward", rp_flash_backward, false, ins, 7, outs, n, &a, sizeof a, NULL, 0);
   }
   return st;
 }

@@ -673,9 +673,9 @@ mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
   return norm_backward_tail(MT_OP_batch_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
 }
 
-mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
-                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
-                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
+static mt_status layer_norm_backward_untraced(const mt_tensor *grad_out, const mt_tensor *x, int nnorm,
+                                             const mt_tensor *mean, const mt_tensor *rstd, const mt_tensor *weight,
+                                             mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
   if (!mtg_any_requires_grad(ins, 5))
     return mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
@@ -718,16 +718,62 @@ static const mtg_deriv table[MT_NOPS] = {
 
 const mtg_deriv *mtg_deriv_nn(mt_op op) { return table[op].fn ? &table[op] : NULL; }
 
-/* layer_norm traced: i = {nnorm}, f = {eps}; the statistics outputs are not
- * traced (a trace that uses them is refused as made by untraced code). */
+/* layer_norm traced: without statistics (inference) as the IR's layer_norm
+ * (i = {nnorm}, f = {eps}), which the JIT decomposes and fuses; with them
+ * (autograd saves mean and rstd for the backward) as an extern call with
+ * three outputs, replayed by the engine, like its backward. */
+static mt_status rp_layer_norm(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  return mt_layer_norm(in[0], (int)w[0], in[1], in[2], f[0], &out[0], &out[1], &out[2]);
+}
+
+static mt_status rp_layer_norm_backward(const int64_t *w, const double *f, const mt_tensor *const *in,
+                                        mt_tensor **out) {
+  mt_tensor **slot[3] = {NULL, NULL, NULL};
+  for (int i = 0, n = 0; i < 3; i++)
+    if (w[1 + i]) slot[i] = &out[n++];
+  return mt_layer_norm_backward(in[0], in[1], (int)w[0], in[2], in[3], in[4], slot[0], slot[1], slot[2]);
+}
+
 mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
                          mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   mt_tensor *given = *out;
-  mt_status st = layer_norm_untraced(x, nnorm, weight, bias, eps, out, mean, rstd);
+  const mt_tensor *ins[3] = {x, weight, bias};
+  bool stats = MTG_TRACING() && (mean || rstd || mtg_any_requires_grad(ins, 3));
+  mt_tensor *m = NULL, *r = NULL;
+  mt_status st = layer_norm_untraced(x, nnorm, weight, bias, eps, out, stats ? (mean ? mean : &m) : mean,
+                                     stats ? (rstd ? rstd : &r) : rstd);
   if (!st && MTG_TRACING()) {
-    const mt_tensor *ins[3] = {x, weight, bias};
     const int64_t a[1] = {nnorm};
-    mtg_trace_op(MT_OP_layer_norm, given, ins, 3, *out, a, 1, &eps, 1);
+    if (!stats) {
+      mtg_trace_op(MT_OP_layer_norm, given, ins, 3, *out, a, 1, &eps, 1);
+    } else if (given) {
+      mtg_trace_refuse("layer_norm with out= is not replayed by the JIT");
+    } else {
+      mt_tensor *outs[3] = {*out, mean ? *mean : m, rstd ? *rstd : r};
+      mtg_trace_call("layer_norm", rp_layer_norm, false, ins, 3, outs, 3, a, sizeof a, &eps, 1);
+    }
+  }
+  mt_release(m), mt_release(r);
+  return st;
+}
+
+mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
+                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
+                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  bool given = any_given(grad_in, grad_weight, grad_bias);
+  mt_status st = layer_norm_backward_untraced(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
+  if (!st && MTG_TRACING()) {
+    const int64_t a[4] = {nnorm, grad_in != NULL, grad_weight != NULL, grad_bias != NULL};
+    mt_tensor *outs[3];
+    int n = 0;
+    if (grad_in) outs[n++] = *grad_in;
+    if (grad_weight) outs[n++] = *grad_weight;
+    if (grad_bias) outs[n++] = *grad_bias;
+    const mt_tensor *ins[5] = {grad_out, x, mean, rstd, weight};
+    bool null_out = false;
+    for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
+    if (given || !n || null_out) mtg_trace_refuse("layer_norm_backward with out= is not replayed by the JIT");
+    else mtg_trace_call("layer_norm_backward", rp_layer_norm_backward, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
   }
   return st;
 }

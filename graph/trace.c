@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "creation.h"
 #include "trace.h"
 
 _Thread_local mtg_trace *mtg_tracing;
@@ -198,6 +199,25 @@ const mt_tensor *mtg_trace_root(const mtg_trace *tr, const mt_tensor *t) {
   for (int k = tr->nalias - 1; k >= 0; k--)
     if (tr->alias[2 * k] == t) return mtg_trace_root(tr, tr->alias[2 * k + 1]);
   return t;
+}
+
+typedef struct arange_attr {
+  mt_scalar start, end, step;
+  int64_t dtype;
+} arange_attr;
+
+static mt_status rp_arange(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  const arange_attr *a = (const arange_attr *)w;
+  return mt_arange(a->start, a->end, a->step, (mt_dtype)a->dtype, mt_cpu(), &out[0]);
+}
+
+void mtg_trace_arange(const mt_tensor *t, mt_scalar start, mt_scalar end, mt_scalar step) {
+  if (!mtg_tracing) return;
+  arange_attr a;
+  memset(&a, 0, sizeof a);
+  a.start = start, a.end = end, a.step = step, a.dtype = t->dtype;
+  mt_tensor *o = (mt_tensor *)t;
+  mtg_trace_call("arange", rp_arange, false, NULL, 0, &o, 1, &a, sizeof a, NULL, 0);
 }
 
 void mtg_trace_set_grad(const mt_tensor *leaf, const mt_tensor *grad) {

@@ -6,8 +6,8 @@
 #define MTG_TRACE_H
 #include "mt.h"
 
-#define MTG_TRACE_NIN 4
-#define MTG_TRACE_NI 24
+#define MTG_TRACE_NIN 8
+#define MTG_TRACE_NI 32
 #define MTG_TRACE_NOUT 3
 
 /* An op the JIT cannot express in its IR runs through the engine when the
@@ -82,6 +82,8 @@ void mtg_trace_call(const char *name, mtg_replay_fn fn, bool inplace, const mt_t
 void mtg_trace_full(const mt_tensor *t, double v);
 /* dst is a new tensor object for src's value (an alias autograd saves). */
 void mtg_trace_alias(const mt_tensor *dst, const mt_tensor *src);
+/* t was made by arange(start, end, step) (replayed by the JIT). */
+void mtg_trace_arange(const mt_tensor *t, mt_scalar start, mt_scalar end, mt_scalar step);
 /* leaf's .grad became grad (NULL: nil). */
 void mtg_trace_set_grad(const mt_tensor *leaf, const mt_tensor *grad);
 /* Marks the active trace as not compilable (first reason wins). */

@@ -66,8 +66,21 @@ static mt_status d_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_view_op(n->i, go[0], &gin[0]);
 }
 
+/* Replays mtg_view_scatter: w = {ndim, dtype, shape[MT_MAXDIM], view description[MTG_NARGS]}. */
+static mt_status rp_view_scatter(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  mtg_meta_shape m = {.ndim = (int8_t)w[0], .dtype = (int8_t)w[1]};
+  memcpy(m.shape, w + 2, sizeof m.shape);
+  return scatter_into_zeros(&m, w + 2 + MT_MAXDIM, in[0], out);
+}
+
 mt_status mtg_view_scatter(const mtg_meta_shape *m, const int64_t *a, const mt_tensor *g, mt_tensor **out) {
   mt_status st = scatter_into_zeros(m, a, g, out);
+  if (!st && MTG_TRACING()) {
+    int64_t w[2 + MT_MAXDIM + MTG_NARGS] = {m->ndim, m->dtype};
+    memcpy(w + 2, m->shape, sizeof m->shape);
+    memcpy(w + 2 + MT_MAXDIM, a, MTG_NARGS * sizeof *a);
+    mtg_trace_call("view_scatter", rp_view_scatter, false, &g, 1, out, 1, w, sizeof w, NULL, 0);
+  }
   const mt_tensor *ins[1] = {g};
   if (st || !mtg_any_requires_grad(ins, 1)) return st;
   mtg_node *n = mtg_record1("ViewScatterBackward0", d_scatter, ins, 1, *out, &st);
@@ -120,8 +133,15 @@ static mt_status record_view(const int64_t *a, const mt_tensor *t, mt_tensor *ou
   return st;
 }
 
+/* Replays a view at an offset (select, slice, diagonal, unfold, as_strided)
+ * for the JIT: w holds the view's description (MTG_NARGS words). The JIT
+ * makes the result contiguous: a copy, which is the view's value. */
+static mt_status rp_view(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  return mtg_apply_view(w, in[0], &out[0]);
+}
+
 /* Appends a view described by a to the active trace: shape changes and
- * permutations are traced, views at offsets are not replayed yet. */
+ * permutations as views of the IR, views at offsets as extern calls. */
 static void trace_view(const int64_t *a, const mt_tensor *t, const mt_tensor *r) {
   if (!MTG_TRACING()) return;
   switch (a[0]) {
@@ -131,9 +151,11 @@ static void trace_view(const int64_t *a, const mt_tensor *t, const mt_tensor *r)
     mtg_trace_op((int)a[0], NULL, ins, 1, r, a + 1, a[0] == MT_OP_permute ? 1 + t->ndim : 0, NULL, 0);
     return;
   }
-  default:
-    mtg_trace_refuse("%s (a view at an offset) is not replayed by the JIT yet",
-                     a[0] < MT_NOPS ? mt_ops[a[0]].name : "as_strided");
+  default: {
+    mt_tensor *o = (mt_tensor *)r;
+    mtg_trace_call(a[0] < MT_NOPS ? mt_ops[a[0]].name : "as_strided", rp_view, false, &t, 1, &o, 1, a,
+                   MTG_NARGS * sizeof *a, NULL, 0);
+  }
   }
 }
 
@@ -228,12 +250,12 @@ mt_status mtg_slice(const mt_tensor *t, int dim, int64_t start, int64_t stop, in
 mt_status mtg_narrow(const mt_tensor *t, int dim, int64_t start, int64_t len, mt_tensor **out) {
   mt_tensor *r = NULL;
   mt_status st = mt_narrow(t, dim, start, len, &r);
-  if (MTG_TRACING()) mtg_trace_refuse("narrow (a view at an offset) is not replayed by the JIT yet");
-  if (!st && t->autograd) { /* narrow's arguments are checked now: record it as a slice */
+  if (!st && (t->autograd || MTG_TRACING())) { /* arguments checked now: recorded and traced as a slice */
     int d = dim < 0 ? dim + t->ndim : dim;
     int64_t s0 = start < 0 ? start + t->shape[d] : start;
     int64_t a[MTG_NARGS] = {MT_OP_slice, d, s0, s0 + len, 1};
-    st = record_view(a, t, r);
+    if (t->autograd) st = record_view(a, t, r);
+    if (!st) trace_view(a, t, r);
   }
   if (st) {
     mt_release(r);

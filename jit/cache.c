@@ -229,8 +229,10 @@ mt_status mtj_load(const char *text, const char *src, int nk, mtj_kernel_fn *fns
       size_t n = 0;
       char *msg = read_all(err, &n);
       char first[200] = "";
-      if (msg) {
-        snprintf(first, sizeof first, "%.*s", (int)(n < 199 ? n : 199), msg);
+      if (msg) { /* the first line that says "error", else the first line */
+        const char *at = strstr(msg, "error");
+        while (at && at > msg && at[-1] != '\n') at--;
+        snprintf(first, sizeof first, "%s", at ? at : msg);
         first[strcspn(first, "\n")] = 0;
       }
       free(msg);

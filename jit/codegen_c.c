@@ -296,7 +296,7 @@ static void emit(cg *c, int i, bool j) {
     failed = true;
     return;
   }
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < MTJ_NA; k++)
     if (x->a[k] >= 0) emit(c, x->a[k], jj);
   if (x->a[0] >= 0) opnd(c, x->a[0], o0, sizeof o0);
   if (x->a[1] >= 0) opnd(c, x->a[1], o1, sizeof o1);
@@ -334,7 +334,7 @@ static int phase_of(cg *c, int i, int *memo) {
   const mtj_node *x = &c->g->n[i];
   int ph = 0;
   if (in_kernel(c, i)) {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < MTJ_NA; k++)
       if (x->a[k] >= 0) {
         int q = phase_of(c, x->a[k], memo);
         if (q > ph) ph = q;
@@ -352,7 +352,7 @@ static void emit_row_deps(cg *c, int i) {
     emit(c, i, false);
     return;
   }
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < MTJ_NA; k++)
     if (x->a[k] >= 0) emit_row_deps(c, x->a[k]);
   /* x / r with r per row: one reciprocal per row, a product per element */
   int r = x->a[1];
@@ -379,7 +379,7 @@ static bool costly(const mtj_node *x) {
 static bool reads(cg *c, int from, int target) {
   if (from == target) return true;
   if (!in_kernel(c, from)) return false;
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < MTJ_NA; k++)
     if (c->g->n[from].a[k] >= 0 && reads(c, c->g->n[from].a[k], target)) return true;
   return false;
 }
@@ -475,7 +475,7 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
     for (int l = 0; l < c->a.nstore; l++)
       if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) emit_row_deps(c, c->a.store[l]);
     /* accumulators */
-    char red[512] = "";
+    char red[8192] = ""; /* " reduction(op:accN)" for every reduction of the phase (at most MTJ_KNODES) */
     size_t rl = 0;
     for (int i = 0; i < g->nn; i++) {
       const mtj_node *x = &g->n[i];
@@ -587,7 +587,7 @@ mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a) {
     const mtj_node *x = &g->n[i];
     if (!x->live || x->kernel != k) continue;
     if (x->mat) {
-      if (a->nstore == 32) return mt_fail(MT_EARG, "a fused kernel has too many outputs");
+      if (a->nstore == MTJ_KSTORE) return mt_fail(MT_EARG, "a fused kernel has too many outputs");
       a->store[a->nstore++] = i;
     }
     for (int q = 0; q < 3; q++) {
@@ -598,7 +598,7 @@ mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a) {
       bool seen = false;
       for (int l = 0; l < a->nload; l++) seen |= a->load[l] == o;
       if (seen) continue;
-      if (a->nload == 64) return mt_fail(MT_EARG, "a fused kernel reads too many buffers");
+      if (a->nload == MTJ_KLOAD) return mt_fail(MT_EARG, "a fused kernel reads too many buffers");
       int cls;
       bool strided = y->kind == JN_VIEW && (y->op == MT_OP_permute || y->op == MT_OP_expand);
       if (y->ndim > R) cls = MTJ_LD_GENERAL;

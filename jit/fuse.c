@@ -83,13 +83,13 @@ mt_status mtj_fuse(mtj_graph *g) {
     if (!compute(x)) continue;
     /* the latest kernel among compute operands, and the latest step read otherwise */
     int best = -1;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < MTJ_NA; k++)
       if (x->a[k] >= 0 && compute(&g->n[x->a[k]])) {
         int kk = g->n[x->a[k]].kernel;
         if (best < 0 || g->k[kk].step > g->k[best].step) best = kk;
       }
     int need = -1; /* steps that must run before x's kernel */
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < MTJ_NA; k++)
       if (x->a[k] >= 0) {
         const mtj_node *o = &g->n[x->a[k]];
         if (compute(o) && o->kernel == best) continue;
@@ -97,10 +97,10 @@ mt_status mtj_fuse(mtj_graph *g) {
         if (s > need) need = s;
       }
     int kid = -1;
-    if (best >= 0 && g->k[best].step > need && fits(g, x, &g->k[best])) kid = best;
+    if (best >= 0 && g->k[best].step > need && fits(g, x, &g->k[best]) && g->k[best].nnodes < MTJ_KNODES) kid = best;
     if (kid < 0 && best < 0 && x->kind != JN_REDUCE) /* horizontal: a later kernel of the same space */
       for (int k = g->nk - 1; k >= 0 && g->k[k].step > need; k--)
-        if (same_shape(g, x->shape, x->ndim, g->k[k].F, g->k[k].ndim)) {
+        if (same_shape(g, x->shape, x->ndim, g->k[k].F, g->k[k].ndim) && g->k[k].nnodes < MTJ_KNODES) {
           kid = k;
           break;
         }
@@ -115,13 +115,14 @@ mt_status mtj_fuse(mtj_graph *g) {
     }
     if (x->kind == JN_REDUCE) g->k[kid].p = g->n[x->a[0]].ndim - (int)x->attr[0];
     x->kernel = kid;
+    g->k[kid].nnodes++;
   }
   /* materialize values read by another step, and the outputs */
   for (int i = 0; i < g->nn; i++) {
     mtj_node *x = &g->n[i];
     if (!x->live) continue;
     x->last_step = -1;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < MTJ_NA; k++) {
       if (x->a[k] < 0) continue;
       mtj_node *o = &g->n[x->a[k]];
       int here = x->kernel >= 0 ? g->k[x->kernel].step : x->step;

@@ -66,7 +66,7 @@ static int fail(builder *b, const char *msg, const char *arg) {
 static int add(builder *b, mtj_node x) {
   mtj_graph *g = b->g;
   if (b->why[0]) return -1;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < MTJ_NA; i++)
     if (x.a[i] < -1) return -1;
   x.kernel = -1;
   if (x.kind != JN_INPUT && !(x.kind == JN_UNARY && x.op == MT_OP_copy))
@@ -95,7 +95,7 @@ static mtj_node blank(int kind, int op, int dtype) {
   mtj_node x;
   memset(&x, 0, sizeof x);
   x.kind = (int8_t)kind, x.op = (int16_t)op, x.dtype = (int8_t)dtype, x.cdt = (int8_t)dtype;
-  x.a[0] = x.a[1] = x.a[2] = -1;
+  for (int k = 0; k < MTJ_NA; k++) x.a[k] = -1;
   x.slot = -1;
   return x;
 }
@@ -342,7 +342,7 @@ static int full(builder *b, const mt_tensor *t, double v) {
 /* A replayed engine call (trace.h) and its further outputs (bound here). */
 static int call_op(builder *b, const mtg_trace_entry *e, const int *ops) {
   if (b->dynamic) return b->need_static = true, -1;
-  if (e->nin > 3) return fail(b, "%s has too many operands for an extern call", e->name);
+  if (e->nin > MTJ_NA) return fail(b, "%s has too many operands for an extern call", e->name);
   mtj_node x = blank(JN_EXTERN, -1, e->out->dtype);
   x.fn = e->fn, x.name = e->name, x.inplace = e->inplace;
   for (int i = 0; i < e->nin; i++) x.a[i] = ops[i];
@@ -531,7 +531,7 @@ void mtj_graph_free(mtj_graph *g) {
 static void mark(mtj_graph *g, int i) {
   if (i < 0 || g->n[i].live) return;
   g->n[i].live = true;
-  for (int k = 0; k < 3; k++) mark(g, g->n[i].a[k]);
+  for (int k = 0; k < MTJ_NA; k++) mark(g, g->n[i].a[k]);
 }
 
 static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc,
@@ -651,7 +651,7 @@ char *mtj_canon(mtj_graph *g) {
       mtj_put(&s, ".%s", mt_ops[x->op].name);
     if (x->slot >= 0) mtj_put(&s, " #%d", x->slot);
     if (x->kind == JN_CONST) mtj_put(&s, " %.17g", x->c);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < MTJ_NA; k++)
       if (x->a[k] >= 0) mtj_put(&s, " %%%d", x->a[k]);
     mtj_put(&s, " : %s", mt_dtype_name((mt_dtype)x->dtype));
     if (x->cdt != x->dtype) mtj_put(&s, "/%s", mt_dtype_name((mt_dtype)x->cdt));

@@ -5,6 +5,7 @@
 #define MTJ_IR_H
 #include "jit.h"
 
+#define MTJ_NA 8 /* operands of a node */
 #define MTJ_MAXPATCH 64
 #define MTJ_MAXXS 16
 
@@ -31,7 +32,7 @@ typedef enum mtj_kind {
 typedef struct mtj_node {
   int8_t kind, dtype, cdt, ndim;
   int16_t op; /* mt_op */
-  int a[3];   /* operands (-1: none) */
+  int a[MTJ_NA]; /* operands (-1: none); compute nodes use 3, extern calls up to MTJ_NA */
   mtj_dim shape[MT_MAXDIM];
   double c, f[3];
   int64_t attr[MTG_TRACE_NI];
@@ -52,8 +53,11 @@ typedef struct mtj_input {
 } mtj_input;
 
 /* A fused kernel: iteration space F (ndim dims), rows = dims [0, p), inner = [p, ndim). */
+#define MTJ_KNODES 64 /* nodes per kernel: bounds its loads and stores (MTJ_KLOAD, MTJ_KSTORE) */
+
 typedef struct mtj_kernel {
   int ndim, p; /* p < 0: no reduction (codegen picks ndim - 1) */
+  int nnodes;
   mtj_dim F[MT_MAXDIM];
   int step;
 } mtj_kernel;
@@ -111,12 +115,14 @@ const char *mtj_ctype(int dtype); /* C type of a dtype, NULL if unsupported */
 #endif
 
 /* ---- kernel arguments (codegen_c.c; the runtime passes them in this order) ---- */
+#define MTJ_KLOAD 256
+#define MTJ_KSTORE 128
 enum { MTJ_LD_SCALAR, MTJ_LD_FULL, MTJ_LD_ROW, MTJ_LD_INNER, MTJ_LD_GENERAL };
 typedef struct mtj_kargs {
   int p;                   /* split of F used by the kernel */
-  int load[64], nload;     /* buffers read (node ids) */
-  int cls[64];             /* their MTJ_LD_ class */
-  int store[32], nstore;   /* values written (node ids) */
+  int load[MTJ_KLOAD], nload;   /* buffers read (node ids) */
+  int cls[MTJ_KLOAD];           /* their MTJ_LD_ class */
+  int store[MTJ_KSTORE], nstore; /* values written (node ids) */
   bool flat;               /* one flat loop over all elements */
 } mtj_kargs;
 mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a);

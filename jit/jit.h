@@ -9,8 +9,8 @@
 #include "mt.h"
 #include "trace.h"
 
-#define MTJ_MAXIN 128
-#define MTJ_MAXOUT 128
+#define MTJ_MAXIN 512
+#define MTJ_MAXOUT 512
 
 typedef struct mtj_compiled mtj_compiled;
 

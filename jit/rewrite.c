@@ -26,7 +26,7 @@ static int readers(const mtj_graph *g, int i) {
   int n = 0;
   for (int j = 0; j < g->nn; j++)
     if (g->n[j].live)
-      for (int k = 0; k < 3; k++) n += g->n[j].a[k] == i;
+      for (int k = 0; k < MTJ_NA; k++) n += g->n[j].a[k] == i;
   for (int k = 0; k < g->nout; k++) n += g->out[k] == i;
   for (int k = 0; k < g->nwb; k++) n += g->wb[k] == i;
   return n;

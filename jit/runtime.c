@@ -265,8 +265,8 @@ static mt_tensor *value(const mtj_graph *g, mt_tensor **v, int i, const mt_tenso
 static mt_status run_call(const mtj_graph *g, int node, mt_tensor **v, const mt_tensor *const *ins) {
   const mtj_node *x = &g->n[node];
   mt_status st = MT_OK;
-  const mt_tensor *in[3];
-  for (int k = 0; k < 3; k++) in[k] = value(g, v, x->a[k], ins, &st);
+  const mt_tensor *in[MTJ_NA];
+  for (int k = 0; k < MTJ_NA; k++) in[k] = value(g, v, x->a[k], ins, &st);
   mt_tensor *outs[MTG_TRACE_NOUT] = {0};
   int64_t attr[MTG_TRACE_NI];
   memcpy(attr, x->attr, sizeof attr);
@@ -408,8 +408,8 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
     } else {
       const mtj_kernel *K = &g->k[sp->kernel];
       const mtj_kargs *a = &c->args[sp->kernel];
-      void *ptr[96];
-      int64_t z[2 + MT_MAXDIM + 64 * MT_MAXDIM];
+      void *ptr[MTJ_KLOAD + MTJ_KSTORE];
+      int64_t z[2 + MT_MAXDIM + MTJ_KLOAD * MT_MAXDIM];
       int64_t rows = 1, inner = 1;
       for (int d = 0; d < K->ndim; d++) {
         z[2 + d] = dim_value(g, K->F[d], ins);

@@ -23,7 +23,7 @@
 
 #define MAXARGS 32
 #define MAXSCT 16
-#define MAXGRADS 64
+#define MAXGRADS 512
 #define MAXRETRY 2
 #define JIT_FN "torch.CompiledFunction"
 

@@ -487,6 +487,7 @@ static int l_arange(lua_State *L) {
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", f ? mt_default_dtype() : MT_INT64);
   mt_tensor *t = NULL;
   MTL_CHECK(L, mt_arange(start, end, step, dt, mtl_opt_device(L, 0, 0, opt, "device"), &t));
+  if (MTG_TRACING()) mtg_trace_arange(t, start, end, step);
   return push_result(L, opt, t, "arange");
 }
 

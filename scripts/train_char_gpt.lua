@@ -12,7 +12,7 @@
 --       [--eval-every 100] [--eval-iters 20] [--checkpoint char_gpt.ckpt]
 --       [--resume] [--seed 0] [--threads N] [--untied] [--data FILE]
 --       [--time-limit SECONDS] [--sample N] [--prompt TEXT]
---       [--temperature 0.8] [--top-k 20]
+--       [--temperature 0.8] [--top-k 20] [--compile]
 --
 -- The corpus is every plain fortune file in /usr/share/games/fortunes
 -- (Debian's fortunes package; .dat/.u8 index files and subdirectories are
@@ -44,12 +44,13 @@ local function parse(argv)
   local o = {steps = 1000, batch_size = 32, block_size = 128, layers = 4, heads = 4, embed = 128, dropout = 0.0,
     lr = 1e-3, min_lr = 1e-4, warmup = 50, schedule = "cosine", weight_decay = 0.1, grad_clip = 1.0,
     eval_every = 100, eval_iters = 20, checkpoint = "char_gpt.ckpt", resume = false, seed = 0, threads = nil,
-    untied = false, data = nil, time_limit = nil, sample = 0, prompt = "\n", temperature = 0.8, top_k = 20}
+    untied = false, data = nil, time_limit = nil, sample = 0, prompt = "\n", temperature = 0.8, top_k = 20,
+    compile = false}
   local numeric = {steps = "int", batch_size = "int", block_size = "int", layers = "int", heads = "int",
     embed = "int", dropout = "num", lr = "num", min_lr = "num", warmup = "int", weight_decay = "num",
     grad_clip = "num", eval_every = "int", eval_iters = "int", seed = "int", threads = "int", time_limit = "num",
     sample = "int", temperature = "num", top_k = "int"}
-  local flags = {resume = true, untied = true}
+  local flags = {resume = true, untied = true, compile = true}
   local strings = {schedule = true, checkpoint = true, data = true, prompt = true}
   local i = 1
   while i <= #argv do
@@ -415,17 +416,25 @@ local function main(argv)
       options = {block_size = o.block_size, layers = o.layers, heads = o.heads, embed = o.embed,
                  untied = o.untied}}, o.checkpoint)
   end
+  -- one training step: forward, backward, clipping, AdamW; --compile runs it
+  -- as one graph (the learning rate set on the groups below is a runtime
+  -- scalar of that graph, so the schedule needs no recompile)
+  local function train_step(x, y)
+    local loss = loss_of(model, x, y)
+    opt:zero_grad()
+    loss:backward()
+    if o.grad_clip > 0 then nn.utils.clip_grad_norm_(model:parameters(), o.grad_clip) end
+    opt:step()
+    return loss
+  end
+  local run_step = o.compile and torch.compile(train_step) or train_step
   local stopped = false
   while step < o.steps do
     local ts = torch.time()
     local lr = lr_at(o, step)
     for _, g in ipairs(opt.param_groups) do g.lr = lr end
     local x, y = random_batch(train, o.batch_size, o.block_size)
-    local loss = loss_of(model, x, y)
-    opt:zero_grad()
-    loss:backward()
-    if o.grad_clip > 0 then nn.utils.clip_grad_norm_(model:parameters(), o.grad_clip) end
-    opt:step()
+    local loss = run_step(x, y)
     step = step + 1
     local l = loss:item()
     running = running and 0.95 * running + 0.05 * l or l

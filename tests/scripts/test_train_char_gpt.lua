@@ -90,6 +90,26 @@ test("run as a sweep trial, it logs train_loss and lr, and val_loss at each eval
   os.remove(text)
 end)
 
+test("--compile trains the same model to the same losses (flash attention, layer norm, clipping as one graph)", function()
+  local text, ckpt = make_text(), os.tmpname()
+  local args = ("%s --data %s --steps 12 --eval-every 6 --checkpoint %s"):format(TINY, text, ckpt)
+  local ok1, eager = run(args)
+  local ok2, compiled = run(args .. " --compile")
+  os.remove(text)
+  os.remove(ckpt)
+  check(ok1, eager)
+  check(ok2, compiled)
+  check(not compiled:find("running eagerly", 1, true), compiled)
+  for _, s in ipairs({6, 12}) do
+    local pat = "step " .. s .. ": train loss ([%d.]+), val loss ([%d.]+)"
+    local te, ve = eager:match(pat)
+    local tc, vc = compiled:match(pat)
+    check(te and tc, eager .. compiled)
+    check(math.abs(tonumber(ve) - tonumber(vc)) < 2e-3, ("step %d val loss %s eager, %s compiled"):format(s, ve, vc))
+    check(math.abs(tonumber(te) - tonumber(tc)) < 2e-3, ("step %d train loss %s eager, %s compiled"):format(s, te, tc))
+  end
+end)
+
 test("the KV cache gives the logits of the full causal forward", function()
   local lib = assert(loadfile(script))("--lib")
   torch.manual_seed(0)

@@ -34,6 +34,13 @@ function Ut.clip_grad_norm_(parameters, max_norm, ...)
       local norms = {}
       for i, g in ipairs(grads) do norms[i] = g:abs():max() end
       total = #norms == 1 and norms[1] or torch.stack(norms):max()
+    elseif p == 2 and torch.compiler.is_compiling() then
+      -- inside a compiled step: elementwise ops and sums the JIT fuses
+      for _, g in ipairs(grads) do
+        local s = (g * g):sum()
+        total = total and total + s or s
+      end
+      total = total:sqrt()
     else
       local norms = {}
       for i, g in ipairs(grads) do norms[i] = torch.linalg.vector_norm(g, p) end
