@@ -738,7 +738,7 @@ mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight,
                          mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   mt_tensor *given = *out;
   const mt_tensor *ins[3] = {x, weight, bias};
-  bool stats = MTG_TRACING() && (mean || rstd || mtg_any_requires_grad(ins, 3));
+  bool stats = MTG_TRACING() && mtg_any_requires_grad(ins, 3); /* autograd saves them */
   mt_tensor *m = NULL, *r = NULL;
   mt_status st = layer_norm_untraced(x, nnorm, weight, bias, eps, out, stats ? (mean ? mean : &m) : mean,
                                      stats ? (rstd ? rstd : &r) : rstd);
