@@ -59,4 +59,25 @@ function M.find_paths(fn, wanted)
   return found
 end
 
+-- compile_module(compile, mod, opts) -> a callable proxy of module mod
+-- whose calls run torch.compile of mod's forward; everything else (its
+-- parameters, train/eval, state_dict) reads through to mod, as PyTorch's
+-- OptimizedModule does (the module itself is in ._orig_mod).
+function M.compile_module(compile, mod, opts)
+  local c = compile(function(...) return mod(...) end, opts)
+  local proxy = {_orig_mod = mod, _compiled = c}
+  return setmetatable(proxy, {
+    __call = function(_, ...) return c(...) end,
+    __index = function(_, k) -- methods called on the proxy run on the module
+      local v = mod[k]
+      if type(v) ~= "function" then return v end
+      return function(self, ...)
+        if self == proxy then self = mod end
+        return v(self, ...)
+      end
+    end,
+    __tostring = function() return "compiled " .. tostring(mod) end,
+  })
+end
+
 return M

@@ -283,20 +283,24 @@ static int l_tensor_id(lua_State *L) {
 
 extern const char mtl_jit_lua[];
 
+/* Pushes the table of jit.lua's helpers (loaded once). */
+static void push_jit_lua(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
+  if (!lua_isnil(L, -1)) return;
+  lua_pop(L, 1);
+  if (luaL_loadbuffer(L, mtl_jit_lua, strlen(mtl_jit_lua), "=torch/jit.lua") != LUA_OK) lua_error(L);
+  lua_pushcfunction(L, l_tensor_id);
+  lua_call(L, 1, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
+}
+
 /* Finds paths from fn's upvalues to tensors want[0..n) and stores them in
  * the aux table: idx[k][0..nidx[k]) their indices (none: no path). */
 static void find_paths(lua_State *L, jfn *f, const mt_tensor *const *want, int n, int (*idx)[4], int *nidx) {
   for (int k = 0; k < n; k++) nidx[k] = 0;
   if (!n) return;
-  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    if (luaL_loadbuffer(L, mtl_jit_lua, strlen(mtl_jit_lua), "=torch/jit.lua") != LUA_OK) lua_error(L);
-    lua_pushcfunction(L, l_tensor_id);
-    lua_call(L, 1, 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
-  }
+  push_jit_lua(L);
   lua_getfield(L, -1, "find_paths");
   lua_getiuservalue(L, 1, UV_FN);
   lua_createtable(L, 0, n);
@@ -718,9 +722,23 @@ static int fn_tostring(lua_State *L) {
   return 1;
 }
 
-/* torch.compile(fn[, {dynamic=true, fullgraph=false, mode=, recompile_limit=8}]) */
+/* torch.compile(fn[, {dynamic=true, fullgraph=false, mode=, recompile_limit=8}]);
+ * fn may be a module (any callable table or userdata): a proxy module comes back. */
 static int l_compile(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (lua_type(L, 1) != LUA_TFUNCTION) {
+    if (!luaL_getmetafield(L, 1, "__call"))
+      return luaL_error(L, "torch.compile: expected a function or a module (a callable), got a %s",
+                        luaL_typename(L, 1));
+    lua_pop(L, 1);
+    lua_settop(L, 2);
+    push_jit_lua(L);
+    lua_getfield(L, -1, "compile_module");
+    lua_pushcfunction(L, l_compile);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_call(L, 3, 1);
+    return 1;
+  }
   int opt = lua_istable(L, 2) ? 2 : 0;
   jfn *f = lua_newuserdatauv(L, sizeof *f, 2);
   memset(f, 0, sizeof *f);

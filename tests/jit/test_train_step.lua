@@ -235,3 +235,23 @@ test("a training step with convolutions: a second batch size makes its sizes dyn
   check(s.compiled_calls >= 9, "compiled calls: " .. s.compiled_calls)
   check(torch.compiler.explain(sc, xs[1], ys[1]), "explain")
 end)
+
+test("torch.compile(module) returns a module whose calls are compiled", function()
+  torch.compiler.reset()
+  torch.manual_seed(0)
+  local m = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+  local cm = torch.compile(m)
+  check_eq(#cm:parameters(), 4)
+  check(cm._orig_mod == m, "_orig_mod")
+  cm:eval()
+  check(not m.training, "eval() reaches the module")
+  torch.no_grad(function()
+    for _ = 1, 3 do
+      local x = torch.randn(2, 1, 8, 8)
+      check_close(cm(x), m(x), TOL)
+    end
+  end)
+  check(torch.compiler.stats().compiled_calls >= 2, "compiled")
+  local ok, err = pcall(torch.compile, 42)
+  check(not ok and tostring(err):find("expected a function or a module", 1, true), tostring(err))
+end)
