@@ -133,6 +133,8 @@ void mtl_open_attention(lua_State *L, int torch_idx, int methods_idx); /* l_atte
 void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_serialize.c: save, load, torch.io */
 
 void mtl_open_jit(lua_State *L, int torch_idx, int methods_idx);      /* l_jit.c: torch.compile, torch.compiler */
+void mtl_open_summary(lua_State *L, int torch_idx, int methods_idx);  /* l_summary.c: torch._summary (tensorboard) */
+void mtl_open_profiler(lua_State *L, int torch_idx, int methods_idx); /* l_profiler.c: torch._profiler */
 
 /* l_jit.c: hooks for the capture of a compiled function. A host sync
  * (item, totable, tostring) ends the graph: a graph break, reported once
