@@ -35,7 +35,53 @@ local SUBTABLES = {linalg = "linalg_", autograd = "autograd_", _backward = "back
 local installed -- list of {table, key, original, wrapper}
 local wrapper_of -- original C function -> its wrapper
 
-local function is_c(f) return type(f) == "function" and debug.getinfo(f, "S").what == "C" end
+-- Kept across profiles (weak): whether a function is a C function, and
+-- the wrapper made for it by name, so a second profile starts quickly.
+local c_of = setmetatable({}, {__mode = "k"})
+local made = setmetatable({}, {__mode = "k"}) -- original -> {name -> wrapper}
+
+local function is_c(f)
+  if type(f) ~= "function" then return false end
+  local c = c_of[f]
+  if c == nil then
+    c = debug.getinfo(f, "S").what == "C"
+    c_of[f] = c
+  end
+  return c
+end
+
+local function make_wrapper(f, name, mode)
+  local byname = made[f]
+  if not byname then
+    byname = {}
+    made[f] = byname
+  end
+  local w = byname[name]
+  if not w then
+    w = C.wrap(f, name, mode)
+    byname[name] = w
+  end
+  return w
+end
+
+-- A function registered under several names (neg, negative) is named by
+-- the shortest, then the first in alphabetical order.
+local function better(a, b)
+  if a == nil then return b end
+  if #a ~= #b then return #a < #b and a or b end
+  return a < b and a or b
+end
+
+local canonical -- C function -> its name, from the torch and Tensor tables
+
+local function collect_names()
+  canonical = {}
+  for _, t in ipairs{torch, torch.Tensor} do
+    for k, f in pairs(t) do
+      if type(k) == "string" and not SKIP[k] and is_c(f) then canonical[f] = better(canonical[f], k) end
+    end
+  end
+end
 
 -- Wraps the C functions of t (named prefix..key, or by names[key]).
 local function wrap_table(t, prefix, names)
@@ -47,9 +93,9 @@ local function wrap_table(t, prefix, names)
   end
   for _, k in ipairs(seen) do
     local f = rawget(t, k)
-    local name = names and names[k] or prefix .. k
+    local name = names and names[k] or (prefix == "" and canonical[f] or prefix .. k)
     local w = wrapper_of[f]
-    if not w or names then w = C.wrap(f, name, (k == "__index" or k == "__newindex") and "index" or "op") end
+    if not w or names then w = make_wrapper(f, name, (k == "__index" or k == "__newindex") and "index" or "op") end
     wrapper_of[f] = wrapper_of[f] or w
     rawset(t, k, w)
     installed[#installed + 1] = {t, k, f, w}
@@ -76,6 +122,7 @@ end
 
 function M.install()
   installed, wrapper_of = {}, {}
+  if not canonical then collect_names() end
   wrap_table(torch, "")
   for sub, prefix in pairs(SUBTABLES) do
     if type(rawget(torch, sub)) == "table" then wrap_table(rawget(torch, sub), prefix) end
