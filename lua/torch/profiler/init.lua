@@ -10,7 +10,9 @@ local hooks = require "torch.profiler.hooks"
 local events = require "torch.profiler.events"
 local KA = require "torch.profiler.key_averages"
 
-local profiler = {}
+local profiler = {__help = "torch.profiler: profile{activities=, record_shapes=, profile_memory=} (a <close> guard "
+  .. "or profile(opts, fn)), record_function(name), prof:key_averages():table{}, export_chrome_trace, breakdown "
+  .. "(docs/profiler.md)"}
 
 profiler.ProfilerActivity = {CPU = "cpu", CUDA = "cuda"}
 
