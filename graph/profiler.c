@@ -4,12 +4,18 @@
  * Memory failures drop events (marking the profile) and never fail an op. */
 #include "profiler.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
 
 _Thread_local mtg_profiler *mtg_prof;
+
+/* Tokens are (generation << 32) | event index, so that a token left over
+ * from an earlier profile cannot close an event of the current one. */
+static _Atomic int64_t generations;
+#define TOKEN(p, k) (((p)->gen << 32) | (k))
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -34,6 +40,7 @@ mt_status mtg_prof_start(unsigned flags) {
   if (!p) return mt_fail(MT_ENOMEM, "profiler: out of memory");
   p->flags = flags;
   p->cur = -1;
+  p->gen = (atomic_fetch_add(&generations, 1) + 1) & 0x7fffffff;
   struct timeval tv;
   gettimeofday(&tv, NULL);
   p->start_wall = (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
@@ -115,6 +122,10 @@ int32_t mtg_prof_intern(const char *name) {
  * shape_data, for ninputs inputs) are copied. Returns the token or -1. */
 static int64_t begin(mtg_profiler *p, int32_t name, int kind, const int64_t *shapes, int64_t n, int ninputs) {
   if (name < 0 || p->oom) return -1;
+  if (p->nev >= 0x7fffffff) { /* parents are int32 */
+    p->oom = true;
+    return -1;
+  }
   if (!grow((void **)&p->ev, &p->capev, p->nev + 1, sizeof *p->ev) ||
       (n && !grow((void **)&p->shape_data, &p->capshape, p->nshape + n, sizeof *p->shape_data))) {
     p->oom = true;
@@ -133,7 +144,7 @@ static int64_t begin(mtg_profiler *p, int32_t name, int kind, const int64_t *sha
   e->mem = (p->flags & MTG_PROF_MEMORY) ? mt_cpu_bytes_in_use() : 0;
   e->t1 = -1;
   e->t0 = now_ns() - p->start_ns;
-  return k;
+  return TOKEN(p, k);
 }
 
 int64_t mtg_prof_begin_id(int32_t name, int kind) {
@@ -148,7 +159,9 @@ int64_t mtg_prof_begin_shapes(int32_t name, int kind, const int64_t *shapes, int
 
 void mtg_prof_end(int64_t token) {
   mtg_profiler *p = mtg_prof;
-  if (!p || token < 0 || token >= p->nev) return;
+  if (!p || token < 0 || (token >> 32) != p->gen) return;
+  token &= 0xffffffff;
+  if (token >= p->nev) return;
   int64_t t = now_ns() - p->start_ns;
   mtg_prof_event *e = &p->ev[token];
   if (e->t1 >= 0) return; /* already closed (by an enclosing end) */

@@ -37,6 +37,7 @@ typedef struct mtg_profiler {
   int32_t nslots;
   int64_t mem0;   /* bytes in use at start */
   bool oom;       /* an append failed: later events were dropped */
+  int64_t gen;    /* this profile's number, part of its tokens */
 } mtg_profiler;
 
 /* The profiler active on this thread, or NULL. */

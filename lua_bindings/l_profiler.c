@@ -45,7 +45,7 @@ static int wrapped_call(lua_State *L) {
     int64_t buf[MAX_SHAPED * (MT_MAXDIM + 1)], k = 0;
     int m = n < MAX_SHAPED ? n : MAX_SHAPED;
     for (int i = 1; i <= m; i++) {
-      mt_tensor *t = lua_type(L, i) == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
+      const mt_tensor *t = lua_type(L, i) == LUA_TUSERDATA ? mtl_peek_tensor(L, i) : NULL;
       buf[k++] = t ? t->ndim : -1;
       for (int d = 0; t && d < t->ndim; d++) buf[k++] = t->shape[d];
     }

@@ -39,6 +39,10 @@ void mtl_push_tensor(lua_State *L, mt_tensor *t);
 mt_tensor *mtl_check_tensor(lua_State *L, int idx, const char *op);
 /* NULL if the value at idx is not a tensor. */
 mt_tensor *mtl_to_tensor(lua_State *L, int idx);
+/* The tensor at idx for reading its metadata only (shape, dtype), without
+ * the side effects of mtl_to_tensor (an inline tensor stays inline); NULL
+ * for other values and closed tensors. Keep no reference to it. */
+const mt_tensor *mtl_peek_tensor(lua_State *L, int idx);
 /* Tensor at idx, or a wrapped 0-dim tensor for a Lua number/boolean
  * (new reference either way: release it). Raises on other types. */
 mt_tensor *mtl_tensor_or_scalar(lua_State *L, int idx, const char *op);

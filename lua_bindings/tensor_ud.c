@@ -142,6 +142,11 @@ mt_tensor *mtl_to_tensor(lua_State *L, int idx) {
   return *ud;
 }
 
+const mt_tensor *mtl_peek_tensor(lua_State *L, int idx) {
+  mt_tensor **ud = udata(L, idx);
+  return ud ? *ud : NULL;
+}
+
 mt_tensor *mtl_check_tensor(lua_State *L, int idx, const char *op) {
   mt_tensor *t = mtl_to_tensor(L, idx);
   if (!t) {

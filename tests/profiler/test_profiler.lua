@@ -242,3 +242,34 @@ test("ops in a coroutine are recorded", function()
   end)
   check_eq(by_name(prof).neg.count, 1)
 end)
+
+test("a range left open from an earlier profile cannot close an event of a later one", function()
+  local stale
+  local first = profiler.profile{}
+  stale = profiler.record_function("left open")
+  first:stop()
+  local prof = profiler.profile({}, function()
+    local r <close> = profiler.record_function("current")
+    stale:exit() -- token of the first profile: ignored
+    local _ = torch.ones(2):neg()
+  end)
+  local ev = prof:events()
+  check_eq(ev[1].name, "current")
+  check_eq(ev[#ev].parent, 1, "the op is still inside the current range")
+end)
+
+test("arithmetic on small (inline) tensors is recorded, and recording shapes keeps them inline", function()
+  local a = torch.ones(2)
+  local meta_inline = debug.getmetatable(a + a)
+  local prof = profiler.profile({record_shapes = true}, function()
+    local c = a + a
+    local d = c * c -- c is an inline tensor: its metatable is the inline copy
+    check(debug.getmetatable(c) == meta_inline, "still inline after its shape was read")
+    check_eq(d:totable(), {4.0, 4.0})
+  end)
+  local k = by_name(prof)
+  check_eq(k.add.count, 1)
+  check_eq(k.mul.count, 1)
+  check(debug.getmetatable(a + a).__add == meta_inline.__add, "inline metatable restored")
+  check_eq(debug.getinfo(meta_inline.__add, "S").what, "C")
+end)

@@ -123,12 +123,18 @@ end
 function M.install()
   installed, wrapper_of = {}, {}
   if not canonical then collect_names() end
+  local meta = debug.getmetatable(torch.empty(0))
+  -- small results of tensor arithmetic are "inline" tensors with a copy of
+  -- the metatable (lua_bindings/tensor_ud.c); the probe makes it first
+  local one = torch.ones(1)
+  local inline_meta = debug.getmetatable(one + one)
   wrap_table(torch, "")
   for sub, prefix in pairs(SUBTABLES) do
     if type(rawget(torch, sub)) == "table" then wrap_table(rawget(torch, sub), prefix) end
   end
   wrap_table(torch.Tensor, "")
-  wrap_table(debug.getmetatable(torch.empty(0)), "", META)
+  wrap_table(meta, "", META)
+  if inline_meta ~= meta then wrap_table(inline_meta, "", META) end
   wrap_aliases()
 end
 

@@ -46,8 +46,8 @@ function Profile:start()
     error("torch.profiler.profile: a profile is already running; stop it before starting another", 2)
   end
   self.cols, self._records = nil, nil
+  hooks.install() -- before the recorder starts: installing calls no recorded op
   C.start(self.record_shapes, self.profile_memory)
-  hooks.install()
   self.running = true
   return self
 end
