@@ -47,7 +47,11 @@ function Profile:start()
   end
   self.cols, self._records = nil, nil
   hooks.install() -- before the recorder starts: installing calls no recorded op
-  C.start(self.record_shapes, self.profile_memory)
+  local ok, err = pcall(C.start, self.record_shapes, self.profile_memory)
+  if not ok then
+    hooks.remove()
+    error(err, 2)
+  end
   self.running = true
   return self
 end
