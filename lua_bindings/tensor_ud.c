@@ -340,6 +340,11 @@ static int binop(lua_State *L, mt_op op) {
       MTL_CHECK(L, mt_binary_small_into(op, a, b, o));
       return 1;
     }
+    /* autograd or a trace may keep its operands: an inline one must first
+     * become an ordinary tensor, or it would dangle once Lua frees it */
+    if ((*ua)->borrowed) promote(L, 1, ua);
+    if ((*ub)->borrowed) promote(L, 2, ub);
+    a = *ua, b = *ub;
     MTL_CHECK(L, mtg_binary(op, a, b, &o));
     mtl_push_tensor(L, o);
     return 1;
