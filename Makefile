@@ -18,7 +18,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
            -Itensor -Igraph -Ijit -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
-LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lz -lgomp -lm -ldl -lpthread
+LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c))

@@ -8,6 +8,7 @@
 
 #include "node.h"
 #include "trace.h"
+#include "profiler.h"
 
 static uint64_t run_counter;
 
@@ -319,7 +320,9 @@ mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n
     if (all.v[i]->deps == 0) st = heap_push(&ready, all.v[i]);
   while (!st && ready.n) {
     mtg_node *x = heap_pop(&ready);
+    int64_t tok = MTG_PROFILING() ? mtg_prof_begin_id(mtg_prof_intern(x->name), MTG_PROF_AUTOGRAD) : -1;
     st = run_node(x, run, tg, ninputs, results, inputs == NULL, opts.retain_graph, &ready);
+    if (tok >= 0) mtg_prof_end(tok);
   }
   for (int i = 0; i < all.n; i++) { /* clean up, also after an error */
     mtg_node *x = all.v[i];

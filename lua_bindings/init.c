@@ -107,6 +107,8 @@ int luaopen_torch(lua_State *L) {
   mtl_open_jit(L, torch_idx, methods_idx);
   mtl_open_plot(L, torch_idx, methods_idx);
   mtl_open_proc(L, torch_idx, methods_idx);
+  mtl_open_summary(L, torch_idx, methods_idx);
+  mtl_open_profiler(L, torch_idx, methods_idx);
 
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, torch_idx, "Tensor");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "profiler.h"
 #include "jit.h"
 #include "mtl.h"
 
@@ -76,6 +77,7 @@ typedef struct jfn {
   jentry *entries;
   int ncompiled; /* graphs made for this function (recompile limit) */
   int retries;   /* captures redone because state was made during them */
+  char name[96]; /* "compiled fn@file:line", the profiler's name for its graphs */
   int naux;      /* entries used in the aux table */
   bool dynamic, fullgraph, off, gave_up, warned_grad, quiet;
   int limit;
@@ -554,7 +556,9 @@ static int run_entry(lua_State *L, jentry *e, int nargs) {
   for (int k = 0; k < e->nin; k++) ins[k] = source(L, e, k);
   for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
   for (int j = 0; j < e->nsct; j++) sc[nargs + j] = table_number(L, e->sct_ref[j]);
+  int64_t tok = mtg_profiler_begin(check_fn(L, 1)->name, ins, e->nin);
   mt_status st = mtj_run(e->c, ins, sc, outs);
+  mtg_profiler_end(tok);
   for (int g = 0; g < e->ngrads && !st; g++)
     st = mtg_set_grad((mt_tensor *)ins[e->grad[g].leaf], e->grad[g].out >= 0 ? outs[e->grad[g].out] : NULL);
   if (st) {
@@ -752,6 +756,10 @@ static int l_compile(lua_State *L) {
   }
   f->off = jit_off;
   luaL_setmetatable(L, JIT_FN);
+  lua_Debug ar;
+  lua_pushvalue(L, 1);
+  if (lua_getinfo(L, ">S", &ar)) snprintf(f->name, sizeof f->name, "compiled fn@%s:%d", ar.short_src, ar.linedefined);
+  else snprintf(f->name, sizeof f->name, "compiled fn");
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, UV_FN);
   lua_newtable(L);

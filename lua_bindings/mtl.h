@@ -39,6 +39,10 @@ void mtl_push_tensor(lua_State *L, mt_tensor *t);
 mt_tensor *mtl_check_tensor(lua_State *L, int idx, const char *op);
 /* NULL if the value at idx is not a tensor. */
 mt_tensor *mtl_to_tensor(lua_State *L, int idx);
+/* The tensor at idx for reading its metadata only (shape, dtype), without
+ * the side effects of mtl_to_tensor (an inline tensor stays inline); NULL
+ * for other values and closed tensors. Keep no reference to it. */
+const mt_tensor *mtl_peek_tensor(lua_State *L, int idx);
 /* Tensor at idx, or a wrapped 0-dim tensor for a Lua number/boolean
  * (new reference either way: release it). Raises on other types. */
 mt_tensor *mtl_tensor_or_scalar(lua_State *L, int idx, const char *op);
@@ -135,6 +139,8 @@ void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_seri
 void mtl_open_jit(lua_State *L, int torch_idx, int methods_idx);      /* l_jit.c: torch.compile, torch.compiler */
 void mtl_open_plot(lua_State *L, int torch_idx, int methods_idx);     /* l_plot.c: Cairo canvas for torch.plot */
 void mtl_open_proc(lua_State *L, int torch_idx, int methods_idx);     /* l_proc.c: child processes (torch._proc) */
+void mtl_open_summary(lua_State *L, int torch_idx, int methods_idx);  /* l_summary.c: torch._summary (tensorboard) */
+void mtl_open_profiler(lua_State *L, int torch_idx, int methods_idx); /* l_profiler.c: torch._profiler */
 
 /* l_jit.c: hooks for the capture of a compiled function. A host sync
  * (item, totable, tostring) ends the graph: a graph break, reported once

@@ -142,6 +142,11 @@ mt_tensor *mtl_to_tensor(lua_State *L, int idx) {
   return *ud;
 }
 
+const mt_tensor *mtl_peek_tensor(lua_State *L, int idx) {
+  mt_tensor **ud = udata(L, idx);
+  return ud ? *ud : NULL;
+}
+
 mt_tensor *mtl_check_tensor(lua_State *L, int idx, const char *op) {
   mt_tensor *t = mtl_to_tensor(L, idx);
   if (!t) {
@@ -335,6 +340,11 @@ static int binop(lua_State *L, mt_op op) {
       MTL_CHECK(L, mt_binary_small_into(op, a, b, o));
       return 1;
     }
+    /* autograd or a trace may keep its operands: an inline one must first
+     * become an ordinary tensor, or it would dangle once Lua frees it */
+    if ((*ua)->borrowed) promote(L, 1, ua);
+    if ((*ub)->borrowed) promote(L, 2, ub);
+    a = *ua, b = *ub;
     MTL_CHECK(L, mtg_binary(op, a, b, &o));
     mtl_push_tensor(L, o);
     return 1;

@@ -95,3 +95,15 @@ test("many small results under collection keep their values", function()
     check_eq(v[2][2]:item(), 2 * i + 6)
   end
 end)
+
+test("an inline operand saved by autograd survives its promotion and collection", function()
+  local w = torch.ones(4, {requires_grad = true})
+  local c = seq(4) + seq(4) -- inline
+  local y = (c * w):sum()   -- MulBackward saves c
+  check_eq(c:sum():item(), 20.0) -- an ordinary use promotes c
+  c = nil
+  collectgarbage()
+  collectgarbage()
+  y:backward()
+  check_eq(w.grad:totable(), {2.0, 4.0, 6.0, 8.0})
+end)

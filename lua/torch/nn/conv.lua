@@ -105,17 +105,18 @@ local function check_input(self, x, channels)
   return x, false
 end
 
-local CONV_FNS = {torch.conv1d, torch.conv2d, torch.conv3d}
-local CONVT_FNS = {torch.conv_transpose1d, torch.conv_transpose2d, torch.conv_transpose3d}
+-- op names, looked up in torch at each call (so torch.profiler's wrappers are seen)
+local CONV_FNS = {"conv1d", "conv2d", "conv3d"}
+local CONVT_FNS = {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
 
 local function conv_forward(self, x)
   local xb, unbatched = check_input(self, x, self.in_channels)
   local y
   if self.padding_mode ~= "zeros" then
     xb = F.pad(xb, self._reversed_padding, self.padding_mode)
-    y = CONV_FNS[self._nsp](xb, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+    y = torch[CONV_FNS[self._nsp]](xb, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
   else
-    y = CONV_FNS[self._nsp](xb, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+    y = torch[CONV_FNS[self._nsp]](xb, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
   end
   if unbatched then y = y:squeeze(1) end
   return y
@@ -178,7 +179,7 @@ for nsp = 1, 3 do
     local xb, unbatched = check_input(self, x, self.in_channels)
     local op = self.output_padding
     if output_size ~= nil then op = output_padding_for(self, xb, output_size) end
-    local y = CONVT_FNS[nsp](xb, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+    local y = torch[CONVT_FNS[nsp]](xb, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
     if unbatched then y = y:squeeze(1) end
     return y
   end

@@ -17,10 +17,11 @@ local function check_rank(self, x, nsp)
   end
 end
 
-local MAX_FNS = {torch.max_pool1d, torch.max_pool2d, torch.max_pool3d}
-local AVG_FNS = {torch.avg_pool1d, torch.avg_pool2d, torch.avg_pool3d}
-local AAVG_FNS = {torch.adaptive_avg_pool1d, torch.adaptive_avg_pool2d, torch.adaptive_avg_pool3d}
-local AMAX_FNS = {torch.adaptive_max_pool1d, torch.adaptive_max_pool2d, torch.adaptive_max_pool3d}
+-- op names, looked up in torch at each call (so torch.profiler's wrappers are seen)
+local MAX_FNS = {"max_pool1d", "max_pool2d", "max_pool3d"}
+local AVG_FNS = {"avg_pool1d", "avg_pool2d", "avg_pool3d"}
+local AAVG_FNS = {"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"}
+local AMAX_FNS = {"adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"}
 
 for nsp = 1, 3 do
   local name = "MaxPool" .. nsp .. "d"
@@ -36,7 +37,7 @@ for nsp = 1, 3 do
   end
   function cls:forward(x)
     check_rank(self, x, nsp)
-    return MAX_FNS[nsp](x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+    return torch[MAX_FNS[nsp]](x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
                         self.return_indices)
   end
   function cls:extra_repr()
@@ -58,7 +59,7 @@ for nsp = 1, 3 do
   end
   function avg:forward(x)
     check_rank(self, x, nsp)
-    return AVG_FNS[nsp](x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+    return torch[AVG_FNS[nsp]](x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
                         self.divisor_override)
   end
   function avg:extra_repr()
@@ -73,7 +74,7 @@ for nsp = 1, 3 do
   function aavg:__init(output_size) self.output_size = output_size end
   function aavg:forward(x)
     check_rank(self, x, nsp)
-    return AAVG_FNS[nsp](x, self.output_size)
+    return torch[AAVG_FNS[nsp]](x, self.output_size)
   end
   function aavg:extra_repr() return "output_size=" .. U.repr(self.output_size) end
   P[name] = aavg
@@ -87,7 +88,7 @@ for nsp = 1, 3 do
   end
   function amax:forward(x)
     check_rank(self, x, nsp)
-    local y, i = AMAX_FNS[nsp](x, self.output_size)
+    local y, i = torch[AMAX_FNS[nsp]](x, self.output_size)
     if self.return_indices then return y, i end
     return y
   end
