@@ -1,6 +1,7 @@
 /* cache.c -- compiling generated C into a shared object and caching it: in
  * memory (key -> loaded handle) and on disk under $XDG_CACHE_HOME/moontorch/
  * jit (or ~/.cache/moontorch/jit). The key hashes the canonical IR, the
+ * generated C (so a changed code generator never loads an old object), the
  * compiler flags (target included), the CPU's identity and the compiler's
  * version line. A disk entry is
  * <key>.so plus <key>.sum (a hash of the .so's bytes), each written to a
@@ -187,6 +188,7 @@ mt_status mtj_load(const char *text, const char *src, int nk, mtj_kernel_fn *fns
   const char *tf = target_flags();
   char cpu[160];
   cpu_identity(cpu, sizeof cpu);
+  h1 = fnv(src, strlen(src), h1), h2 = fnv(src, strlen(src), h2); /* a new code generator: new entries */
   h1 = fnv(CFLAGS, sizeof CFLAGS, h1), h2 = fnv(CFLAGS, sizeof CFLAGS, h2);
   h1 = fnv(tf, strlen(tf), h1), h2 = fnv(tf, strlen(tf), h2);
   h1 = fnv(cpu, strlen(cpu), h1), h2 = fnv(cpu, strlen(cpu), h2);

@@ -84,7 +84,7 @@ static const char *prelude =
     "  p=p*z+3.385102531e-02f; p=p*z+3.989422347e-01f;\n"
     "  float q=1.197525888e-06f; q=q*z+7.364200326e-05f; q=q*z+1.884349202e-03f; q=q*z+2.864493302e-02f;\n"
     "  q=q*z+2.515178566e-01f; q=q*z+1.0f;\n"
-    "  float ph=(c*p+0.5f*q)/q; ph=a>=5.5f?(x>0?1.0f:0.0f):ph; return x*ph;}\n"
+    "  float ph=0.5f+c*(p/q); ph=a>=5.5f?(x>0?1.0f:0.0f):ph; return x*ph;}\n"
     "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_idiv(int64_t a,int64_t b){if(b==-1)return (int64_t)(0-(uint64_t)a);int64_t q=a/b;"
@@ -432,6 +432,11 @@ static bool reads(cg *c, int from, int target) {
   return false;
 }
 
+/* The OpenMP reduction operator of reduction node x. */
+static const char *reduce_clause(const mtj_node *x) {
+  return x->op == MT_OP_prod ? "*" : x->op == MT_OP_amax ? "max" : x->op == MT_OP_amin ? "min" : "+";
+}
+
 /* Is node i a live reduction of this kernel whose input has phase q? */
 static bool is_reduce_of(cg *c, int i, int q, int *memo) {
   const mtj_node *x = &c->g->n[i];
@@ -601,8 +606,7 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
       } else {
         mtj_put(b, "    %s acc%d = %s;\n", T, i, init);
       }
-      const char *rop = x->op == MT_OP_prod ? "*" : x->op == MT_OP_amax ? "max" : x->op == MT_OP_amin ? "min" : "+";
-      rl += (size_t)snprintf(red + rl, sizeof red - rl, " reduction(%s:acc%d)", rop, i);
+      rl += (size_t)snprintf(red + rl, sizeof red - rl, " reduction(%s:acc%d)", reduce_clause(x), i);
     }
     if (rl == 0) {
       mtj_put(b, "#pragma omp simd\n    for (int64_t j = 0; j < I; j++) {\n");
@@ -626,8 +630,8 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
     emit_body(c, q, maxq, memo, false);
     mtj_put(b, "      }\n");
     for (int i = 0; i < g->nn; i++)
-      if (is_reduce_of(c, i, q, memo)) {
-        mtj_put(b, "      for (int k_ = 0; k_ < MJ_PART; k_++) ");
+      if (is_reduce_of(c, i, q, memo)) { /* a tree of vector ops, not 64 dependent scalar ones */
+        mtj_put(b, "#pragma omp simd reduction(%s:acc%d)\n      for (int k_ = 0; k_ < MJ_PART; k_++) ", reduce_clause(&g->n[i]), i);
         reduce_update(c, i, "accp%d[k_]", "\n");
       }
     mtj_put(b, "    }\n");
