@@ -236,6 +236,33 @@ test("a corrupt disk cache entry is detected and rebuilt", function()
   check(again:match("result\ttrue\tcc\t1\tdisk\t0\tcorrupt\t1"), again)
 end)
 
+test("a warm start from the disk cache runs no compiler, not even cc --version", function()
+  local dir = J.tmpdir()
+  local log = dir .. "/cc-runs.log"
+  local cc = dir .. "/cc-counting" -- a compiler that notes each run, then runs cc
+  local h = io.open(cc, "w")
+  h:write("#!/bin/sh\necho run >> '" .. log .. "'\nexec cc \"$@\"\n")
+  h:close()
+  os.execute("chmod +x '" .. cc .. "'")
+  local code = [[
+    local torch = require "torch"
+    local f = torch.compile(function(a) return a:exp() + 1 end)
+    local x = torch.randn(5)
+    print("ok", (f(x) - (x:exp() + 1)):abs():max():item() < 1e-5, (f(x) - (x:exp() + 1)):abs():max():item() < 1e-5)
+  ]]
+  local function runs()
+    local f = io.open(log)
+    if not f then return 0 end
+    local _, n = f:read("a"):gsub("run", "")
+    f:close()
+    return n
+  end
+  check(J.child("XDG_CACHE_HOME=" .. dir .. " CC=" .. cc, code):match("ok\ttrue\ttrue"))
+  check_eq(runs(), 2, "cold: --version and one compile")
+  check(J.child("XDG_CACHE_HOME=" .. dir .. " CC=" .. cc, code):match("ok\ttrue\ttrue"))
+  check_eq(runs(), 2, "warm: no run")
+end)
+
 test("no C compiler: runs eagerly with one warning", function()
   local out = J.child("XDG_CACHE_HOME=" .. J.tmpdir() .. " CC=/nonexistent", [[
     local torch = require "torch"
