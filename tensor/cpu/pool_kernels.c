@@ -260,14 +260,16 @@ DEF_TILED(f64, double, int64_t)
       const int64_t *ix = j->cidx + pl * j->out_plane;                                                                 \
       T *gx = (T *)j->y + pl * j->in_plane;                                                                            \
       memset(gx, 0, sizeof(T) * (size_t)j->in_plane); /* zeroed here, so the scatter hits cache */                     \
+      int64_t lo = 1, hi = 1; /* the indices' range first (vectorized), then a scatter without branches */            \
       for (int64_t n = 0; n < j->out_plane; n++) {                                                                     \
-        int64_t at = ix[n] - 1;                                                                                        \
-        if (at < 0 || at >= j->in_plane) {                                                                             \
-          __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);                                                              \
-          continue;                                                                                                    \
-        }                                                                                                              \
-        gx[at] += gy[n];                                                                                               \
+        lo = ix[n] < lo ? ix[n] : lo;                                                                                  \
+        hi = ix[n] > hi ? ix[n] : hi;                                                                                  \
       }                                                                                                                \
+      if (lo < 1 || hi > j->in_plane) {                                                                                \
+        __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);                                                                \
+        continue;                                                                                                      \
+      }                                                                                                                \
+      for (int64_t n = 0; n < j->out_plane; n++) gx[ix[n] - 1] += gy[n];                                               \
     }                                                                                                                  \
   }                                                                                                                    \
   static void avg_##tag(void *ctx, int64_t pb, int64_t pe) {                                                           \
