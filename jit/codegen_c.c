@@ -443,16 +443,12 @@ static bool is_reduce_of(cg *c, int i, int q, int *memo) {
   return in_kernel(c, i) && x->live && x->kind == JN_REDUCE && phase_of(c, x->a[0], memo) == q;
 }
 
-/* Emits "acc<i> = acc<i> (op) <value>;" for reduction i, the value being
- * its input's operand, or the expression fmt (with %d for i) when given. */
-static void reduce_update(cg *c, int i, const char *fmt, const char *end) {
+/* Emits "<acc> = <acc> (op) <val>;" for reduction node i. */
+static void reduce_into(cg *c, int i, const char *acc, const char *val) {
   const mtj_node *x = &c->g->n[i];
-  char o[64];
-  if (fmt) snprintf(o, sizeof o, fmt, i);
-  else opnd(c, x->a[0], o, sizeof o);
-  if (x->op == MT_OP_amax) mtj_put(c->b, "acc%d = acc%d > %s ? acc%d : %s;%s", i, i, o, i, o, end);
-  else if (x->op == MT_OP_amin) mtj_put(c->b, "acc%d = acc%d < %s ? acc%d : %s;%s", i, i, o, i, o, end);
-  else mtj_put(c->b, "acc%d %s= %s;%s", i, x->op == MT_OP_prod ? "*" : "+", o, end);
+  if (x->op == MT_OP_amax) mtj_put(c->b, "%s = %s > %s ? %s : %s;\n", acc, acc, val, acc, val);
+  else if (x->op == MT_OP_amin) mtj_put(c->b, "%s = %s < %s ? %s : %s;\n", acc, acc, val, acc, val);
+  else mtj_put(c->b, "%s %s= %s;\n", acc, x->op == MT_OP_prod ? "*" : "+", val);
 }
 
 /* The body of phase q's loop over j: spilled values read back (last
@@ -471,17 +467,11 @@ static void emit_body(cg *c, int q, int maxq, int *memo, bool part) {
     if (!is_reduce_of(c, i, q, memo)) continue;
     const mtj_node *x = &g->n[i];
     emit(c, x->a[0], true);
-    if (part) {
-      char o[64], t[96];
-      opnd(c, x->a[0], o, sizeof o);
-      snprintf(t, sizeof t, "accp%d[k_]", i);
-      if (x->op == MT_OP_amax) mtj_put(b, "      %s = %s > %s ? %s : %s;\n", t, t, o, t, o);
-      else if (x->op == MT_OP_amin) mtj_put(b, "      %s = %s < %s ? %s : %s;\n", t, t, o, t, o);
-      else mtj_put(b, "      %s %s= %s;\n", t, x->op == MT_OP_prod ? "*" : "+", o);
-    } else {
-      mtj_put(b, "      ");
-      reduce_update(c, i, NULL, "\n");
-    }
+    char o[64], acc[32];
+    opnd(c, x->a[0], o, sizeof o);
+    snprintf(acc, sizeof acc, part ? "accp%d[k_]" : "acc%d", i);
+    mtj_put(b, "      ");
+    reduce_into(c, i, acc, o);
     if (c->spill[x->a[0]] >= 0 && q < maxq) mtj_put(b, "      w%d[row*I+j] = v%d;\n", c->spill[x->a[0]], x->a[0]);
   }
   for (int l = 0; l < c->a.nstore; l++)
@@ -492,7 +482,7 @@ static void emit_body(cg *c, int q, int maxq, int *memo, bool part) {
 }
 
 /* After phase q's loop: its reductions become row values v<i>. */
-static void continue_phase(cg *c, int q, int *memo) {
+static void finish_phase(cg *c, int q, int *memo) {
   for (int i = 0; i < c->g->nn; i++) {
     if (!is_reduce_of(c, i, q, memo)) continue;
     const mtj_node *x = &c->g->n[i];
@@ -612,7 +602,7 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
       mtj_put(b, "#pragma omp simd\n    for (int64_t j = 0; j < I; j++) {\n");
       emit_body(c, q, maxq, memo, false);
       mtj_put(b, "    }\n");
-      continue_phase(c, q, memo);
+      finish_phase(c, q, memo);
       continue;
     }
     /* A reduction keeps MJ_PART partial accumulators (several vector
@@ -631,11 +621,15 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
     mtj_put(b, "      }\n");
     for (int i = 0; i < g->nn; i++)
       if (is_reduce_of(c, i, q, memo)) { /* a tree of vector ops, not 64 dependent scalar ones */
-        mtj_put(b, "#pragma omp simd reduction(%s:acc%d)\n      for (int k_ = 0; k_ < MJ_PART; k_++) ", reduce_clause(&g->n[i]), i);
-        reduce_update(c, i, "accp%d[k_]", "\n");
+        char acc[32], part[32];
+        snprintf(acc, sizeof acc, "acc%d", i);
+        snprintf(part, sizeof part, "accp%d[k_]", i);
+        mtj_put(b, "#pragma omp simd reduction(%s:acc%d)\n      for (int k_ = 0; k_ < MJ_PART; k_++) ",
+                reduce_clause(&g->n[i]), i);
+        reduce_into(c, i, acc, part);
       }
     mtj_put(b, "    }\n");
-    continue_phase(c, q, memo);
+    finish_phase(c, q, memo);
   }
   for (int l = 0; l < c->a.nstore; l++)
     if (is_row(c, c->a.store[l])) {
