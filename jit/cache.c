@@ -157,7 +157,8 @@ static const char *cc_version(void) {
   char stamp[1400], dir[1024], vf[1200], tmp[1300];
   cc_stamp(cc, stamp, sizeof stamp);
   snprintf(dir, sizeof dir, "%s", cache_dir());
-  snprintf(vf, sizeof vf, "%s/cc-%016llx.ver", dir, (unsigned long long)fnv(stamp, strlen(stamp), 0xcbf29ce484222325ull));
+  unsigned long long sh = fnv(stamp, strlen(stamp), 0xcbf29ce484222325ull);
+  snprintf(vf, sizeof vf, "%s/cc-%016llx.ver", dir, sh);
   size_t n = 0;
   char *known = stamp[0] ? read_all(vf, &n) : NULL;
   if (known && n > 1 && n < sizeof line && known[n - 1] == '\n') {

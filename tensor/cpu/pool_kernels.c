@@ -89,7 +89,8 @@ static bool tiled_2d(const mt_pool_problem *p) {
 /* Value a at flat offset oa replaces m at om, whatever their order: the
  * later NaN, a NaN over a number, a larger number, an equal one earlier. */
 #define TAKES_AT(a, oa, m, om)                                                                                         \
-  ((isnan(a) & (!isnan(m) | ((oa) > (om)))) | (!isnan(a) & !isnan(m) & (isgreater(a, m) | (((a) == (m)) & ((oa) < (om))))))
+  ((isnan(a) & (!isnan(m) | ((oa) > (om)))) |                                                                         \
+   (!isnan(a) & !isnan(m) & (isgreater(a, m) | (((a) == (m)) & ((oa) < (om))))))
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* T: element type, O: flat offset type (as wide as T, so vectors line up).

@@ -133,7 +133,7 @@ test("bad pooling arguments raise errors naming the op and shapes", function()
   check_error(function() torch._backward.max_pool(y, idx, x.shape, 4) end, "spatial dims must be 1, 2 or 3")
 end)
 
-test("stride == kernel (the tiled 2-D kernel) agrees with the general 3-D loop on large data with ties and NaN", function()
+test("stride == kernel (the tiled 2-D kernel) agrees with the general 3-D loop: large data, ties, NaN", function()
   torch.manual_seed(7)
   for _, dt in ipairs{f32, f64} do
     for _, k in ipairs{{2, 2}, {3, 3}, {2, 3}, {4, 1}, {2, 5}} do
