@@ -97,6 +97,11 @@ test("rows longer than the 64 partial accumulators, with a partial block left", 
   for _, n in ipairs{64, 200, 1000} do
     local x = fresh(5, n)
     same(function(a) return a:sum(-1), a:mean(-1), a:amax(-1), a:amin(-1) end, {x}, {atol = 1e-4, rtol = 1e-5})
+    -- reductions in a second loop over the row (where partial sums are used)
+    same(function(a)
+      local d = a - a:mean(-1, true)
+      return d:sum(-1), (d * d):mean(-1), d:amax(-1), d:amin(-1), (d * 0.01 + 1):prod(-1)
+    end, {x}, {atol = 1e-4, rtol = 1e-4})
     same(function(a) return (a * 0.01 + 1):prod(-1) end, {x}, {atol = 1e-4, rtol = 1e-4})
     same(function(a) return a:softmax(-1) end, {x})
     same(function(a) return (torch.layer_norm(a, {n})) end, {x}, {atol = 1e-4, rtol = 1e-4})
