@@ -2,7 +2,10 @@
 -- backward (grad input + grad weight and bias, the two ops autograd calls)
 -- for the Fashion-MNIST CNN's layers (batch 64: 1->32 channels on 28x28,
 -- 32->64 on 14x14, 3x3, padding 1) and a ResNet-like 64->64 3x3 layer on
--- 56x56 (batch 32). Peer: bench/peers/conv.py.
+-- 56x56 (batch 32); max_pool2d(x, 2) on the CNN's 64x32x28x28 activations:
+-- values alone (inference), with indices (what autograd runs) and the
+-- backward from those indices (results `<close>`d: back in the allocator
+-- before the next call, as PyTorch frees its own). Peer: bench/peers/conv.py.
 package.path = "bench/?.lua;" .. package.path
 local torch = require "torch"
 local B = require "common"
@@ -30,5 +33,30 @@ for _, s in ipairs(shapes) do
       local _, _ = torch._backward.conv_weight(g, x, w.shape, {padding = 1})
     end, reps)
     B.report(name .. "_bwd", t, 2 * flops / t / 1e9, "GFLOP/s")
+  end
+end
+
+-- GB/s: input read and output written (values, plus int64 indices)
+local pn, pc, phw = 64, 32, 28
+if want("pool_fmnist_fwd") or want("pool_fmnist_fwd_idx") or want("pool_fmnist_bwd") then
+  local x = torch.randn(pn, pc, phw, phw)
+  local nin, nout = pn * pc * phw * phw, pn * pc * (phw // 2) ^ 2
+  if want("pool_fmnist_fwd") then
+    local t = B.time(function() local _ <close> = torch.max_pool2d(x, 2) end, 50)
+    B.report("pool_fmnist_fwd", t, 4 * (nin + nout) / t / 1e9, "GB/s")
+  end
+  if want("pool_fmnist_fwd_idx") then
+    local t = B.time(function()
+      local y, i = torch.max_pool2d_with_indices(x, 2)
+      local _ <close> = y
+      local _ <close> = i
+    end, 50)
+    B.report("pool_fmnist_fwd_idx", t, (4 * nin + 12 * nout) / t / 1e9, "GB/s")
+  end
+  if want("pool_fmnist_bwd") then
+    local _, idx = torch.max_pool2d_with_indices(x, 2)
+    local g = torch.randn(pn, pc, phw // 2, phw // 2)
+    local t = B.time(function() local _ <close> = torch._backward.max_pool(g, idx, x.shape, 2) end, 50)
+    B.report("pool_fmnist_bwd", t, (12 * nout + 4 * nin) / t / 1e9, "GB/s")
   end
 end

@@ -1,6 +1,7 @@
 /* cache.c -- compiling generated C into a shared object and caching it: in
  * memory (key -> loaded handle) and on disk under $XDG_CACHE_HOME/moontorch/
  * jit (or ~/.cache/moontorch/jit). The key hashes the canonical IR, the
+ * generated C (so a changed code generator never loads an old object), the
  * compiler flags (target included), the CPU's identity and the compiler's
  * version line. A disk entry is
  * <key>.so plus <key>.sum (a hash of the .so's bytes), each written to a
@@ -81,24 +82,6 @@ static const char *compiler(void) {
   return cc && *cc ? cc : "cc";
 }
 
-/* The first line of `cc --version` (cached per compiler name). */
-static const char *cc_version(void) {
-  static char name[256], line[256];
-  const char *cc = compiler();
-  if (strcmp(name, cc) == 0) return line;
-  snprintf(name, sizeof name, "%s", cc);
-  line[0] = 0;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", cc);
-  FILE *f = strchr(cc, '\'') ? NULL : popen(cmd, "r");
-  if (f) {
-    if (!fgets(line, sizeof line, f)) line[0] = 0;
-    pclose(f);
-  }
-  line[strcspn(line, "\n")] = 0;
-  return line;
-}
-
 static int mkdirs(char *path) {
   for (char *p = path + 1; *p; p++)
     if (*p == '/') {
@@ -137,6 +120,68 @@ static char *read_all(const char *path, size_t *n) {
   fclose(f);
   *n = len;
   return buf;
+}
+
+/* The compiler binary as "path size mtime" (found on PATH when its name has
+ * no '/'), so a changed compiler gives another stamp; "" if not found. */
+static void cc_stamp(const char *cc, char *out, size_t n) {
+  struct stat st;
+  char buf[1200];
+  const char *path = strchr(cc, '/') ? "" : getenv("PATH");
+  out[0] = 0;
+  if (!path) return;
+  for (const char *p = path;;) {
+    size_t len = strcspn(p, ":");
+    if (strchr(cc, '/')) snprintf(buf, sizeof buf, "%s", cc);
+    else snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, cc);
+    if ((len || strchr(cc, '/')) && stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+      snprintf(out, n, "%s %lld %lld.%09ld", buf, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+               (long)st.st_mtim.tv_nsec);
+      return;
+    }
+    if (!p[len] || strchr(cc, '/')) return;
+    p += len + 1;
+  }
+}
+
+/* The first line of `cc --version` (cached per compiler name). Running the
+ * compiler costs milliseconds, so the line is also kept in the cache
+ * directory as cc-<hash of the binary's stamp>.ver: a warm start from the
+ * disk cache runs no compiler at all. */
+static const char *cc_version(void) {
+  static char name[256], line[256];
+  const char *cc = compiler();
+  if (strcmp(name, cc) == 0) return line;
+  snprintf(name, sizeof name, "%s", cc);
+  line[0] = 0;
+  char stamp[1400], dir[1024], vf[1200], tmp[1300];
+  cc_stamp(cc, stamp, sizeof stamp);
+  snprintf(dir, sizeof dir, "%s", cache_dir());
+  unsigned long long sh = fnv(stamp, strlen(stamp), 0xcbf29ce484222325ull);
+  snprintf(vf, sizeof vf, "%s/cc-%016llx.ver", dir, sh);
+  size_t n = 0;
+  char *known = stamp[0] ? read_all(vf, &n) : NULL;
+  if (known && n > 1 && n < sizeof line && known[n - 1] == '\n') {
+    memcpy(line, known, n - 1);
+    line[n - 1] = 0;
+    free(known);
+    return line;
+  }
+  free(known);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", cc);
+  FILE *f = strchr(cc, '\'') ? NULL : popen(cmd, "r");
+  if (f) {
+    if (!fgets(line, sizeof line, f)) line[0] = 0;
+    pclose(f);
+  }
+  line[strcspn(line, "\n")] = 0;
+  snprintf(tmp, sizeof tmp, "%s.tmp-%d", vf, (int)getpid());
+  if (stamp[0] && line[0] && !mkdirs(dir) && (f = fopen(tmp, "w"))) { /* written whole, then renamed */
+    bool ok = fprintf(f, "%s\n", line) > 0;
+    if (fclose(f) || !ok || rename(tmp, vf)) remove(tmp);
+  }
+  return line;
 }
 
 static uint64_t file_hash(const char *path, bool *ok) {
@@ -187,6 +232,7 @@ mt_status mtj_load(const char *text, const char *src, int nk, mtj_kernel_fn *fns
   const char *tf = target_flags();
   char cpu[160];
   cpu_identity(cpu, sizeof cpu);
+  h1 = fnv(src, strlen(src), h1), h2 = fnv(src, strlen(src), h2); /* a new code generator: new entries */
   h1 = fnv(CFLAGS, sizeof CFLAGS, h1), h2 = fnv(CFLAGS, sizeof CFLAGS, h2);
   h1 = fnv(tf, strlen(tf), h1), h2 = fnv(tf, strlen(tf), h2);
   h1 = fnv(cpu, strlen(cpu), h1), h2 = fnv(cpu, strlen(cpu), h2);

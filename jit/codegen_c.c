@@ -16,32 +16,42 @@
 #include "strbuf.h"
 
 
-/* float32 math: exp and log within about 1 ulp (Cephes' coefficients),
+/* float32 math: exp and log within about 1 ulp (Cephes' coefficients;
+ * exp rounds x log2(e) to the integer n by adding 1.5 * 2^23, whose low
+ * bits then hold n for 2^n: no float-int conversions, and exp flushes
+ * results below 2^-126 to 0),
  * tanh within a few (mj_expf_le0: exp of a - max(a), which needs no
  * overflow case); erf within 1.5 ulp (checked against double erf on
  * every float): x + x*P(x^2) below 0.921875, above it 1 - 2^(h(t) - t^2
  * log2 e) with t = |x| clamped at 3.921875 (where erf rounds to 1), h of
  * degree 5 and 2^f of degree 6 (minimax fits, no special cases: the
  * exponent stays in [-24, -1]). Branch-free so loops vectorize; erf keeps
- * to about 35 vector operations, no division and no blend but the last. */
+ * to about 35 vector operations, no division and no blend but the last.
+ * gelu (x * Phi(x), Phi the normal CDF) is one rational function instead:
+ * Phi(x) = 1/2 + x P(x^2)/Q(x^2) on |x| < 5.5 (P and Q of degree 5, a
+ * minimax fit to 1.7e-8 after rounding to float), 0 or 1 beyond, where
+ * float Phi saturates: about 20 operations and one division (docs/jit.md
+ * gives its error, measured on every float). */
 static const char *prelude =
     "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
     "static inline float mj_bits_f(int32_t i){union{int32_t i;float f;}u;u.i=i;return u.f;}\n"
     "static inline int32_t mj_f_bits(float f){union{int32_t i;float f;}u;u.f=f;return u.i;}\n"
+    "static inline float mj_exp2i(float k){return mj_bits_f((int32_t)(((uint32_t)mj_f_bits(k)+127u)<<23));}\n"
     "static inline float mj_expf(float x){\n"
     "  float xc=x>88.3762626647949f?88.3762626647949f:(x<-87.3365447504f?-87.3365447504f:x);\n"
-    "  float n=__builtin_rintf(xc*1.44269504088896341f);\n"
+    "  float k=xc*1.44269504088896341f+12582912.0f, n=k-12582912.0f;\n"
     "  float r=xc-n*0.693359375f; r=r+n*2.12194440e-4f;\n"
     "  float p=1.9875691500e-4f; p=p*r+1.3981999507e-3f; p=p*r+8.3334519073e-3f; p=p*r+4.1665795894e-2f;\n"
     "  p=p*r+1.6666665459e-1f; p=p*r+5.0000001201e-1f; p=p*r*r+r+1.0f;\n"
-    "  float y=p*mj_bits_f(((int32_t)n+127)<<23);\n"
-    "  y=x>88.72283935546875f?INFINITY:y; y=x<-103.972084045410f?0.0f:y; return x!=x?x:y;}\n"
+    "  float y=p*mj_exp2i(k);\n"
+    "  y=x>88.72283935546875f?INFINITY:y; y=x<-87.3365447504f?0.0f:y; return x!=x?x:y;}\n"
     "static inline float mj_expf_le0(float x){\n"
-    "  int u=x<-87.3365447504f; float xc=u?-87.3365447504f:x; float n=__builtin_rintf(xc*1.44269504088896341f);\n"
+    "  int u=x<-87.3365447504f; float xc=u?-87.3365447504f:x;\n"
+    "  float k=xc*1.44269504088896341f+12582912.0f, n=k-12582912.0f;\n"
     "  float r=xc-n*0.693359375f; r=r+n*2.12194440e-4f;\n"
     "  float p=1.9875691500e-4f; p=p*r+1.3981999507e-3f; p=p*r+8.3334519073e-3f; p=p*r+4.1665795894e-2f;\n"
     "  p=p*r+1.6666665459e-1f; p=p*r+5.0000001201e-1f; p=p*r*r+r+1.0f;\n"
-    "  return u?0.0f:p*mj_bits_f(((int32_t)n+127)<<23);}\n"
+    "  return u?0.0f:p*mj_exp2i(k);}\n"
     "static inline float mj_logf(float x){\n"
     "  int sub=x<1.17549435e-38f; float xs=sub?x*8388608.0f:x;\n"
     "  int32_t i=mj_f_bits(xs); int32_t e=((i>>23)&0xff)-126-(sub?23:0); float m=mj_bits_f((i&0x007fffff)|0x3f000000);\n"
@@ -68,6 +78,13 @@ static const char *prelude =
     "  q=q*f+2.402264625e-1f; q=q*f+6.931471825e-1f; q=q*f+1.0f;\n"
     "  float bg=copysignf(1.0f-q*mj_bits_f(((int32_t)n+127)<<23),x);\n"
     "  return a>=0.921875f?bg:sm;}\n"
+    "static inline float mj_geluf(float x){\n"
+    "  float a=fabsf(x), c=x<-5.5f?-5.5f:(x>5.5f?5.5f:x), z=c*c;\n"
+    "  float p=2.275046434e-08f; p=p*z+6.351976081e-06f; p=p*z+1.688088779e-04f; p=p*z+4.677157039e-03f;\n"
+    "  p=p*z+3.385102531e-02f; p=p*z+3.989422347e-01f;\n"
+    "  float q=1.197525888e-06f; q=q*z+7.364200326e-05f; q=q*z+1.884349202e-03f; q=q*z+2.864493302e-02f;\n"
+    "  q=q*z+2.515178566e-01f; q=q*z+1.0f;\n"
+    "  float ph=0.5f+c*(p/q); ph=a>=5.5f?(x>0?1.0f:0.0f):ph; return x*ph;}\n"
     "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_idiv(int64_t a,int64_t b){if(b==-1)return (int64_t)(0-(uint64_t)a);int64_t q=a/b;"
@@ -76,6 +93,7 @@ static const char *prelude =
     "uint64_t r=1,x=(uint64_t)a;while(b){if(b&1)r*=x;x*=x;b>>=1;}return (int64_t)r;}\n"
     "static inline int64_t mj_shl(int64_t a,int64_t b){return (b<0||b>=64)?0:(int64_t)((uint64_t)a<<b);}\n"
     "static inline int64_t mj_shr(int64_t a,int64_t b){return (b<0||b>=64)?(a<0?-1:0):a>>b;}\n"
+    "#define MJ_PART 64\n"
     "#define MJ_FMAX(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)>(b)?(a):(b)))\n"
     "#define MJ_FMIN(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)<(b)?(a):(b)))\n";
 
@@ -267,6 +285,36 @@ static char failed_what[96]; /* the first op without C code */
 
 const char *mtj_codegen_error(void) { return failed_what; }
 
+/* The operand of binary node i other than a constant equal to v, or -1. */
+static int with_const(const mtj_graph *g, int i, int op, double v) {
+  const mtj_node *x = &g->n[i];
+  if (x->kind != JN_BINARY || x->op != op) return -1;
+  for (int k = 0; k < 2; k++) {
+    const mtj_node *y = &g->n[x->a[k]];
+    if (y->kind == JN_CONST && y->c == v) return x->a[1 - k];
+  }
+  return -1;
+}
+
+/* Is node i lowering's float32 gelu, x*0.5 * (erf(x*sqrt(1/2)) + 1), with
+ * every part computed in this kernel? Returns x, or -1. */
+static int gelu_of(cg *c, int i) {
+  const mtj_graph *g = c->g;
+  const mtj_node *m = &g->n[i];
+  if (m->kind != JN_BINARY || m->op != MT_OP_mul || m->cdt != MT_FLOAT32) return -1;
+  for (int k = 0; k < 2; k++) {
+    int half = m->a[k], one = m->a[1 - k];
+    int x = with_const(g, half, MT_OP_mul, 0.5), e = with_const(g, one, MT_OP_add, 1.0);
+    if (x < 0 || e < 0 || !in_kernel(c, half) || !in_kernel(c, one) || !in_kernel(c, e)) continue;
+    const mtj_node *en = &g->n[e];
+    if (en->kind != JN_UNARY || en->op != MT_OP_erf || en->cdt != MT_FLOAT32) continue;
+    int u = en->a[0];
+    if (in_kernel(c, u) && with_const(g, u, MT_OP_mul, (double)0.70710678118654752440f) == x) return x;
+    if (in_kernel(c, u) && with_const(g, u, MT_OP_mul, 0.70710678118654752440) == x) return x;
+  }
+  return -1;
+}
+
 /* Is node i a - amax(a) (softmax's shifted input: never above 0, or NaN)? */
 static bool below_max(const mtj_graph *g, int i) {
   const mtj_node *x = &g->n[i];
@@ -294,6 +342,14 @@ static void emit(cg *c, int i, bool j) {
   }
   if (x->kind == JN_REDUCE) { /* computed by its loop */
     failed = true;
+    return;
+  }
+  int gx = gelu_of(c, i);
+  if (gx >= 0) { /* the whole gelu as one function */
+    emit(c, gx, jj);
+    opnd(c, gx, o0, sizeof o0);
+    mtj_put(c->b, "      const %s v%d = mj_geluf(%s);\n", T, i, o0);
+    done[i] = 1;
     return;
   }
   for (int k = 0; k < MTJ_NA; k++)
@@ -385,6 +441,91 @@ static bool reads(cg *c, int from, int target) {
 }
 
 static bool written_back(const mtj_graph *g, int i);
+/* The OpenMP reduction operator of reduction node x. */
+static const char *reduce_clause(const mtj_node *x) {
+  return x->op == MT_OP_prod ? "*" : x->op == MT_OP_amax ? "max" : x->op == MT_OP_amin ? "min" : "+";
+}
+
+/* Is node i a live reduction of this kernel whose input has phase q? */
+static bool is_reduce_of(cg *c, int i, int q, int *memo) {
+  const mtj_node *x = &c->g->n[i];
+  return in_kernel(c, i) && x->live && x->kind == JN_REDUCE && phase_of(c, x->a[0], memo) == q;
+}
+
+/* Emits "<acc> = <acc> (op) <val>;" for reduction node i. */
+static void reduce_into(cg *c, int i, const char *acc, const char *val) {
+  const mtj_node *x = &c->g->n[i];
+  if (x->op == MT_OP_amax) mtj_put(c->b, "%s = %s > %s ? %s : %s;\n", acc, acc, val, acc, val);
+  else if (x->op == MT_OP_amin) mtj_put(c->b, "%s = %s < %s ? %s : %s;\n", acc, acc, val, acc, val);
+  else mtj_put(c->b, "%s %s= %s;\n", acc, x->op == MT_OP_prod ? "*" : "+", val);
+}
+
+/* The body of phase q's loop over j: spilled values read back (last
+ * phase), reductions updated (into accp<i>[k_] when part), stores. */
+static void emit_body(cg *c, int q, int maxq, int *memo, bool part) {
+  mtj_graph *g = c->g;
+  mtj_buf *b = c->b;
+  memset(c->loop_done, 0, (size_t)g->nn);
+  if (q == maxq)
+    for (int i = 0; i < g->nn; i++)
+      if (c->spill[i] >= 0) {
+        mtj_put(b, "      const %s v%d = w%d[row*I+j];\n", mtj_ctype(g->n[i].dtype), i, c->spill[i]);
+        c->loop_done[i] = 1;
+      }
+  for (int i = 0; i < g->nn; i++) {
+    if (!is_reduce_of(c, i, q, memo)) continue;
+    const mtj_node *x = &g->n[i];
+    emit(c, x->a[0], true);
+    char o[64], acc[32];
+    opnd(c, x->a[0], o, sizeof o);
+    snprintf(acc, sizeof acc, part ? "accp%d[k_]" : "acc%d", i);
+    mtj_put(b, "      ");
+    reduce_into(c, i, acc, o);
+    if (c->spill[x->a[0]] >= 0 && q < maxq) mtj_put(b, "      w%d[row*I+j] = v%d;\n", c->spill[x->a[0]], x->a[0]);
+  }
+  for (int l = 0; l < c->a.nstore; l++)
+    if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) {
+      emit(c, c->a.store[l], true);
+      mtj_put(b, "      w%d[row*I+j] = v%d;\n", l, c->a.store[l]);
+    }
+}
+
+/* Does node i (in the kernel) compute a costly value, or read one? */
+static bool reads_costly(cg *c, int i) {
+  if (!in_kernel(c, i)) return false;
+  if (costly(&c->g->n[i])) return true;
+  for (int k = 0; k < 3; k++)
+    if (c->g->n[i].a[k] >= 0 && reads_costly(c, c->g->n[i].a[k])) return true;
+  return false;
+}
+
+/* Whether phase q's reductions get partial accumulators: only where the
+ * row is already in cache (not the first loop, which streams it in) and
+ * the loop is cheap (no exp or erf: those, not the additions, set its
+ * pace). Measured at 4096x1024 on two threads: partial sums in the first
+ * loop or beside exp made layer_norm and softmax 10-25% slower, in
+ * layer_norm's second loop 1.2x faster. */
+static bool partial_sums(cg *c, int q, int *memo) {
+  bool any = false;
+  for (int i = 0; i < c->g->nn; i++)
+    if (is_reduce_of(c, i, q, memo)) {
+      if (reads_costly(c, c->g->n[i].a[0])) return false;
+      any = true;
+    }
+  return any && q > 0;
+}
+
+/* After phase q's loop: its reductions become row values v<i>. */
+static void finish_phase(cg *c, int q, int *memo) {
+  for (int i = 0; i < c->g->nn; i++) {
+    if (!is_reduce_of(c, i, q, memo)) continue;
+    const mtj_node *x = &c->g->n[i];
+    const char *T = mtj_ctype(x->dtype);
+    if (x->op == MT_OP_mean) mtj_put(c->b, "    const %s v%d = acc%d / (%s)I;\n", T, i, i, T);
+    else mtj_put(c->b, "    const %s v%d = acc%d;\n", T, i, i);
+    c->row_done[i] = 1;
+  }
+}
 
 static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
   cg C_ = {.g = g, .k = k, .b = b}, *c = &C_;
@@ -494,43 +635,40 @@ static void gen_kernel(mtj_graph *g, int k, mtj_buf *b) {
       } else {
         mtj_put(b, "    %s acc%d = %s;\n", T, i, init);
       }
-      const char *rop = x->op == MT_OP_prod ? "*" : x->op == MT_OP_amax ? "max" : x->op == MT_OP_amin ? "min" : "+";
-      rl += (size_t)snprintf(red + rl, sizeof red - rl, " reduction(%s:acc%d)", rop, i);
+      rl += (size_t)snprintf(red + rl, sizeof red - rl, " reduction(%s:acc%d)", reduce_clause(x), i);
     }
-    mtj_put(b, "#pragma omp simd%s\n", red);
-    mtj_put(b, "    for (int64_t j = 0; j < I; j++) {\n");
-    memset(c->loop_done, 0, (size_t)g->nn);
-    if (q == maxq)
-      for (int i = 0; i < g->nn; i++)
-        if (c->spill[i] >= 0) {
-          mtj_put(b, "      const %s v%d = w%d[row*I+j];\n", mtj_ctype(g->n[i].dtype), i, c->spill[i]);
-          c->loop_done[i] = 1;
-        }
-    for (int i = 0; i < g->nn; i++) {
-      const mtj_node *x = &g->n[i];
-      if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
-      emit(c, x->a[0], true);
-      char o[64];
-      opnd(c, x->a[0], o, sizeof o);
-      if (x->op == MT_OP_amax) mtj_put(b, "      acc%d = acc%d > %s ? acc%d : %s;\n", i, i, o, i, o);
-      else if (x->op == MT_OP_amin) mtj_put(b, "      acc%d = acc%d < %s ? acc%d : %s;\n", i, i, o, i, o);
-      else mtj_put(b, "      acc%d %s= %s;\n", i, x->op == MT_OP_prod ? "*" : "+", o);
-      if (c->spill[x->a[0]] >= 0 && q < maxq) mtj_put(b, "      w%d[row*I+j] = v%d;\n", c->spill[x->a[0]], x->a[0]);
+    if (!partial_sums(c, q, memo)) {
+      mtj_put(b, "#pragma omp simd%s\n    for (int64_t j = 0; j < I; j++) {\n", red);
+      emit_body(c, q, maxq, memo, false);
+      mtj_put(b, "    }\n");
+      finish_phase(c, q, memo);
+      continue;
     }
-    for (int l = 0; l < c->a.nstore; l++)
-      if (!is_row(c, c->a.store[l]) && phase_of(c, c->a.store[l], memo) == q) {
-        emit(c, c->a.store[l], true);
-        mtj_put(b, "      w%d[row*I+j] = v%d;\n", l, c->a.store[l]);
+    /* A reduction keeps MJ_PART partial accumulators (several vector
+     * registers) over blocks of the row, so consecutive vector adds do not
+     * wait for each other; the last partial block runs as a plain loop. */
+    mtj_put(b, "    {\n      int64_t j0_ = 0;\n");
+    for (int i = 0; i < g->nn; i++)
+      if (is_reduce_of(c, i, q, memo))
+        mtj_put(b, "      %s accp%d[MJ_PART];\n      for (int k_ = 0; k_ < MJ_PART; k_++) accp%d[k_] = acc%d;\n",
+                mtj_ctype(g->n[i].dtype), i, i, i);
+    mtj_put(b, "      for (; j0_ + MJ_PART <= I; j0_ += MJ_PART) {\n#pragma omp simd\n"
+               "      for (int k_ = 0; k_ < MJ_PART; k_++) {\n      const int64_t j = j0_ + k_;\n");
+    emit_body(c, q, maxq, memo, true);
+    mtj_put(b, "      }\n      }\n#pragma omp simd%s\n      for (int64_t j = j0_; j < I; j++) {\n", red);
+    emit_body(c, q, maxq, memo, false);
+    mtj_put(b, "      }\n");
+    for (int i = 0; i < g->nn; i++)
+      if (is_reduce_of(c, i, q, memo)) { /* a tree of vector ops, not 64 dependent scalar ones */
+        char acc[32], part[32];
+        snprintf(acc, sizeof acc, "acc%d", i);
+        snprintf(part, sizeof part, "accp%d[k_]", i);
+        mtj_put(b, "#pragma omp simd reduction(%s:acc%d)\n      for (int k_ = 0; k_ < MJ_PART; k_++) ",
+                reduce_clause(&g->n[i]), i);
+        reduce_into(c, i, acc, part);
       }
     mtj_put(b, "    }\n");
-    for (int i = 0; i < g->nn; i++) {
-      const mtj_node *x = &g->n[i];
-      if (!in_kernel(c, i) || !x->live || x->kind != JN_REDUCE || phase_of(c, x->a[0], memo) != q) continue;
-      const char *T = mtj_ctype(x->dtype);
-      if (x->op == MT_OP_mean) mtj_put(b, "    const %s v%d = acc%d / (%s)I;\n", T, i, i, T);
-      else mtj_put(b, "    const %s v%d = acc%d;\n", T, i, i);
-      c->row_done[i] = 1;
-    }
+    finish_phase(c, q, memo);
   }
   for (int l = 0; l < c->a.nstore; l++)
     if (is_row(c, c->a.store[l])) {

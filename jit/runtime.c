@@ -234,16 +234,22 @@ static int64_t dim_value(const mtj_graph *g, mtj_dim d, const mt_tensor *const *
   return ins[g->sym_in[d.sym]]->shape[g->sym_dim[d.sym]];
 }
 
+/* A kernel's work is cut into nslices slices (its (ith, nth) arguments);
+ * the team's threads take the next free slice until none is left, so a
+ * thread the OS runs late (a busy machine) does not hold the others up. */
 typedef struct team_ctx {
   mtj_kernel_fn fn;
   void **a;
   const int64_t *z;
   const double *s;
+  int nslices, next;
 } team_ctx;
 
 static void team_run(void *ctx, int ith, int nth) {
   team_ctx *t = ctx;
-  t->fn(t->a, t->z, t->s, ith, nth);
+  (void)ith, (void)nth;
+  for (int k; (k = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED)) < t->nslices;)
+    t->fn(t->a, t->z, t->s, k, t->nslices);
 }
 
 /* The value of node i: computed, or a constant made into a tensor now. */
@@ -444,7 +450,8 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
       if (nth > nth_max) nth = nth_max;
       if (nth > units) nth = units > 0 ? (int)units : 1;
       if (work > 0) {
-        team_ctx t = {c->fns[sp->kernel], ptr, z, sc};
+        int64_t ns = nth > 1 ? 8 * (int64_t)nth : 1; /* 8 slices a thread */
+        team_ctx t = {c->fns[sp->kernel], ptr, z, sc, (int)(ns < units ? ns : units), 0};
         st = mt_parallel_team(nth, team_run, &t);
       }
     }

@@ -654,7 +654,7 @@ static int fn_call(lua_State *L) {
   if (e->c && f->dynamic && generalize_into(f, e)) {
     lstats.recompiles++;
     f->ncompiled++;
-    snprintf(f->last_reason, sizeof f->last_reason, "%s (sizes made dynamic)", why);
+    snprintf(f->last_reason, sizeof f->last_reason, "%.170s (sizes made dynamic)", why);
     free_entry(e);
     return nres;
   }

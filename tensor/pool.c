@@ -248,9 +248,10 @@ mt_status mt_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indic
   for (int i = ndim - nsp; i < ndim; i++) out_plane *= grad_out->shape[i], in_plane *= input_shape[i];
   mt_tensor *gc = NULL, *ic = NULL, *gx = NULL;
   if ((st = prep(grad_out, &gc)) || (st = mt_contiguous(indices, &ic)) ||
-      (st = mt_zeros(input_shape, ndim, (mt_dtype)gc->dtype, mt_cpu(), &gx)))
+      (st = mt_empty(input_shape, ndim, (mt_dtype)gc->dtype, mt_cpu(), &gx)))
     goto fail;
-  if (p.planes * out_plane > 0 &&
+  if (p.planes * out_plane == 0) st = mt_fill_(gx, mt_sint(0)); /* nothing to scatter */
+  if (!st && p.planes * out_plane > 0 &&
       (st = mt_cpu_max_pool_backward((mt_dtype)gc->dtype, p.planes, in_plane, out_plane, mt_data(gc),
                                      (const int64_t *)mt_data(ic), mt_data(gx))))
     goto fail;

@@ -4,6 +4,8 @@
  * wins a max, and the last NaN is kept; avg divisors count padding as
  * count_include_pad says). */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "cpu/pool_kernels.h"
 
@@ -66,6 +68,127 @@ static bool plain_2d(const mt_pool_problem *p) {
   return true;
 }
 
+/* Max pools whose stride equals the kernel (the 2x2 of CNNs), on top of
+ * plain_2d: the windows tile the plane. A tile of output rows is reduced in
+ * two stages that vectorize: down each input column over the KH kernel
+ * rows (contiguous loads), then across each window's KW columns (one long
+ * loop over the tile). Indices follow PyTorch's scan order (kh, then kw:
+ * increasing flat offsets): the last NaN of a window wins, else its first
+ * maximum; the stages apply that rule by comparing offsets. Values alone
+ * need no offsets (only the sign of a zero maximum could differ). */
+static bool tiled_2d(const mt_pool_problem *p) {
+  return plain_2d(p) && p->stride[1] == p->k[1] && p->stride[2] == p->k[2] && p->k[2] <= 64 &&
+         PLANE_IN(p) <= INT32_MAX;
+}
+
+#define TILE 1024 /* elements of a tile's buffers (on each thread's stack) */
+
+/* v replaces the running max m: it is larger or a NaN. Quiet comparisons
+ * (no FP exception on NaN), so gcc if-converts and vectorizes the loops. */
+#define TAKES(v, m) (isgreater(v, m) | isnan(v))
+/* Value a at flat offset oa replaces m at om, whatever their order: the
+ * later NaN, a NaN over a number, a larger number, an equal one earlier. */
+#define TAKES_AT(a, oa, m, om)                                                                                         \
+  ((isnan(a) & (!isnan(m) | ((oa) > (om)))) |                                                                         \
+   (!isnan(a) & !isnan(m) & (isgreater(a, m) | (((a) == (m)) & ((oa) < (om))))))
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* T: element type, O: flat offset type (as wide as T, so vectors line up).
+ * Always inlined so a constant KW and o == NULL specialize the loops. */
+#define DEF_TILED(tag, T, O)                                                                                           \
+  /* Stage 1: input columns [c0, c0 + nc) of output rows [oh, oh + nr): v     \
+   * (nr x nc) gets each column's max over the KH kernel rows and o, when    \
+   * not NULL, its flat offset in the plane. */                               \
+  ALWAYS_INLINE void tcols_##tag(const T *x, int64_t W, int64_t KH, int64_t oh, int64_t nr, int64_t c0, int64_t nc,   \
+                                 T *restrict v, O *restrict o) {                                                       \
+    for (int64_t r = 0; r < nr; r++) {                                                                                 \
+      int64_t at = (oh + r) * KH * W + c0;                                                                             \
+      const T *xr = x + at;                                                                                            \
+      T *vr = v + r * nc;                                                                                              \
+      O *orow = o ? o + r * nc : NULL;                                                                                 \
+      for (int64_t c = 0; c < nc; c++) vr[c] = xr[c];                                                                  \
+      if (o)                                                                                                           \
+        for (int64_t c = 0; c < nc; c++) orow[c] = (O)(at + c);                                                        \
+      for (int64_t kh = 1; kh < KH; kh++) {                                                                            \
+        const T *xk = xr + kh * W;                                                                                     \
+        O ok = (O)(at + kh * W);                                                                                       \
+        for (int64_t c = 0; c < nc; c++) {                                                                             \
+          T a = xk[c], m = vr[c];                                                                                      \
+          bool t = TAKES(a, m);                                                                                        \
+          vr[c] = t ? a : m;                                                                                           \
+          if (o) {                                                                                                     \
+            O om = orow[c];                                                                                            \
+            orow[c] = t ? ok + (O)c : om;                                                                              \
+          }                                                                                                            \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  /* Stage 2: n windows of KW adjacent entries of v (and o): the maxima to   \
+   * y and, when o is not NULL, their 1-based offsets to ix. */               \
+  ALWAYS_INLINE void twins_##tag(const T *restrict v, const O *restrict o, int64_t KW, int64_t n, T *restrict y,       \
+                                 int64_t *restrict ix) {                                                               \
+    O best[TILE];                                                                                                      \
+    for (int64_t j = 0; j < n; j++) y[j] = v[j * KW];                                                                  \
+    if (o)                                                                                                             \
+      for (int64_t j = 0; j < n; j++) best[j] = o[j * KW];                                                             \
+    for (int64_t kw = 1; kw < KW; kw++)                                                                                \
+      for (int64_t j = 0; j < n; j++) {                                                                                \
+        T a = v[j * KW + kw], m = y[j];                                                                                \
+        bool t;                                                                                                        \
+        if (o) {                                                                                                       \
+          O oa = o[j * KW + kw], om = best[j];                                                                         \
+          t = TAKES_AT(a, oa, m, om);                                                                                  \
+          best[j] = t ? oa : om;                                                                                       \
+        } else {                                                                                                       \
+          t = TAKES(a, m);                                                                                             \
+        }                                                                                                              \
+        y[j] = t ? a : m;                                                                                              \
+      }                                                                                                                \
+    if (o)                                                                                                             \
+      for (int64_t j = 0; j < n; j++) ix[j] = (int64_t)best[j] + 1;                                                    \
+  }                                                                                                                    \
+  /* One plane, in tiles of whole output rows (or of one row's columns when  \
+   * a row is longer than a tile); ix may be NULL. */                         \
+  ALWAYS_INLINE void tplane_##tag(const mt_pool_problem *p, int64_t KW, const T *x, T *y, int64_t *ix) {               \
+    T v[TILE];                                                                                                         \
+    O o[TILE];                                                                                                         \
+    int64_t W = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], row = OW * KW;                                \
+    int64_t nr = row <= TILE ? TILE / row : 1, nc = row <= TILE ? row : TILE / KW * KW;                                \
+    for (int64_t oh = 0; oh < OH; oh += nr) {                                                                          \
+      int64_t rows = OH - oh < nr ? OH - oh : nr;                                                                      \
+      for (int64_t c0 = 0; c0 < row; c0 += nc) {                                                                       \
+        int64_t cols = row - c0 < nc ? row - c0 : nc, at = oh * OW + c0 / KW;                                          \
+        tcols_##tag(x, W, KH, oh, rows, c0, cols, v, ix ? o : NULL);                                                   \
+        twins_##tag(v, ix ? o : NULL, KW, rows * cols / KW, y + at, ix ? ix + at : NULL);                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  /* tplane with KW and the presence of indices made constants */             \
+  ALWAYS_INLINE void tplane_kw_##tag(const mt_pool_problem *p, int64_t KW, const T *x, T *y, int64_t *ix) {            \
+    if (ix)                                                                                                            \
+      tplane_##tag(p, KW, x, y, ix);                                                                                   \
+    else                                                                                                               \
+      tplane_##tag(p, KW, x, y, NULL);                                                                                 \
+  }                                                                                                                    \
+  static void tiled_##tag(const pool_job *j, int64_t pb, int64_t pe) {                                                 \
+    const mt_pool_problem *p = j->p;                                                                                   \
+    int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
+    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+      const T *x = (const T *)j->x + pl * si;                                                                          \
+      T *y = (T *)j->y + pl * so;                                                                                      \
+      int64_t *ix = j->idx ? j->idx + pl * so : NULL;                                                                  \
+      switch (p->k[2]) {                                                                                               \
+      case 2: tplane_kw_##tag(p, 2, x, y, ix); break;                                                                  \
+      case 3: tplane_kw_##tag(p, 3, x, y, ix); break;                                                                  \
+      default: tplane_kw_##tag(p, p->k[2], x, y, ix); break;                                                           \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }
+DEF_TILED(f32, float, int32_t)
+DEF_TILED(f64, double, int64_t)
+#undef DEF_TILED
+
 #define DEF_POOL(tag, T)                                                                                               \
   static void max2d_##tag(const pool_job *j, int64_t pl) {                                                             \
     const mt_pool_problem *p = j->p;                                                                                   \
@@ -94,6 +217,10 @@ static bool plain_2d(const mt_pool_problem *p) {
     const pool_job *j = ctx;                                                                                           \
     const mt_pool_problem *p = j->p;                                                                                   \
     int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
+    if (tiled_2d(p)) {                                                                                                 \
+      tiled_##tag(j, pb, pe);                                                                                          \
+      return;                                                                                                          \
+    }                                                                                                                  \
     if (plain_2d(p)) {                                                                                                 \
       for (int64_t pl = pb; pl < pe; pl++) max2d_##tag(j, pl);                                                         \
       return;                                                                                                          \
@@ -133,14 +260,17 @@ static bool plain_2d(const mt_pool_problem *p) {
       const T *gy = (const T *)j->x + pl * j->out_plane;                                                               \
       const int64_t *ix = j->cidx + pl * j->out_plane;                                                                 \
       T *gx = (T *)j->y + pl * j->in_plane;                                                                            \
+      memset(gx, 0, sizeof(T) * (size_t)j->in_plane); /* zeroed here, so the scatter hits cache */                     \
+      int64_t lo = 1, hi = 1; /* the indices' range first (vectorized), then a scatter without branches */            \
       for (int64_t n = 0; n < j->out_plane; n++) {                                                                     \
-        int64_t at = ix[n] - 1;                                                                                        \
-        if (at < 0 || at >= j->in_plane) {                                                                             \
-          __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);                                                              \
-          continue;                                                                                                    \
-        }                                                                                                              \
-        gx[at] += gy[n];                                                                                               \
+        lo = ix[n] < lo ? ix[n] : lo;                                                                                  \
+        hi = ix[n] > hi ? ix[n] : hi;                                                                                  \
       }                                                                                                                \
+      if (lo < 1 || hi > j->in_plane) {                                                                                \
+        __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);                                                                \
+        continue;                                                                                                      \
+      }                                                                                                                \
+      for (int64_t n = 0; n < j->out_plane; n++) gx[ix[n] - 1] += gy[n];                                               \
     }                                                                                                                  \
   }                                                                                                                    \
   static void avg_##tag(void *ctx, int64_t pb, int64_t pe) {                                                           \

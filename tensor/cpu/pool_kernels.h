@@ -15,8 +15,8 @@ typedef struct mt_pool_problem {
 
 /* idx (int64, 1-based flat positions in the plane) may be NULL. */
 mt_status mt_cpu_max_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y, int64_t *idx);
-/* gx (zeroed by the caller) += gy at idx; MT_EINDEX for an index outside
- * the plane of in_plane elements. */
+/* gx is written whole: zeros, plus gy summed at idx; MT_EINDEX for an
+ * index outside the plane of in_plane elements. */
 mt_status mt_cpu_max_pool_backward(mt_dtype dt, int64_t planes, int64_t in_plane, int64_t out_plane, const void *gy,
                                    const int64_t *idx, void *gx);
 mt_status mt_cpu_avg_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y);

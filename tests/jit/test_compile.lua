@@ -93,6 +93,46 @@ test("softmax, log_softmax, layer_norm and gelu chains", function()
   same(function(a) return (a:softmax(-1) * 3):log_softmax(-1) end, {x}, {atol = 1e-4, rtol = 1e-4})
 end)
 
+test("rows longer than the 64 partial accumulators, with a partial block left", function()
+  for _, n in ipairs{64, 200, 1000} do
+    local x = fresh(5, n)
+    same(function(a) return a:sum(-1), a:mean(-1), a:amax(-1), a:amin(-1) end, {x}, {atol = 1e-4, rtol = 1e-5})
+    -- reductions in a second loop over the row (where partial sums are used)
+    same(function(a)
+      local d = a - a:mean(-1, true)
+      return d:sum(-1), (d * d):mean(-1), d:amax(-1), d:amin(-1), (d * 0.01 + 1):prod(-1)
+    end, {x}, {atol = 1e-4, rtol = 1e-4})
+    same(function(a) return (a * 0.01 + 1):prod(-1) end, {x}, {atol = 1e-4, rtol = 1e-4})
+    same(function(a) return a:softmax(-1) end, {x})
+    same(function(a) return (torch.layer_norm(a, {n})) end, {x}, {atol = 1e-4, rtol = 1e-4})
+    same(function(a) return a:double():sum(-1) end, {x}, {atol = 1e-10, rtol = 1e-12})
+  end
+end)
+
+-- gelu(x) = x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, from the float64
+-- math library: the compiled float32 kernel's error (docs/jit.md) is at
+-- most a few units of |x| * 2^-24
+test("compiled float32 gelu against x * Phi(x) in float64, edges included", function()
+  local vals = {0, -0.0, 1e-30, -1e-30, 1e-3, -1e-3, 0.5, -0.5, 1, -1, 2, -2, 3.5, -3.5, 5, -5, 5.4, -5.4, 5.6, -5.6,
+                10, -10, 1e6, -1e6}
+  for k = 0, 400 do vals[#vals + 1] = -8 + k * 0.04 end
+  local x = torch.tensor(vals)
+  local c = torch.compile(function(a) return a:gelu() end, {fullgraph = true})
+  c(x) -- the first call runs eagerly while it records
+  local got = c(x):double()
+  local xd = x:double()
+  local want = xd * torch.erfc(-xd / math.sqrt(2)) * 0.5
+  local err = (got - want):abs()
+  local bound = xd:abs() * 2 ^ -24 * 4 + 1e-45
+  check(err:le(bound):all():item(), "gelu error above 4 |x| 2^-24, worst " .. (err / bound):max():item())
+  local edge = torch.tensor({0 / 0, math.huge, -math.huge})
+  c(edge)
+  local e = c(edge)
+  check(e[1]:isnan():item(), "gelu(nan) is nan")
+  check_eq(e[2]:item(), math.huge)
+  check(e[3]:isnan():item(), "gelu(-inf) is nan, as in PyTorch (-inf * 0)")
+end)
+
 test("non-contiguous inputs are copied; permutes and views follow sizes", function()
   local x = fresh(5, 7)
   same(function(a) return a:exp() end, {x:t()})
@@ -199,6 +239,33 @@ test("a corrupt disk cache entry is detected and rebuilt", function()
   h:close()
   local again = J.child("XDG_CACHE_HOME=" .. dir, code)
   check(again:match("result\ttrue\tcc\t1\tdisk\t0\tcorrupt\t1"), again)
+end)
+
+test("a warm start from the disk cache runs no compiler, not even cc --version", function()
+  local dir = J.tmpdir()
+  local log = dir .. "/cc-runs.log"
+  local cc = dir .. "/cc-counting" -- a compiler that notes each run, then runs cc
+  local h = io.open(cc, "w")
+  h:write("#!/bin/sh\necho run >> '" .. log .. "'\nexec cc \"$@\"\n")
+  h:close()
+  os.execute("chmod +x '" .. cc .. "'")
+  local code = [[
+    local torch = require "torch"
+    local f = torch.compile(function(a) return a:exp() + 1 end)
+    local x = torch.randn(5)
+    print("ok", (f(x) - (x:exp() + 1)):abs():max():item() < 1e-5, (f(x) - (x:exp() + 1)):abs():max():item() < 1e-5)
+  ]]
+  local function runs()
+    local f = io.open(log)
+    if not f then return 0 end
+    local _, n = f:read("a"):gsub("run", "")
+    f:close()
+    return n
+  end
+  check(J.child("XDG_CACHE_HOME=" .. dir .. " CC=" .. cc, code):match("ok\ttrue\ttrue"))
+  check_eq(runs(), 2, "cold: --version and one compile")
+  check(J.child("XDG_CACHE_HOME=" .. dir .. " CC=" .. cc, code):match("ok\ttrue\ttrue"))
+  check_eq(runs(), 2, "warm: no run")
 end)
 
 test("no C compiler: runs eagerly with one warning", function()

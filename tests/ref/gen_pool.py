@@ -6,6 +6,7 @@
 Inputs come from gen() (as in gen_conv.py; the Lua test repeats it). Each
 case holds the forward result (and 1-based indices for max pools) and the
 autograd gradient of the input for the upstream gradient gen(out shape, 99)."""
+import math
 import os
 
 import torch
@@ -13,19 +14,30 @@ import torch.nn.functional as F
 from reflib import lua
 
 
-def gen(shape, seed, dtype=torch.float64):
+def gen(shape, seed, dtype=torch.float64, mods=None):
+    """mods (repeated by test_pool.lua's gen): "floor" rounds down to few
+    integer values (ties in most windows); "nan" also puts a NaN at every
+    flat position k with k % 7 == 3 and -inf where k % 11 == 5; "nans" puts a
+    NaN where k % 3 == 0 (on 8 columns, some 2x2 windows hold two NaNs in
+    different rows and columns)."""
     n = 1
     for s in shape:
         n *= s
     vals = [((37 * k + 11 * seed) % 101 - 50) / 32 for k in range(n)]
+    if mods in ("floor", "nan"):
+        vals = [float(math.floor(v)) for v in vals]
+    if mods == "nan":
+        vals = [math.nan if k % 7 == 3 else -math.inf if k % 11 == 5 else v for k, v in enumerate(vals)]
+    if mods == "nans":
+        vals = [math.nan if k % 3 == 0 else v for k, v in enumerate(vals)]
     return torch.tensor(vals, dtype=torch.float64).reshape(shape).to(dtype)
 
 
 cases = {}
 
 
-def case(name, kind, x, view=None, **opts):
-    xt = gen(*x)
+def case(name, kind, x, view=None, mods=None, **opts):
+    xt = gen(*x, mods=mods)
     if view == "transpose":
         xt = xt.transpose(-1, -2)
     xt.requires_grad_()
@@ -40,6 +52,8 @@ def case(name, kind, x, view=None, **opts):
          "gx": xt.grad.flatten()}
     if view:
         c["view"] = view
+    if mods:
+        c["mods"] = mods
     if idx is not None:
         c["idx"] = (idx + 1).flatten()
     for k, v in opts.items():
@@ -54,6 +68,20 @@ case("max2d_dilation_ceil", "max_pool2d", ((1, 2, 9, 10), 3), kernel_size=(3, 2)
 case("max2d_overlap", "max_pool2d", ((1, 1, 6, 6), 4), kernel_size=3, stride=1)
 case("max2d_noncontig", "max_pool2d", ((2, 2, 8, 6), 5), view="transpose", kernel_size=2, stride=(2, 1))
 case("max2d_unbatched", "max_pool2d", ((3, 5, 5), 6), kernel_size=2, ceil_mode=True)
+# stride == kernel, no padding: the engine's tiled fast path (odd sizes drop the last rows/columns)
+case("max2d_tiled_odd", "max_pool2d", ((2, 3, 9, 11), 40), kernel_size=2)
+case("max2d_tiled_3x3", "max_pool2d", ((2, 2, 10, 11), 41), kernel_size=3, stride=3)
+case("max2d_tiled_rect", "max_pool2d", ((1, 3, 9, 13), 42), kernel_size=(3, 4))
+case("max2d_tiled_kw5", "max_pool2d", ((1, 2, 5, 16), 43), kernel_size=(1, 5))
+case("max2d_tiled_ties", "max_pool2d", ((2, 2, 8, 10), 44), mods="floor", kernel_size=2)
+case("max2d_tiled_ties3", "max_pool2d", ((2, 2, 9, 10), 45), mods="floor", kernel_size=3)
+case("max2d_tiled_nan", "max_pool2d", ((2, 2, 7, 9), 46), mods="nan", kernel_size=2)
+case("max2d_tiled_nan3", "max_pool2d", ((1, 3, 9, 8), 47), mods="nan", kernel_size=(3, 2))
+case("max2d_tiled_nans", "max_pool2d", ((1, 2, 6, 8), 49), mods="nans", kernel_size=2)
+case("max2d_tiled_wide", "max_pool2d", ((1, 2, 3, 2051), 48), mods="floor", kernel_size=(1, 3))
+# the general path on the same kinds of data
+case("max2d_general_ties", "max_pool2d", ((2, 2, 8, 10), 44), mods="floor", kernel_size=2, stride=1)
+case("max2d_general_nan", "max_pool2d", ((2, 2, 7, 9), 46), mods="nan", kernel_size=3, stride=2, padding=1)
 case("max1d", "max_pool1d", ((2, 3, 11), 7), kernel_size=3, stride=2, padding=1, dilation=2)
 case("max3d", "max_pool3d", ((1, 2, 4, 5, 4), 30), kernel_size=2, stride=(1, 2, 2), padding=1)
 case("avg2d_basic", "avg_pool2d", ((2, 3, 6, 7), 8), kernel_size=2)

@@ -5,13 +5,24 @@
 local R = ref("pool")
 local f32, f64 = torch.float32, torch.float64
 
-local function gen(spec, dtype)
+-- gen_pool.py's gen(): mods "floor" gives few integer values (ties), "nan"
+-- also NaN where k % 7 == 3 and -inf where k % 11 == 5, "nans" NaN where
+-- k % 3 == 0 (k: flat position).
+local function gen(spec, dtype, mods)
   local shape, seed = {}, spec[#spec]
   for i = 1, #spec - 1 do shape[i] = spec[i] end
   local n = 1
   for _, s in ipairs(shape) do n = n * s end
   local flat = {}
-  for k = 0, n - 1 do flat[k + 1] = ((37 * k + 11 * seed) % 101 - 50) / 32 end
+  for k = 0, n - 1 do
+    local v = ((37 * k + 11 * seed) % 101 - 50) / 32
+    if mods == "floor" or mods == "nan" then v = math.floor(v) + 0.0 end
+    if mods == "nan" then
+      if k % 7 == 3 then v = 0 / 0 elseif k % 11 == 5 then v = -math.huge end
+    end
+    if mods == "nans" and k % 3 == 0 then v = 0 / 0 end
+    flat[k + 1] = v
+  end
   return torch.tensor(flat, {dtype = dtype or f64}):reshape(shape)
 end
 
@@ -26,7 +37,8 @@ local function run_case(name)
   local c = R[name]
   local nsp = nsp_of(c.kind)
   for _, dt in ipairs{f32, f64} do
-    local x = gen(c.x, dt)
+    local x = gen(c.x, dt, c.mods)
+    local tol = {atol = TOL[dt].atol, rtol = TOL[dt].rtol, equal_nan = c.mods ~= nil}
     if c.view == "transpose" then x = x:transpose(-1, -2) end
     local y, idx
     if c.kind:match("^adaptive") then
@@ -39,9 +51,14 @@ local function run_case(name)
                                               count_include_pad = c.count_include_pad,
                                               divisor_override = c.divisor_override})
     end
+    if c.kind == "max_pool2d" then -- values alone take another route through the kernel
+      local v = torch.max_pool2d(x, c.kernel_size, opt{stride = c.stride, padding = c.padding,
+                                                        ceil_mode = c.ceil_mode, dilation = c.dilation})
+      check_close(v, c.y, tol)
+    end
     check_eq(y.dtype, dt)
     check_shape(y, c.y_shape)
-    check_close(y, c.y, TOL[dt])
+    check_close(y, c.y, tol)
     local s = {table.unpack(c.y_shape)}
     s[#s + 1] = 99
     local g = gen(s, dt)
@@ -66,7 +83,9 @@ for _, name in ipairs{"max2d_basic", "max2d_stride_pad", "max2d_dilation_ceil", 
                       "max2d_unbatched", "max1d", "max3d", "avg2d_basic", "avg2d_pad_include", "avg2d_pad_exclude",
                       "avg2d_ceil", "avg2d_ceil_exclude", "avg2d_divisor", "avg2d_noncontig", "avg1d", "avg3d",
                       "adaptive_avg2d", "adaptive_avg2d_up", "adaptive_avg2d_global", "adaptive_avg1d",
-                      "adaptive_max2d", "adaptive_max1d"} do
+                      "adaptive_max2d", "adaptive_max1d", "max2d_tiled_odd", "max2d_tiled_3x3", "max2d_tiled_rect",
+                      "max2d_tiled_kw5", "max2d_tiled_ties", "max2d_tiled_ties3", "max2d_tiled_nan", "max2d_tiled_nan3",
+                      "max2d_tiled_nans", "max2d_tiled_wide", "max2d_general_ties", "max2d_general_nan"} do
   test(name .. ": forward (and indices) and the backward op match PyTorch", function() run_case(name) end)
 end
 
@@ -112,4 +131,21 @@ test("bad pooling arguments raise errors naming the op and shapes", function()
   check_error(function() torch._backward.avg_pool(y, {2, 3, 6, 6}, 2, 3) end,
               "avg_pool2d_backward: grad_output has shape 2x3x3x3, but the pool's output has shape 2x3x2x2")
   check_error(function() torch._backward.max_pool(y, idx, x.shape, 4) end, "spatial dims must be 1, 2 or 3")
+end)
+
+test("stride == kernel (the tiled 2-D kernel) agrees with the general 3-D loop: large data, ties, NaN", function()
+  torch.manual_seed(7)
+  for _, dt in ipairs{f32, f64} do
+    for _, k in ipairs{{2, 2}, {3, 3}, {2, 3}, {4, 1}, {2, 5}} do
+      local x = (torch.randn(3, 5, 37, 45, {dtype = dt}) * 2):floor()
+      x = x:masked_fill(torch.rand(x.shape):lt(0.02), 0 / 0) -- windows with one NaN
+      x[1][1]:copy_(x[1][1]:masked_fill(torch.rand(37, 45):lt(0.4), 0 / 0)) -- and with several
+      local y, idx = torch.max_pool2d_with_indices(x, k)
+      -- depth 2 keeps the 3-D pool off the 2-D paths; depth slice 1 has the same flat indices
+      local y3, idx3 = torch.max_pool3d_with_indices(torch.stack({x, x}, 3), {1, k[1], k[2]})
+      check_close(y, y3:select(3, 1), {atol = 0, rtol = 0, equal_nan = true})
+      check(torch.equal(idx, idx3:select(3, 1)), "indices differ for kernel " .. k[1] .. "x" .. k[2])
+      check_close(torch.max_pool2d(x, k), y, {atol = 0, rtol = 0, equal_nan = true})
+    end
+  end
 end)
