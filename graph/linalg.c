@@ -113,7 +113,12 @@ static mt_status d_matmul(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
   if (!a || !b) return mtg_scope_end(s, gin, n->nin);
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_matmul(s, go[0], DL_mT(s, b)));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, DL_mT(s, a), go[0]));
+  /* b a transposed matrix (x @ w:t(), a linear layer): the gradient as
+   * (g^T a)^T has b's strides, so w's own gradient comes out contiguous
+   * (as PyTorch's mm backward does) instead of transposed */
+  bool bt = a->ndim == 2 && b->ndim == 2 && b->strides[0] == 1 && b->shape[0] > 1 && b->shape[1] > 1;
+  if (mtg_needs(n, 1))
+    gin[1] = D_grad_for(s, 1, bt ? DL_mT(s, D_matmul(s, DL_mT(s, go[0]), a)) : D_matmul(s, DL_mT(s, a), go[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 

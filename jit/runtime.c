@@ -21,6 +21,7 @@ struct mtj_compiled {
   mtj_kargs *args; /* per kernel */
   int *direct;     /* per node: the input slot its kernel stores into in place, or -1 */
   int **frees;     /* per step: the values no later step reads, -1 ended */
+  bool *copy_view; /* per node: a permutation to make contiguous before kernels read it */
 };
 
 bool mtj_uses_scalar(const mtj_compiled *c, int k) {
@@ -37,6 +38,7 @@ void mtj_free(mtj_compiled *c) {
     for (int s = 0; s < c->g->nsteps; s++) free(c->frees[s]);
   free(c->frees);
   free(c->direct);
+  free(c->copy_view);
   mtj_graph_free(c->g);
   free(c->src);
   free(c->fns);
@@ -97,6 +99,28 @@ static void plan_direct(mtj_compiled *c) {
   }
 }
 
+/* Permutations that fused kernels read are made contiguous when the graph
+ * runs: a kernel reads a transposed operand with a large stride, element by
+ * element beside its other streams (Adam's update of a linear layer's
+ * weight reads the weight's gradient that way, the matmul having made it
+ * transposed), while the engine's copy transposes it once. Kernels take
+ * their operands' strides at run time, so either layout works. */
+static mt_status plan_views(mtj_compiled *c) {
+  mtj_graph *g = c->g;
+  c->copy_view = calloc((size_t)g->nn + 1, sizeof *c->copy_view);
+  if (!c->copy_view) return mt_fail(MT_ENOMEM, "out of memory");
+  for (int i = 0; i < g->nn; i++) {
+    const mtj_node *x = &g->n[i];
+    if (!x->live || x->kernel < 0) continue;
+    for (int k = 0; k < MTJ_NA; k++) {
+      int a = x->a[k];
+      if (a >= 0 && g->n[a].kind == JN_VIEW && g->n[a].op == MT_OP_permute && g->n[a].ndim >= 2)
+        c->copy_view[a] = true;
+    }
+  }
+  return MT_OK;
+}
+
 /* Per step, the values whose last reader it is (freed after it runs). */
 static mt_status plan_frees(mtj_compiled *c) {
   mtj_graph *g = c->g;
@@ -127,6 +151,7 @@ static mt_status finish_compiled(mtj_compiled *c) {
   for (int k = 0; !st && k < c->g->nk; k++) st = mtj_kernel_args(c->g, k, &c->args[k]);
   if (!st && !(c->direct = malloc((size_t)c->g->nn * sizeof *c->direct))) st = mt_fail(MT_ENOMEM, "out of memory");
   if (!st) plan_direct(c), st = plan_frees(c);
+  if (!st) st = plan_views(c);
   if (!st) {
     c->g->text = mtj_canon(c->g);
     c->src = mtj_codegen(c->g);
@@ -400,6 +425,12 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
           int perm[MT_MAXDIM];
           for (int d = 0; d < x->ndim; d++) perm[d] = (int)x->attr[d];
           st = mt_permute(src, perm, x->ndim, &r);
+          if (!st && c->copy_view[sp->node] && !mt_is_contiguous(r)) { /* see plan_views */
+            mt_tensor *t = NULL;
+            st = mt_contiguous(r, &t);
+            mt_release(r);
+            r = t;
+          }
         } else if (x->op == MT_OP_expand) {
           st = mt_expand(src, shape, x->ndim, &r);
         } else {
@@ -462,6 +493,13 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         const mtj_node *x = &g->n[sp->node];
         prof_op(x->fn ? x->name : x->kind == JN_VIEW ? "(views)" : x->kind == JN_XOUT ? "(xout)" : mt_ops[x->op].name,
                 dt);
+      } else if (sp->kernel < 32) { /* the first kernels one by one */
+        static const char *knames[32] = {"kernel 0", "kernel 1", "kernel 2", "kernel 3", "kernel 4", "kernel 5",
+          "kernel 6", "kernel 7", "kernel 8", "kernel 9", "kernel 10", "kernel 11", "kernel 12", "kernel 13",
+          "kernel 14", "kernel 15", "kernel 16", "kernel 17", "kernel 18", "kernel 19", "kernel 20", "kernel 21",
+          "kernel 22", "kernel 23", "kernel 24", "kernel 25", "kernel 26", "kernel 27", "kernel 28", "kernel 29",
+          "kernel 30", "kernel 31"};
+        prof_op(knames[sp->kernel], dt);
       }
     }
     /* free values whose last reader was this step */
