@@ -21,68 +21,7 @@
 #include "profiler.h"
 #include "jit.h"
 #include "mtl.h"
-
-#define MAXARGS 32
-#define MAXSCT 16
-#define MAXGRADS 512
-#define MAXRETRY 2
-#define JIT_FN "torch.CompiledFunction"
-
-enum { SRC_ARG, SRC_UPV };
-/* uservalues of a compiled function: 1 fn, 2 a table of paths and scalar sources */
-enum { UV_FN = 1, UV_AUX = 2 };
-enum { RET_OUT, RET_ARG, RET_NIL, RET_BOOL };
-
-typedef struct jarg {
-  int type;       /* LUA_T* */
-  bool isint;     /* numbers */
-  double num;
-  int b;          /* booleans */
-  char *str;      /* strings (owned) */
-  int8_t dtype, ndim;
-  uint16_t ones;  /* tensors: dims of size 1 */
-  bool candidate; /* a number feeding the graph as a scalar */
-} jarg;
-
-typedef struct jentry {
-  struct jentry *next;
-  int nargs;
-  jarg arg[MAXARGS];
-  bool generalized;
-  int nin;
-  struct {
-    int kind, idx; /* argument index, or the path's index in the aux table */
-    mt_tensor *t;  /* the captured tensor (owned), SRC_UPV */
-    int alt[3];    /* further paths to the same tensor, guarded too */
-    int nalt;
-  } src[MTJ_MAXIN];
-  int nsct;
-  int sct_ref[MAXSCT];  /* aux indices of {table, key} whose number is runtime scalar nargs + j */
-  int ngrads;
-  struct {
-    int leaf; /* input index */
-    int out;  /* graph output index, -1: nil */
-  } grad[MAXGRADS];
-  bool detach;          /* a backward ran inside: results come back without history */
-  int nret;
-  struct {
-    int kind, idx;
-  } ret[MTJ_MAXOUT];
-  mtj_compiled *c; /* NULL: runs eagerly (why) */
-  char why[300];
-  unsigned epoch;
-} jentry;
-
-typedef struct jfn {
-  jentry *entries;
-  int ncompiled; /* graphs made for this function (recompile limit) */
-  int retries;   /* captures redone because state was made during them */
-  char name[96]; /* "compiled fn@file:line", the profiler's name for its graphs */
-  int naux;      /* entries used in the aux table */
-  bool dynamic, fullgraph, off, gave_up, warned_grad, quiet;
-  int limit;
-  char last_reason[200];
-} jfn;
+#include "l_jit.h"
 
 static struct {
   int64_t graph_breaks, recompiles, recaptures, compiled_calls, eager_calls, captures, fallbacks;
@@ -90,14 +29,8 @@ static struct {
 static unsigned epoch = 1;
 static int jit_off = -1;
 
-/* capture state of this thread (one capture at a time) */
-static _Thread_local struct {
-  bool active, fullgraph;
-  char brk[300];
-  char retry[200];               /* why this capture must be redone next call ("" if not) */
-  int nsct;
-  mt_tensor *sct[MAXSCT];        /* 0-dim tensors standing for table numbers (owned) */
-} cap;
+/* capture state of this thread (one capture at a time; l_jit.h) */
+_Thread_local jit_capture jit_cap;
 
 static void free_entry(jentry *e) {
   for (int i = 0; i < e->nargs; i++) free(e->arg[i].str);
@@ -121,15 +54,15 @@ static int fn_gc(lua_State *L) {
 /* ---- hooks called by the bindings during a capture ---- */
 
 void mtl_jit_sync(lua_State *L, const char *what) {
-  if (cap.brk[0]) return;
+  if (jit_cap.brk[0]) return;
   luaL_where(L, 1);
   const char *where = lua_tostring(L, -1);
-  snprintf(cap.brk, sizeof cap.brk, "%s%s() reads a tensor's value on the host", where && *where ? where : "?: ",
+  snprintf(jit_cap.brk, sizeof jit_cap.brk, "%s%s() reads a tensor's value on the host", where && *where ? where : "?: ",
            what);
   lua_pop(L, 1);
-  mtg_trace_refuse("graph break: %s", cap.brk);
-  if (cap.fullgraph)
-    luaL_error(L, "torch.compile(fullgraph=true): graph break: %s; move it out of the compiled function", cap.brk);
+  mtg_trace_refuse("graph break: %s", jit_cap.brk);
+  if (jit_cap.fullgraph)
+    luaL_error(L, "torch.compile(fullgraph=true): graph break: %s; move it out of the compiled function", jit_cap.brk);
 }
 
 void mtl_jit_pushed(lua_State *L, mt_tensor *t) {
@@ -157,65 +90,6 @@ static void describe_arg(lua_State *L, int i, jarg *a) {
   }
 }
 
-/* Pushes aux[i] of the compiled function at index 1. */
-static void push_aux(lua_State *L, int i) {
-  lua_getiuservalue(L, 1, UV_AUX);
-  lua_rawgeti(L, -1, i);
-  lua_remove(L, -2);
-}
-
-/* Stores the value on top of the stack (popped) as a new aux entry; returns its index. */
-static int add_aux(lua_State *L, jfn *f) {
-  lua_getiuservalue(L, 1, UV_AUX);
-  lua_insert(L, -2);
-  lua_rawseti(L, -2, ++f->naux);
-  lua_pop(L, 1);
-  return f->naux;
-}
-
-/* Follows path aux[i] = {upvalue, key1, ...} from fn; NULL if it no longer
- * leads to a tensor. */
-static mt_tensor *resolve_path(lua_State *L, int i) {
-  push_aux(L, i);
-  int path = lua_gettop(L);
-  lua_getiuservalue(L, 1, UV_FN);
-  lua_rawgeti(L, path, 1);
-  const char *nm = lua_getupvalue(L, -2, (int)lua_tointeger(L, -1));
-  if (!nm) {
-    lua_settop(L, path - 1);
-    return NULL;
-  }
-  lua_Integer n = luaL_len(L, path);
-  for (lua_Integer k = 2; k <= n; k++) {
-    if (lua_type(L, -1) != LUA_TTABLE && lua_type(L, -1) != LUA_TUSERDATA) {
-      lua_settop(L, path - 1);
-      return NULL;
-    }
-    lua_rawgeti(L, path, k);
-    lua_gettable(L, -2);
-  }
-  mt_tensor *t = lua_type(L, -1) == LUA_TUSERDATA ? mtl_to_tensor(L, -1) : NULL;
-  lua_settop(L, path - 1);
-  return t;
-}
-
-/* The tensor of entry e's input k at this call (fn at index 1, args from 2). */
-static mt_tensor *source(lua_State *L, const jentry *e, int k) {
-  if (e->src[k].kind == SRC_ARG) return mtl_to_tensor(L, 2 + e->src[k].idx);
-  return resolve_path(L, e->src[k].idx);
-}
-
-/* The number aux[i] = {table, key} holds now (NaN if it is not a number). */
-static double table_number(lua_State *L, int i) {
-  push_aux(L, i);
-  lua_rawgeti(L, -1, 1);
-  lua_rawgeti(L, -2, 2);
-  lua_gettable(L, -2);
-  double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0.0 / 0.0;
-  lua_pop(L, 3);
-  return v;
-}
-
 /* 1: e matches; 0: miss (reason in why); 2: only candidate number values differ. */
 static int match(lua_State *L, jentry *e, int nargs, char *why, size_t n) {
   if (e->nargs != nargs) return snprintf(why, n, "%d arguments, compiled for %d", nargs, e->nargs), 0;
@@ -241,12 +115,12 @@ static int match(lua_State *L, jentry *e, int nargs, char *why, size_t n) {
   if (e->c) {
     const mt_tensor *ins[MTJ_MAXIN];
     for (int k = 0; k < e->nin; k++) {
-      ins[k] = source(L, e, k);
+      ins[k] = jit_source(L, e, k);
       if (!ins[k]) return snprintf(why, n, "a captured tensor is gone"), 0;
       if (e->src[k].kind == SRC_UPV && ins[k] != e->src[k].t)
         return snprintf(why, n, "a captured tensor was replaced by another"), 0;
       for (int j = 0; j < e->src[k].nalt; j++)
-        if (resolve_path(L, e->src[k].alt[j]) != e->src[k].t)
+        if (jit_resolve_path(L, e->src[k].alt[j]) != e->src[k].t)
           return snprintf(why, n, "a captured tensor was replaced by another"), 0;
     }
     if (!mtj_guard(e->c, ins, why, n)) return 0;
@@ -272,153 +146,6 @@ static void warn(const char *fmt, const char *a, const char *b) {
 
 /* ---- capture ---- */
 
-static void push_tensor_id(lua_State *L, const mt_tensor *t) { lua_pushlightuserdata(L, (void *)t); }
-
-/* torch tensor -> light userdata naming it (nil for other values); the
- * find_paths helper of jit.lua compares tensors through it. */
-static int l_tensor_id(lua_State *L) {
-  mt_tensor *t = lua_type(L, 1) == LUA_TUSERDATA ? mtl_to_tensor(L, 1) : NULL;
-  if (t) push_tensor_id(L, t);
-  else lua_pushnil(L);
-  return 1;
-}
-
-extern const char mtl_jit_lua[];
-
-/* Pushes the table of jit.lua's helpers (loaded once). */
-static void push_jit_lua(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
-  if (!lua_isnil(L, -1)) return;
-  lua_pop(L, 1);
-  if (luaL_loadbuffer(L, mtl_jit_lua, strlen(mtl_jit_lua), "=torch/jit.lua") != LUA_OK) lua_error(L);
-  lua_pushcfunction(L, l_tensor_id);
-  lua_call(L, 1, 1);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_lua");
-}
-
-/* Finds paths from fn's upvalues to tensors want[0..n) and stores them in
- * the aux table: idx[k][0..nidx[k]) their indices (none: no path). */
-static void find_paths(lua_State *L, jfn *f, const mt_tensor *const *want, int n, int (*idx)[4], int *nidx) {
-  for (int k = 0; k < n; k++) nidx[k] = 0;
-  if (!n) return;
-  push_jit_lua(L);
-  lua_getfield(L, -1, "find_paths");
-  lua_getiuservalue(L, 1, UV_FN);
-  lua_createtable(L, 0, n);
-  for (int k = 0; k < n; k++) {
-    push_tensor_id(L, want[k]);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, -3);
-  }
-  lua_call(L, 2, 1);
-  for (int k = 0; k < n; k++) {
-    push_tensor_id(L, want[k]);
-    lua_rawget(L, -2);
-    for (int j = 1; j <= 4 && lua_istable(L, -1); j++) {
-      if (lua_rawgeti(L, -1, j) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        break;
-      }
-      idx[k][nidx[k]++] = add_aux(L, f);
-    }
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 2);
-}
-
-/* True when t is among tensors a[0..n). */
-static bool among(const mt_tensor *const *a, int n, const mt_tensor *t) {
-  for (int k = 0; k < n; k++)
-    if (a[k] == t) return true;
-  return false;
-}
-
-/* The external tensors trace tr reads or writes, in order of first use:
- * operands no earlier entry made, tensors written in place, leaves whose
- * .grad was set. Sets e->why on a tensor made by untraced code. */
-static int first_reader[MTJ_MAXIN]; /* per graph input: the entry that first names it (for messages) */
-
-/* The op name of trace entry e, for messages. */
-static const char *entry_name(const mtg_trace_entry *e) {
-  if (e->kind == MTG_TE_CALL) return e->name;
-  if (e->kind == MTG_TE_OP) return mt_ops[e->op].name;
-  return "fill";
-}
-
-static int graph_inputs(const mtg_trace *tr, jentry *e, const mt_tensor **ins) {
-  int nin = 0;
-  for (int i = 0; i <= tr->n && !e->why[0]; i++) {
-    const mt_tensor *cand[MTG_TRACE_NIN + 1];
-    int nc = 0;
-    if (i < tr->n) {
-      for (int j = 0; j < tr->e[i].nin; j++) cand[nc++] = tr->e[i].in[j];
-      if (tr->e[i].inplace) cand[nc++] = tr->e[i].out;
-    }
-    for (int c = 0; c < nc && !e->why[0]; c++) {
-      const mt_tensor *t = cand[c] ? mtg_trace_root(tr, cand[c]) : NULL;
-      if (!t || (t->flags & MT_TF_WRAPPED) || among((const mt_tensor *const *)cap.sct, cap.nsct, t) || among(ins, nin, t)) continue;
-      bool made = false;
-      for (int k = 0; k < i && !made; k++) {
-        const mtg_trace_entry *x = &tr->e[k];
-        made = (x->out == t && !x->inplace) || (x->nout > 1 && among((const mt_tensor *const *)x->xout, x->nout - 1, t));
-      }
-      if (made) continue;
-      for (int k = 0; k < tr->nfresh; k++)
-        if (tr->fresh[k] == t)
-          snprintf(e->why, sizeof e->why, "a tensor made by %s inside the function (the JIT does not replay it yet)",
-                   tr->fresh_what[k]);
-      if (e->why[0]) break;
-      if (nin == MTJ_MAXIN) {
-        snprintf(e->why, sizeof e->why, "the graph reads more than %d tensors", MTJ_MAXIN);
-        break;
-      }
-      first_reader[nin] = i;
-      ins[nin++] = t;
-    }
-  }
-  for (int g = 0; g < tr->ngrads && !e->why[0]; g++) {
-    const mt_tensor *t = tr->grads[g].leaf;
-    if (among(ins, nin, t)) continue;
-    if (nin == MTJ_MAXIN) snprintf(e->why, sizeof e->why, "the graph reads more than %d tensors", MTJ_MAXIN);
-    else first_reader[nin] = -1, ins[nin++] = t;
-  }
-  return nin;
-}
-
-/* Where each graph input comes from at a later call: an argument, or a
- * path of table keys from an upvalue. */
-static void locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins, int nin, int nargs,
-                          const mtg_trace *tr) {
-  const mt_tensor *rest[MTJ_MAXIN];
-  int where[MTJ_MAXIN], nrest = 0, found[MTJ_MAXIN][4], nfound[MTJ_MAXIN];
-  for (int k = 0; k < nin; k++) {
-    int a = -1;
-    for (int j = 0; j < nargs && a < 0; j++)
-      if (lua_type(L, 2 + j) == LUA_TUSERDATA && mtl_to_tensor(L, 2 + j) == ins[k]) a = j;
-    e->src[k].kind = a >= 0 ? SRC_ARG : SRC_UPV;
-    e->src[k].idx = a;
-    if (a < 0) rest[nrest] = ins[k], where[nrest++] = k;
-  }
-  e->nin = nin;
-  find_paths(L, f, rest, nrest, found, nfound);
-  for (int r = 0; r < nrest; r++) {
-    int k = where[r];
-    if (!nfound[r]) {
-      char sh[96];
-      snprintf(e->why, sizeof e->why,
-               "%s reads a %s tensor of shape %s that is neither an argument nor reachable from the function's "
-               "upvalues through tables (made by an op the JIT does not trace?)",
-               first_reader[k] >= 0 ? entry_name(&tr->e[first_reader[k]]) : "a .grad",
-               mt_dtype_name((mt_dtype)ins[k]->dtype), mt_shape_str(ins[k]->shape, ins[k]->ndim, sh, sizeof sh));
-      return;
-    }
-    e->src[k].idx = found[r][0];
-    for (int j = 1; j < nfound[r]; j++) e->src[k].alt[e->src[k].nalt++] = found[r][j];
-    e->src[k].t = mt_retain((mt_tensor *)ins[k]);
-  }
-}
-
 /* Builds entry e from trace tr and the results at [rbase, rbase + nres). */
 static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs, int rbase, int nres) {
   if (tr->why[0]) {
@@ -427,8 +154,8 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   }
   const mt_tensor *ins[MTJ_MAXIN], *outs[MTJ_MAXOUT];
   int nout = 0;
-  int nin = graph_inputs(tr, e, ins);
-  if (!e->why[0]) locate_inputs(L, f, e, ins, nin, nargs, tr);
+  int nin = jit_graph_inputs(tr, e, ins);
+  if (!e->why[0]) jit_locate_inputs(L, f, e, ins, nin, nargs, tr);
   e->detach = tr->backward_ran;
   for (int r = 0; r < nres && !e->why[0]; r++) {
     int i = rbase + r, ty = lua_type(L, i);
@@ -481,14 +208,14 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   bool isint[MAXARGS + MAXSCT];
   for (int k = 0; k < nargs; k++) sc[k] = e->arg[k].type == LUA_TNUMBER ? e->arg[k].num : 0.0 / 0.0,
                                   isint[k] = e->arg[k].isint;
-  e->nsct = cap.nsct;
+  e->nsct = jit_cap.nsct;
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
-  for (int j = 0; j < cap.nsct; j++) {
+  for (int j = 0; j < jit_cap.nsct; j++) {
     lua_rawgeti(L, -1, j + 1);
-    e->sct_ref[j] = add_aux(L, f);
+    e->sct_ref[j] = jit_add_aux(L, f);
   }
   lua_pop(L, 1);
-  mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)cap.sct, .nsct = cap.nsct};
+  mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)jit_cap.sct, .nsct = jit_cap.nsct};
   lstats.captures++;
   if (mtj_compile(tr, ins, nin, sc, isint, nargs, outs, nout, &o, &e->c)) {
     snprintf(e->why, sizeof e->why, "%s", mt_errmsg());
@@ -500,9 +227,9 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
 }
 
 static void cap_clear(void) {
-  for (int j = 0; j < cap.nsct; j++) mt_release(cap.sct[j]);
-  cap.nsct = 0;
-  cap.active = false;
+  for (int j = 0; j < jit_cap.nsct; j++) mt_release(jit_cap.sct[j]);
+  jit_cap.nsct = 0;
+  jit_cap.active = false;
 }
 
 /* Runs fn under a trace with the call's arguments and makes a new entry
@@ -524,15 +251,15 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
     free_entry(e);
     return mtl_fail(L, st, NULL, NULL, NULL, NULL);
   }
-  cap.fullgraph = f->fullgraph;
-  cap.brk[0] = cap.retry[0] = 0;
-  cap.active = true;
-  cap.nsct = 0;
+  jit_cap.fullgraph = f->fullgraph;
+  jit_cap.brk[0] = jit_cap.retry[0] = 0;
+  jit_cap.active = true;
+  jit_cap.nsct = 0;
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
   int rc = lua_pcall(L, nargs, LUA_MULTRET, 0);
   mtg_trace *tr = mtg_trace_end();
-  cap.active = false;
+  jit_cap.active = false;
   if (rc != LUA_OK) {
     mtg_trace_free(tr);
     free_entry(e);
@@ -540,8 +267,8 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
     return lua_error(L);
   }
   int nres = lua_gettop(L) - base;
-  if (cap.brk[0]) lstats.graph_breaks++;
-  if (cap.retry[0]) snprintf(e->why, sizeof e->why, "%s", cap.retry);
+  if (jit_cap.brk[0]) lstats.graph_breaks++;
+  if (jit_cap.retry[0]) snprintf(e->why, sizeof e->why, "%s", jit_cap.retry);
   else make_entry(L, f, e, tr, nargs, base + 1, nres);
   mtg_trace_free(tr);
   cap_clear();
@@ -553,9 +280,9 @@ static int run_entry(lua_State *L, jentry *e, int nargs) {
   const mt_tensor *ins[MTJ_MAXIN];
   double sc[MAXARGS + MAXSCT];
   mt_tensor *outs[MTJ_MAXOUT] = {0};
-  for (int k = 0; k < e->nin; k++) ins[k] = source(L, e, k);
+  for (int k = 0; k < e->nin; k++) ins[k] = jit_source(L, e, k);
   for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
-  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = table_number(L, e->sct_ref[j]);
+  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = jit_table_number(L, e->sct_ref[j]);
   int64_t tok = mtg_profiler_begin(check_fn(L, 1)->name, ins, e->nin);
   mt_status st = mtj_run(e->c, ins, sc, outs);
   mtg_profiler_end(tok);
@@ -617,7 +344,7 @@ static int fn_call(lua_State *L) {
   jfn *f = check_fn(L, 1);
   int nargs = lua_gettop(L) - 1;
   if (nargs > MAXARGS) return luaL_error(L, "torch.compile: more than %d arguments", MAXARGS);
-  if (f->off || f->gave_up || cap.active) return lstats.eager_calls++, call_eager(L, nargs);
+  if (f->off || f->gave_up || jit_cap.active) return lstats.eager_calls++, call_eager(L, nargs);
   char why[200] = "no compiled graph yet";
   jentry *near = NULL;
   for (jentry *e = f->entries; e; e = e->next) {
@@ -640,7 +367,7 @@ static int fn_call(lua_State *L) {
   }
   jentry *e = NULL;
   int nres = capture(L, f, nargs, &e);
-  if (!e->c && cap.retry[0] && f->retries < MAXRETRY) {
+  if (!e->c && jit_cap.retry[0] && f->retries < MAXRETRY) {
     f->retries++; /* state was made during this call (an optimizer's first step): capture again next time */
     free_entry(e);
     return nres;
@@ -672,7 +399,7 @@ static int fn_call(lua_State *L) {
 
 /* torch.compiler.is_compiling() -> true while a compiled function is being captured */
 static int l_is_compiling(lua_State *L) {
-  lua_pushboolean(L, cap.active);
+  lua_pushboolean(L, jit_cap.active);
   return 1;
 }
 
@@ -689,8 +416,8 @@ static int l_scalar(lua_State *L) {
   if (!lua_isnumber(L, 3))
     return luaL_error(L, "torch.compiler.scalar: tbl[%s] is a %s, not a number", luaL_tolstring(L, 2, NULL),
                       luaL_typename(L, 3));
-  if (!cap.active) return 1;
-  if (cap.nsct == MAXSCT) return 1; /* stays a constant */
+  if (!jit_cap.active) return 1;
+  if (jit_cap.nsct == MAXSCT) return 1; /* stays a constant */
   lua_Number v = lua_tonumber(L, 3);
   mt_tensor *t = NULL;
   mt_status st = mt_full(NULL, 0, mt_sfloat(v), MT_FLOAT64, mt_cpu(), &t);
@@ -702,9 +429,9 @@ static int l_scalar(lua_State *L) {
   lua_rawseti(L, -2, 1);
   lua_pushvalue(L, 2);
   lua_rawseti(L, -2, 2);
-  lua_rawseti(L, -2, cap.nsct + 1);
+  lua_rawseti(L, -2, jit_cap.nsct + 1);
   lua_pop(L, 1);
-  cap.sct[cap.nsct++] = t;
+  jit_cap.sct[jit_cap.nsct++] = t;
   mtl_push_tensor(L, mt_retain(t));
   return 1;
 }
@@ -714,7 +441,7 @@ static int l_scalar(lua_State *L) {
  * step) asks for the capture to be redone on the next call. */
 static int l_capture_again(lua_State *L) {
   const char *why = luaL_optstring(L, 1, "state was made during the capture");
-  if (cap.active && !cap.retry[0]) snprintf(cap.retry, sizeof cap.retry, "%s", why);
+  if (jit_cap.active && !jit_cap.retry[0]) snprintf(jit_cap.retry, sizeof jit_cap.retry, "%s", why);
   return 0;
 }
 
@@ -735,7 +462,7 @@ static int l_compile(lua_State *L) {
                         luaL_typename(L, 1));
     lua_pop(L, 1);
     lua_settop(L, 2);
-    push_jit_lua(L);
+    jit_push_lua(L);
     lua_getfield(L, -1, "compile_module");
     lua_pushcfunction(L, l_compile);
     lua_pushvalue(L, 1);
@@ -818,7 +545,7 @@ static int l_explain(lua_State *L) {
   FILE *m = open_memstream(&buf, &len);
   if (!m) return luaL_error(L, "explain: out of memory");
   fprintf(m, "torch.compiler.explain: %s\n", e->c ? "1 graph, compiled" : "no compiled graph");
-  fprintf(m, "graph breaks: %s\n", cap.brk[0] ? cap.brk : "none");
+  fprintf(m, "graph breaks: %s\n", jit_cap.brk[0] ? jit_cap.brk : "none");
   if (!e->c) fprintf(m, "runs eagerly because: %s\n", e->why);
   if (f->last_reason[0]) fprintf(m, "last recompile reason: %s\n", f->last_reason);
   for (int k = 0; k < e->nargs; k++)

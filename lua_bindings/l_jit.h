@@ -1,0 +1,102 @@
+/* l_jit.h -- private to lua_bindings/l_jit*.c: a compiled function's
+ * entries (guards, where inputs come from, compiled graph) and the
+ * capture state of the thread. */
+#ifndef MTL_L_JIT_H
+#define MTL_L_JIT_H
+#include "graph.h"
+#include "jit.h"
+#include "mtl.h"
+
+#define MAXARGS 32
+#define MAXSCT 16
+#define MAXGRADS 512
+#define MAXRETRY 2
+#define JIT_FN "torch.CompiledFunction"
+
+enum { SRC_ARG, SRC_UPV };
+/* uservalues of a compiled function: 1 fn, 2 a table of paths and scalar sources */
+enum { UV_FN = 1, UV_AUX = 2 };
+enum { RET_OUT, RET_ARG, RET_NIL, RET_BOOL };
+
+typedef struct jarg {
+  int type;       /* LUA_T* */
+  bool isint;     /* numbers */
+  double num;
+  int b;          /* booleans */
+  char *str;      /* strings (owned) */
+  int8_t dtype, ndim;
+  uint16_t ones;  /* tensors: dims of size 1 */
+  bool candidate; /* a number feeding the graph as a scalar */
+} jarg;
+
+typedef struct jentry {
+  struct jentry *next;
+  int nargs;
+  jarg arg[MAXARGS];
+  bool generalized;
+  int nin;
+  struct {
+    int kind, idx; /* argument index, or the path's index in the aux table */
+    mt_tensor *t;  /* the captured tensor (owned), SRC_UPV */
+    int alt[3];    /* further paths to the same tensor, guarded too */
+    int nalt;
+  } src[MTJ_MAXIN];
+  int nsct;
+  int sct_ref[MAXSCT];  /* aux indices of {table, key} whose number is runtime scalar nargs + j */
+  int ngrads;
+  struct {
+    int leaf; /* input index */
+    int out;  /* graph output index, -1: nil */
+  } grad[MAXGRADS];
+  bool detach;          /* a backward ran inside: results come back without history */
+  int nret;
+  struct {
+    int kind, idx;
+  } ret[MTJ_MAXOUT];
+  mtj_compiled *c; /* NULL: runs eagerly (why) */
+  char why[300];
+  unsigned epoch;
+} jentry;
+
+typedef struct jfn {
+  jentry *entries;
+  int ncompiled; /* graphs made for this function (recompile limit) */
+  int retries;   /* captures redone because state was made during them */
+  char name[96]; /* "compiled fn@file:line", the profiler's name for its graphs */
+  int naux;      /* entries used in the aux table */
+  bool dynamic, fullgraph, off, gave_up, warned_grad, quiet;
+  int limit;
+  char last_reason[200];
+} jfn;
+
+/* capture state of this thread (one capture at a time) */
+typedef struct jit_capture {
+  bool active, fullgraph;
+  char brk[300];
+  char retry[200];               /* why this capture must be redone next call ("" if not) */
+  int nsct;
+  mt_tensor *sct[MAXSCT];        /* 0-dim tensors standing for table numbers (owned) */
+} jit_capture;
+extern _Thread_local jit_capture jit_cap;
+
+/* ---- l_jit_inputs.c ---- */
+/* Pushes aux[i] of the compiled function at stack index 1. */
+void jit_push_aux(lua_State *L, int i);
+/* Stores the value on top of the stack (popped) as a new aux entry; returns its index. */
+int jit_add_aux(lua_State *L, jfn *f);
+/* Follows path aux[i] from fn; NULL when it no longer leads to a tensor. */
+mt_tensor *jit_resolve_path(lua_State *L, int i);
+/* The tensor of entry e's input k at this call (fn at index 1, args from 2). */
+mt_tensor *jit_source(lua_State *L, const jentry *e, int k);
+/* The number aux[i] = {table, key} holds now (NaN if not a number). */
+double jit_table_number(lua_State *L, int i);
+/* Pushes the table of jit.lua's helpers (loaded once). */
+void jit_push_lua(lua_State *L);
+/* The external tensors trace tr reads or writes, in order of first use;
+ * sets e->why on a tensor made by untraced code. */
+int jit_graph_inputs(const mtg_trace *tr, jentry *e, const mt_tensor **ins);
+/* Where each graph input comes from at a later call (sets e->src, or e->why). */
+void jit_locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins, int nin, int nargs,
+                       const mtg_trace *tr);
+
+#endif
