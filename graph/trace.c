@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "creation.h"
+#include "random.h"
 #include "trace.h"
 
 _Thread_local mtg_trace *mtg_tracing;
@@ -218,6 +219,17 @@ void mtg_trace_arange(const mt_tensor *t, mt_scalar start, mt_scalar end, mt_sca
   a.start = start, a.end = end, a.step = step, a.dtype = t->dtype;
   mt_tensor *o = (mt_tensor *)t;
   mtg_trace_call("arange", rp_arange, false, NULL, 0, &o, 1, &a, sizeof a, NULL, 0);
+}
+
+static mt_status rp_bernoulli_(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  return mt_bernoulli_(out[0], f[0], mt_default_generator());
+}
+
+void mtg_trace_bernoulli_(const mt_tensor *t, double p) {
+  if (!mtg_tracing) return;
+  mt_tensor *o = (mt_tensor *)t;
+  mtg_trace_call("bernoulli_", rp_bernoulli_, true, &t, 1, &o, 1, NULL, 0, &p, 1);
+  if (mtg_tracing->n) mtg_tracing->e[mtg_tracing->n - 1].impure = true;
 }
 
 void mtg_trace_set_grad(const mt_tensor *leaf, const mt_tensor *grad) {

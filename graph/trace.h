@@ -27,6 +27,7 @@ typedef struct mtg_trace_entry {
   mt_tensor *xout[MTG_TRACE_NOUT - 1]; /* MTG_TE_CALL: further outputs (owned) */
   int nout;
   bool inplace;                      /* out is an existing tensor the op overwrote */
+  bool impure;                       /* draws random numbers: never merged with an equal call */
   mtg_replay_fn fn;                  /* MTG_TE_CALL */
   const char *name;                  /* MTG_TE_CALL: the op's name (static string) */
   int64_t i[MTG_TRACE_NI];           /* int attributes (per op: see jit/ir.c) */
@@ -82,6 +83,9 @@ void mtg_trace_call(const char *name, mtg_replay_fn fn, bool inplace, const mt_t
 void mtg_trace_full(const mt_tensor *t, double v);
 /* dst is a new tensor object for src's value (an alias autograd saves). */
 void mtg_trace_alias(const mt_tensor *dst, const mt_tensor *src);
+/* t:bernoulli_(p) drew from the default generator (the JIT replays the draw
+ * in the same order, so a compiled step consumes the RNG as eager does). */
+void mtg_trace_bernoulli_(const mt_tensor *t, double p);
 /* t was made by arange(start, end, step) (replayed by the JIT). */
 void mtg_trace_arange(const mt_tensor *t, mt_scalar start, mt_scalar end, mt_scalar step);
 /* leaf's .grad became grad (NULL: nil). */

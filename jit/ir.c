@@ -75,7 +75,7 @@ static int add(builder *b, mtj_node x) {
       if (y->kind == x.kind && y->op == x.op && y->dtype == x.dtype && y->cdt == x.cdt && y->ndim == x.ndim &&
           !memcmp(y->a, x.a, sizeof x.a) && y->slot == x.slot && y->nattr == x.nattr &&
           !memcmp(y->attr, x.attr, sizeof x.attr) && !memcmp(&y->c, &x.c, sizeof x.c) &&
-          !memcmp(y->f, x.f, sizeof x.f) && y->fn == x.fn && y->inplace == x.inplace) {
+          !memcmp(y->f, x.f, sizeof x.f) && y->fn == x.fn && y->inplace == x.inplace && y->tag == x.tag) {
         bool same = true;
         for (int d = 0; d < x.ndim && same; d++) same = mtj_dim_eq(g, y->shape[d], x.shape[d]);
         if (same) return i;
@@ -345,6 +345,7 @@ static int call_op(builder *b, const mtg_trace_entry *e, const int *ops) {
   if (e->nin > MTJ_NA) return fail(b, "%s has too many operands for an extern call", e->name);
   mtj_node x = blank(JN_EXTERN, -1, e->out->dtype);
   x.fn = e->fn, x.name = e->name, x.inplace = e->inplace;
+  if (e->impure) x.tag = (int)(e - b->tr->e) + 1; /* each draw is its own node */
   for (int i = 0; i < e->nin; i++) x.a[i] = ops[i];
   memcpy(x.attr, e->i, sizeof x.attr);
   x.nattr = e->ni;

@@ -40,6 +40,7 @@ typedef struct mtj_node {
   mtg_replay_fn fn;  /* EXTERN of a replayed call (trace.h), else NULL */
   const char *name;  /* its op name */
   bool inplace;      /* the call updates a private copy of a0 */
+  int tag;           /* distinct for calls that draw random numbers (no CSE) */
   /* filled by the passes */
   bool live, mat; /* mat: materialized into a buffer */
   int kernel;     /* kernel index, or -1 */

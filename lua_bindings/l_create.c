@@ -153,7 +153,7 @@ static int create(lua_State *L, int first, const char *op, int kind /* 0 empty 1
     MTL_CHECK_OP(L, op, mt_empty(shape, nd, dt, dev, &o));
   else
     MTL_CHECK_OP(L, op, mt_full(shape, nd, v, dt, dev, &o));
-  if (MTG_TRACING() && kind != 0) mtg_trace_full(o, mt_scalar_f(v)); /* a constant of a compiled graph */
+  if (MTG_TRACING()) mtg_trace_full(o, mt_scalar_f(v)); /* a constant of a compiled graph (empty: zeros) */
   mtl_push_tensor(L, o);
   mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;
@@ -183,7 +183,7 @@ static int like(lua_State *L, const char *op, int kind) {
     MTL_CHECK_OP(L, op, mt_empty(x->shape, x->ndim, dt, mt_tdevice(x), &o));
   else
     MTL_CHECK_OP(L, op, mt_full(x->shape, x->ndim, v, dt, mt_tdevice(x), &o));
-  if (MTG_TRACING() && kind != 0) mtg_trace_full(o, mt_scalar_f(v));
+  if (MTG_TRACING()) mtg_trace_full(o, mt_scalar_f(v)); /* empty_like: zeros will do */
   mtl_push_tensor(L, o);
   mtl_apply_requires_grad(L, opt, lua_gettop(L));
   return 1;

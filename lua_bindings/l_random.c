@@ -438,10 +438,15 @@ static int m_bernoulli_(lua_State *L) {
   mt_generator *g = opt_gen(L, opt);
   mtl_getarg(L, 2, last, opt, "p");
   mt_tensor *p = mtl_to_tensor(L, -1);
-  if (p)
+  if (p) {
     MTL_CHECK(L, mt_bernoulli_tensor_(x, p, g));
-  else
-    MTL_CHECK(L, mt_bernoulli_(x, lua_isnil(L, -1) ? 0.5 : mt_scalar_f(check_num(L, -1, "bernoulli_", "p", NULL)), g));
+    if (MTG_TRACING()) mtg_trace_refuse("bernoulli_ with a tensor of probabilities is not replayed by the JIT");
+  } else {
+    double pv = lua_isnil(L, -1) ? 0.5 : mt_scalar_f(check_num(L, -1, "bernoulli_", "p", NULL));
+    MTL_CHECK(L, mt_bernoulli_(x, pv, g));
+    if (MTG_TRACING() && (!g || g == mt_default_generator())) mtg_trace_bernoulli_(x, pv); /* dropout mask */
+    else if (MTG_TRACING()) mtg_trace_refuse("bernoulli_ with its own generator is not replayed by the JIT");
+  }
   lua_settop(L, 1);
   return 1;
 }

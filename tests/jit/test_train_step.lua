@@ -255,3 +255,32 @@ test("torch.compile(module) returns a module whose calls are compiled", function
   local ok, err = pcall(torch.compile, 42)
   check(not ok and tostring(err):find("expected a function or a module", 1, true), tostring(err))
 end)
+
+test("dropout in a compiled step draws its masks from torch's RNG as eager does", function()
+  torch.compiler.reset()
+  local function run(compiled)
+    torch.manual_seed(0)
+    local m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 16), nn.Dropout(0.2),
+      nn.Linear(16, 3))
+    local opt = optim.SGD(m:parameters(), {lr = 0.1})
+    local lf = nn.CrossEntropyLoss()
+    local f = function(x, y)
+      opt:zero_grad()
+      local l = lf(m(x), y)
+      l:backward()
+      opt:step()
+      return l
+    end
+    local c = compiled and torch.compile(f) or f
+    local x, y = torch.randn(6, 8), torch.randint(1, 4, {6})
+    local out = {}
+    for i = 1, 6 do out[i] = c(x, y) end
+    return out, m:parameters()
+  end
+  local le, pe = run(false)
+  local lc, pc = run(true)
+  for i = 1, 6 do check_close(lc[i], le[i], TOL) end
+  for k = 1, #pe do check_close(pc[k], pe[k], TOL) end
+  check(torch.compiler.stats().compiled_calls >= 4, "compiled: " .. torch.compiler.stats().compiled_calls)
+  check_eq(torch.compiler.stats().fallbacks, 0)
+end)
