@@ -30,6 +30,17 @@ function M.time(fn, n, reps)
   return ts[(reps + 1) // 2]
 end
 
+-- The Fashion-MNIST CNN of scripts/train_fashion_mnist.lua (seeded), the
+-- model of the training, compiled-step and profiler benchmarks.
+function M.fmnist_cnn()
+  local nn = require "torch.nn"
+  torch.manual_seed(0)
+  return nn.Sequential(
+    nn.Conv2d(1, 32, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Conv2d(32, 64, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+end
+
 function M.report(name, secs, extra, unit)
   if extra then
     print(("RESULT %s %.9g %.6g %s"):format(name, secs, extra, unit))

@@ -15,11 +15,7 @@ local B = require "common"
 local steps = tonumber(arg and arg[1]) or 10
 local rounds = tonumber(arg and arg[2]) or 7
 
-torch.manual_seed(0)
-local m = nn.Sequential(
-  nn.Conv2d(1, 32, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-  nn.Conv2d(32, 64, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-  nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+local m = B.fmnist_cnn()
 local opt = optim.Adam(m:parameters(), {lr = 1e-3})
 local x, y = torch.randn(64, 1, 28, 28), torch.randint(1, 11, {64})
 local loss_fn = nn.CrossEntropyLoss()

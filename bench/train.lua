@@ -23,11 +23,7 @@ local function bench(name, model, opt, bs, shape, steps)
 end
 
 if want("train_cnn") then
-  torch.manual_seed(0)
-  local m = nn.Sequential(
-    nn.Conv2d(1, 32, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(32, 64, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+  local m = B.fmnist_cnn()
   bench("train_cnn", m, optim.Adam(m:parameters(), {lr = 1e-3}), 64, {64, 1, 28, 28}, 20)
 end
 
@@ -41,11 +37,7 @@ end
 -- against our own eager step, both timed in this process, interleaved; the
 -- peer column of this row is our eager step (SELFPEER), not PyTorch.
 if want("train_cnn_compiled") then
-  torch.manual_seed(0)
-  local m = nn.Sequential(
-    nn.Conv2d(1, 32, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(32, 64, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+  local m = B.fmnist_cnn()
   local opt = optim.Adam(m:parameters(), {lr = 1e-3})
   local x, y = torch.randn(64, 1, 28, 28), torch.randint(1, 11, {64})
   local loss_fn = nn.CrossEntropyLoss()

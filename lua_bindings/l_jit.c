@@ -90,8 +90,10 @@ static void describe_arg(lua_State *L, int i, jarg *a) {
   }
 }
 
-/* 1: e matches; 0: miss (reason in why); 2: only candidate number values differ. */
-static int match(lua_State *L, jentry *e, int nargs, char *why, size_t n) {
+/* 1: e matches; 0: miss (reason in why); 2: only candidate number values
+ * differ. A compiled e's inputs at this call are left in ins (the replay
+ * uses them: paths are resolved once per call). */
+static int match(lua_State *L, jentry *e, int nargs, const mt_tensor **ins, char *why, size_t n) {
   if (e->nargs != nargs) return snprintf(why, n, "%d arguments, compiled for %d", nargs, e->nargs), 0;
   bool near = false;
   for (int i = 0; i < nargs; i++) {
@@ -113,7 +115,6 @@ static int match(lua_State *L, jentry *e, int nargs, char *why, size_t n) {
       return snprintf(why, n, "argument %d: another string", i + 1), 0;
   }
   if (e->c) {
-    const mt_tensor *ins[MTJ_MAXIN];
     for (int k = 0; k < e->nin; k++) {
       ins[k] = jit_source(L, e, k);
       if (!ins[k]) return snprintf(why, n, "a captured tensor is gone"), 0;
@@ -276,11 +277,10 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
   return nres;
 }
 
-static int run_entry(lua_State *L, jentry *e, int nargs) {
-  const mt_tensor *ins[MTJ_MAXIN];
+/* Replays compiled entry e on inputs ins (from match). */
+static int run_entry(lua_State *L, jentry *e, int nargs, const mt_tensor *const *ins) {
   double sc[MAXARGS + MAXSCT];
   mt_tensor *outs[MTJ_MAXOUT] = {0};
-  for (int k = 0; k < e->nin; k++) ins[k] = jit_source(L, e, k);
   for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
   for (int j = 0; j < e->nsct; j++) sc[nargs + j] = jit_table_number(L, e->sct_ref[j]);
   int64_t tok = mtg_profiler_begin(check_fn(L, 1)->name, ins, e->nin);
@@ -347,12 +347,13 @@ static int fn_call(lua_State *L) {
   if (f->off || f->gave_up || jit_cap.active) return lstats.eager_calls++, call_eager(L, nargs);
   char why[200] = "no compiled graph yet";
   jentry *near = NULL;
+  const mt_tensor *ins[MTJ_MAXIN];
   for (jentry *e = f->entries; e; e = e->next) {
     if (e->epoch != epoch) continue;
     char w[200];
-    int m = match(L, e, nargs, w, sizeof w);
+    int m = match(L, e, nargs, ins, w, sizeof w);
     if (m == 1) {
-      if (e->c) return run_entry(L, e, nargs);
+      if (e->c) return run_entry(L, e, nargs, ins);
       return lstats.eager_calls++, call_eager(L, nargs);
     }
     if (m == 2 && !near && e->c) near = e;
