@@ -148,12 +148,15 @@ static bool tiled_2d(const mt_pool_problem *p) {
     if (o)                                                                                                             \
       for (int64_t j = 0; j < n; j++) ix[j] = (int64_t)best[j] + 1;                                                    \
   }                                                                                                                    \
-  /* One plane, in tiles of whole output rows (or of one row's columns when  \
-   * a row is longer than a tile); ix may be NULL. */                         \
-  ALWAYS_INLINE void tplane_##tag(const mt_pool_problem *p, int64_t KW, const T *x, T *y, int64_t *ix) {               \
+  /* One plane of OH output rows, in tiles of whole output rows (or of one  \
+   * row's columns when a row is longer than a tile); ix may be NULL. The    \
+   * plane may be a stack of real planes of ohp output rows and pin input    \
+   * elements each: indices are then rebased to their own plane. */          \
+  ALWAYS_INLINE void tplane_##tag(const mt_pool_problem *p, int64_t KW, int64_t OH, int64_t ohp, int64_t pin,         \
+                                  const T *x, T *y, int64_t *ix) {                                                     \
     T v[TILE];                                                                                                         \
     O o[TILE];                                                                                                         \
-    int64_t W = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], row = OW * KW;                                \
+    int64_t W = p->in[2], OW = p->out[2], KH = p->k[1], row = OW * KW;                                                \
     int64_t nr = row <= TILE ? TILE / row : 1, nc = row <= TILE ? row : TILE / KW * KW;                                \
     for (int64_t oh = 0; oh < OH; oh += nr) {                                                                          \
       int64_t rows = OH - oh < nr ? OH - oh : nr;                                                                      \
@@ -162,27 +165,40 @@ static bool tiled_2d(const mt_pool_problem *p) {
         tcols_##tag(x, W, KH, oh, rows, c0, cols, v, ix ? o : NULL);                                                   \
         twins_##tag(v, ix ? o : NULL, KW, rows * cols / KW, y + at, ix ? ix + at : NULL);                              \
       }                                                                                                                \
+      if (ix && OH > ohp) /* stacked: whole rows per tile (row <= TILE) */                                            \
+        for (int64_t r = oh; r < oh + rows; r++) {                                                                     \
+          int64_t base = r / ohp * pin, *ir = ix + r * OW;                                                             \
+          for (int64_t c = 0; c < OW; c++) ir[c] -= base;                                                              \
+        }                                                                                                              \
     }                                                                                                                  \
   }                                                                                                                    \
   /* tplane with KW and the presence of indices made constants */             \
-  ALWAYS_INLINE void tplane_kw_##tag(const mt_pool_problem *p, int64_t KW, const T *x, T *y, int64_t *ix) {            \
+  ALWAYS_INLINE void tplane_kw_##tag(const mt_pool_problem *p, int64_t KW, int64_t OH, int64_t ohp, int64_t pin,      \
+                                     const T *x, T *y, int64_t *ix) {                                                  \
     if (ix)                                                                                                            \
-      tplane_##tag(p, KW, x, y, ix);                                                                                   \
+      tplane_##tag(p, KW, OH, ohp, pin, x, y, ix);                                                                     \
     else                                                                                                               \
-      tplane_##tag(p, KW, x, y, NULL);                                                                                 \
+      tplane_##tag(p, KW, OH, ohp, pin, x, y, NULL);                                                                   \
   }                                                                                                                    \
+  /* Planes [pb, pe). When windows tile the rows exactly and a row fits a   \
+   * tile, consecutive planes are pooled as one tall plane: small planes    \
+   * (14x14) then run in long tiles instead of short loops per plane. */     \
   static void tiled_##tag(const pool_job *j, int64_t pb, int64_t pe) {                                                 \
     const mt_pool_problem *p = j->p;                                                                                   \
-    int64_t si = PLANE_IN(p), so = PLANE_OUT(p);                                                                       \
-    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+    int64_t si = PLANE_IN(p), so = PLANE_OUT(p), OH = p->out[1];                                                       \
+    bool stack = p->in[1] == OH * p->k[1] && p->out[2] * p->k[2] <= TILE;                                              \
+    int64_t most = stack ? (sizeof(O) < 8 ? INT32_MAX / si : pe - pb) : 1;                                             \
+    for (int64_t pl = pb; pl < pe;) {                                                                                  \
+      int64_t n = pe - pl < most ? pe - pl : most;                                                                     \
       const T *x = (const T *)j->x + pl * si;                                                                          \
       T *y = (T *)j->y + pl * so;                                                                                      \
       int64_t *ix = j->idx ? j->idx + pl * so : NULL;                                                                  \
       switch (p->k[2]) {                                                                                               \
-      case 2: tplane_kw_##tag(p, 2, x, y, ix); break;                                                                  \
-      case 3: tplane_kw_##tag(p, 3, x, y, ix); break;                                                                  \
-      default: tplane_kw_##tag(p, p->k[2], x, y, ix); break;                                                           \
+      case 2: tplane_kw_##tag(p, 2, n * OH, OH, si, x, y, ix); break;                                                  \
+      case 3: tplane_kw_##tag(p, 3, n * OH, OH, si, x, y, ix); break;                                                  \
+      default: tplane_kw_##tag(p, p->k[2], n * OH, OH, si, x, y, ix); break;                                           \
       }                                                                                                                \
+      pl += n;                                                                                                         \
     }                                                                                                                  \
   }
 DEF_TILED(f32, float, int32_t)

@@ -135,11 +135,14 @@ end)
 
 test("stride == kernel (the tiled 2-D kernel) agrees with the general 3-D loop: large data, ties, NaN", function()
   torch.manual_seed(7)
+  -- 37x45 planes are pooled one by one; 12x12 planes whose rows the kernel
+  -- tiles exactly are stacked into tall planes (indices rebased per plane)
+  for _, shape in ipairs{{3, 5, 37, 45}, {4, 70, 12, 12}} do
   for _, dt in ipairs{f32, f64} do
     for _, k in ipairs{{2, 2}, {3, 3}, {2, 3}, {4, 1}, {2, 5}} do
-      local x = (torch.randn(3, 5, 37, 45, {dtype = dt}) * 2):floor()
+      local x = (torch.randn(shape, {dtype = dt}) * 2):floor()
       x = x:masked_fill(torch.rand(x.shape):lt(0.02), 0 / 0) -- windows with one NaN
-      x[1][1]:copy_(x[1][1]:masked_fill(torch.rand(37, 45):lt(0.4), 0 / 0)) -- and with several
+      x[1][1]:copy_(x[1][1]:masked_fill(torch.rand(shape[3], shape[4]):lt(0.4), 0 / 0)) -- and with several
       local y, idx = torch.max_pool2d_with_indices(x, k)
       -- depth 2 keeps the 3-D pool off the 2-D paths; depth slice 1 has the same flat indices
       local y3, idx3 = torch.max_pool3d_with_indices(torch.stack({x, x}, 3), {1, k[1], k[2]})
@@ -147,5 +150,6 @@ test("stride == kernel (the tiled 2-D kernel) agrees with the general 3-D loop: 
       check(torch.equal(idx, idx3:select(3, 1)), "indices differ for kernel " .. k[1] .. "x" .. k[2])
       check_close(torch.max_pool2d(x, k), y, {atol = 0, rtol = 0, equal_nan = true})
     end
+  end
   end
 end)
