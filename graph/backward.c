@@ -143,6 +143,39 @@ static mt_status discover(nodevec *seeds, uint64_t run, nodevec *all) {
   return st;
 }
 
+typedef struct {
+  mtg_node *node;
+  int nr;
+} target;
+
+static int by_seq(const void *a, const void *b) {
+  uint64_t x = (*(mtg_node *const *)a)->seq, y = (*(mtg_node *const *)b)->seq;
+  return x < y ? -1 : x > y;
+}
+
+/* autograd.grad: a node's backward runs only when an edge path from it
+ * leads to a node a requested gradient is read from (as PyTorch does):
+ * nodes past the requested inputs are left alone. Nodes are visited by
+ * creation order, so the nodes an edge leads to are decided first (leaf
+ * accumulate nodes, which may be younger, lead nowhere). */
+static mt_status mark_needed(nodevec *all, const target *tg, int ntg, bool everything) {
+  for (int i = 0; i < all->n; i++) all->v[i]->needed = everything, all->v[i]->target = false;
+  if (everything) return MT_OK;
+  for (int j = 0; j < ntg; j++)
+    if (tg[j].node) tg[j].node->target = true;
+  mtg_node **v = malloc((size_t)all->n * sizeof *v + 1);
+  if (!v) return mt_fail(MT_ENOMEM, "backward: out of memory");
+  memcpy(v, all->v, (size_t)all->n * sizeof *v);
+  qsort(v, (size_t)all->n, sizeof *v, by_seq);
+  for (int i = 0; i < all->n; i++)
+    for (int k = 0; k < v[i]->nin && !v[i]->needed; k++) {
+      const mtg_node *y = v[i]->next[k].node;
+      v[i]->needed = y && (y->needed || y->target);
+    }
+  free(v);
+  return MT_OK;
+}
+
 /* Runs the hooks of output k of x on its gradient *g (replacing it when a
  * hook returns a new one) and fills .grad of retain_grad tensors. */
 static mt_status run_hooks(mtg_node *x, int k, mt_tensor **g) {
@@ -205,11 +238,6 @@ static mt_status check_grads(mtg_node *x, mt_tensor **gin) {
   return MT_OK;
 }
 
-typedef struct {
-  mtg_node *node;
-  int nr;
-} target;
-
 /* Runs node x: hooks, captures, then its derivative, and routes the input
  * gradients to the next nodes (pushing those that become ready). */
 static mt_status run_node(mtg_node *x, uint64_t run, const target *tg, int ntg, mt_tensor **results,
@@ -221,7 +249,7 @@ static mt_status run_node(mtg_node *x, uint64_t run, const target *tg, int ntg, 
     for (int j = 0; j < ntg && !st; j++)
       if (tg[j].node == x && tg[j].nr == k && !results[j]) results[j] = mt_retain(x->buf[k]);
   }
-  if (st) return st;
+  if (st || !x->needed) return st;
   if (!x->backward) { /* accumulate node */
     if (accumulate_leaves && x->buf[0]) st = accumulate_leaf(x, x->buf[0]);
     return st;
@@ -312,6 +340,7 @@ mt_status mtg_backward(mt_tensor *const *outputs, mt_tensor *const *grads, int n
     }
   }
   if (!st) st = discover(&seeds, run, &all);
+  if (!st) st = mark_needed(&all, tg, ninputs, inputs == NULL);
   for (int i = 0; i < n && !st; i++) {
     st = accumulate(&seeds.v[i]->buf[snr[i]], sg[i]);
     sg[i] = NULL;

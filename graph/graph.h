@@ -46,6 +46,18 @@ mt_status mtg_detach_(mt_tensor *t);
 typedef mt_status (*mtg_hook_fn)(void *ctx, const mt_tensor *grad, mt_tensor **replace);
 mt_status mtg_register_hook(mt_tensor *t, mtg_hook_fn fn, void *ctx, void (*free_ctx)(void *));
 
+/* A node whose backward is a callback: fn gets ctx, the gradients of the
+ * node's nout outputs (never NULL: missing ones are zero-filled) and sets
+ * gin[i] (a new reference, or NULL for no gradient) for each of its nin
+ * inputs. mtg_record_custom makes the node with inputs ins (NULL entries
+ * and inputs not requiring grad get no gradient) and makes outs its
+ * outputs. The node owns ctx from the call on (freed with ctx_free with
+ * its saved tensors, also on failure). Compiled graphs use it for their
+ * compiled backward. */
+typedef mt_status (*mtg_custom_fn)(void *ctx, mt_tensor *const *gout, int nout, mt_tensor **gin, int nin);
+mt_status mtg_record_custom(const char *name, mtg_custom_fn fn, void *ctx, void (*ctx_free)(void *),
+                            const mt_tensor *const *ins, int nin, mt_tensor *const *outs, int nout);
+
 /* ---- backward ---- */
 typedef struct mtg_backward_opts {
   bool retain_graph;

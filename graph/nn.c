@@ -594,9 +594,9 @@ static mt_status record_norm(mt_op op, bool backward, const mt_tensor *const *in
   return record(mtg_backward_name(op), backward ? d_norm_backward : d_norm, ins, nin, outs, nout, sv, a, sizeof a, eps);
 }
 
-mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
-                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
-                         mt_tensor **save_mean, mt_tensor **save_invstd) {
+static mt_status batch_norm_untraced(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias,
+                                     mt_tensor *running_mean, mt_tensor *running_var, bool training, double momentum,
+                                     double eps, mt_tensor **out, mt_tensor **save_mean, mt_tensor **save_invstd) {
   const mt_tensor *ins[3] = {x, weight, bias};
   if (!mtg_any_requires_grad(ins, 3))
     return mt_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
@@ -659,9 +659,9 @@ static bool any_given(mt_tensor **a, mt_tensor **b, mt_tensor **c) { return (a &
 
 #define WANT(p, i) ((p) ? &g[i] : NULL)
 
-mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
-                                  const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
-                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+static mt_status batch_norm_backward_untraced(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                                              const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
+                                              mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[5] = {grad_out, x, weight, save_mean, save_invstd};
   if (!mtg_any_requires_grad(ins, 5))
     return mt_batch_norm_backward(grad_out, x, weight, save_mean, save_invstd, training, grad_in, grad_weight,
@@ -774,6 +774,96 @@ mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
     for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
     if (given || !n || null_out) mtg_trace_refuse("layer_norm_backward with out= is not replayed by the JIT");
     else mtg_trace_call("layer_norm_backward", rp_layer_norm_backward, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
+  }
+  return st;
+}
+
+/* batch_norm traced: an extern call with inputs x, weight, bias, running
+ * mean and var (NULL when absent) and outputs y, the batch statistics
+ * autograd saves and, when training updates running statistics, their new
+ * values (i = {training, update}, f = {momentum, eps}). The update itself
+ * is traced as copies into the running tensors, so the JIT functionalizes
+ * it and writes the buffers back. */
+static mt_status rp_batch_norm(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  mt_status st = MT_OK;
+  if (w[1] && !(st = mt_clone(in[3], &out[3]))) st = mt_clone(in[4], &out[4]);
+  if (!st)
+    st = mt_batch_norm(in[0], in[1], in[2], w[1] ? out[3] : (mt_tensor *)in[3], w[1] ? out[4] : (mt_tensor *)in[4],
+                       w[0] != 0, f[0], f[1], &out[0], &out[1], &out[2]);
+  return st;
+}
+
+static mt_status batch_norm_traced(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias,
+                                   mt_tensor *running_mean, mt_tensor *running_var, bool training, double momentum,
+                                   double eps, mt_tensor **out, mt_tensor **save_mean, mt_tensor **save_invstd) {
+  if (*out) {
+    mtg_trace_refuse("batch_norm with out= is not replayed by the JIT");
+    return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
+                               save_invstd);
+  }
+  bool update = training && (running_mean || running_var);
+  if (update && !(running_mean && running_var)) {
+    mtg_trace_refuse("batch_norm with only one of running_mean and running_var is not replayed by the JIT");
+    return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
+                               save_invstd);
+  }
+  mt_tensor *rm = NULL, *rv = NULL, *m = NULL, *inv = NULL;
+  mt_status st = MT_OK;
+  if (update && !(st = mt_clone(running_mean, &rm))) st = mt_clone(running_var, &rv);
+  if (!st)
+    st = batch_norm_untraced(x, weight, bias, update ? rm : running_mean, update ? rv : running_var, training, momentum,
+                             eps, out, &m, &inv);
+  if (!st) {
+    const mt_tensor *ins[5] = {x, weight, bias, running_mean, running_var};
+    mt_tensor *outs[5] = {*out, m, inv, rm, rv};
+    const int64_t a[2] = {training, update};
+    const double fa[2] = {momentum, eps};
+    mtg_trace_call("batch_norm", rp_batch_norm, false, ins, 5, outs, update ? 5 : 3, a, sizeof a, fa, 2);
+  }
+  bool prev = mtg_set_grad_enabled(false);
+  if (!st && update && !(st = mtg_copy_(running_mean, rm))) st = mtg_copy_(running_var, rv);
+  mtg_set_grad_enabled(prev);
+  if (!st) hand(m, save_mean), hand(inv, save_invstd);
+  mt_release(m), mt_release(inv), mt_release(rm), mt_release(rv);
+  return st;
+}
+
+mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
+                         mt_tensor **save_mean, mt_tensor **save_invstd) {
+  if (MTG_TRACING())
+    return batch_norm_traced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
+                             save_invstd);
+  return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
+                             save_invstd);
+}
+
+static mt_status rp_batch_norm_backward(const int64_t *w, const double *f, const mt_tensor *const *in,
+                                        mt_tensor **out) {
+  mt_tensor **slot[3] = {NULL, NULL, NULL};
+  for (int i = 0, n = 0; i < 3; i++)
+    if (w[1 + i]) slot[i] = &out[n++];
+  return mt_batch_norm_backward(in[0], in[1], in[2], in[3], in[4], w[0] != 0, slot[0], slot[1], slot[2]);
+}
+
+mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                                  const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
+                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  bool given = any_given(grad_in, grad_weight, grad_bias);
+  mt_status st = batch_norm_backward_untraced(grad_out, x, weight, save_mean, save_invstd, training, grad_in,
+                                              grad_weight, grad_bias);
+  if (!st && MTG_TRACING()) {
+    const int64_t a[4] = {training, grad_in != NULL, grad_weight != NULL, grad_bias != NULL};
+    mt_tensor *outs[3];
+    int n = 0;
+    if (grad_in) outs[n++] = *grad_in;
+    if (grad_weight) outs[n++] = *grad_weight;
+    if (grad_bias) outs[n++] = *grad_bias;
+    const mt_tensor *ins[5] = {grad_out, x, weight, save_mean, save_invstd};
+    bool null_out = false;
+    for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
+    if (given || !n || null_out) mtg_trace_refuse("batch_norm_backward with out= is not replayed by the JIT");
+    else mtg_trace_call("batch_norm_backward", rp_batch_norm_backward, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
   }
   return st;
 }

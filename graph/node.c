@@ -119,6 +119,8 @@ void mtg_node_release_saved(mtg_node *n) {
   }
   n->released = true;
   if (n->sub) mtg_node_release_saved(n->sub);
+  if (n->ext_free) n->ext_free(n->ext); /* a custom node's saved state goes with the saved tensors */
+  n->ext = NULL, n->ext_free = NULL;
 }
 
 /* Nodes are freed iteratively: a long chain (an RNN unrolled over many
@@ -142,6 +144,7 @@ void mtg_node_release(mtg_node *n) {
     }
     for (int i = 0; i < x->nin; i++) mtg_node_release(x->next[i].node);
     mtg_node_release(x->sub);
+    if (x->ext_free) x->ext_free(x->ext);
     node_dealloc(x);
   }
   draining = false;

@@ -60,10 +60,14 @@ struct mtg_node {
   double f[4];
   mt_tensor *leaf;      /* accumulate nodes: the leaf (weak) */
   mtg_node *sub;        /* CopySlices: the node of the in-place op (owned) */
+  void *ext;            /* nodes made by mtg_record_custom: their callback and context (owned) */
+  void (*ext_free)(void *ext);
   mtg_hook *hooks;
   /* backward engine scratch, valid while run == the running pass */
   uint64_t run;
   int deps;
+  bool needed;     /* its backward runs (autograd.grad runs only nodes leading to a requested input) */
+  bool target;     /* a requested input's gradient is read from it */
   mt_tensor **buf; /* [nout]: &buf1 for one output */
   mt_tensor *buf1;
 };

@@ -8,7 +8,7 @@
 
 #define MTG_TRACE_NIN 8
 #define MTG_TRACE_NI 32
-#define MTG_TRACE_NOUT 3
+#define MTG_TRACE_NOUT 5
 
 /* An op the JIT cannot express in its IR runs through the engine when the
  * graph replays: fn recomputes outs[0..nout) from ins with the attributes

@@ -4,7 +4,9 @@
 local tensor_id = ...
 local M = {}
 
-local MAX_DEPTH, MAX_ENTRIES, MAX_VISITS, MAX_PATHS = 7, 4096, 200000, 4
+-- (a parameter of a module nested in a module sits 3 keys per level below it:
+-- _modules.map.<name>, then _parameters.map.<name>)
+local MAX_DEPTH, MAX_ENTRIES, MAX_VISITS, MAX_PATHS = 24, 4096, 200000, 4
 
 -- find_paths(fn, wanted) -> {[id] = {path, ...}}: for each tensor id in
 -- the set `wanted`, the chains of table keys {upvalue, key1, key2, ...}
@@ -63,11 +65,26 @@ end
 -- whose calls run torch.compile of mod's forward; everything else (its
 -- parameters, train/eval, state_dict) reads through to mod, as PyTorch's
 -- OptimizedModule does (the module itself is in ._orig_mod).
+-- The training flags of mod and its submodules ("1" or "0" each, in
+-- registration order): passed to the compiled call as a string argument,
+-- whose value is guarded, so train() and eval() select their own graphs.
+local function train_flags(mod, acc)
+  acc[#acc + 1] = rawget(mod, "training") == false and "0" or "1"
+  local r = type(mod) == "table" and rawget(mod, "_modules")
+  if r and r.names then
+    for _, name in ipairs(r.names) do
+      local sub = r.map[name]
+      if sub then train_flags(sub, acc) end
+    end
+  end
+  return acc
+end
+
 function M.compile_module(compile, mod, opts)
-  local c = compile(function(...) return mod(...) end, opts)
+  local c = compile(function(_, ...) return mod(...) end, opts)
   local proxy = {_orig_mod = mod, _compiled = c}
   return setmetatable(proxy, {
-    __call = function(_, ...) return c(...) end,
+    __call = function(_, ...) return c(table.concat(train_flags(mod, {})), ...) end,
     __index = function(_, k) -- methods called on the proxy run on the module
       local v = mod[k]
       if type(v) ~= "function" then return v end
@@ -79,5 +96,8 @@ function M.compile_module(compile, mod, opts)
     __tostring = function() return "compiled " .. tostring(mod) end,
   })
 end
+
+-- as_function(obj) -> a function calling obj (a module or another callable)
+function M.as_function(obj) return function(...) return obj(...) end end
 
 return M

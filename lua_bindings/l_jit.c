@@ -36,6 +36,7 @@ static void free_entry(jentry *e) {
   for (int i = 0; i < e->nargs; i++) free(e->arg[i].str);
   for (int i = 0; i < e->nin; i++) mt_release(e->src[i].t);
   mtj_free(e->c);
+  jit_aot_release(e->aot);
   free(e);
 }
 
@@ -125,6 +126,10 @@ static int match(lua_State *L, jentry *e, int nargs, const mt_tensor **ins, char
           return snprintf(why, n, "a captured tensor was replaced by another"), 0;
     }
     if (!mtj_guard(e->c, ins, why, n)) return 0;
+    if (mtg_grad_enabled() != e->grad_mode) return snprintf(why, n, "grad mode changed"), 0;
+    for (int k = 0; k < e->nin; k++)
+      if (e->grad_mode && mtg_requires_grad(ins[k]) != (bool)(e->rg[k / 64] >> (k % 64) & 1))
+        return snprintf(why, n, "an input's requires_grad changed"), 0;
   }
   return near ? 2 : 1;
 }
@@ -155,17 +160,22 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   }
   const mt_tensor *ins[MTJ_MAXIN], *outs[MTJ_MAXOUT];
   int nout = 0;
-  int nin = jit_graph_inputs(tr, e, ins);
-  if (!e->why[0]) jit_locate_inputs(L, f, e, ins, nin, nargs, tr);
+  mtg_trace fwd = *tr; /* with a traced backward (jit_cap.aot): the forward part */
+  if (jit_cap.aot) fwd.n = jit_aot_forward_len(jit_cap.aot);
+  int nin = jit_graph_inputs(&fwd, e, ins);
+  if (!e->why[0]) jit_locate_inputs(L, f, e, ins, nin, nargs, &fwd);
   e->detach = tr->backward_ran;
+  e->grad_mode = mtg_grad_enabled();
+  for (int k = 0; k < nin && e->grad_mode; k++)
+    if (mtg_requires_grad(ins[k])) e->rg[k / 64] |= 1ull << (k % 64);
   for (int r = 0; r < nres && !e->why[0]; r++) {
     int i = rbase + r, ty = lua_type(L, i);
     mt_tensor *t = ty == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
     if (r >= MTJ_MAXOUT) snprintf(e->why, sizeof e->why, "it returns more than %d values", MTJ_MAXOUT);
     else if (ty == LUA_TNIL) e->ret[r].kind = RET_NIL;
     else if (ty == LUA_TBOOLEAN) e->ret[r].kind = RET_BOOL, e->ret[r].idx = lua_toboolean(L, i);
-    else if (t && mtg_trace_produced(tr, t)) {
-      if (!tr->backward_ran && mtg_grad_enabled() && mtg_requires_grad(t))
+    else if (t && mtg_trace_produced(&fwd, t)) {
+      if (!jit_cap.aot && !tr->backward_ran && mtg_grad_enabled() && mtg_requires_grad(t))
         snprintf(e->why, sizeof e->why,
                  "its result requires grad and compiled graphs record no autograd history (compile the whole training "
                  "step -- forward, loss:backward(), optimizer:step() -- or call it under torch.no_grad())");
@@ -218,19 +228,25 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   lua_pop(L, 1);
   mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)jit_cap.sct, .nsct = jit_cap.nsct};
   lstats.captures++;
-  if (mtj_compile(tr, ins, nin, sc, isint, nargs, outs, nout, &o, &e->c)) {
+  if (jit_cap.aot) {
+    jit_aot_compile(f, e, jit_cap.aot, tr, ins, nin, outs, nout, sc, isint, nargs, &o);
+  } else if (mtj_compile(tr, ins, nin, sc, isint, nargs, outs, nout, &o, &e->c)) {
     snprintf(e->why, sizeof e->why, "%s", mt_errmsg());
     e->c = NULL;
     return;
   }
+  if (!e->c) return;
   for (int k = 0; k < nargs; k++)
-    if (e->arg[k].type == LUA_TNUMBER) e->arg[k].candidate = mtj_uses_scalar(e->c, k);
+    if (e->arg[k].type == LUA_TNUMBER)
+      e->arg[k].candidate = mtj_uses_scalar(e->c, k) || (e->aot && jit_aot_uses_scalar(e->aot, k));
 }
 
 static void cap_clear(void) {
   for (int j = 0; j < jit_cap.nsct; j++) mt_release(jit_cap.sct[j]);
   jit_cap.nsct = 0;
   jit_cap.active = false;
+  jit_aot_capture_free(jit_cap.aot);
+  jit_cap.aot = NULL;
 }
 
 /* Runs fn under a trace with the call's arguments and makes a new entry
@@ -259,6 +275,8 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
   int rc = lua_pcall(L, nargs, LUA_MULTRET, 0);
+  if (rc == LUA_OK && !jit_cap.brk[0] && !jit_cap.retry[0])
+    jit_cap.aot = jit_aot_trace_backward(L, e, mtg_tracing, base + 1, lua_gettop(L) - base);
   mtg_trace *tr = mtg_trace_end();
   jit_cap.active = false;
   if (rc != LUA_OK) {
@@ -286,6 +304,7 @@ static int run_entry(lua_State *L, jentry *e, int nargs, const mt_tensor *const 
   int64_t tok = mtg_profiler_begin(check_fn(L, 1)->name, ins, e->nin);
   mt_status st = mtj_run(e->c, ins, sc, outs);
   mtg_profiler_end(tok);
+  if (!st && e->aot) st = jit_aot_attach(e->aot, ins, sc, outs);
   for (int g = 0; g < e->ngrads && !st; g++)
     st = mtg_set_grad((mt_tensor *)ins[e->grad[g].leaf], e->grad[g].out >= 0 ? outs[e->grad[g].out] : NULL);
   if (st) {
@@ -529,7 +548,18 @@ static int l_reset(lua_State *L) {
 /* torch.compiler.explain(fn, ...) -> text: captures fn once and describes
  * the graph, its break or the reason it would run eagerly, and its kernels. */
 static int l_explain(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (lua_type(L, 1) != LUA_TFUNCTION) { /* a module or another callable: explain its call */
+    if (!luaL_getmetafield(L, 1, "__call"))
+      return luaL_error(L, "torch.compiler.explain: expected a function or a module (a callable), got a %s",
+                        luaL_typename(L, 1));
+    lua_pop(L, 1);
+    jit_push_lua(L);
+    lua_getfield(L, -1, "as_function");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_replace(L, 1);
+    lua_pop(L, 1);
+  }
   int nargs = lua_gettop(L) - 1;
   lua_pushcfunction(L, l_compile);
   lua_pushvalue(L, 1);
@@ -545,13 +575,16 @@ static int l_explain(lua_State *L) {
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (!m) return luaL_error(L, "explain: out of memory");
-  fprintf(m, "torch.compiler.explain: %s\n", e->c ? "1 graph, compiled" : "no compiled graph");
+  fprintf(m, "torch.compiler.explain: %s\n",
+          e->aot ? "2 graphs, compiled: the forward and its backward (its results require grad)"
+                 : e->c ? "1 graph, compiled" : "no compiled graph");
   fprintf(m, "graph breaks: %s\n", jit_cap.brk[0] ? jit_cap.brk : "none");
   if (!e->c) fprintf(m, "runs eagerly because: %s\n", e->why);
   if (f->last_reason[0]) fprintf(m, "last recompile reason: %s\n", f->last_reason);
   for (int k = 0; k < e->nargs; k++)
     if (e->arg[k].candidate) fprintf(m, "argument %d (a number) is a runtime scalar\n", k + 1);
   if (e->c) mtj_explain(e->c, m);
+  if (e->aot) jit_aot_explain(e->aot, m);
   fclose(m);
   free_entry(e);
   lua_pushlstring(L, buf, len);

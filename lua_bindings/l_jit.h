@@ -29,6 +29,9 @@ typedef struct jarg {
   bool candidate; /* a number feeding the graph as a scalar */
 } jarg;
 
+typedef struct jit_aot jit_aot;                 /* l_jit_aot.c */
+typedef struct jit_aot_capture jit_aot_capture;
+
 typedef struct jentry {
   struct jentry *next;
   int nargs;
@@ -53,7 +56,10 @@ typedef struct jentry {
   struct {
     int kind, idx;
   } ret[MTJ_MAXOUT];
-  mtj_compiled *c; /* NULL: runs eagerly (why) */
+  mtj_compiled *c; /* NULL: runs eagerly (why); with aot: the forward graph */
+  jit_aot *aot;    /* results require grad: the compiled backward (NULL if not) */
+  bool grad_mode;  /* grad mode at the capture (guarded) */
+  uint64_t rg[MTJ_MAXIN / 64]; /* inputs that required grad at the capture (guarded) */
   char why[300];
   unsigned epoch;
 } jentry;
@@ -76,6 +82,7 @@ typedef struct jit_capture {
   char retry[200];               /* why this capture must be redone next call ("" if not) */
   int nsct;
   mt_tensor *sct[MAXSCT];        /* 0-dim tensors standing for table numbers (owned) */
+  jit_aot_capture *aot;          /* the traced backward of results requiring grad (NULL if none) */
 } jit_capture;
 extern _Thread_local jit_capture jit_cap;
 
@@ -98,5 +105,30 @@ int jit_graph_inputs(const mtg_trace *tr, jentry *e, const mt_tensor **ins);
 /* Where each graph input comes from at a later call (sets e->src, or e->why). */
 void jit_locate_inputs(lua_State *L, jfn *f, jentry *e, const mt_tensor **ins, int nin, int nargs,
                        const mtg_trace *tr);
+
+/* ---- l_jit_aot.c: compiled functions whose results require grad ---- */
+/* While the capture's trace is open, after fn returned results at
+ * [rbase, rbase + nres): if some require grad (and no backward ran inside
+ * fn), traces their backward to the inputs requiring grad and returns the
+ * state jit_aot_compile needs (NULL if none; e->why set when it failed). */
+jit_aot_capture *jit_aot_trace_backward(lua_State *L, jentry *e, mtg_trace *tr, int rbase, int nres);
+void jit_aot_capture_free(jit_aot_capture *c);
+/* The number of trace entries before the traced backward. */
+int jit_aot_forward_len(const jit_aot_capture *c);
+/* True when the compiled backward reads runtime scalar k. */
+bool jit_aot_uses_scalar(const jit_aot *a, int k);
+/* Compiles the forward part of tr into e->c (inputs ins, outputs outs[0..
+ * nout) plus the residuals it appends) and the backward part into e->aot;
+ * on failure sets e->why. */
+void jit_aot_compile(jfn *f, jentry *e, jit_aot_capture *c, const mtg_trace *tr, const mt_tensor *const *ins,
+                     int nin, const mt_tensor **outs, int nout, const double *sc, const bool *isint, int nsc,
+                     const mtj_options *o);
+/* After the forward graph ran (outs: its outputs, residuals last): makes
+ * the autograd node of the call the history of the results requiring grad
+ * (outs entries may be replaced by aliases). */
+mt_status jit_aot_attach(jit_aot *a, const mt_tensor *const *ins, const double *sc, mt_tensor **outs);
+void jit_aot_release(jit_aot *a);
+/* Writes the backward graph's description (torch.compiler.explain). */
+void jit_aot_explain(const jit_aot *a, FILE *f);
 
 #endif

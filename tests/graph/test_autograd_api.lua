@@ -214,3 +214,17 @@ test("in-place ops on non-leaf tensors are differentiable", function()
   y2:sum():backward()
   check_close(x2.grad, T({1, 10, 10, 1}))
 end)
+
+test("autograd.grad runs only the nodes that lead to the requested inputs", function()
+  local a = torch.randn(3, {requires_grad = true})
+  local x = a:exp()
+  x:sum():backward() -- frees ExpBackward's saved result
+  local hits = 0
+  a:register_hook(function() hits = hits + 1 end)
+  local y = (x * x):sum()
+  local g = torch.autograd.grad({y}, {x})[1] -- needs nothing past x
+  check_close(g, x * 2, {atol = 1e-6, rtol = 1e-6})
+  check_eq(hits, 0)
+  -- asking for a as well runs ExpBackward again: an error now, as its saved tensor is gone
+  check_error(function() torch.autograd.grad({(x * x):sum()}, {x, a}) end, "a second time")
+end)
