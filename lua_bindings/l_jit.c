@@ -37,6 +37,7 @@ static void free_entry(jentry *e) {
   for (int i = 0; i < e->nin; i++) mt_release(e->src[i].t);
   mtj_free(e->c);
   jit_aot_release(e->aot);
+  jit_split_free(e->split);
   free(e);
 }
 
@@ -54,16 +55,29 @@ static int fn_gc(lua_State *L) {
 
 /* ---- hooks called by the bindings during a capture ---- */
 
+/* Pushes "file:line:" of the innermost Lua function on the stack (the op
+ * may be called through wrappers written in C). */
+static void where_lua(lua_State *L) {
+  lua_Debug ar;
+  for (int lvl = 1; lua_getstack(L, lvl, &ar); lvl++)
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+      return;
+    }
+  lua_pushliteral(L, "");
+}
+
 void mtl_jit_sync(lua_State *L, const char *what) {
+  if (jit_cap.rec) jit_rec_sync(jit_cap.rec);
   if (jit_cap.brk[0]) return;
-  luaL_where(L, 1);
+  where_lua(L);
   const char *where = lua_tostring(L, -1);
   snprintf(jit_cap.brk, sizeof jit_cap.brk, "%s%s() reads a tensor's value on the host", where && *where ? where : "?: ",
            what);
   lua_pop(L, 1);
-  mtg_trace_refuse("graph break: %s", jit_cap.brk);
   if (jit_cap.fullgraph)
     luaL_error(L, "torch.compile(fullgraph=true): graph break: %s; move it out of the compiled function", jit_cap.brk);
+  if (!jit_cap.rec) mtg_trace_refuse("graph break: %s", jit_cap.brk); /* captured again with op calls recorded */
 }
 
 void mtl_jit_pushed(lua_State *L, mt_tensor *t) {
@@ -115,7 +129,7 @@ static int match(lua_State *L, jentry *e, int nargs, const mt_tensor **ins, char
     if (a.type == LUA_TSTRING && strcmp(lua_tostring(L, 2 + i), w->str))
       return snprintf(why, n, "argument %d: another string", i + 1), 0;
   }
-  if (e->c) {
+  if (e->c || e->split) {
     for (int k = 0; k < e->nin; k++) {
       ins[k] = jit_source(L, e, k);
       if (!ins[k]) return snprintf(why, n, "a captured tensor is gone"), 0;
@@ -125,7 +139,7 @@ static int match(lua_State *L, jentry *e, int nargs, const mt_tensor **ins, char
         if (jit_resolve_path(L, e->src[k].alt[j]) != e->src[k].t)
           return snprintf(why, n, "a captured tensor was replaced by another"), 0;
     }
-    if (!mtj_guard(e->c, ins, why, n)) return 0;
+    if (e->c && !mtj_guard(e->c, ins, why, n)) return 0;
     if (mtg_grad_enabled() != e->grad_mode) return snprintf(why, n, "grad mode changed"), 0;
     for (int k = 0; k < e->nin; k++)
       if (e->grad_mode && mtg_requires_grad(ins[k]) != (bool)(e->rg[k / 64] >> (k % 64) & 1))
@@ -160,15 +174,21 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   }
   const mt_tensor *ins[MTJ_MAXIN], *outs[MTJ_MAXOUT];
   int nout = 0;
+  bool split = jit_cap.rec && jit_cap.brk[0];
+  if (split && jit_cap.aot) {
+    snprintf(e->why, sizeof e->why, "%.200s, and its results require grad (graphs split at host reads have no autograd)",
+             jit_cap.brk);
+    return;
+  }
   mtg_trace fwd = *tr; /* with a traced backward (jit_cap.aot): the forward part */
   if (jit_cap.aot) fwd.n = jit_aot_forward_len(jit_cap.aot);
-  int nin = jit_graph_inputs(&fwd, e, ins);
-  if (!e->why[0]) jit_locate_inputs(L, f, e, ins, nin, nargs, &fwd);
+  int nin = split ? 0 : jit_graph_inputs(&fwd, e, ins);
+  if (!e->why[0] && !split) jit_locate_inputs(L, f, e, ins, nin, nargs, &fwd);
   e->detach = tr->backward_ran;
   e->grad_mode = mtg_grad_enabled();
   for (int k = 0; k < nin && e->grad_mode; k++)
     if (mtg_requires_grad(ins[k])) e->rg[k / 64] |= 1ull << (k % 64);
-  for (int r = 0; r < nres && !e->why[0]; r++) {
+  for (int r = 0; r < nres && !e->why[0] && !split; r++) {
     int i = rbase + r, ty = lua_type(L, i);
     mt_tensor *t = ty == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
     if (r >= MTJ_MAXOUT) snprintf(e->why, sizeof e->why, "it returns more than %d values", MTJ_MAXOUT);
@@ -193,7 +213,7 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   }
   e->nret = nres;
   /* gradients set on leaves: more graph outputs */
-  for (int g = 0; g < tr->ngrads && !e->why[0]; g++) {
+  for (int g = 0; g < tr->ngrads && !e->why[0] && !split; g++) {
     const mtg_trace_grad *x = &tr->grads[g];
     if (e->ngrads == MAXGRADS || nout == MTJ_MAXOUT) {
       snprintf(e->why, sizeof e->why, "it sets the gradients of more than %d tensors", MAXGRADS);
@@ -228,7 +248,13 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   lua_pop(L, 1);
   mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)jit_cap.sct, .nsct = jit_cap.nsct};
   lstats.captures++;
-  if (jit_cap.aot) {
+  if (split) {
+    jit_split_build(L, f, e, jit_cap.rec, tr, nargs, sc, isint, &o);
+    if (!e->split) return;
+    for (int k = 0; k < nargs; k++) e->arg[k].candidate = e->arg[k].type == LUA_TNUMBER;
+    e->generalized = true; /* number arguments are runtime scalars; the op calls are guarded on them */
+    return;
+  } else if (jit_cap.aot) {
     jit_aot_compile(f, e, jit_cap.aot, tr, ins, nin, outs, nout, sc, isint, nargs, &o);
   } else if (mtj_compile(tr, ins, nin, sc, isint, nargs, outs, nout, &o, &e->c)) {
     snprintf(e->why, sizeof e->why, "%s", mt_errmsg());
@@ -247,6 +273,8 @@ static void cap_clear(void) {
   jit_cap.active = false;
   jit_aot_capture_free(jit_cap.aot);
   jit_cap.aot = NULL;
+  jit_rec_free(jit_cap.rec);
+  jit_cap.rec = NULL;
 }
 
 /* Runs fn under a trace with the call's arguments and makes a new entry
@@ -272,10 +300,11 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
   jit_cap.brk[0] = jit_cap.retry[0] = 0;
   jit_cap.active = true;
   jit_cap.nsct = 0;
+  jit_cap.rec = f->splits ? jit_rec_new(L, nargs) : NULL;
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
   int rc = lua_pcall(L, nargs, LUA_MULTRET, 0);
-  if (rc == LUA_OK && !jit_cap.brk[0] && !jit_cap.retry[0])
+  if (rc == LUA_OK && !jit_cap.retry[0] && !(jit_cap.brk[0] && !jit_cap.rec))
     jit_cap.aot = jit_aot_trace_backward(L, e, mtg_tracing, base + 1, lua_gettop(L) - base);
   mtg_trace *tr = mtg_trace_end();
   jit_cap.active = false;
@@ -286,13 +315,28 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
     return lua_error(L);
   }
   int nres = lua_gettop(L) - base;
-  if (jit_cap.brk[0]) lstats.graph_breaks++;
+  if (jit_cap.brk[0] && !f->splits) lstats.graph_breaks++; /* once per function, not per capture */
+  if (jit_cap.brk[0] && !f->splits && !f->fullgraph) { /* capture again, counting op calls */
+    f->splits = true;
+    jit_split_install(L);
+    snprintf(jit_cap.retry, sizeof jit_cap.retry, "%s", "a graph break: captured again with its op calls recorded");
+  }
   if (jit_cap.retry[0]) snprintf(e->why, sizeof e->why, "%s", jit_cap.retry);
   else make_entry(L, f, e, tr, nargs, base + 1, nres);
   mtg_trace_free(tr);
   cap_clear();
   *out = e;
   return nres;
+}
+
+/* Replays entry e with graph breaks: fn runs in Lua, its op calls
+ * substituted by the segments' results. */
+static int run_split(lua_State *L, jentry *e, int nargs, const mt_tensor *const *ins) {
+  double sc[MAXARGS + MAXSCT] = {0};
+  for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
+  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = jit_table_number(L, e->sct_ref[j]);
+  lstats.compiled_calls++;
+  return jit_split_run(L, e, nargs, ins, sc);
 }
 
 /* Replays compiled entry e on inputs ins (from match). */
@@ -368,10 +412,11 @@ static int fn_call(lua_State *L) {
   jentry *near = NULL;
   const mt_tensor *ins[MTJ_MAXIN];
   for (jentry *e = f->entries; e; e = e->next) {
-    if (e->epoch != epoch) continue;
+    if (e->epoch != epoch || (e->split && jit_split_dead(e->split))) continue;
     char w[200];
     int m = match(L, e, nargs, ins, w, sizeof w);
     if (m == 1) {
+      if (e->split) return run_split(L, e, nargs, ins);
       if (e->c) return run_entry(L, e, nargs, ins);
       return lstats.eager_calls++, call_eager(L, nargs);
     }
@@ -408,9 +453,15 @@ static int fn_call(lua_State *L) {
   if (f->ncompiled > 0) lstats.recompiles++;
   snprintf(f->last_reason, sizeof f->last_reason, "%s", near ? "a number argument changed the graph" : why);
   f->ncompiled++;
-  if (!e->c) {
+  if (!e->c && !e->split) {
     lstats.fallbacks++;
     if (!f->quiet) warn("running eagerly for these inputs: %s%s", e->why, "");
+  }
+  if (e->split && !f->warned_break && !f->quiet) {
+    f->warned_break = true;
+    char n[16];
+    snprintf(n, sizeof n, "%d", jit_split_nseg(e->split));
+    warn("graph break: %s; the function runs as %s compiled graphs with its Lua code between them", jit_cap.brk, n);
   }
   e->next = f->entries;
   f->entries = e;
@@ -419,7 +470,7 @@ static int fn_call(lua_State *L) {
 
 /* torch.compiler.is_compiling() -> true while a compiled function is being captured */
 static int l_is_compiling(lua_State *L) {
-  lua_pushboolean(L, jit_cap.active);
+  lua_pushboolean(L, jit_cap.active || jit_split_replaying());
   return 1;
 }
 
@@ -436,12 +487,17 @@ static int l_scalar(lua_State *L) {
   if (!lua_isnumber(L, 3))
     return luaL_error(L, "torch.compiler.scalar: tbl[%s] is a %s, not a number", luaL_tolstring(L, 2, NULL),
                       luaL_typename(L, 3));
-  if (!jit_cap.active) return 1;
-  if (jit_cap.nsct == MAXSCT) return 1; /* stays a constant */
+  bool replaying = jit_split_replaying(); /* the code between graph breaks sees what the capture saw */
+  if (!jit_cap.active && !replaying) return 1;
+  if (jit_cap.active && jit_cap.nsct == MAXSCT) return 1; /* stays a constant */
   lua_Number v = lua_tonumber(L, 3);
   mt_tensor *t = NULL;
   mt_status st = mt_full(NULL, 0, mt_sfloat(v), MT_FLOAT64, mt_cpu(), &t);
   if (st) return mtl_fail(L, st, NULL, NULL, NULL, NULL);
+  if (replaying) {
+    mtl_push_tensor(L, t);
+    return 1;
+  }
   /* the compiled function being captured is not on this stack: keep {tbl, key} in the registry list */
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
   lua_createtable(L, 2, 0);
@@ -570,6 +626,11 @@ static int l_explain(lua_State *L) {
   int top = lua_gettop(L);
   int nres = capture(L, f, nargs, &e);
   lua_pop(L, nres);
+  if (!e->c && f->splits && !e->split) { /* a graph break: the capture that records op calls */
+    free_entry(e);
+    nres = capture(L, f, nargs, &e);
+    lua_pop(L, nres);
+  }
   (void)top;
   char *buf = NULL;
   size_t len = 0;
@@ -577,14 +638,16 @@ static int l_explain(lua_State *L) {
   if (!m) return luaL_error(L, "explain: out of memory");
   fprintf(m, "torch.compiler.explain: %s\n",
           e->aot ? "2 graphs, compiled: the forward and its backward (its results require grad)"
-                 : e->c ? "1 graph, compiled" : "no compiled graph");
+          : e->split ? "graphs split at host reads, compiled"
+          : e->c ? "1 graph, compiled" : "no compiled graph");
   fprintf(m, "graph breaks: %s\n", jit_cap.brk[0] ? jit_cap.brk : "none");
-  if (!e->c) fprintf(m, "runs eagerly because: %s\n", e->why);
+  if (!e->c && !e->split) fprintf(m, "runs eagerly because: %s\n", e->why);
   if (f->last_reason[0]) fprintf(m, "last recompile reason: %s\n", f->last_reason);
   for (int k = 0; k < e->nargs; k++)
     if (e->arg[k].candidate) fprintf(m, "argument %d (a number) is a runtime scalar\n", k + 1);
   if (e->c) mtj_explain(e->c, m);
   if (e->aot) jit_aot_explain(e->aot, m);
+  if (e->split) jit_split_explain(e->split, m);
   fclose(m);
   free_entry(e);
   lua_pushlstring(L, buf, len);

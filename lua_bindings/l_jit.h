@@ -30,6 +30,8 @@ typedef struct jarg {
 } jarg;
 
 typedef struct jit_aot jit_aot;                 /* l_jit_aot.c */
+typedef struct jit_split jit_split;             /* l_jit_split.c */
+typedef struct jit_rec jit_rec;
 typedef struct jit_aot_capture jit_aot_capture;
 
 typedef struct jentry {
@@ -58,6 +60,7 @@ typedef struct jentry {
   } ret[MTJ_MAXOUT];
   mtj_compiled *c; /* NULL: runs eagerly (why); with aot: the forward graph */
   jit_aot *aot;    /* results require grad: the compiled backward (NULL if not) */
+  jit_split *split; /* graph breaks: the segments and the recorded op calls (e->c is NULL) */
   bool grad_mode;  /* grad mode at the capture (guarded) */
   uint64_t rg[MTJ_MAXIN / 64]; /* inputs that required grad at the capture (guarded) */
   char why[300];
@@ -71,6 +74,8 @@ typedef struct jfn {
   char name[96]; /* "compiled fn@file:line", the profiler's name for its graphs */
   int naux;      /* entries used in the aux table */
   bool dynamic, fullgraph, off, gave_up, warned_grad, quiet;
+  bool splits;   /* it had a graph break: its captures record op calls */
+  bool warned_break;
   int limit;
   char last_reason[200];
 } jfn;
@@ -83,6 +88,7 @@ typedef struct jit_capture {
   int nsct;
   mt_tensor *sct[MAXSCT];        /* 0-dim tensors standing for table numbers (owned) */
   jit_aot_capture *aot;          /* the traced backward of results requiring grad (NULL if none) */
+  jit_rec *rec;                  /* op calls recorded for a function with graph breaks (NULL if not) */
 } jit_capture;
 extern _Thread_local jit_capture jit_cap;
 
@@ -130,5 +136,27 @@ mt_status jit_aot_attach(jit_aot *a, const mt_tensor *const *ins, const double *
 void jit_aot_release(jit_aot *a);
 /* Writes the backward graph's description (torch.compiler.explain). */
 void jit_aot_explain(const jit_aot *a, FILE *f);
+
+/* ---- l_jit_split.c: functions with graph breaks ---- */
+/* Wraps the torch C functions once (torch.profiler.hooks) so that op calls
+ * can be recorded and substituted. */
+void jit_split_install(lua_State *L);
+/* The recorder of a capture of fn called with nargs arguments (from index 2). */
+jit_rec *jit_rec_new(lua_State *L, int nargs);
+void jit_rec_free(jit_rec *r);
+/* A host read inside the innermost recorded call: a segment ends before it. */
+void jit_rec_sync(jit_rec *r);
+/* Builds e->split from the trace and the recorded calls (or sets e->why). */
+void jit_split_build(lua_State *L, jfn *f, jentry *e, jit_rec *r, const mtg_trace *tr, int nargs, const double *sc,
+                     const bool *isint, const mtj_options *o);
+/* Replays e: runs fn with op calls substituted; returns fn's result count. */
+int jit_split_run(lua_State *L, jentry *e, int nargs, const mt_tensor *const *ins, const double *sc);
+void jit_split_free(jit_split *s);
+int jit_split_nseg(const jit_split *s);
+/* True while a function with graph breaks replays (torch.compiler.is_compiling). */
+bool jit_split_replaying(void);
+/* True once a replay diverged from the capture (the entry is dropped). */
+bool jit_split_dead(const jit_split *s);
+void jit_split_explain(const jit_split *s, FILE *f);
 
 #endif

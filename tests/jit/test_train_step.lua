@@ -150,7 +150,7 @@ test("a replaced parameter is caught by the guards (no stale tensor is updated)"
   check(m[1].weight:abs():sum():item() >= 0)
 end)
 
-test("a compiled step runs the same after MOONTORCH_JIT=0 semantics: eager fallback on a host read", function()
+test("a compiled step ending in a host read (loss:item()) returns the loss of each step", function()
   torch.compiler.reset()
   local m, opt = setup(mlp, function(p) return optim.SGD(p, {lr = 0.1}) end, 1)
   local lf = nn.CrossEntropyLoss()
@@ -160,7 +160,7 @@ test("a compiled step runs the same after MOONTORCH_JIT=0 semantics: eager fallb
     local loss = lf(m(x), y)
     loss:backward()
     opt:step()
-    return loss:item() -- a host read: a graph break, so it runs eagerly
+    return loss:item() -- a host read: a graph break (the graph runs, then item() reads its loss)
   end)
   local l1 = c()
   local l2 = c()

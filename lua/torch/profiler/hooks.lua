@@ -1,10 +1,12 @@
--- torch.profiler.hooks -- installs and removes the op wrappers: while a
--- profile runs, every C function of the torch table, its op sub-tables
--- (linalg, ...), the Tensor method table and the Tensor metamethods is
--- replaced by a recording wrapper (torch._profiler.wrap); stop puts the
--- originals back. With no profile running the ops are the plain C
--- functions, so profiling costs nothing when off. Functions saved in a
--- local variable before the profile started are not seen.
+-- torch.profiler.hooks -- installs and removes op wrappers: every C
+-- function of the torch table, its op sub-tables (linalg, ...), the Tensor
+-- method table and the Tensor metamethods is replaced by a wrapper. While
+-- a profile runs they are recording wrappers (torch._profiler.wrap); stop
+-- puts the originals back, so profiling costs nothing when off. The JIT
+-- installs its own (install(make), never removed) once a compiled function
+-- has a graph break: they count and substitute the op calls of its Lua
+-- code (lua_bindings/l_jit_split.c). Functions saved in a local variable
+-- before the wrappers went in are not seen.
 local torch = require "torch"
 local C = torch._profiler
 
@@ -50,7 +52,7 @@ local function is_c(f)
   return c
 end
 
-local function make_wrapper(f, name, mode)
+local function profiler_wrapper(f, name, mode)
   local byname = made[f]
   if not byname then
     byname = {}
@@ -83,6 +85,9 @@ local function collect_names()
   end
 end
 
+local make_wrapper -- the factory of the installation being made
+local original = setmetatable({}, {__mode = "k"}) -- a lasting wrapper -> the C function it wraps
+
 -- Wraps the C functions of t (named prefix..key, or by names[key]).
 local function wrap_table(t, prefix, names)
   local seen = {}
@@ -93,11 +98,12 @@ local function wrap_table(t, prefix, names)
   end
   for _, k in ipairs(seen) do
     local f = rawget(t, k)
-    local name = names and names[k] or (prefix == "" and canonical[f] or prefix .. k)
+    local name = names and names[k] or (prefix == "" and (canonical[original[f] or f] or k) or prefix .. k)
     local w = wrapper_of[f]
     if not w or names then w = make_wrapper(f, name, (k == "__index" or k == "__newindex") and "index" or "op") end
     wrapper_of[f] = wrapper_of[f] or w
     rawset(t, k, w)
+    if make_wrapper ~= profiler_wrapper then original[w] = original[f] or f end
     installed[#installed + 1] = {t, k, f, w}
   end
 end
@@ -120,7 +126,11 @@ local function wrap_aliases()
   end
 end
 
-function M.install()
+-- install([make]) -> handle: make(f, name, mode) makes the wrapper of C
+-- function f (mode "index" for __index/__newindex); the profiler's by
+-- default. remove(handle) puts the originals back.
+function M.install(make)
+  make_wrapper = make or profiler_wrapper
   installed, wrapper_of = {}, {}
   if not canonical then collect_names() end
   local meta = debug.getmetatable(torch.empty(0))
@@ -136,15 +146,17 @@ function M.install()
   wrap_table(meta, "", META)
   if inline_meta ~= meta then wrap_table(inline_meta, "", META) end
   wrap_aliases()
+  local handle = installed
+  installed, wrapper_of = nil, nil
+  return handle
 end
 
-function M.remove()
-  if not installed then return end
-  for i = #installed, 1, -1 do
-    local e = installed[i]
+function M.remove(handle)
+  if not handle then return end
+  for i = #handle, 1, -1 do
+    local e = handle[i]
     if rawget(e[1], e[2]) == e[4] then rawset(e[1], e[2], e[3]) end
   end
-  installed, wrapper_of = nil, nil
 end
 
 return M

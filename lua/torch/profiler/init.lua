@@ -46,10 +46,10 @@ function Profile:start()
     error("torch.profiler.profile: a profile is already running; stop it before starting another", 2)
   end
   self.cols, self._records = nil, nil
-  hooks.install() -- before the recorder starts: installing calls no recorded op
+  self._hooks = hooks.install() -- before the recorder starts: installing calls no recorded op
   local ok, err = pcall(C.start, self.record_shapes, self.profile_memory)
   if not ok then
-    hooks.remove()
+    hooks.remove(self._hooks)
     error(err, 2)
   end
   self.running = true
@@ -59,7 +59,7 @@ end
 -- Stops recording; the profile's results become available.
 function Profile:stop()
   if not self.running then return self end
-  hooks.remove()
+  hooks.remove(self._hooks)
   self.cols = C.stop()
   self.running = false
   return self
