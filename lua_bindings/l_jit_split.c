@@ -461,7 +461,17 @@ static int split_call(lua_State *L) {
 static int l_split_wrap(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
+  lua_pushvalue(L, 1);
   lua_pushcclosure(L, split_call, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.help"); /* the wrapper keeps the original's help text */
+  if (lua_istable(L, -1)) {
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    lua_pushvalue(L, 2);
+    lua_insert(L, -2);
+    lua_rawset(L, -3);
+  }
+  lua_settop(L, 2);
   return 1;
 }
 
