@@ -95,3 +95,63 @@ if want("jit_cold_compile") or want("jit_warm_start") then
   os.remove(src)
   os.execute("rm -rf '" .. dir .. "'")
 end
+
+-- epilogues (jit/rewrite.c): the Fashion-MNIST CNN's second conv (+ bias +
+-- relu) and its first linear layer (64x3136 @ 3136x128 + bias + relu), and an
+-- MLP layer (128x784 @ 784x256 + bias + relu), compiled for inference with
+-- the bias and relu folded into the library call, against the same graphs
+-- with MOONTORCH_JIT_EPILOGUE=0 (a fused kernel after the call). The peer
+-- column (SELFPEER) is the latter, timed in a child process; rounds of the
+-- two alternate so that a busy machine disturbs both alike.
+local EPI_CODE = [[
+  local torch = require "torch"
+  local nn, F = torch.nn, torch.nn.functional
+  local name = ...
+  torch.manual_seed(0)
+  local m, x
+  if name == "jit_epi_conv_relu" then
+    m, x = nn.Conv2d(32, 64, 3, {padding = 1}), torch.randn(64, 32, 14, 14)
+  elseif name == "jit_epi_linear_relu" then
+    m, x = nn.Linear(3136, 128), torch.randn(64, 3136)
+  else
+    m, x = nn.Linear(784, 256), torch.randn(128, 784)
+  end
+  local f = torch.compile(function(t) return F.relu(m(t)) end)
+  local min = os.getenv("BENCH_STAT") == "min" -- the fastest single call instead of the median batch
+  return torch.no_grad(function()
+    for _ = 1, 20 do local _ <close> = f(x) end
+    local ts, best = {}, math.huge
+    for r = 1, 5 do
+      local t0 = torch.time()
+      for _ = 1, 40 do
+        local t1 = torch.time()
+        local _ <close> = f(x)
+        best = math.min(best, torch.time() - t1)
+      end
+      ts[r] = (torch.time() - t0) / 40
+    end
+    table.sort(ts)
+    return min and best or ts[3]
+  end)
+]]
+for _, name in ipairs({"jit_epi_conv_relu", "jit_epi_linear_relu", "jit_epi_mlp_relu"}) do
+  if want(name) then
+    local exe = (arg and arg[-1] and arg[-1]:match("moontorch$")) and arg[-1] or "build/moontorch"
+    local src = os.tmpname()
+    local h = io.open(src, "w")
+    h:write("print(string.format('T %.9g', (function(...) " .. EPI_CODE .. " end)(...)))")
+    h:close()
+    local ours, peer = {}, {}
+    for r = 1, 5 do
+      ours[r] = load(EPI_CODE)(name)
+      local p = io.popen("MOONTORCH_JIT_EPILOGUE=0 '" .. exe .. "' " .. src .. " " .. name)
+      peer[r] = tonumber(p:read("a"):match("T (%S+)"))
+      p:close()
+    end
+    os.remove(src)
+    table.sort(ours)
+    table.sort(peer)
+    B.report(name, ours[3])
+    if peer[3] then print(("SELFPEER %s %.9g"):format(name, peer[3])) end
+  end
+end

@@ -39,8 +39,11 @@ static pool_attr pool_of(const mt_pool_opts *o, int nsp, const int64_t *shape, i
 
 /* ---- replay functions (mtg_replay_fn) ---- */
 
+/* f[0] and f[1]: an activation (mt_act) applied to the result and its
+ * parameter. Traced calls leave them 0 (none); the JIT sets them when it
+ * folds the activation that follows into the call (jit/rewrite.c). */
 static mt_status rp_convolution(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  return mt_convolution(in[0], in[1], in[2], &((const conv_attr *)w)->o, &out[0]);
+  return mt_convolution_act(in[0], in[1], in[2], &((const conv_attr *)w)->o, (mt_act)f[0], f[1], &out[0]);
 }
 static mt_status rp_conv_transpose(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
   return mt_conv_transpose(in[0], in[1], in[2], &((const conv_attr *)w)->o, &out[0]);

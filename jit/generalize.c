@@ -28,7 +28,8 @@ static int sym_of(const mtj_graph *g1, const mtj_graph *g2, int64_t a, int64_t b
 static bool same_node(const mtj_node *x, const mtj_node *y) {
   return x->kind == y->kind && x->op == y->op && x->dtype == y->dtype && x->cdt == y->cdt && x->ndim == y->ndim &&
          !memcmp(x->a, y->a, sizeof x->a) && x->slot == y->slot && x->nattr == y->nattr && x->fn == y->fn &&
-         x->inplace == y->inplace && x->live == y->live && !memcmp(x->f, y->f, sizeof x->f);
+         x->inplace == y->inplace && x->live == y->live && !memcmp(x->f, y->f, sizeof x->f) && x->act == y->act &&
+         (x->kind != JN_EXTERN || x->c == y->c);
 }
 
 static bool add_patch(mtj_graph *g, int node, int word, int sym) {

@@ -535,6 +535,12 @@ static void mark(mtj_graph *g, int i) {
   for (int k = 0; k < MTJ_NA; k++) mark(g, g->n[i].a[k]);
 }
 
+void mtj_mark_live(mtj_graph *g) {
+  for (int i = 0; i < g->nn; i++) g->n[i].live = false;
+  for (int k = 0; k < g->nout; k++) mark(g, g->out[k]);
+  for (int k = 0; k < g->nwb; k++) mark(g, g->wb[k]);
+}
+
 static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc,
                             const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, bool dynamic,
                             const mtj_options *o, mtj_graph **out, bool *need_static) {
@@ -602,8 +608,7 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
     mtj_graph_free(g);
     return b->need_static ? MT_EARG : mt_fail(MT_EARG, "%s", b->why);
   }
-  for (int k = 0; k < nout; k++) mark(g, g->out[k]);
-  for (int k = 0; k < g->nwb; k++) mark(g, g->wb[k]);
+  mtj_mark_live(g);
   mtj_rewrite(g);
   *out = g;
   return MT_OK;
@@ -650,6 +655,8 @@ char *mtj_canon(mtj_graph *g) {
     else if (x->kind != JN_INPUT && x->kind != JN_SCALAR && x->kind != JN_CONST && x->kind != JN_CAST &&
              x->kind != JN_XOUT)
       mtj_put(&s, ".%s", mt_ops[x->op].name);
+    if (x->kind == JN_EXTERN && !x->fn && x->op == MT_OP_matmul && x->a[2] >= 0) mtj_put(&s, "+bias");
+    if (x->kind == JN_EXTERN && x->act) mtj_put(&s, "+%s", mt_act_name((mt_act)x->act));
     if (x->slot >= 0) mtj_put(&s, " #%d", x->slot);
     if (x->kind == JN_CONST) mtj_put(&s, " %.17g", x->c);
     for (int k = 0; k < MTJ_NA; k++)

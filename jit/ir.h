@@ -41,6 +41,8 @@ typedef struct mtj_node {
   const char *name;  /* its op name */
   bool inplace;      /* the call updates a private copy of a0 */
   int tag;           /* distinct for calls that draw random numbers (no CSE) */
+  int8_t act;        /* EXTERN: an activation (mt_act) the call applies to its result, its parameter in c
+                        (rewrite.c); a matmul with a2 also adds that bias row */
   /* filled by the passes */
   bool live, mat; /* mat: materialized into a buffer */
   int kernel;     /* kernel index, or -1 */
@@ -101,6 +103,8 @@ bool mtj_dim_eq(mtj_graph *g, mtj_dim a, mtj_dim b);
 mt_status mtj_build(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc, const bool *sc_int,
                     int nsc, const mt_tensor *const *outs, int nout, const mtj_options *o, mtj_graph **out);
 void mtj_graph_free(mtj_graph *g);
+/* Marks live the nodes the outputs and write-backs need (DCE), clearing the rest. */
+void mtj_mark_live(mtj_graph *g);
 /* Makes static graph g2 symbolic where its sizes differ from g1's, an
  * equal graph captured with other sizes (generalize.c); g2 then needs
  * fusion again. On failure g2 is left half-changed: pass a copy. */

@@ -303,8 +303,10 @@ static mt_status run_call(const mtj_graph *g, int node, mt_tensor **v, const mt_
   memcpy(attr, x->attr, sizeof attr);
   for (int k = 0; k < g->npatch; k++) /* sizes a generalized graph passes to the engine op */
     if (g->patch[k].node == node) attr[g->patch[k].word] = dim_value(g, (mtj_dim){g->patch[k].sym, 0}, ins);
+  double f[3] = {x->f[0], x->f[1], x->f[2]};
+  if (x->act) f[0] = x->act, f[1] = x->c; /* a folded activation (rewrite.c; nn_replay.c's rp_convolution) */
   if (!st && x->inplace) st = mt_clone(in[0], &outs[0]);
-  if (!st) st = x->fn(attr, x->f, in, outs);
+  if (!st) st = x->fn(attr, f, in, outs);
   if (!st && g->generalized) { /* the sizes the graph assumed for the result */
     bool same = outs[0]->ndim == x->ndim;
     for (int d = 0; same && d < x->ndim; d++) same = outs[0]->shape[d] == dim_value(g, x->shape[d], ins);
@@ -331,7 +333,8 @@ static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **
     for (int d = 0; d < a->ndim; d++)
       if (x->attr[0] >> d & 1) dims[nd++] = d;
   switch (x->op) {
-  case MT_OP_matmul: return mt_matmul(a, b, out);
+  case MT_OP_matmul:
+    return c || x->act ? mt_matmul_act(a, b, c, (mt_act)x->act, x->c, out) : mt_matmul(a, b, out);
   case MT_OP_sum: return mt_sum(a, dims, nd, x->attr[1], (int)x->attr[2], out);
   case MT_OP_mean: return mt_mean(a, dims, nd, x->attr[1], (int)x->attr[2], out);
   case MT_OP_prod: return mt_prod(a, dims, nd, x->attr[1], (int)x->attr[2], out);

@@ -100,16 +100,18 @@ enum { FWD, BWD_DATA, BWD_WEIGHTS };
 
 /* Runs one direction on contiguous compute tensors: a and b are the
  * operands (fwd: x, w; data: gy, w; weights: gy, x), y the result, y2 the
- * bias (fwd, input) or grad bias (weights, output), may be NULL. */
+ * bias (fwd, input) or grad bias (weights, output), may be NULL. A forward
+ * oneDNN run applies act to y and sets *applied; other paths leave it. */
 static mt_status run_kernel(int kind, const mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
-                            mt_tensor *y2) {
+                            mt_tensor *y2, mt_act act, double alpha, bool *applied) {
   mt_dtype dt = (mt_dtype)y->dtype;
   const void *pa = mt_data(a), *pb = mt_data(b);
   void *py = mt_data(y), *py2 = y2 ? mt_data(y2) : NULL;
   if (dt == MT_FLOAT32) {
-    mt_status st = kind == FWD           ? mt_dnnl_conv_fwd(p, pa, pb, py2, py)
+    mt_status st = kind == FWD           ? mt_dnnl_conv_fwd(p, pa, pb, py2, act, alpha, py)
                    : kind == BWD_DATA    ? mt_dnnl_conv_bwd_data(p, pa, pb, py)
                                          : mt_dnnl_conv_bwd_weights(p, pa, pb, py, py2);
+    if (kind == FWD && applied && !st) *applied = true;
     if (st != MT_EARG) return st; /* oneDNN declined: reference loops below */
   }
   return kind == FWD        ? mt_ref_conv_fwd(dt, p, pa, pb, py2, py)
@@ -147,10 +149,11 @@ static mt_status as_batched(mt_tensor *t, bool unb, mt_tensor **out) {
   return mt_unsqueeze(t, 0, out);
 }
 
-/* Shared by convolution and conv_transpose: y = op(x, w) + bias where the
- * forward direction is FWD (convolution) or BWD_DATA (transposed). */
+/* Shared by convolution and conv_transpose: y = act(op(x, w) + bias) where
+ * the forward direction is FWD (convolution) or BWD_DATA (transposed). act
+ * is a oneDNN post-op where oneDNN runs the problem, else applied after. */
 static mt_status conv_impl(const char *op, bool transposed, const mt_tensor *x, const mt_tensor *w,
-                           const mt_tensor *bias, const mt_conv_opts *o, mt_tensor **out) {
+                           const mt_tensor *bias, const mt_conv_opts *o, mt_act act, double alpha, mt_tensor **out) {
   char a[96], b[96];
   int nd = w->ndim, nsp = nd - 2;
   mt_status st;
@@ -196,12 +199,13 @@ static mt_status conv_impl(const char *op, bool transposed, const mt_tensor *x, 
     return mt_fail(MT_ESHAPE, "%s: bias must have shape %lld (out_channels), got %s", op, (long long)cout,
                    shp(bias->shape, bias->ndim, a));
   mt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL, *yb = NULL, *r = NULL, *xb = NULL;
+  bool applied = act == MT_ACT_NONE;
   if ((st = prep(x, &xc)) || (st = prep(w, &wc)) || (bias && (st = prep(bias, &bc))) ||
       (st = as_batched(xc, unb, &xb)) || (st = result(ys, nd, unb, (mt_dtype)xc->dtype, has_zero(xs, nd), &y)) ||
       (st = as_batched(y, unb, &yb)))
     goto done;
   if (!has_zero(xs, nd) && !has_zero(ys, nd)) {
-    st = run_kernel(transposed ? BWD_DATA : FWD, &p, xb, wc, yb, transposed ? NULL : bc);
+    st = run_kernel(transposed ? BWD_DATA : FWD, &p, xb, wc, yb, transposed ? NULL : bc, act, alpha, &applied);
     if (!st && transposed && bc) { /* y += bias per channel */
       int64_t bshape[5] = {cout, 1, 1, 1, 1};
       mt_tensor *bv = NULL;
@@ -214,7 +218,13 @@ static mt_status conv_impl(const char *op, bool transposed, const mt_tensor *x, 
     if (!(st = mt_view(bc, bshape, nd - 1, &bv))) st = mt_copy_(yb, bv);
     mt_release(bv);
   }
-  if (!st && !(st = mt_to_dtype(y, (mt_dtype)x->dtype, false, &r))) st = mt_deliver(op, r, out);
+  if (!st && !(st = mt_to_dtype(y, (mt_dtype)x->dtype, false, &r)) && !applied) {
+    mt_tensor *t = NULL;
+    st = mt_activation(r, act, alpha, &t);
+    mt_release(r);
+    r = t;
+  }
+  if (!st) st = mt_deliver(op, r, out);
 done:
   mt_release(xc), mt_release(wc), mt_release(bc), mt_release(y), mt_release(yb), mt_release(xb);
   return st;
@@ -223,13 +233,19 @@ done:
 mt_status mt_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                          mt_tensor **out) {
   char op[40];
-  return conv_impl(conv_name(w->ndim - 2, false, "", op, sizeof op), false, x, w, bias, o, out);
+  return conv_impl(conv_name(w->ndim - 2, false, "", op, sizeof op), false, x, w, bias, o, MT_ACT_NONE, 0, out);
+}
+
+mt_status mt_convolution_act(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+                             mt_act act, double alpha, mt_tensor **out) {
+  char op[40];
+  return conv_impl(conv_name(w->ndim - 2, false, "", op, sizeof op), false, x, w, bias, o, act, alpha, out);
 }
 
 mt_status mt_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                             mt_tensor **out) {
   char op[40];
-  return conv_impl(conv_name(w->ndim - 2, true, "", op, sizeof op), true, x, w, bias, o, out);
+  return conv_impl(conv_name(w->ndim - 2, true, "", op, sizeof op), true, x, w, bias, o, MT_ACT_NONE, 0, out);
 }
 
 /* Checks that grad_out has the shape a convolution of input shape xs
@@ -271,7 +287,7 @@ mt_status mt_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, 
   if ((st = prep(grad_out, &gc)) || (st = prep(w, &wc)) || (st = as_batched(gc, unb, &gb)) ||
       (st = result(xs, nd, unb, (mt_dtype)gc->dtype, empty, &y)) || (st = as_batched(y, unb, &yb)))
     goto done;
-  if (!empty) st = run_kernel(BWD_DATA, &p, gb, wc, yb, NULL);
+  if (!empty) st = run_kernel(BWD_DATA, &p, gb, wc, yb, NULL, MT_ACT_NONE, 0, NULL);
   if (!st && !(st = mt_to_dtype(y, (mt_dtype)grad_out->dtype, false, &r))) st = mt_deliver(op, r, grad_in);
 done:
   mt_release(gc), mt_release(wc), mt_release(gb), mt_release(y), mt_release(yb);
@@ -303,7 +319,7 @@ mt_status mt_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x,
       (st = (empty ? mt_zeros : mt_empty)(weight_shape, nd, (mt_dtype)gc->dtype, mt_cpu(), &gw)) ||
       (grad_bias && (st = (empty ? mt_zeros : mt_empty)(&p.K, 1, (mt_dtype)gc->dtype, mt_cpu(), &gbias))))
     goto done;
-  if (!empty) st = run_kernel(BWD_WEIGHTS, &p, gbt, xb, gw, gbias);
+  if (!empty) st = run_kernel(BWD_WEIGHTS, &p, gbt, xb, gw, gbias, MT_ACT_NONE, 0, NULL);
   if (!st && !(st = mt_to_dtype(gw, (mt_dtype)grad_out->dtype, false, &r))) st = mt_deliver(op, r, grad_weight);
   if (!st && grad_bias) {
     r = NULL;

@@ -407,3 +407,21 @@ mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
   fparams p = {0, 0, 0, slope};
   return run_param("leaky_relu", PICK(leaky), p, x, out);
 }
+
+const char *mt_act_name(mt_act act) {
+  static const char *names[MT_NACT] = {"", "relu", "leaky_relu", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh"};
+  return act >= 0 && act < MT_NACT ? names[act] : "?";
+}
+
+mt_status mt_activation(const mt_tensor *x, mt_act act, double alpha, mt_tensor **out) {
+  static const mt_op ops[MT_NACT] = {[MT_ACT_RELU] = MT_OP_relu, [MT_ACT_TANH] = MT_OP_tanh,
+                                     [MT_ACT_SIGMOID] = MT_OP_sigmoid, [MT_ACT_SILU] = MT_OP_silu,
+                                     [MT_ACT_GELU] = MT_OP_gelu, [MT_ACT_GELU_TANH] = MT_OP_gelu_tanh};
+  switch (act) {
+  case MT_ACT_NONE: return *out = mt_retain((mt_tensor *)x), MT_OK;
+  case MT_ACT_LEAKY_RELU: return mt_leaky_relu(x, alpha, out);
+  case MT_ACT_RELU: case MT_ACT_TANH: case MT_ACT_SIGMOID: case MT_ACT_SILU: case MT_ACT_GELU: case MT_ACT_GELU_TANH:
+    return mt_unary(ops[act], x, out);
+  default: return mt_fail(MT_EARG, "internal: activation %d is not known", (int)act);
+  }
+}

@@ -12,6 +12,12 @@
  * float16/bfloat16 compute in float32, integers in a plain loop. ---- */
 /* PyTorch's matmul: 1-D/2-D/batched with broadcasting of batch dims. */
 mt_status mt_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* act(a @ b + bias) in one call (the JIT's matmul epilogue): a (..., m, k),
+ * b (k, n), bias (n) or NULL; float32 runs one oneDNN matmul primitive that
+ * adds the bias and applies act as it writes, other cases the plain ops
+ * one after another. alpha: act's parameter. *out must be NULL. */
+mt_status mt_matmul_act(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_act act, double alpha,
+                        mt_tensor **out);
 mt_status mt_mm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 mt_status mt_bmm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 mt_status mt_mv(const mt_tensor *a, const mt_tensor *v, mt_tensor **out);

@@ -478,3 +478,47 @@ mt_status mt_kron(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   mt_release(prod4);
   return st;
 }
+
+/* ---- products with an epilogue (the JIT's folded bias and activation) ---- */
+
+/* One oneDNN matmul primitive for float32 act(a @ b + bias); MT_EARG (no
+ * message needed) when the operands do not fit it. */
+static mt_status matmul_act_dnnl(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_act act,
+                                 double alpha, mt_tensor **out) {
+  int nd = a->ndim;
+  if (a->dtype != MT_FLOAT32 || b->dtype != MT_FLOAT32 || nd < 2 || b->ndim != 2 || mt_tdevice(a).type != MT_CPU ||
+      mt_tdevice(b).type != MT_CPU || a->shape[nd - 1] != b->shape[0] ||
+      (bias && (bias->dtype != MT_FLOAT32 || bias->ndim != 1 || bias->shape[0] != b->shape[1] ||
+                mt_tdevice(bias).type != MT_CPU)))
+    return MT_EARG;
+  int64_t k = b->shape[0], n = b->shape[1], m = 1, shape[MT_MAXDIM];
+  for (int d = 0; d < nd - 1; d++) m *= a->shape[d], shape[d] = a->shape[d];
+  shape[nd - 1] = n;
+  if (m == 0 || n == 0 || k == 0 || !matrix_layout(b).ok) return MT_EARG;
+  int64_t s2[2] = {m, k};
+  mt_tensor *a2 = NULL, *bc = NULL, *c = NULL;
+  mt_status st = mt_reshape(a, s2, 2, &a2);
+  if (!st && !matrix_layout(a2).ok) st = MT_EARG;
+  if (!st && bias) st = mt_contiguous(bias, &bc);
+  if (!st) st = mt_empty(shape, nd, MT_FLOAT32, mt_cpu(), &c);
+  if (!st) {
+    int64_t sa[2] = {a2->strides[0], a2->strides[1]}, sb[2] = {b->strides[0], b->strides[1]};
+    st = mt_dnnl_linear(m, n, k, (const float *)mt_data(a2), sa, (const float *)mt_data(b), sb,
+                        bc ? (const float *)mt_data(bc) : NULL, act, alpha, (float *)mt_data(c));
+  }
+  if (!st) *out = c, c = NULL;
+  mt_release(a2), mt_release(bc), mt_release(c);
+  return st;
+}
+
+mt_status mt_matmul_act(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_act act, double alpha,
+                        mt_tensor **out) {
+  mt_status st = matmul_act_dnnl(a, b, bias, act, alpha, out);
+  if (st != MT_EARG) return st;
+  mt_tensor *y = NULL, *z = NULL; /* oneDNN declined: the same ops one after another */
+  st = mt_matmul(a, b, &y);
+  if (!st && bias) st = mt_binary(MT_OP_add, y, bias, &z);
+  if (!st) st = mt_activation(z ? z : y, act, alpha, out);
+  mt_release(y), mt_release(z);
+  return st;
+}

@@ -277,6 +277,25 @@ mt_status mt_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt
 mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
 mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
 
+/* Activations a library call can apply to its own result (the JIT's
+ * epilogues: oneDNN post-ops in cpu/conv_dnnl.c and cpu/matmul_dnnl.c).
+ * alpha is leaky_relu's slope; the others take none. */
+typedef enum mt_act {
+  MT_ACT_NONE,
+  MT_ACT_RELU,
+  MT_ACT_LEAKY_RELU,
+  MT_ACT_TANH,
+  MT_ACT_SIGMOID,
+  MT_ACT_SILU,
+  MT_ACT_GELU,
+  MT_ACT_GELU_TANH,
+  MT_NACT
+} mt_act;
+const char *mt_act_name(mt_act act); /* "relu", ...; "" for none */
+/* act(x) through the unary ops above (the fallback of a library call that
+ * cannot apply act itself); MT_ACT_NONE: a new reference to x. */
+mt_status mt_activation(const mt_tensor *x, mt_act act, double alpha, mt_tensor **out);
+
 /* ---- threads and interruption (parallel.c) ---- */
 int mt_get_num_threads(void);
 void mt_set_num_threads(int n);

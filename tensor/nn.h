@@ -35,6 +35,11 @@ mt_status mt_conv_same_padding(const char *op, const mt_tensor *w, mt_conv_opts 
  * through reference loops. */
 mt_status mt_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                          mt_tensor **out);
+/* act(mt_convolution(x, w, bias, o)) in one call: a oneDNN post-op for
+ * float32 (the JIT's conv epilogue), else applied after. alpha: act's
+ * parameter (leaky_relu's slope). */
+mt_status mt_convolution_act(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+                             mt_act act, double alpha, mt_tensor **out);
 /* Gradient wrt the input of mt_convolution: grad_out (N, Cout, *out), w as
  * above, input_shape the shape of x (ndim entries). */
 mt_status mt_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,

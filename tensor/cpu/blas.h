@@ -17,6 +17,14 @@
 mt_status mt_blas_gemm(mt_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
                        int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
 
+/* C = act(A @ B + bias) with oneDNN's matmul primitive (cpu/matmul_dnnl.c),
+ * float32: A is m x k and B k x n, each with strides s[0] (rows) and s[1]
+ * (columns) in elements; bias holds n values or is NULL; C is m x n,
+ * contiguous. alpha: act's parameter. MT_EARG (message set) if oneDNN
+ * cannot run the problem. */
+mt_status mt_dnnl_linear(int64_t m, int64_t n, int64_t k, const float *a, const int64_t sa[2], const float *b,
+                         const int64_t sb[2], const float *bias, mt_act act, double alpha, float *c);
+
 /* Loads the libraries now (call before a parallel region that runs GEMMs,
  * so that the first use is not inside it). */
 void mt_blas_load(void);

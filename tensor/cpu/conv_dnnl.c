@@ -1,7 +1,8 @@
 /* conv_dnnl.c -- float32 convolution through oneDNN: forward, grad input
  * and grad weight. A primitive is built once per problem (shapes, options,
- * direction, bias) and kept in a small LRU cache; calls then only wrap the
- * caller's buffers and run. Formats are oneDNN's choice (`any`) with
+ * direction, bias, fused activation) and kept in a small LRU cache; calls
+ * then only wrap the caller's buffers and run. A forward primitive can apply
+ * an activation to its result as a oneDNN post-op (the JIT's epilogues). Formats are oneDNN's choice (`any`) with
  * reorders to and from PyTorch's plain layout, except where the plain
  * layout measured faster (docs/conv.md); temporaries come from the engine's
  * allocator, which recycles large blocks. No shape checks here: conv.c. */
@@ -13,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "cpu/conv_kernels.h"
+#include "cpu/dnnl_act.h"
 
 #define CACHE_SIZE 32
 
@@ -26,6 +28,8 @@ typedef struct entry {
   mt_conv_problem p;
   int kind;
   bool bias;
+  mt_act act; /* forward: the post-op activation (MT_ACT_NONE: none) */
+  double alpha;
   /* value */
   mt_conv_algo algo;
   dnnl_primitive_t prim, reorder[NROLE]; /* reorder[r]: NULL if none */
@@ -150,6 +154,7 @@ static bool build(entry *e) {
   bool ok = false;
   if (dnnl_primitive_attr_create(&attr) != dnnl_success) return false;
   dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (!mt_dnnl_set_act(attr, e->act, e->alpha)) goto done;
   if (e->kind != FWD) { /* backward primitives need the forward one as a hint */
     dnnl_convolution_desc_t fd;
     if (op_desc(p, FWD, alg, want, e->kind == BWD_WEIGHTS ? bias : NULL, &fd) != dnnl_success ||
@@ -180,19 +185,22 @@ done:
   return ok;
 }
 
-/* The cached entry for (p, kind, bias), built on a miss (evicting the least
- * recently used); NULL with a message when oneDNN cannot run it. Called
- * with g.lock held. */
-static entry *lookup(const mt_conv_problem *p, int kind, bool bias) {
+/* The cached entry for (p, kind, bias, act, alpha), built on a miss
+ * (evicting the least recently used); NULL with a message when oneDNN
+ * cannot run it. Called with g.lock held. */
+static entry *lookup(const mt_conv_problem *p, int kind, bool bias, mt_act act, double alpha) {
   entry key;
   memset(&key, 0, sizeof key);
   key.p = *p;
   key.kind = kind;
   key.bias = bias;
+  key.act = act;
+  key.alpha = act == MT_ACT_LEAKY_RELU ? alpha : 0;
   int victim = 0;
   for (int i = 0; i < CACHE_SIZE; i++) {
     entry *e = g.slot[i];
-    if (e && e->kind == kind && e->bias == bias && memcmp(&e->p, &key.p, sizeof key.p) == 0) {
+    if (e && e->kind == kind && e->bias == bias && e->act == key.act && e->alpha == key.alpha &&
+        memcmp(&e->p, &key.p, sizeof key.p) == 0) {
       e->used = ++g.clock;
       return e;
     }
@@ -240,8 +248,8 @@ static dnnl_status_t run_reorder(dnnl_primitive_t r, dnnl_memory_t from, dnnl_me
 }
 
 /* Runs direction kind on the caller's plain buffers buf[role] (bias: bias
- * or grad bias, may be NULL). */
-static mt_status run(const mt_conv_problem *p, int kind, void *const buf[NROLE], void *bias) {
+ * or grad bias, may be NULL; act: forward only). */
+static mt_status run(const mt_conv_problem *p, int kind, void *const buf[NROLE], void *bias, mt_act act, double alpha) {
   pthread_once(&g.once, init);
   if (g.init_status != dnnl_success) return mt_fail(MT_EARG, "convolution: oneDNN could not start");
   static const int arg[3][NROLE] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
@@ -253,7 +261,7 @@ static mt_status run(const mt_conv_problem *p, int kind, void *const buf[NROLE],
   dnnl_status_t ds = dnnl_success;
   mt_tensor *tmp[NROLE + 1] = {NULL};
   dnnl_memory_t user[NROLE] = {NULL}, inner[NROLE] = {NULL}, bm = NULL, sm = NULL;
-  entry *e = lookup(p, kind, bias != NULL);
+  entry *e = lookup(p, kind, bias != NULL, act, alpha);
   if (!e) {
     st = MT_EARG;
     goto done;
@@ -293,26 +301,27 @@ done:
   return st;
 }
 
-mt_status mt_dnnl_conv_fwd(const mt_conv_problem *p, const float *x, const float *w, const float *b, float *y) {
+mt_status mt_dnnl_conv_fwd(const mt_conv_problem *p, const float *x, const float *w, const float *b, mt_act act,
+                           double alpha, float *y) {
   void *buf[NROLE] = {(void *)x, (void *)w, y};
-  return run(p, FWD, buf, (void *)b);
+  return run(p, FWD, buf, (void *)b, act, alpha);
 }
 
 mt_status mt_dnnl_conv_bwd_data(const mt_conv_problem *p, const float *gy, const float *w, float *gx) {
   void *buf[NROLE] = {gx, (void *)w, (void *)gy};
-  return run(p, BWD_DATA, buf, NULL);
+  return run(p, BWD_DATA, buf, NULL, MT_ACT_NONE, 0);
 }
 
 mt_status mt_dnnl_conv_bwd_weights(const mt_conv_problem *p, const float *gy, const float *x, float *gw, float *gb) {
   void *buf[NROLE] = {(void *)x, gw, (void *)gy};
-  return run(p, BWD_WEIGHTS, buf, gb);
+  return run(p, BWD_WEIGHTS, buf, gb, MT_ACT_NONE, 0);
 }
 
 mt_conv_algo mt_dnnl_conv_fwd_algo(const mt_conv_problem *p) {
   pthread_once(&g.once, init);
   if (g.init_status != dnnl_success) return MT_CONV_REF;
   pthread_mutex_lock(&g.lock);
-  entry *e = lookup(p, FWD, false);
+  entry *e = lookup(p, FWD, false, MT_ACT_NONE, 0);
   mt_conv_algo a = e ? e->algo : MT_CONV_REF;
   pthread_mutex_unlock(&g.lock);
   return a;

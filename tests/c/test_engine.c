@@ -1,12 +1,15 @@
 /* test_engine.c -- C unit tests of the engine (no Lua): dtype promotion,
  * views and strides, the broadcasting iterator, copies and conversions,
- * half-precision rounding, allocation failure and interruption. Prints one
- * line per failure and ends with "N passed, N failed". */
+ * half-precision rounding, allocation failure and interruption, and the
+ * library calls with a folded activation (matmul/conv epilogues). Prints
+ * one line per failure and ends with "N passed, N failed". */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "linalg.h"
 #include "mt.h"
+#include "nn.h"
 
 static int passed, failed;
 #define CHECK(cond)                                                                                                    \
@@ -134,6 +137,75 @@ static void test_interrupt(void) {
   CHECK(mt_parallel_for(1 << 24, 1024, count_fn, NULL) == MT_OK);
 }
 
+/* act(v) in double, from the definitions (leaky slope 0.2) */
+static double act_ref(mt_act act, double v) {
+  switch (act) {
+  case MT_ACT_RELU: return v > 0 ? v : 0;
+  case MT_ACT_LEAKY_RELU: return v > 0 ? v : 0.2 * v;
+  case MT_ACT_TANH: return tanh(v);
+  case MT_ACT_SIGMOID: return 1 / (1 + exp(-v));
+  case MT_ACT_SILU: return v / (1 + exp(-v));
+  case MT_ACT_GELU: return 0.5 * v * (1 + erf(v / sqrt(2)));
+  case MT_ACT_GELU_TANH: return 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  default: return v;
+  }
+}
+
+/* element i of contiguous float32/float64 t */
+static void set_at(mt_tensor *t, int64_t i, double v) {
+  if (t->dtype == MT_FLOAT32) ((float *)mt_data(t))[i] = (float)v;
+  else ((double *)mt_data(t))[i] = v;
+}
+static double at(const mt_tensor *t, int64_t i) {
+  return t->dtype == MT_FLOAT32 ? ((const float *)mt_data(t))[i] : ((const double *)mt_data(t))[i];
+}
+
+/* mt_matmul_act (oneDNN for float32, plain ops for float64) and
+ * mt_convolution_act (a 1x1 convolution is the same product) against loops */
+static void test_epilogues(void) {
+  enum { M = 6, K = 5, N = 4 };
+  double a[M * K], w[N * K], bias[N];
+  for (int i = 0; i < M * K; i++) a[i] = sin(1.3 * i) * 2;
+  for (int i = 0; i < N * K; i++) w[i] = cos(0.7 * i);
+  for (int i = 0; i < N; i++) bias[i] = 0.25 * i - 0.4;
+  for (int dt = 0; dt < 2; dt++) {
+    mt_dtype t = dt ? MT_FLOAT64 : MT_FLOAT32;
+    int64_t sa[2] = {M, K}, sw[2] = {N, K}, sb[1] = {N}, sx[4] = {1, K, M, 1}, sw4[4] = {N, K, 1, 1};
+    mt_tensor *ta = NULL, *tw = NULL, *tb = NULL, *wt = NULL, *x4 = NULL, *w4 = NULL, *xt = NULL;
+    CHECK(mt_empty(sa, 2, t, mt_cpu(), &ta) == MT_OK && mt_empty(sw, 2, t, mt_cpu(), &tw) == MT_OK &&
+          mt_empty(sb, 1, t, mt_cpu(), &tb) == MT_OK);
+    for (int i = 0; i < M * K; i++) set_at(ta, i, a[i]);
+    for (int i = 0; i < N * K; i++) set_at(tw, i, w[i]);
+    for (int i = 0; i < N; i++) set_at(tb, i, bias[i]);
+    CHECK(mt_transpose(tw, 0, 1, &wt) == MT_OK); /* (K, N), transposed layout as in x @ W^T */
+    /* the conv input (1, K, M, 1): channels are the columns of a */
+    CHECK(mt_transpose(ta, 0, 1, &xt) == MT_OK && mt_reshape(xt, sx, 4, &x4) == MT_OK &&
+          mt_view(tw, sw4, 4, &w4) == MT_OK);
+    mt_conv_opts o;
+    mt_conv_opts_init(&o);
+    for (int act = 0; act < MT_NACT; act++) {
+      mt_tensor *y = NULL, *yc = NULL;
+      CHECK(mt_matmul_act(ta, wt, tb, (mt_act)act, 0.2, &y) == MT_OK);
+      CHECK(mt_convolution_act(x4, w4, tb, &o, (mt_act)act, 0.2, &yc) == MT_OK);
+      double err = 0, errc = 0;
+      for (int i = 0; i < M && y && yc; i++)
+        for (int j = 0; j < N; j++) {
+          double s = bias[j];
+          for (int q = 0; q < K; q++) s += a[i * K + q] * w[j * K + q];
+          double want = act_ref((mt_act)act, s);
+          err = fmax(err, fabs(at(y, i * N + j) - want));
+          errc = fmax(errc, fabs(at(yc, j * M + i) - want)); /* (1, N, M, 1) */
+        }
+      CHECK(err < (dt ? 1e-12 : 1e-5));
+      CHECK(errc < (dt ? 1e-12 : 1e-5));
+      if (err >= (dt ? 1e-12 : 1e-5) || errc >= (dt ? 1e-12 : 1e-5))
+        printf("  %s %s: matmul error %g, conv error %g\n", mt_dtype_name(t), mt_act_name((mt_act)act), err, errc);
+      mt_release(y), mt_release(yc);
+    }
+    mt_release(ta), mt_release(tw), mt_release(tb), mt_release(wt), mt_release(x4), mt_release(w4), mt_release(xt);
+  }
+}
+
 int main(void) {
   test_promotion();
   test_result_type();
@@ -143,6 +215,7 @@ int main(void) {
   test_alloc_failure();
   test_elementwise();
   test_interrupt();
+  test_epilogues();
   mt_empty_cache();
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
