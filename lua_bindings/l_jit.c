@@ -459,9 +459,11 @@ static int fn_call(lua_State *L) {
   }
   if (e->split && !f->warned_break && !f->quiet) {
     f->warned_break = true;
-    char n[16];
-    snprintf(n, sizeof n, "%d", jit_split_nseg(e->split));
-    warn("graph break: %s; the function runs as %s compiled graphs with its Lua code between them", jit_cap.brk, n);
+    int ns = jit_split_nseg(e->split);
+    char n[64];
+    if (ns == 1) snprintf(n, sizeof n, "its graph runs before the read, its Lua code around it");
+    else snprintf(n, sizeof n, "the function runs as %d compiled graphs with its Lua code between them", ns);
+    warn("graph break: %s; %s", jit_cap.brk, n);
   }
   e->next = f->entries;
   f->entries = e;
