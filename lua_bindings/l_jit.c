@@ -460,7 +460,7 @@ static int fn_call(lua_State *L) {
   if (e->split && !f->warned_break && !f->quiet) {
     f->warned_break = true;
     int ns = jit_split_nseg(e->split);
-    char n[64];
+    char n[128];
     if (ns == 1) snprintf(n, sizeof n, "its graph runs before the read, its Lua code around it");
     else snprintf(n, sizeof n, "the function runs as %d compiled graphs with its Lua code between them", ns);
     warn("graph break: %s; %s", jit_cap.brk, n);
