@@ -315,6 +315,7 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
     return lua_error(L);
   }
   int nres = lua_gettop(L) - base;
+  if (jit_cap.rec && jit_cap.brk[0]) lua_gc(L, LUA_GCCOLLECT); /* dead temporaries drop their references (l_jit_split.c) */
   if (jit_cap.brk[0] && !f->splits) lstats.graph_breaks++; /* once per function, not per capture */
   if (jit_cap.brk[0] && !f->splits && !f->fullgraph) { /* capture again, counting op calls */
     f->splits = true;

@@ -38,6 +38,8 @@ enum { JR_NIL, JR_BOOL, JR_NUM, JR_INT, JR_TENSOR, JR_TABLE, JR_OTHER };
 typedef struct jres {
   int8_t kind;
   int id;       /* JR_TENSOR */
+  int8_t ndim, dtype; /* JR_TENSOR: for a stand-in (ndim -1: none) */
+  int64_t shape[MT_MAXDIM];
   double num;   /* JR_NUM, JR_INT, JR_BOOL */
   int *ids;     /* JR_TABLE: an array of tensors */
   int nids;
@@ -71,6 +73,7 @@ typedef struct jcall {
 /* Tensor ids: index into vals; a pointer hash finds a tensor's id. */
 typedef struct idmap {
   mt_tensor **vals; /* owned */
+  bool *read;       /* capture: its data was read by a call that ran (a host read, a setter) */
   int n, cap;
   int *slot;        /* open addressing: id + 1, 0 empty */
   int hcap;
@@ -137,7 +140,10 @@ static bool id_grow(idmap *m) {
     int cap = m->cap ? 2 * m->cap : 64;
     mt_tensor **v = realloc(m->vals, (size_t)cap * sizeof *v);
     if (!v) return false;
-    m->vals = v, m->cap = cap;
+    m->vals = v;
+    bool *r = realloc(m->read, (size_t)cap * sizeof *r);
+    if (!r) return false;
+    m->read = r, m->cap = cap;
   }
   if (2 * (m->n + 1) > m->hcap) {
     int hcap = m->hcap ? 2 * m->hcap : 128;
@@ -161,6 +167,7 @@ static int id_of(idmap *m, const mt_tensor *t) {
   if (!id_grow(m)) return -1;
   id = m->n++;
   m->vals[id] = mt_retain((mt_tensor *)t);
+  m->read[id] = false;
   unsigned h = hash_ptr(t) & (unsigned)(m->hcap - 1);
   while (m->slot[h]) h = (h + 1) & (unsigned)(m->hcap - 1);
   m->slot[h] = id + 1;
@@ -170,6 +177,7 @@ static int id_of(idmap *m, const mt_tensor *t) {
 static void id_free(idmap *m) {
   for (int i = 0; i < m->n; i++) mt_release(m->vals[i]);
   free(m->vals);
+  free(m->read);
   free(m->slot);
   memset(m, 0, sizeof *m);
 }
@@ -266,7 +274,11 @@ static void record_results(lua_State *L, jit_rec *r, jcall *c, int base, int n) 
     if (ty == LUA_TNIL) x->kind = JR_NIL;
     else if (ty == LUA_TBOOLEAN) x->kind = JR_BOOL, x->num = lua_toboolean(L, idx);
     else if (ty == LUA_TNUMBER) x->kind = lua_isinteger(L, idx) ? JR_INT : JR_NUM, x->num = lua_tonumber(L, idx);
-    else if (t) x->kind = JR_TENSOR, x->id = id_of(&r->ids, mtl_to_tensor(L, idx));
+    else if (t) {
+      x->kind = JR_TENSOR, x->id = id_of(&r->ids, mtl_to_tensor(L, idx));
+      x->ndim = t->ndim, x->dtype = t->dtype;
+      memcpy(x->shape, t->shape, sizeof x->shape);
+    }
     else if (ty == LUA_TTABLE && lua_rawlen(L, idx) > 0 && !lua_getmetatable(L, idx)) {
       int len = (int)lua_rawlen(L, idx);
       x->kind = JR_TABLE;
@@ -276,6 +288,7 @@ static void record_results(lua_State *L, jit_rec *r, jcall *c, int base, int n) 
         lua_rawgeti(L, idx, k);
         const mt_tensor *e = lua_type(L, -1) == LUA_TUSERDATA ? mtl_peek_tensor(L, -1) : NULL;
         x->ids[k - 1] = e ? id_of(&r->ids, mtl_to_tensor(L, -1)) : -1;
+        if (x->ids[k - 1] >= 0) r->ids.read[x->ids[k - 1]] = true; /* tables of results are always computed */
         if (!e) x->kind = JR_OTHER;
         lua_pop(L, 1);
       }
@@ -322,6 +335,11 @@ static int record_call(lua_State *L, jit_rec *r) {
   r->depth--;
   c = &r->calls[i]; /* calls may have moved */
   c->n1 = mtg_tracing ? mtg_tracing->n : c->n0;
+  if (c->n1 == c->n0) { /* it will run at replay: the tensors it reads must be real */
+    bool lookup = lua_toboolean(L, lua_upvalueindex(2)) && c->nargs >= 2 && c->argid[1] < 0;
+    for (int a = lookup ? 2 : 0; a < c->nargs; a++) /* __index(x, "k") reads no data; __newindex's value is kept */
+      if (c->argid[a] >= 0) r->ids.read[c->argid[a]] = true;
+  }
   int nres = lua_gettop(L);
   record_results(L, r, c, 1, nres);
   return nres;
@@ -382,8 +400,21 @@ static void run_segments(lua_State *L, jit_rep *p, int last) {
   }
 }
 
-static void push_tensor_id(lua_State *L, jit_rep *p, int id) {
+/* Pushes value id; a temporary no segment outputs gets a stand-in: the
+ * right shape and dtype, broadcast from one element (Lua only passes it
+ * on to other substituted calls or asks its size). */
+static void push_tensor_id(lua_State *L, jit_rep *p, int id, const jres *x) {
   mt_tensor *t = id >= 0 ? p->vals[id] : NULL;
+  if (!t && id >= 0 && x->ndim >= 0) {
+    mt_tensor *one = NULL;
+    int64_t ones[MT_MAXDIM];
+    for (int d = 0; d < x->ndim; d++) ones[d] = 1;
+    mt_status st = mt_zeros(ones, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &one);
+    if (!st) st = mt_expand(one, x->shape, x->ndim, &t);
+    mt_release(one);
+    if (st) mtl_fail(L, st, NULL, NULL, NULL, NULL);
+    p->vals[id] = t;
+  }
   if (!t) luaL_error(L, "torch.compile: %s: a result was not computed (internal error)", p->s->name);
   mtl_push_tensor(L, mt_retain(t));
 }
@@ -436,11 +467,11 @@ static int replay_call(lua_State *L, jit_rep *p) {
     case JR_BOOL: lua_pushboolean(L, x->num != 0); break;
     case JR_INT: lua_pushinteger(L, (lua_Integer)x->num); break;
     case JR_NUM: lua_pushnumber(L, x->num); break;
-    case JR_TENSOR: push_tensor_id(L, p, x->id); break;
+    case JR_TENSOR: push_tensor_id(L, p, x->id, x); break;
     default: /* JR_TABLE (substituted calls return no other kinds) */
       lua_createtable(L, x->nids, 0);
       for (int k = 0; k < x->nids; k++) {
-        push_tensor_id(L, p, x->ids[k]);
+        push_tensor_id(L, p, x->ids[k], &(jres){.ndim = -1});
         lua_rawseti(L, -2, k + 1);
       }
     }
@@ -457,12 +488,15 @@ static int split_call(lua_State *L) {
   return call_original(L);
 }
 
-/* torch._jit_split_wrap(f, name, mode) -> the wrapper of f (hooks.install's factory) */
+/* torch._jit_split_wrap(f, name, mode) -> the wrapper of f (hooks.install's
+ * factory); upvalues: f, and whether it is __index/__newindex */
 static int l_split_wrap(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
+  bool index = lua_type(L, 3) == LUA_TSTRING && strcmp(lua_tostring(L, 3), "index") == 0;
   lua_settop(L, 1);
   lua_pushvalue(L, 1);
-  lua_pushcclosure(L, split_call, 1);
+  lua_pushboolean(L, index);
+  lua_pushcclosure(L, split_call, 2);
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.help"); /* the wrapper keeps the original's help text */
   if (lua_istable(L, -1)) {
     lua_pushvalue(L, 1);
@@ -549,6 +583,39 @@ static void classify(jentry *e, jcall *calls, int ncalls, const int *bound, int 
   }
 }
 
+/* need[i] for the tensors Lua saw that the replay must compute: those a
+ * call that runs at replay reads, and those still referenced once the
+ * capture's fn returned (a result, a table entry, a .grad, optimizer
+ * state): references beyond the recorder's one and the trace's. The rest
+ * were temporaries: at replay Lua gets a stand-in of the right shape. The
+ * caller collected garbage first, so dead userdata hold no reference. */
+static void mark_kept(const mtg_trace *tr, idmap *ids, int nvisible, bool *need) {
+  int *uses = calloc((size_t)ids->n + 1, sizeof *uses);
+  if (!uses) {
+    for (int i = 0; i < nvisible; i++) need[i] = true;
+    return;
+  }
+#define USE(t)                                                                                                         \
+  do {                                                                                                                 \
+    int id_ = (t) ? id_find(ids, (t)) : -1;                                                                            \
+    if (id_ >= 0) uses[id_]++;                                                                                         \
+  } while (0)
+  for (int k = 0; k < tr->n; k++) {
+    for (int j = 0; j < tr->e[k].nin; j++) USE(tr->e[k].in[j]);
+    USE(tr->e[k].out);
+    for (int j = 0; j < MTG_TRACE_NOUT - 1; j++) USE(tr->e[k].xout[j]);
+  }
+  for (int k = 0; k < tr->ngrads; k++) {
+    USE(tr->grads[k].leaf);
+    USE(tr->grads[k].grad);
+  }
+  for (int k = 0; k < 2 * tr->nalias; k++) USE(tr->alias[k]);
+  for (int k = 0; k < tr->nfresh; k++) USE(tr->fresh[k]);
+#undef USE
+  for (int i = 0; i < nvisible; i++) need[i] = ids->read[i] || ids->vals[i]->refs > 1 + uses[i];
+  free(uses);
+}
+
 void jit_split_build(lua_State *L, jfn *f, jentry *e, jit_rec *r, const mtg_trace *tr, int nargs, const double *sc,
                      const bool *isint, const mtj_options *o) {
   if (r->overflow) {
@@ -617,7 +684,7 @@ void jit_split_build(lua_State *L, jfn *f, jentry *e, jit_rec *r, const mtg_trac
   }
   /* outputs: made in the segment, and seen by Lua, read by a later segment or a .grad */
   need = calloc((size_t)ids->n + 1, sizeof *need);
-  for (int i = 0; i < nvisible && need; i++) need[i] = true;
+  mark_kept(tr, ids, nvisible, need);
   for (int g = 0; g < s->nseg && need && s->seg && !e->why[0]; g++)
     for (int k = 0; k < s->seg[g].nin && s->seg[g].in_id; k++) need[s->seg[g].in_id[k]] = true;
   for (int k = 0; k < s->ngrad && need; k++) need[s->grad[k].grad] = true;
