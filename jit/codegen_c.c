@@ -28,10 +28,13 @@
  * exponent stays in [-24, -1]). Branch-free so loops vectorize; erf keeps
  * to about 35 vector operations, no division and no blend but the last.
  * gelu (x * Phi(x), Phi the normal CDF) is one rational function instead:
- * Phi(x) = 1/2 + x P(x^2)/Q(x^2) on |x| < 5.5 (P and Q of degree 5, a
- * minimax fit to 1.7e-8 after rounding to float), 0 or 1 beyond, where
- * float Phi saturates: about 20 operations and one division (docs/jit.md
- * gives its error, measured on every float). */
+ * Phi(x) = 1/2 + c P(c^2)/Q(c^2) (P and Q of degree 5, a minimax fit to
+ * 1.7e-8 after rounding to float), c = min(x, 5.5625) as a signed integer
+ * min on the bits (no compare and blend; float Phi rounds to 1 there);
+ * below -5.5 Phi is 0 by one mask folded into the last FMA, which also
+ * drops what the unclamped c gave there (inf/inf, NaN). 16 vector
+ * operations, one a division (docs/jit.md gives its error, measured on
+ * every float). */
 static const char *prelude =
     "#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
     "static inline float mj_bits_f(int32_t i){union{int32_t i;float f;}u;u.i=i;return u.f;}\n"
@@ -79,12 +82,12 @@ static const char *prelude =
     "  float bg=copysignf(1.0f-q*mj_bits_f(((int32_t)n+127)<<23),x);\n"
     "  return a>=0.921875f?bg:sm;}\n"
     "static inline float mj_geluf(float x){\n"
-    "  float a=fabsf(x), c=x<-5.5f?-5.5f:(x>5.5f?5.5f:x), z=c*c;\n"
+    "  int32_t ib=mj_f_bits(x); ib=ib<0x40b20000?ib:0x40b20000; float c=mj_bits_f(ib), z=c*c;\n"
     "  float p=2.275046434e-08f; p=p*z+6.351976081e-06f; p=p*z+1.688088779e-04f; p=p*z+4.677157039e-03f;\n"
     "  p=p*z+3.385102531e-02f; p=p*z+3.989422347e-01f;\n"
     "  float q=1.197525888e-06f; q=q*z+7.364200326e-05f; q=q*z+1.884349202e-03f; q=q*z+2.864493302e-02f;\n"
     "  q=q*z+2.515178566e-01f; q=q*z+1.0f;\n"
-    "  float ph=0.5f+c*(p/q); ph=a>=5.5f?(x>0?1.0f:0.0f):ph; return x*ph;}\n"
+    "  float ph=0.5f+c*(p/q); ph=x<-5.5f?0.0f:ph; return x*ph;}\n"
     "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_idiv(int64_t a,int64_t b){if(b==-1)return (int64_t)(0-(uint64_t)a);int64_t q=a/b;"

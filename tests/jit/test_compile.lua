@@ -133,6 +133,37 @@ test("compiled float32 gelu against x * Phi(x) in float64, edges included", func
   check(e[3]:isnan():item(), "gelu(-inf) is nan, as in PyTorch (-inf * 0)")
 end)
 
+-- The same reference on a dense sweep of floats: 2^15 evenly spaced
+-- mantissas in every binade from 2^-30 to 8, both signs (2.1M floats), in
+-- ulps of the float result where x >= -1 (docs/jit.md: at most 4.04 over
+-- every float) and in units of |x| 2^-24 below -1, where 1 + erf cancels
+-- (at most 2.56). Beyond the clamp gelu is exactly x, and exactly 0 below -5.5.
+test("compiled float32 gelu on a dense sweep of floats, in ulps against float64 x * Phi(x)", function()
+  local steps = torch.arange(0, 2 ^ 15):double() / 2 ^ 15 + 1
+  local parts = {}
+  for e = -30, 2 do
+    parts[#parts + 1] = steps * 2 ^ e
+    parts[#parts + 1] = steps * -(2 ^ e)
+  end
+  parts[#parts + 1] = torch.tensor({5.5, 5.5625, 5.6, 6, 100, 1e30, -5.5, -5.50001, -5.6, -100, -1e30}):double()
+  local x = torch.cat(parts):float()
+  local c = torch.compile(function(a) return a:gelu() end, {fullgraph = true})
+  c(x)
+  local got = c(x):double()
+  local xd = x:double()
+  local want = xd * torch.erfc(-xd / math.sqrt(2)) * 0.5
+  local err = (got - want):abs()
+  local ulp = torch.exp2((want:abs():float():double():log2()):floor() - 23)
+  local hi = xd:ge(-1)
+  local in_ulps = (err / ulp)[hi]:max():item()
+  local in_x = (err / (xd:abs() * 2 ^ -24))[hi:logical_not()]:max():item()
+  check(in_ulps <= 4.5, "gelu error above 4.5 ulp for x >= -1: " .. in_ulps)
+  check(in_x <= 3, "gelu error above 3 |x| 2^-24 for x < -1: " .. in_x)
+  local big, neg = xd:ge(5.5625), xd:lt(-5.5)
+  check((got[big] - xd[big]):abs():max():item() == 0, "gelu(x) is x from 5.5625 on")
+  check(got[neg]:abs():max():item() == 0, "gelu(x) is 0 below -5.5")
+end)
+
 test("non-contiguous inputs are copied; permutes and views follow sizes", function()
   local x = fresh(5, 7)
   same(function(a) return a:exp() end, {x:t()})
