@@ -108,10 +108,11 @@ static mt_status run_kernel(int kind, const mt_conv_problem *p, const mt_tensor 
   const void *pa = mt_data(a), *pb = mt_data(b);
   void *py = mt_data(y), *py2 = y2 ? mt_data(y2) : NULL;
   if (dt == MT_FLOAT32) {
-    mt_status st = kind == FWD           ? mt_dnnl_conv_fwd(p, pa, pb, py2, act, alpha, py)
+    bool done = false;
+    mt_status st = kind == FWD           ? mt_dnnl_conv_fwd(p, pa, pb, py2, act, alpha, &done, py)
                    : kind == BWD_DATA    ? mt_dnnl_conv_bwd_data(p, pa, pb, py)
                                          : mt_dnnl_conv_bwd_weights(p, pa, pb, py, py2);
-    if (kind == FWD && applied && !st) *applied = true;
+    if (kind == FWD && applied && !st && done) *applied = true;
     if (st != MT_EARG) return st; /* oneDNN declined: reference loops below */
   }
   return kind == FWD        ? mt_ref_conv_fwd(dt, p, pa, pb, py2, py)

@@ -19,10 +19,11 @@ typedef struct mt_conv_problem {
 typedef enum mt_conv_algo { MT_CONV_DIRECT, MT_CONV_GEMM, MT_CONV_WINOGRAD, MT_CONV_REF } mt_conv_algo;
 
 /* oneDNN, float32, contiguous buffers. b (fwd) and gb (bwd weights) may be
- * NULL; fwd applies act (alpha: its parameter) to y as a post-op. MT_EARG
- * (message set) if oneDNN cannot run the problem. */
+ * NULL; fwd applies act (alpha: its parameter) to y as a post-op where the
+ * chosen implementation does so fast, and says in *act_done (may be NULL)
+ * whether it did. MT_EARG (message set) if oneDNN cannot run the problem. */
 mt_status mt_dnnl_conv_fwd(const mt_conv_problem *p, const float *x, const float *w, const float *b, mt_act act,
-                           double alpha, float *y);
+                           double alpha, bool *act_done, float *y);
 mt_status mt_dnnl_conv_bwd_data(const mt_conv_problem *p, const float *gy, const float *w, float *gx);
 mt_status mt_dnnl_conv_bwd_weights(const mt_conv_problem *p, const float *gy, const float *x, float *gw, float *gb);
 /* The algorithm mt_dnnl_conv_fwd picks for p (MT_CONV_REF: oneDNN cannot). */
