@@ -33,6 +33,20 @@ if want("train_mlp") then
   bench("train_mlp", m, optim.SGD(m:parameters(), {lr = 0.01, momentum = 0.9}), 128, {128, 784}, 50)
 end
 
+-- Times a compiled step against the eager one in this process, interleaved
+-- (5 rounds of 10 steps each, medians); the eager figure is the row's peer.
+local function against_eager(name, eager, compiled, bs)
+  local te, tc = {}, {}
+  for r = 1, 5 do
+    te[r] = B.time(eager, 10, 1)
+    tc[r] = B.time(compiled, 10, 1)
+  end
+  table.sort(te)
+  table.sort(tc)
+  B.report(name, tc[3], bs / tc[3], "samples/s")
+  print(("SELFPEER %s %.9g %.6g samples/s"):format(name, te[3], bs / te[3]))
+end
+
 -- The compiled training step (torch.compile of forward + backward + Adam)
 -- against our own eager step, both timed in this process, interleaved; the
 -- peer column of this row is our eager step (SELFPEER), not PyTorch.
@@ -48,16 +62,7 @@ if want("train_cnn_compiled") then
     opt:step()
     return loss
   end
-  local compiled = torch.compile(step)
-  local te, tc = {}, {}
-  for r = 1, 5 do
-    te[r] = B.time(step, 10, 1)
-    tc[r] = B.time(compiled, 10, 1)
-  end
-  table.sort(te)
-  table.sort(tc)
-  B.report("train_cnn_compiled", tc[3], 64 / tc[3], "samples/s")
-  print(("SELFPEER train_cnn_compiled %.9g %.6g samples/s"):format(te[3], 64 / te[3]))
+  against_eager("train_cnn_compiled", step, torch.compile(step), 64)
 end
 
 -- torch.compile(model) in an eager training loop: the forward and its
@@ -77,14 +82,5 @@ if want("train_cnn_compiled_model") then
       opt:step()
     end
   end
-  local eager, compiled = step_with(m), step_with(cm)
-  local te, tc = {}, {}
-  for r = 1, 5 do
-    te[r] = B.time(eager, 10, 1)
-    tc[r] = B.time(compiled, 10, 1)
-  end
-  table.sort(te)
-  table.sort(tc)
-  B.report("train_cnn_compiled_model", tc[3], 64 / tc[3], "samples/s")
-  print(("SELFPEER train_cnn_compiled_model %.9g %.6g samples/s"):format(te[3], 64 / te[3]))
+  against_eager("train_cnn_compiled_model", step_with(m), step_with(cm), 64)
 end
