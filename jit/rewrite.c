@@ -30,11 +30,19 @@
  * after it if any (oneDNN's matmul primitive). A value something else
  * also reads (gelu's backward reads its input) is not folded. The call
  * moves into the slot of the last node it replaces (its operands all come
- * earlier) and the replaced nodes die. */
+ * earlier) and the replaced nodes die.
+ *
+ * (3) compact max pools (after (1), which moves pools): a max pool whose
+ * windows tile the plane (the 2x2 of CNNs) and whose indices only its
+ * backward reads keeps, per output, the position of its maximum inside
+ * its window in one byte instead of an 8-byte flat index
+ * (mt_max_pool_local): an eighth of the index traffic, written by the
+ * forward and read back by the backward. Under MOONTORCH_JIT_REWRITE=0. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
+#include "replay_pool.h"
 
 static bool is_call(const mtj_node *x, const char *name) {
   return x->live && x->kind == JN_EXTERN && x->fn && strcmp(x->name, name) == 0;
@@ -222,11 +230,40 @@ static void matmul_epilogue(mtj_graph *g, int x) {
   fold(g, x, s, ns + 1, b, act, alpha);
 }
 
+/* (3): pool p takes the compact form when every reader of its indices is
+ * a max_pool_backward reading them as its indices. */
+static void compact_pool(mtj_graph *g, int p) {
+  mtj_node *P = &g->n[p];
+  if (!is_pool(P) || !mtg_pool_tiles(P->attr) || (P->dtype != MT_FLOAT32 && P->dtype != MT_FLOAT64)) return;
+  int ix = reader(g, p, 0, is_index), nbw = 0;
+  if (ix >= 0) {
+    for (int j = 0; j < g->nn; j++) {
+      const mtj_node *y = &g->n[j];
+      bool reads = false;
+      for (int k = 0; k < MTJ_NA; k++) reads |= y->live && y->a[k] == ix;
+      if (!reads) continue;
+      if (!is_pool_bw(y) || y->a[1] != ix || y->a[0] == ix) return;
+      nbw++;
+    }
+    if (readers(g, ix) != nbw) return; /* also a graph output */
+    g->n[ix].dtype = g->n[ix].cdt = MT_UINT8;
+    for (int j = 0; j < g->nn; j++)
+      if (is_pool_bw(&g->n[j]) && g->n[j].a[1] == ix) {
+        mtg_pool_local_backward_attrs(P->attr, g->n[j].attr);
+        g->n[j].fn = mtg_rp_max_pool_local_backward;
+        g->n[j].name = "max_pool_local_backward";
+      }
+  }
+  P->fn = mtg_rp_max_pool_local;
+  P->name = "max_pool_local";
+}
+
 void mtj_rewrite(mtj_graph *g) {
   const char *off = getenv("MOONTORCH_JIT_REWRITE"), *epi = getenv("MOONTORCH_JIT_EPILOGUE");
   if (off && strcmp(off, "0") == 0) return;
   for (int i = 0; i < g->nn; i++)
     if (g->n[i].live && g->n[i].kind == JN_UNARY && g->n[i].op == MT_OP_relu) swap_relu_pool(g, i);
+  for (int i = 0; i < g->nn; i++) compact_pool(g, i);
   if (epi && strcmp(epi, "0") == 0) return;
   int nn = g->nn;
   for (int i = 0; i < nn; i++) {

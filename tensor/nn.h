@@ -74,6 +74,15 @@ typedef struct mt_pool_opts {
 /* Max over windows; NaN wins. indices (int64, same shape as the result)
  * may be NULL. */
 mt_status mt_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
+/* The JIT's compact max pool, for pools whose windows tile the plane (2-D,
+ * stride == kernel, no padding, dilation or ceil_mode; float32/64): loc
+ * (uint8, the result's shape) holds each maximum's position inside its
+ * window, kh * KW + kw, the element PyTorch's index names (NaN and tie
+ * rules included); MT_EARG for other pools. The backward scatters
+ * grad_out to those positions. */
+mt_status mt_max_pool_local(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **loc);
+mt_status mt_max_pool_local_backward(const mt_tensor *grad_out, const mt_tensor *loc, const int64_t *input_shape,
+                                     int ndim, const mt_pool_opts *o, mt_tensor **grad_in);
 /* Scatters grad_out to the positions in indices (of max_pool or
  * adaptive_max_pool with nsp spatial dims), adding where windows share a
  * maximum. */

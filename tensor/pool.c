@@ -261,3 +261,64 @@ fail:
   mt_release(gc), mt_release(ic), mt_release(gx);
   return st;
 }
+
+/* ---- the JIT's compact max pool: window positions instead of indices ---- */
+
+/* The problem of a max pool whose windows tile its planes, with ys its
+ * output shape; MT_EARG (message set) for any other pool. */
+static mt_status tiled_problem(const char *op, const int64_t *xs, int nd, const mt_pool_opts *o, mt_pool_problem *p,
+                               int64_t *ys) {
+  if (o->nsp != 2 || o->ceil_mode) return mt_fail(MT_EARG, "%s: needs a 2-D pool without ceil_mode", op);
+  mt_status st = plain_problem(op, xs, nd, o, false, p, ys);
+  if (!st && !mt_cpu_max_pool_tiles(p))
+    st = mt_fail(MT_EARG, "%s: the windows must tile the plane (stride == kernel, no padding or dilation)", op);
+  return st;
+}
+
+mt_status mt_max_pool_local(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **loc) {
+  const char *op = "max_pool_local";
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_tensor *xc = NULL, *y = NULL, *lc = NULL;
+  mt_status st = check_float(op, x);
+  if (!st && x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)
+    st = mt_fail(MT_EDTYPE, "%s: float32 or float64 only", op);
+  if (!st) st = tiled_problem(op, x->shape, x->ndim, o, &p, ys);
+  if (!st) st = prep(x, &xc);
+  if (!st) st = mt_empty(ys, x->ndim, (mt_dtype)xc->dtype, mt_cpu(), &y);
+  if (!st) st = mt_empty(ys, x->ndim, MT_UINT8, mt_cpu(), &lc);
+  if (!st && numel(ys, x->ndim) > 0)
+    st = mt_cpu_max_pool_local((mt_dtype)xc->dtype, &p, mt_data(xc), mt_data(y), (uint8_t *)mt_data(lc));
+  mt_release(xc);
+  if (!st) st = mt_deliver(op, y, out), y = NULL;
+  if (!st) st = mt_deliver(op, lc, loc), lc = NULL;
+  mt_release(y), mt_release(lc);
+  return st;
+}
+
+mt_status mt_max_pool_local_backward(const mt_tensor *grad_out, const mt_tensor *loc, const int64_t *input_shape,
+                                     int ndim, const mt_pool_opts *o, mt_tensor **grad_in) {
+  const char *op = "max_pool_local_backward";
+  char a[96], b[96];
+  mt_pool_problem p;
+  int64_t ys[5];
+  mt_status st = check_float(op, grad_out);
+  if (!st) st = tiled_problem(op, input_shape, ndim, o, &p, ys);
+  if (st) return st;
+  bool fits = loc->dtype == MT_UINT8 && loc->ndim == ndim && grad_out->ndim == ndim &&
+         (grad_out->dtype == MT_FLOAT32 || grad_out->dtype == MT_FLOAT64);
+  for (int i = 0; fits && i < ndim; i++) fits = grad_out->shape[i] == ys[i] && loc->shape[i] == ys[i];
+  if (!fits)
+    return mt_fail(MT_ESHAPE, "%s: grad_output %s (%s) and positions %s do not fit an input of shape %s", op,
+                   shp(grad_out->shape, grad_out->ndim, a), mt_dtype_name((mt_dtype)grad_out->dtype),
+                   shp(loc->shape, loc->ndim, b), mt_shape_str(input_shape, ndim, (char[96]){0}, 96));
+  mt_tensor *gc = NULL, *lc = NULL, *gx = NULL;
+  if (!(st = mt_contiguous(grad_out, &gc)) && !(st = mt_contiguous(loc, &lc)))
+    st = mt_empty(input_shape, ndim, (mt_dtype)gc->dtype, mt_cpu(), &gx);
+  if (!st && numel(input_shape, ndim) > 0)
+    st = mt_cpu_max_pool_local_backward((mt_dtype)gc->dtype, &p, mt_data(gc), (const uint8_t *)mt_data(lc), mt_data(gx));
+  mt_release(gc), mt_release(lc);
+  if (!st) return mt_deliver(op, gx, grad_in);
+  mt_release(gx);
+  return st;
+}

@@ -51,6 +51,8 @@ typedef struct pool_job {
   const void *x;
   void *y;
   int64_t *idx;
+  uint8_t *loc; /* window-local argmax positions (tiled max pools) */
+  const uint8_t *cloc;
   const int64_t *cidx;
   int64_t in_plane, out_plane;
   int bad;
@@ -98,9 +100,11 @@ static bool tiled_2d(const mt_pool_problem *p) {
 #define DEF_TILED(tag, T, O)                                                                                           \
   /* Stage 1: input columns [c0, c0 + nc) of output rows [oh, oh + nr): v     \
    * (nr x nc) gets each column's max over the KH kernel rows and o, when    \
-   * not NULL, its flat offset in the plane. */                               \
-  ALWAYS_INLINE void tcols_##tag(const T *x, int64_t W, int64_t KH, int64_t oh, int64_t nr, int64_t c0, int64_t nc,   \
-                                 T *restrict v, O *restrict o) {                                                       \
+   * not NULL, its flat offset in the plane, or with local its position in   \
+   * its window (kh * KW + kw; ordered as the offsets are, so the tie and    \
+   * NaN rules compare them the same way; c0 is a multiple of KW). */         \
+  ALWAYS_INLINE void tcols_##tag(const T *x, int64_t W, int64_t KH, int64_t KW, bool local, int64_t oh, int64_t nr,    \
+                                 int64_t c0, int64_t nc, T *restrict v, O *restrict o) {                               \
     for (int64_t r = 0; r < nr; r++) {                                                                                 \
       int64_t at = (oh + r) * KH * W + c0;                                                                             \
       const T *xr = x + at;                                                                                            \
@@ -108,26 +112,27 @@ static bool tiled_2d(const mt_pool_problem *p) {
       O *orow = o ? o + r * nc : NULL;                                                                                 \
       for (int64_t c = 0; c < nc; c++) vr[c] = xr[c];                                                                  \
       if (o)                                                                                                           \
-        for (int64_t c = 0; c < nc; c++) orow[c] = (O)(at + c);                                                        \
+        for (int64_t c = 0; c < nc; c++) orow[c] = local ? (O)(c % KW) : (O)(at + c);                                  \
       for (int64_t kh = 1; kh < KH; kh++) {                                                                            \
         const T *xk = xr + kh * W;                                                                                     \
-        O ok = (O)(at + kh * W);                                                                                       \
+        O ok = local ? (O)(kh * KW) : (O)(at + kh * W);                                                                \
         for (int64_t c = 0; c < nc; c++) {                                                                             \
           T a = xk[c], m = vr[c];                                                                                      \
           bool t = TAKES(a, m);                                                                                        \
           vr[c] = t ? a : m;                                                                                           \
           if (o) {                                                                                                     \
             O om = orow[c];                                                                                            \
-            orow[c] = t ? ok + (O)c : om;                                                                              \
+            orow[c] = t ? ok + (local ? (O)(c % KW) : (O)c) : om;                                                      \
           }                                                                                                            \
         }                                                                                                              \
       }                                                                                                                \
     }                                                                                                                  \
   }                                                                                                                    \
   /* Stage 2: n windows of KW adjacent entries of v (and o): the maxima to   \
-   * y and, when o is not NULL, their 1-based offsets to ix. */               \
+   * y and, when o is not NULL, their 1-based offsets to ix or their window  \
+   * positions to loc. */                                                     \
   ALWAYS_INLINE void twins_##tag(const T *restrict v, const O *restrict o, int64_t KW, int64_t n, T *restrict y,       \
-                                 int64_t *restrict ix) {                                                               \
+                                 int64_t *restrict ix, uint8_t *restrict loc) {                                        \
     O best[TILE];                                                                                                      \
     for (int64_t j = 0; j < n; j++) y[j] = v[j * KW];                                                                  \
     if (o)                                                                                                             \
@@ -145,7 +150,9 @@ static bool tiled_2d(const mt_pool_problem *p) {
         }                                                                                                              \
         y[j] = t ? a : m;                                                                                              \
       }                                                                                                                \
-    if (o)                                                                                                             \
+    if (o && loc)                                                                                                      \
+      for (int64_t j = 0; j < n; j++) loc[j] = (uint8_t)best[j];                                                       \
+    else if (o)                                                                                                        \
       for (int64_t j = 0; j < n; j++) ix[j] = (int64_t)best[j] + 1;                                                    \
   }                                                                                                                    \
   /* One plane of OH output rows, in tiles of whole output rows (or of one  \
@@ -153,7 +160,7 @@ static bool tiled_2d(const mt_pool_problem *p) {
    * plane may be a stack of real planes of ohp output rows and pin input    \
    * elements each: indices are then rebased to their own plane. */          \
   ALWAYS_INLINE void tplane_##tag(const mt_pool_problem *p, int64_t KW, int64_t OH, int64_t ohp, int64_t pin,         \
-                                  const T *x, T *y, int64_t *ix) {                                                     \
+                                  const T *x, T *y, int64_t *ix, uint8_t *loc) {                                       \
     T v[TILE];                                                                                                         \
     O o[TILE];                                                                                                         \
     int64_t W = p->in[2], OW = p->out[2], KH = p->k[1], row = OW * KW;                                                \
@@ -162,8 +169,8 @@ static bool tiled_2d(const mt_pool_problem *p) {
       int64_t rows = OH - oh < nr ? OH - oh : nr;                                                                      \
       for (int64_t c0 = 0; c0 < row; c0 += nc) {                                                                       \
         int64_t cols = row - c0 < nc ? row - c0 : nc, at = oh * OW + c0 / KW;                                          \
-        tcols_##tag(x, W, KH, oh, rows, c0, cols, v, ix ? o : NULL);                                                   \
-        twins_##tag(v, ix ? o : NULL, KW, rows * cols / KW, y + at, ix ? ix + at : NULL);                              \
+        tcols_##tag(x, W, KH, KW, loc != NULL, oh, rows, c0, cols, v, ix || loc ? o : NULL);                           \
+        twins_##tag(v, ix || loc ? o : NULL, KW, rows * cols / KW, y + at, ix ? ix + at : NULL, loc ? loc + at : NULL);\
       }                                                                                                                \
       if (ix && OH > ohp) /* stacked: whole rows per tile (row <= TILE) */                                            \
         for (int64_t r = oh; r < oh + rows; r++) {                                                                     \
@@ -174,11 +181,13 @@ static bool tiled_2d(const mt_pool_problem *p) {
   }                                                                                                                    \
   /* tplane with KW and the presence of indices made constants */             \
   ALWAYS_INLINE void tplane_kw_##tag(const mt_pool_problem *p, int64_t KW, int64_t OH, int64_t ohp, int64_t pin,      \
-                                     const T *x, T *y, int64_t *ix) {                                                  \
+                                     const T *x, T *y, int64_t *ix, uint8_t *loc) {                                    \
     if (ix)                                                                                                            \
-      tplane_##tag(p, KW, OH, ohp, pin, x, y, ix);                                                                     \
+      tplane_##tag(p, KW, OH, ohp, pin, x, y, ix, NULL);                                                               \
+    else if (loc)                                                                                                      \
+      tplane_##tag(p, KW, OH, ohp, pin, x, y, NULL, loc);                                                              \
     else                                                                                                               \
-      tplane_##tag(p, KW, OH, ohp, pin, x, y, NULL);                                                                   \
+      tplane_##tag(p, KW, OH, ohp, pin, x, y, NULL, NULL);                                                             \
   }                                                                                                                    \
   /* Planes [pb, pe). When windows tile the rows exactly and a row fits a   \
    * tile, consecutive planes are pooled as one tall plane: small planes    \
@@ -193,10 +202,11 @@ static bool tiled_2d(const mt_pool_problem *p) {
       const T *x = (const T *)j->x + pl * si;                                                                          \
       T *y = (T *)j->y + pl * so;                                                                                      \
       int64_t *ix = j->idx ? j->idx + pl * so : NULL;                                                                  \
+      uint8_t *loc = j->loc ? j->loc + pl * so : NULL;                                                                 \
       switch (p->k[2]) {                                                                                               \
-      case 2: tplane_kw_##tag(p, 2, n * OH, OH, si, x, y, ix); break;                                                  \
-      case 3: tplane_kw_##tag(p, 3, n * OH, OH, si, x, y, ix); break;                                                  \
-      default: tplane_kw_##tag(p, p->k[2], n * OH, OH, si, x, y, ix); break;                                           \
+      case 2: tplane_kw_##tag(p, 2, n * OH, OH, si, x, y, ix, loc); break;                                             \
+      case 3: tplane_kw_##tag(p, 3, n * OH, OH, si, x, y, ix, loc); break;                                             \
+      default: tplane_kw_##tag(p, p->k[2], n * OH, OH, si, x, y, ix, loc); break;                                      \
       }                                                                                                                \
       pl += n;                                                                                                         \
     }                                                                                                                  \
@@ -204,6 +214,9 @@ static bool tiled_2d(const mt_pool_problem *p) {
 DEF_TILED(f32, float, int32_t)
 DEF_TILED(f64, double, int64_t)
 #undef DEF_TILED
+
+static void tiled_job_f32(void *ctx, int64_t pb, int64_t pe) { tiled_f32(ctx, pb, pe); }
+static void tiled_job_f64(void *ctx, int64_t pb, int64_t pe) { tiled_f64(ctx, pb, pe); }
 
 #define DEF_POOL(tag, T)                                                                                               \
   static void max2d_##tag(const pool_job *j, int64_t pl) {                                                             \
@@ -344,19 +357,48 @@ DEF_POOL(f32, float)
 DEF_POOL(f64, double)
 #undef DEF_POOL
 
+/* Backward of a tiled max pool from window positions: the windows do not
+ * overlap, so each gradient lands on one input element of its own. */
+#define DEF_LOCAL_BWD(tag, T)                                                                                          \
+  static void local_bwd_##tag(void *ctx, int64_t pb, int64_t pe) {                                                     \
+    pool_job *j = ctx;                                                                                                 \
+    const mt_pool_problem *p = j->p;                                                                                   \
+    int64_t W = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], KW = p->k[2], si = PLANE_IN(p),               \
+            so = PLANE_OUT(p), at[256];                                                                                \
+    for (int64_t l = 0; l < KH * KW; l++) at[l] = l / KW * W + l % KW; /* position -> offset from the window's corner */ \
+    for (int64_t pl = pb; pl < pe; pl++) {                                                                             \
+      const T *gy = (const T *)j->x + pl * so;                                                                         \
+      const uint8_t *lc = j->cloc + pl * so;                                                                           \
+      T *gx = (T *)j->y + pl * si;                                                                                     \
+      memset(gx, 0, sizeof(T) * (size_t)si);                                                                           \
+      for (int64_t oh = 0; oh < OH; oh++)                                                                              \
+        for (int64_t ow = 0; ow < OW; ow++) {                                                                          \
+          int64_t l = lc[oh * OW + ow];                                                                                \
+          if (l >= KH * KW) {                                                                                          \
+            __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);                                                            \
+            continue;                                                                                                  \
+          }                                                                                                            \
+          gx[oh * KH * W + ow * KW + at[l]] = gy[oh * OW + ow];                                                        \
+        }                                                                                                              \
+    }                                                                                                                  \
+  }
+DEF_LOCAL_BWD(f32, float)
+DEF_LOCAL_BWD(f64, double)
+#undef DEF_LOCAL_BWD
+
 static int64_t plane_grain(int64_t work_per_plane) {
   return work_per_plane >= (1 << 14) ? 1 : (1 << 14) / (work_per_plane > 0 ? work_per_plane : 1);
 }
 
 mt_status mt_cpu_max_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y, int64_t *idx) {
-  pool_job j = {p, x, y, idx, NULL, 0, 0, 0};
+  pool_job j = {p, x, y, idx, NULL, NULL, NULL, 0, 0, 0};
   return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[0] * p->k[1] * p->k[2]),
                          dt == MT_FLOAT64 ? max_f64 : max_f32, &j);
 }
 
 mt_status mt_cpu_max_pool_backward(mt_dtype dt, int64_t planes, int64_t in_plane, int64_t out_plane, const void *gy,
                                    const int64_t *idx, void *gx) {
-  pool_job j = {NULL, gy, gx, NULL, idx, in_plane, out_plane, 0};
+  pool_job j = {NULL, gy, gx, NULL, NULL, NULL, idx, in_plane, out_plane, 0};
   mt_status st = mt_parallel_for(planes, plane_grain(out_plane), dt == MT_FLOAT64 ? max_bwd_f64 : max_bwd_f32, &j);
   if (!st && j.bad)
     return mt_fail(MT_EINDEX, "max_pool_backward: an index is outside the input plane of %lld elements",
@@ -365,13 +407,31 @@ mt_status mt_cpu_max_pool_backward(mt_dtype dt, int64_t planes, int64_t in_plane
 }
 
 mt_status mt_cpu_avg_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y) {
-  pool_job j = {p, x, y, NULL, NULL, 0, 0, 0};
+  pool_job j = {p, x, y, NULL, NULL, NULL, NULL, 0, 0, 0};
   return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[0] * p->k[1] * p->k[2]),
                          dt == MT_FLOAT64 ? avg_f64 : avg_f32, &j);
 }
 
 mt_status mt_cpu_avg_pool_backward(mt_dtype dt, const mt_pool_problem *p, const void *gy, void *gx) {
-  pool_job j = {p, gy, gx, NULL, NULL, 0, 0, 0};
+  pool_job j = {p, gy, gx, NULL, NULL, NULL, NULL, 0, 0, 0};
   return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[0] * p->k[1] * p->k[2]),
                          dt == MT_FLOAT64 ? avg_bwd_f64 : avg_bwd_f32, &j);
+}
+
+bool mt_cpu_max_pool_tiles(const mt_pool_problem *p) { return tiled_2d(p) && p->k[1] * p->k[2] <= 256; }
+
+mt_status mt_cpu_max_pool_local(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y, uint8_t *loc) {
+  if (!mt_cpu_max_pool_tiles(p)) return mt_fail(MT_EARG, "max_pool_local: not a tiled 2-D pool (internal error)");
+  pool_job j = {p, x, y, NULL, loc, NULL, NULL, 0, 0, 0};
+  return mt_parallel_for(p->planes, plane_grain(PLANE_OUT(p) * p->k[1] * p->k[2]),
+                         dt == MT_FLOAT64 ? tiled_job_f64 : tiled_job_f32, &j);
+}
+
+mt_status mt_cpu_max_pool_local_backward(mt_dtype dt, const mt_pool_problem *p, const void *gy, const uint8_t *loc,
+                                         void *gx) {
+  if (!mt_cpu_max_pool_tiles(p)) return mt_fail(MT_EARG, "max_pool_local_backward: not a tiled 2-D pool (internal error)");
+  pool_job j = {p, gy, gx, NULL, NULL, loc, NULL, 0, 0, 0};
+  mt_status st = mt_parallel_for(p->planes, plane_grain(PLANE_IN(p)), dt == MT_FLOAT64 ? local_bwd_f64 : local_bwd_f32, &j);
+  if (!st && j.bad) return mt_fail(MT_EINDEX, "max_pool_backward: a window position is outside its window");
+  return st;
 }

@@ -23,4 +23,14 @@ mt_status mt_cpu_avg_pool(mt_dtype dt, const mt_pool_problem *p, const void *x, 
 /* gx is written whole (not accumulated into). */
 mt_status mt_cpu_avg_pool_backward(mt_dtype dt, const mt_pool_problem *p, const void *gy, void *gx);
 
+/* Pools whose windows tile the plane (2-D, stride == kernel, no padding
+ * or dilation, at most 256 window positions): the JIT's compact form. */
+bool mt_cpu_max_pool_tiles(const mt_pool_problem *p);
+/* y and, per output, the position of its maximum inside its window
+ * (kh * KW + kw; the element PyTorch's index names), one byte each. */
+mt_status mt_cpu_max_pool_local(mt_dtype dt, const mt_pool_problem *p, const void *x, void *y, uint8_t *loc);
+/* gx written whole: zeros and each gy at its window position. */
+mt_status mt_cpu_max_pool_local_backward(mt_dtype dt, const mt_pool_problem *p, const void *gy, const uint8_t *loc,
+                                         void *gx);
+
 #endif

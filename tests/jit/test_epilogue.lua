@@ -174,7 +174,8 @@ test("relu before max_pool: training graphs move the relu after the pool, infere
   local x = torch.randn(8, 1, 16, 16)
   local txt = train_agree(make, x, torch.randint(1, 6, {8}), 3)
   check(not has(txt, "convolution+relu"), "training: the pool swap applies instead")
-  check(has(txt, "extern.max_pool %") and has(txt, "unary.relu"), "relu after the pool")
+  check(has(txt, "extern.max_pool_local %") and has(txt, "unary.relu"), "relu after the pool")
+  check(has(txt, "extern.max_pool_local_backward %"), "the compact pool's backward")
   torch.manual_seed(5)
   local m = make()
   txt = agree(function(t) return m(t) end, {x})
@@ -200,4 +201,41 @@ test("MOONTORCH_JIT_EPILOGUE=0 and MOONTORCH_JIT_REWRITE=0 keep the activation i
     check(has(off, "extern.matmul ") and not has(off, "+bias"), env)
   end
   os.execute("rm -rf '" .. dir .. "'")
+end)
+
+test("compact max pools (window positions for indices) give eager's values and gradients: ties, NaN, -inf, big planes", function()
+  torch.compiler.reset()
+  local F = require "torch.nn.functional"
+  torch.manual_seed(3)
+  local cases = {
+    {{4, 6, 14, 14}, {2, 2}}, -- stacked small planes
+    {{2, 3, 9, 12}, {3, 3}},  -- rows the windows do not tile: one by one
+    {{1, 2, 4, 2050}, {1, 2}}, -- rows longer than a tile
+    {{2, 2, 8, 9}, {2, 3}},
+  }
+  for _, cs in ipairs(cases) do
+    local shape, k = cs[1], cs[2]
+    for _, dt in ipairs{torch.float32, torch.float64} do
+      local function f(x, g)
+        local y = F.max_pool2d(x, k)
+        local gx = torch.autograd.grad({(y * g):sum()}, {x})[1]
+        return y, gx
+      end
+      local c = torch.compile(f, {_quiet = true})
+      local txt = torch.compiler.explain(f, torch.randn(shape, {dtype = dt, requires_grad = true}),
+                                         torch.randn(F.max_pool2d(torch.randn(shape), k).shape, {dtype = dt}))
+      check(txt:find("extern.max_pool_local_backward", 1, true), "compact form used for " .. table.concat(shape, "x"))
+      for _ = 1, 2 do
+        local x = (torch.randn(shape, {dtype = dt}) * 2):floor() -- ties in most windows
+        x = x:masked_fill(torch.rand(shape):lt(0.03), 0 / 0):masked_fill(torch.rand(shape):lt(0.03), -1 / 0)
+        x:requires_grad_(true)
+        local g = torch.randn(F.max_pool2d(x:detach(), k).shape, {dtype = dt})
+        local ye, ge = f(x, g)
+        local yc, gc = c(x, g)
+        check_close(yc, ye, {atol = 0, rtol = 0, equal_nan = true})
+        check_close(gc, ge, {atol = 0, rtol = 0, equal_nan = true})
+      end
+    end
+  end
+  check_eq(torch.compiler.stats().fallbacks, 0)
 end)
