@@ -15,6 +15,9 @@
 #include "mt_cuda.h"
 
 _Atomic int64_t mt_cuda_live_storages;
+static _Atomic int64_t bytes_in_use;
+
+int64_t mt_cuda_bytes_in_use(void) { return atomic_load_explicit(&bytes_in_use, memory_order_relaxed); }
 
 typedef struct block {
   CUdeviceptr ptr;
@@ -112,6 +115,7 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
   b->next = h->live[k];
   h->live[k] = b;
   h->stats.allocated += (int64_t)b->size;
+  atomic_fetch_add(&bytes_in_use, (int64_t)b->size);
   h->stats.num_allocs++;
   if (h->stats.allocated > h->stats.peak_allocated) h->stats.peak_allocated = h->stats.allocated;
   pthread_mutex_unlock(&lock);
@@ -129,6 +133,7 @@ void mt_cuda_free(int dev, void *p) {
       block *b = *pb;
       *pb = b->next;
       h->stats.allocated -= (int64_t)b->size;
+      atomic_fetch_sub(&bytes_in_use, (int64_t)b->size);
       b->next = h->free_list;
       h->free_list = b;
       break;

@@ -106,6 +106,7 @@ static const op_expr exprs[] = {
 };
 
 static const char *op_expression(mt_op op, mt_dtype cdt) {
+  if (op == MT_OP_bitwise_not && cdt == MT_BOOL) return "!a";
   for (size_t i = 0; i < sizeof exprs / sizeof *exprs; i++)
     if (exprs[i].op == op) return mt_is_floating(cdt) ? exprs[i].fexpr : exprs[i].iexpr;
   return NULL;

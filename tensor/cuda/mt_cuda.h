@@ -71,6 +71,8 @@ void mt_cuda_reset_peak(int dev);
 /* Page-locked host memory (for fast and asynchronous copies). */
 mt_status mt_cuda_host_alloc(size_t n, void **out);
 void mt_cuda_host_free(void *p);
+/* Bytes allocated by tensors on all devices (the Lua GC paces itself by it). */
+int64_t mt_cuda_bytes_in_use(void);
 /* Live CUDA storages: the Lua bindings skip their device checks while 0. */
 extern _Atomic int64_t mt_cuda_live_storages;
 
