@@ -1,24 +1,29 @@
 #!/bin/sh
-# gpu_carry.sh -- packs what the GPU machine (the device tool's `run`) lacks
-# to run moontorch there: build/moontorch, build/torch.so and the shared
-# libraries they load beyond the C library (Lua, oneDNN, SLEEF, Cairo ...),
-# into .carry/moontorch-gpu.tar.xz (git-ignored; a run carries at most 64 MiB).
-# Build first (make). On the GPU machine, with carry=[".carry"]:
-#   tar xJf .carry/moontorch-gpu.tar.xz && \
-#   LD_LIBRARY_PATH=$PWD/.carry/lib build/moontorch tests/run.lua tests/cuda/
+# gpu_carry.sh -- packs what the GPU machine (the device tool's `run`) needs
+# to run moontorch's tests there: build/moontorch, build/torch.so, the shared
+# libraries they load beyond the C library (Lua, oneDNN, SLEEF, Cairo ...)
+# as lib/, and the Lua packages and tests. Writes DEST/moontorch-gpu.tar.xz
+# (DEST defaults to .carry, which git ignores; a run carries at most 64 MiB).
+# The run tool sends the session's main checkout, so from a worktree give a
+# DEST inside that checkout's ignored .carry/. Build first (make). There:
+#   mkdir -p /tmp/w && tar xJf DEST/moontorch-gpu.tar.xz -C /tmp/w && cd /tmp/w &&
+#   LD_LIBRARY_PATH=/tmp/w/lib build/moontorch tests/run.lua tests/cuda/
 set -eu
 cd "$(dirname "$0")/.."
+dest=${1:-.carry}
 [ -x build/moontorch ] && [ -f build/torch.so ] || { echo "gpu_carry.sh: run make first" >&2; exit 1; }
-rm -rf .carry/lib .carry/moontorch-gpu.tar.xz
-mkdir -p .carry/lib
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$stage/build" "$dest"
 # every library the loader resolves, except glibc's own and the C++/GCC
 # runtimes (the GPU machine's are newer and must win)
 for f in $( (ldd build/moontorch; ldd build/torch.so) | awk '$3 ~ /^\// {print $3}' | sort -u); do
   case "$(basename "$f")" in
     libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*|libresolv.so.*|libstdc++.so.*|libgcc_s.so.*) ;;
-    *) cp -L "$f" .carry/lib/ ;;
+    *) cp -L "$f" "$stage/lib/" ;;
   esac
 done
-tar cJf .carry/moontorch-gpu.tar.xz build/moontorch build/torch.so .carry/lib
-rm -rf .carry/lib
-ls -l .carry/moontorch-gpu.tar.xz
+cp build/moontorch build/torch.so "$stage/build/"
+cp -r lua tests "$stage/"
+tar cJf "$dest/moontorch-gpu.tar.xz" -C "$stage" build lib lua tests
+ls -l "$dest/moontorch-gpu.tar.xz"

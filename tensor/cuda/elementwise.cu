@@ -31,12 +31,12 @@ __device__ __forceinline__ mt_bf16 f2b(float f) {
 }
 
 // m_<fn>: one name for the float and double versions of the math library
-#define MT_F1(f)                                                                                                       \
-  __device__ __forceinline__ float m_##f(float x) { return f##f(x); }                                                 \
-  __device__ __forceinline__ double m_##f(double x) { return f(x); }
-#define MT_F2(f)                                                                                                       \
-  __device__ __forceinline__ float m_##f(float x, float y) { return f##f(x, y); }                                     \
-  __device__ __forceinline__ double m_##f(double x, double y) { return f(x, y); }
+#define MT_F1(fn)                                                                                                      \
+  __device__ __forceinline__ float m_##fn(float x) { return fn##f(x); }                                               \
+  __device__ __forceinline__ double m_##fn(double x) { return fn(x); }
+#define MT_F2(fn)                                                                                                      \
+  __device__ __forceinline__ float m_##fn(float x, float y) { return fn##f(x, y); }                                   \
+  __device__ __forceinline__ double m_##fn(double x, double y) { return fn(x, y); }
 MT_F1(exp) MT_F1(exp2) MT_F1(expm1) MT_F1(log) MT_F1(log2) MT_F1(log10) MT_F1(log1p) MT_F1(sqrt) MT_F1(rsqrt)
 MT_F1(sin) MT_F1(cos) MT_F1(tan) MT_F1(asin) MT_F1(acos) MT_F1(atan) MT_F1(sinh) MT_F1(cosh) MT_F1(tanh)
 MT_F1(erf) MT_F1(erfc) MT_F1(floor) MT_F1(ceil) MT_F1(rint) MT_F1(trunc) MT_F1(fabs)
