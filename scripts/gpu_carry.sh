@@ -8,22 +8,25 @@
 # DEST inside that checkout's ignored .carry/. Build first (make). There:
 #   mkdir -p /tmp/w && tar xJf DEST/moontorch-gpu.tar.xz -C /tmp/w && cd /tmp/w &&
 #   LD_LIBRARY_PATH=/tmp/w/lib build/moontorch tests/run.lua tests/cuda/
+# BUILD=build-asan packs the sanitizer build instead (as build/ in the tar;
+# there run with ASAN_OPTIONS=protect_shadow_gap=0, which CUDA needs).
 set -eu
 cd "$(dirname "$0")/.."
 dest=${1:-.carry}
-[ -x build/moontorch ] && [ -f build/torch.so ] || { echo "gpu_carry.sh: run make first" >&2; exit 1; }
+b=${BUILD:-build}
+[ -x $b/moontorch ] && [ -f $b/torch.so ] || { echo "gpu_carry.sh: run make first" >&2; exit 1; }
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/build" "$dest"
 # every library the loader resolves, except glibc's own and the C++/GCC
 # runtimes (the GPU machine's are newer and must win)
-for f in $( (ldd build/moontorch; ldd build/torch.so) | awk '$3 ~ /^\// {print $3}' | sort -u); do
+for f in $( (ldd $b/moontorch; ldd $b/torch.so) | awk '$3 ~ /^\// {print $3}' | sort -u); do
   case "$(basename "$f")" in
     libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*|libresolv.so.*|libstdc++.so.*|libgcc_s.so.*) ;;
     *) cp -L "$f" "$stage/lib/" ;;
   esac
 done
-cp build/moontorch build/torch.so "$stage/build/"
+cp $b/moontorch $b/torch.so "$stage/build/"
 cp -r lua tests "$stage/"
 tar cJf "$dest/moontorch-gpu.tar.xz" -C "$stage" build lib lua tests
 ls -l "$dest/moontorch-gpu.tar.xz"
