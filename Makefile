@@ -21,20 +21,22 @@ KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
 LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
-ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c))
+ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c tensor/cuda/*.c))
+# CUDA kernel sources (tensor/cuda/*.cu), embedded as C strings for NVRTC
+CU_SRC     := $(sort $(wildcard tensor/cuda/*.cu))
 GRAPH_SRC  := $(sort $(wildcard graph/*.c))
 JIT_SRC    := $(sort $(wildcard jit/*.c))
 BIND_SRC   := $(sort $(wildcard lua_bindings/*.c))
 REPL_SRC   := $(sort $(wildcard repl/*.c))
 CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:tensor/cuda/%.cu=$(BUILD)/gen/%_cu.o)
 GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
 JIT_OBJ    := $(JIT_SRC:%.c=$(BUILD)/%.o)
 BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o $(BUILD)/gen/jit_lua.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
-HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h)
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/cuda/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h)
 
 .PHONY: all test asan fuzz bench install clean help ctest luatest
 
@@ -59,6 +61,10 @@ $(BUILD)/tensor/cpu/%.o: tensor/cpu/%.c $(HEADERS)
 $(BUILD)/gen/%_lua.c: lua_bindings/%.lua scripts/embed.lua
 	@mkdir -p $(dir $@)
 	lua5.4 scripts/embed.lua mtl_$*_lua $< $@
+
+$(BUILD)/gen/%_cu.c: tensor/cuda/%.cu scripts/embed.lua
+	@mkdir -p $(dir $@)
+	lua5.4 scripts/embed.lua mt_cuda_$*_cu $< $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c $< -o $@

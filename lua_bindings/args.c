@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 
 int mtl_is_options(lua_State *L, int idx) {
@@ -134,6 +135,7 @@ mt_device mtl_check_device(lua_State *L, int idx, const char *op) {
   if (strcmp(s, "cpu") == 0) return d;
   if (strncmp(s, "cuda", 4) == 0 && (s[4] == 0 || s[4] == ':')) {
     d.type = MT_CUDA;
+    d.index = (int8_t)mt_cuda_current_device();
     if (s[4] == ':') {
       char *end;
       long i = strtol(s + 5, &end, 10);
@@ -146,9 +148,13 @@ mt_device mtl_check_device(lua_State *L, int idx, const char *op) {
   return d;
 }
 
+static mt_device default_device; /* cpu */
+mt_device mtl_default_device(void) { return default_device; }
+void mtl_set_default_device(mt_device d) { default_device = d; }
+
 mt_device mtl_opt_device(lua_State *L, int pos, int last_pos, int opt, const char *name) {
   mtl_getarg(L, pos, last_pos, opt, name);
-  mt_device d = mt_cpu();
+  mt_device d = default_device;
   if (!lua_isnil(L, -1)) d = mtl_check_device(L, -1, name);
   lua_pop(L, 1);
   return d;

@@ -16,7 +16,7 @@ void mtl_set_help(lua_State *L, const char *text) {
 
 void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *regs) {
   for (; regs->name; regs++) {
-    lua_pushcfunction(L, regs->fn);
+    mtl_push_gated(L, regs); /* l_cuda.c: the device check in front of every function */
     if (regs->help) mtl_set_help(L, regs->help);
     if (regs->where & MTL_FN) {
       lua_pushvalue(L, -1);
@@ -99,6 +99,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_random(L, torch_idx, methods_idx);
   mtl_open_print(L, torch_idx, methods_idx);
   mtl_open_misc(L, torch_idx, methods_idx);
+  mtl_open_cuda(L, torch_idx, methods_idx);
   mtl_open_nn(L, torch_idx, methods_idx);
   mtl_open_attention(L, torch_idx, methods_idx);
   mtl_open_autograd(L, torch_idx, methods_idx);

@@ -20,6 +20,7 @@
 #include "graph.h"
 #include "profiler.h"
 #include "jit.h"
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 #include "l_jit.h"
 
@@ -409,6 +410,12 @@ static int fn_call(lua_State *L) {
   int nargs = lua_gettop(L) - 1;
   if (nargs > MAXARGS) return luaL_error(L, "torch.compile: more than %d arguments", MAXARGS);
   if (f->off || f->gave_up || jit_cap.active) return lstats.eager_calls++, call_eager(L, nargs);
+  /* no GPU code generator yet: CUDA inputs run eagerly */
+  if (atomic_load_explicit(&mt_cuda_live_storages, memory_order_relaxed) > 0)
+    for (int i = 2; i <= nargs + 1; i++) {
+      const mt_tensor *t = mtl_peek_tensor(L, i);
+      if (t && mt_tdevice(t).type == MT_CUDA) return lstats.eager_calls++, call_eager(L, nargs);
+    }
   char why[200] = "no compiled graph yet";
   jentry *near = NULL;
   const mt_tensor *ins[MTJ_MAXIN];

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 
 static double now(void) {
@@ -103,20 +104,11 @@ static int l_get_default_dtype(lua_State *L) {
 
 static int l_set_default_device(lua_State *L) {
   mt_device d = mtl_check_device(L, 1, "set_default_device");
-  if (d.type != MT_CPU)
-    return luaL_error(L, "set_default_device: this build has no CUDA support; only 'cpu' is available");
+  MTL_CHECK(L, mt_cuda_check_device(d, "set_default_device"));
+  mtl_set_default_device(d);
   return 0;
 }
 
-static int l_cuda_is_available(lua_State *L) {
-  lua_pushboolean(L, 0);
-  return 1;
-}
-
-static int l_cuda_device_count(lua_State *L) {
-  lua_pushinteger(L, 0);
-  return 1;
-}
 
 static int l_typename(lua_State *L) {
   mt_tensor *t = mtl_to_tensor(L, 1);
@@ -250,11 +242,4 @@ void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx) {
   mtl_register(L, torch_idx, methods_idx, regs);
   lua_pushvalue(L, torch_idx);
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.torch");
-  static const mtl_reg cuda[] = {
-      {"is_available", l_cuda_is_available, MTL_FN, "torch.cuda.is_available() -- true if a CUDA GPU can be used"},
-      {"device_count", l_cuda_device_count, MTL_FN, "torch.cuda.device_count() -- number of CUDA GPUs"},
-      {NULL, NULL, 0, NULL}};
-  lua_newtable(L);
-  mtl_register(L, lua_gettop(L), methods_idx, cuda);
-  lua_setfield(L, torch_idx, "cuda");
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 
 #define THRESHOLD 1000
@@ -165,19 +166,26 @@ static void emit(luaL_Buffer *b, const mt_tensor *t, const fmt *f, int d, int64_
 static int t_tostring(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "tostring");
   MTL_JIT_SYNC(L, "tostring");
+  const mt_tensor *v = t; /* the values: a host copy of a CUDA tensor */
+  if (mt_tdevice(t).type != MT_CPU) {
+    mt_tensor *h = NULL;
+    MTL_CHECK(L, mt_cuda_to_device(t, mt_cpu(), false, &h));
+    mtl_push_tensor(L, h);
+    v = h;
+  }
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "tensor(");
   int64_t numel = mt_numel(t), idx[MT_MAXDIM] = {0};
-  fmt f = make_fmt(t);
+  fmt f = make_fmt(v);
   if (t->ndim == 0) {
     char buf[64];
-    format_elem(&f, t, idx, buf, sizeof buf);
+    format_elem(&f, v, idx, buf, sizeof buf);
     luaL_addstring(&b, buf);
   } else if (numel == 0) {
     luaL_addstring(&b, "[]");
   } else {
-    emit(&b, t, &f, 0, idx, 7);
+    emit(&b, v, &f, 0, idx, 7);
   }
   if (numel == 0 && t->ndim > 1) {
     luaL_addstring(&b, ", size=(");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "creation.h"
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 #include "random.h"
 #include "reduce_util.h" /* mt_deliver */
@@ -22,8 +23,24 @@ typedef struct gen_ud {
 
 /* Pushes res (owned), or copies it into the out= tensor and pushes that.
  * Arguments that may raise are read before res is made, except out=. */
+/* Random draws and ranges are made on the host (one generator, the same
+ * numbers on every device) and copied to device= by push_result. */
+static mt_device host_device(lua_State *L, int opt) {
+  mt_device d = mtl_opt_device(L, 0, 0, opt, "device");
+  if (d.type == MT_CUDA) MTL_CHECK(L, mt_cuda_check_device(d, "device="));
+  return mt_cpu();
+}
+
 static int push_result(lua_State *L, int opt, mt_tensor *res, const char *op) {
   mt_tensor *o = NULL;
+  mt_device dev = host_device(L, opt);
+  if (dev.type == MT_CUDA && mt_tdevice(res).type == MT_CPU) { /* drawn on the host, then copied */
+    mt_tensor *d = NULL;
+    mt_status st = mt_cuda_to_device(res, dev, false, &d);
+    mt_release(res);
+    MTL_CHECK(L, st);
+    res = d;
+  }
   if (opt && lua_getfield(L, opt, "out") != LUA_TNIL && !(o = mtl_to_tensor(L, -1))) {
     mt_release(res);
     return luaL_error(L, "%s: out= must be a tensor, got %s", op, luaL_typename(L, -1));
@@ -93,7 +110,7 @@ static mt_tensor *new_sized(lua_State *L, int first, int last, int opt, mt_dtype
   int64_t shape[MT_MAXDIM];
   int nd = mtl_size(L, first, last, shape, op);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dflt);
-  mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
+  mt_device dev = host_device(L, opt);
   mt_tensor *t = NULL;
   MTL_CHECK_OP(L, op, mt_empty(shape, nd, dt, dev, &t));
   return t;
@@ -332,7 +349,7 @@ static int l_randperm(lua_State *L) {
   int opt = mtl_options_index(L, 2);
   int64_t n = check_int(L, 1, "randperm", "n");
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_INT64);
-  mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
+  mt_device dev = host_device(L, opt);
   mt_tensor *t = NULL;
   MTL_CHECK(L, mt_randperm(n, dt, dev, opt_gen(L, opt), &t));
   return push_result(L, opt, t, "randperm");
@@ -491,7 +508,7 @@ static int l_arange(lua_State *L) {
   lua_pop(L, 1);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", f ? mt_default_dtype() : MT_INT64);
   mt_tensor *t = NULL;
-  MTL_CHECK(L, mt_arange(start, end, step, dt, mtl_opt_device(L, 0, 0, opt, "device"), &t));
+  MTL_CHECK(L, mt_arange(start, end, step, dt, host_device(L, opt), &t));
   if (MTG_TRACING()) mtg_trace_arange(t, start, end, step);
   return push_result(L, opt, t, "arange");
 }
@@ -506,7 +523,7 @@ static int space(lua_State *L, const char *op, bool log) {
   lua_pop(L, 1);
   double base = log ? mtl_opt_num(L, 4, last, opt, "base", 10) : 0;
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", mt_default_dtype());
-  mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
+  mt_device dev = host_device(L, opt);
   mt_tensor *t = NULL;
   MTL_CHECK(L, log ? mt_logspace(start, end, steps, base, dt, dev, &t) : mt_linspace(start, end, steps, dt, dev, &t));
   return push_result(L, opt, t, op);
@@ -521,7 +538,7 @@ static int l_eye(lua_State *L) {
   int64_t m = mtl_opt_int(L, 2, last, opt, "m", n);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", mt_default_dtype());
   mt_tensor *t = NULL;
-  MTL_CHECK(L, mt_eye(n, m, dt, mtl_opt_device(L, 0, 0, opt, "device"), &t));
+  MTL_CHECK(L, mt_eye(n, m, dt, host_device(L, opt), &t));
   return push_result(L, opt, t, "eye");
 }
 

@@ -28,6 +28,12 @@ typedef struct mtl_reg {
 /* Registers a NULL-terminated table into torch (at index torch_idx) and the
  * Tensor method table (at methods_idx), recording help texts. */
 void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *regs);
+/* l_cuda.c: pushes r's function behind the device check (r must outlive
+ * the Lua state: mtl_reg tables are static). */
+void mtl_push_gated(lua_State *L, const mtl_reg *r);
+/* The device of new tensors when no device= is given (set_default_device). */
+mt_device mtl_default_device(void);
+void mtl_set_default_device(mt_device d);
 /* Records a help text for the value at the top of the stack. */
 void mtl_set_help(lua_State *L, const char *text);
 
@@ -121,6 +127,7 @@ void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx);   /* l_linal
 void mtl_open_random(lua_State *L, int torch_idx, int methods_idx);   /* l_random.c: RNG, creation */
 void mtl_open_print(lua_State *L, int torch_idx, int methods_idx);    /* l_print.c: tostring */
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.c: time, threads, help */
+void mtl_open_cuda(lua_State *L, int torch_idx, int methods_idx);     /* l_cuda.c: torch.cuda, device checks */
 void mtl_open_autograd(lua_State *L, int torch_idx, int methods_idx); /* l_autograd.c: autograd */
 void mtl_open_prefetch(lua_State *L, int torch_idx, int methods_idx); /* l_prefetch.c: DataLoader workers */
 

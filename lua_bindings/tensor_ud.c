@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "graph.h"
 #include "mtl.h"
 
@@ -20,10 +21,13 @@
 #define GC_FLOOR ((int64_t)16 << 20)
 static int64_t gc_threshold = GC_FLOOR;
 
+/* CPU and GPU bytes together: dropped GPU tensors are collected as promptly. */
+static int64_t bytes_in_use(void) { return mt_cpu_bytes_in_use() + mt_cuda_bytes_in_use(); }
+
 static void account(lua_State *L) {
-  if (mt_cpu_bytes_in_use() < gc_threshold) return;
+  if (bytes_in_use() < gc_threshold) return;
   lua_gc(L, LUA_GCCOLLECT);
-  int64_t live = mt_cpu_bytes_in_use();
+  int64_t live = bytes_in_use();
   gc_threshold = live * 2 > GC_FLOOR ? live * 2 : GC_FLOOR;
 }
 
@@ -441,6 +445,8 @@ static int t_index(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
+  const mt_tensor *t = mtl_peek_tensor(L, 1);
+  if (t && mt_tdevice(t).type == MT_CUDA) return luaL_error(L, "indexing: not implemented on CUDA yet");
   return mtl_index_get(L);
 }
 
@@ -450,6 +456,9 @@ static int t_newindex(lua_State *L) {
     if (mtl_autograd_setprop(L, t, lua_tostring(L, 2), 3)) return 0;
     return luaL_error(L, "cannot set field '%s' of a tensor", lua_tostring(L, 2));
   }
+  const mt_tensor *t = mtl_peek_tensor(L, 1), *v = mtl_peek_tensor(L, 3);
+  if ((t && mt_tdevice(t).type == MT_CUDA) || (v && mt_tdevice(v).type == MT_CUDA))
+    return luaL_error(L, "indexing: not implemented on CUDA yet");
   return mtl_index_set(L);
 }
 
@@ -556,6 +565,13 @@ static void totable_rec(lua_State *L, const mt_tensor *t, int64_t *idx, int d) {
 static int m_totable(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "totable");
   MTL_JIT_SYNC(L, "totable");
+  if (mt_tdevice(t).type != MT_CPU) { /* read a host copy */
+    mt_tensor *h = NULL;
+    MTL_CHECK(L, mt_cuda_to_device(t, mt_cpu(), false, &h));
+    mtl_push_tensor(L, h);
+    lua_replace(L, 1);
+    t = h;
+  }
   int64_t idx[MT_MAXDIM] = {0};
   totable_rec(L, t, idx, 0);
   return 1;
@@ -598,9 +614,15 @@ static int m_to(lua_State *L) {
   }
   int copy = opt ? mtl_opt_bool(L, 0, 0, opt, "copy", 0) : 0;
   if (!mt_same_device(dev, mt_tdevice(t))) {
-    char a[32], b[32];
-    return luaL_error(L, "to: cannot move a tensor from %s to %s: this build has no CUDA support",
-                      mt_device_str(mt_tdevice(t), a, sizeof a), mt_device_str(dev, b, sizeof b));
+    int nb = opt ? mtl_opt_bool(L, 0, 0, opt, "non_blocking", 0) : 0;
+    mt_tensor *m = NULL, *o = NULL;
+    MTL_CHECK(L, mt_cuda_check_device(dev, "to"));
+    MTL_CHECK(L, mt_cuda_to_device(t, dev, nb, &m));
+    mt_status st = (mt_dtype)m->dtype == dt ? MT_OK : mt_to_dtype(m, dt, false, &o);
+    if (st) mtl_fail(L, st, m, NULL, NULL, NULL);
+    if (o) mt_release(m);
+    mtl_push_tensor(L, o ? o : m);
+    return 1;
   }
   if ((mt_dtype)t->dtype == dt && !copy) {
     lua_settop(L, 1);
@@ -634,15 +656,34 @@ static int m_char(lua_State *L) { return convert_to(L, MT_INT8); }
 static int m_byte(lua_State *L) { return convert_to(L, MT_UINT8); }
 static int m_bool(lua_State *L) { return convert_to(L, MT_BOOL); }
 
-static int m_cpu(lua_State *L) {
-  mtl_check_tensor(L, 1, "cpu");
-  lua_settop(L, 1);
+/* Moves t (argument 1) to dev; non_blocking from an options table at opt. */
+static int move_to(lua_State *L, mt_device dev, int opt, const char *op) {
+  mt_tensor *t = mtl_check_tensor(L, 1, op), *o = NULL;
+  if (mt_same_device(mt_tdevice(t), dev)) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  int nb = opt ? mtl_opt_bool(L, 0, 0, opt, "non_blocking", 0) : 0;
+  MTL_CHECK(L, mt_cuda_check_device(dev, op));
+  MTL_CHECK(L, mt_cuda_to_device(t, dev, nb, &o));
+  mtl_push_tensor(L, o);
   return 1;
 }
 
+/* x:cpu([{non_blocking=}]) */
+static int m_cpu(lua_State *L) { return move_to(L, mt_cpu(), mtl_options_index(L, 2), "cpu"); }
+
+/* x:cuda([device][, {non_blocking=}]) */
 static int m_cuda(lua_State *L) {
-  mtl_check_tensor(L, 1, "cuda");
-  return luaL_error(L, "cuda: this build has no CUDA support (torch.cuda.is_available() is false)");
+  int opt = mtl_options_index(L, 2);
+  mt_device dev = {MT_CUDA, (int8_t)mt_cuda_current_device()};
+  if (lua_isinteger(L, 2)) {
+    lua_Integer i = lua_tointeger(L, 2);
+    dev.index = (int8_t)(i < 0 || i > 127 ? 127 : i);
+  } else if (!lua_isnoneornil(L, 2) && lua_type(L, 2) != LUA_TTABLE) {
+    dev = mtl_check_device(L, 2, "cuda");
+  }
+  return move_to(L, dev, opt, "cuda");
 }
 
 static int m_type(lua_State *L) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "iter.h"
 
 #define CAST_KERNEL(SE, stag, ST, SC, DE, dtag, DT, DC)                                                                \
@@ -47,7 +48,14 @@ static void copy_same(char **d, const int64_t *s, int64_t n, void *ctx) {
   }
 }
 
+mt_status mt_copy_nb_(mt_tensor *dst, const mt_tensor *src, bool non_blocking) {
+  if (mt_tdevice(dst).type == MT_CUDA || mt_tdevice(src).type == MT_CUDA)
+    return mt_cuda_copy_(dst, src, non_blocking);
+  return mt_copy_(dst, src);
+}
+
 mt_status mt_copy_(mt_tensor *dst, const mt_tensor *src) {
+  if (mt_tdevice(dst).type == MT_CUDA || mt_tdevice(src).type == MT_CUDA) return mt_cuda_copy_(dst, src, false);
   if (!mt_same_device(mt_tdevice(dst), mt_tdevice(src))) {
     char a[32], b[32];
     return mt_fail(MT_EDEVICE, "copy_: cannot copy from %s to %s in this build",
@@ -78,6 +86,7 @@ mt_status mt_copy_(mt_tensor *dst, const mt_tensor *src) {
 
 /* fill: makes a one-element source of the right bytes and broadcasts it */
 mt_status mt_fill_(mt_tensor *dst, mt_scalar s) {
+  if (mt_tdevice(dst).type == MT_CUDA) return mt_cuda_fill_(dst, s);
   char pat[8];
   switch ((mt_dtype)dst->dtype) {
     MT_DTYPES_ALL(FILL_CASE)

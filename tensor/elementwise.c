@@ -8,6 +8,7 @@
 
 #include "cpu/dtypes.h"
 #include "cpu/kernels.h"
+#include "cuda/mt_cuda.h"
 
 #define UNDEF (-1)
 
@@ -123,6 +124,7 @@ static bool fast_unary(mt_op op, const mt_tensor *x, mt_tensor **out, mt_status 
 }
 
 mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  if (mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) return mt_cuda_unary(op, x, out);
   mt_status fst;
   if (fast_unary(op, x, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];
@@ -217,6 +219,8 @@ static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_ten
 }
 
 mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  if (mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA))
+    return mt_cuda_binary(op, a, b, out);
   mt_status fst;
   if (fast_binary(op, a, b, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];

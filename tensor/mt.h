@@ -107,6 +107,7 @@ typedef struct mt_storage {
   uint32_t version; /* bumped by every in-place write; autograd checks it */
   mt_device device;
   uint8_t borrowed; /* memory owned by the caller (see mt_init_borrowed) */
+  uint8_t pinned;   /* CPU memory page-locked by the CUDA driver (pin_memory) */
 } mt_storage;
 
 typedef struct mt_tensor {
@@ -158,6 +159,9 @@ void mt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
  * graph structures around it (for GC pacing and tests). */
 int64_t mt_cpu_bytes_in_use(void);
 
+/* An uninitialised CPU tensor in page-locked (pinned) memory, for fast and
+ * asynchronous copies to a CUDA device; MT_EDEVICE without a driver. */
+mt_status mt_empty_pinned(const int64_t *shape, int ndim, mt_dtype dt, mt_tensor **out);
 /* Frees the large blocks the allocator keeps for reuse. */
 void mt_empty_cache(void);
 /* Allocates an uninitialised tensor. Fails cleanly (MT_ENOMEM) when too large. */
@@ -183,6 +187,10 @@ mt_status mt_item(const mt_tensor *t, mt_scalar *out);
 static inline void mt_bump_version(mt_tensor *t) { t->storage->version++; }
 
 /* ---- copying and conversion (copy.c) ---- */
+/* Copies between devices go through mt_copy_ too (tensor/cuda/kernels.c);
+ * mt_copy_nb_ may return before a copy between pinned host memory and a
+ * device has finished (synchronize before reading or reusing it). */
+mt_status mt_copy_nb_(mt_tensor *dst, const mt_tensor *src, bool non_blocking);
 /* dst[...] = src, broadcasting src to dst's shape, converting dtype. */
 mt_status mt_copy_(mt_tensor *dst, const mt_tensor *src);
 mt_status mt_fill_(mt_tensor *dst, mt_scalar v);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "mt.h"
 
 void (*mt_autograd_free_hook)(mt_tensor *t) = NULL;
@@ -114,7 +115,29 @@ void mt_empty_cache(void) {
   pthread_mutex_unlock(&cache_lock);
 }
 
+/* A storage on a CUDA device: the data pointer is device memory from the
+ * caching allocator (tensor/cuda/alloc.c); the host never dereferences it. */
+static mt_status storage_new_cuda(size_t nbytes, mt_device dev, mt_storage **out) {
+  mt_storage *s = malloc(sizeof(mt_storage));
+  if (!s) return mt_fail(MT_ENOMEM, "out of memory");
+  mt_status st = mt_cuda_malloc(dev.index, nbytes, &s->data);
+  if (st) {
+    free(s);
+    return st;
+  }
+  s->nbytes = nbytes;
+  s->refs = 1;
+  s->version = 0;
+  s->device = dev;
+  s->borrowed = 0;
+  s->pinned = 0;
+  atomic_fetch_add(&mt_cuda_live_storages, 1);
+  *out = s;
+  return MT_OK;
+}
+
 static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
+  if (dev.type == MT_CUDA) return storage_new_cuda(nbytes, dev, out);
   if (dev.type != MT_CPU) {
     char b[32];
     return mt_fail(MT_EDEVICE, "device %s is not available in this build", mt_device_str(dev, b, sizeof b));
@@ -145,6 +168,7 @@ static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
   s->version = 0;
   s->device = dev;
   s->borrowed = 0;
+  s->pinned = 0;
   atomic_fetch_add(&cpu_bytes, (int64_t)nbytes + STORAGE_CHARGE);
   *out = s;
   return MT_OK;
@@ -152,6 +176,17 @@ static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
 
 static void storage_release(mt_storage *s) {
   if (--s->refs > 0 || s->borrowed) return;
+  if (s->device.type == MT_CUDA || s->pinned) {
+    if (s->pinned) {
+      atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes + STORAGE_CHARGE);
+      mt_cuda_host_free(s->data);
+    } else {
+      atomic_fetch_sub(&mt_cuda_live_storages, 1);
+      mt_cuda_free(s->device.index, s->data);
+    }
+    free(s);
+    return;
+  }
   atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes + STORAGE_CHARGE);
   if (s->nbytes <= INLINE_MAX) {
     int c = size_class(s->nbytes);
@@ -250,6 +285,7 @@ void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *sh
   s->version = 0;
   s->device = mt_cpu();
   s->borrowed = 1;
+  s->pinned = 0;
   init_fields(t, s, ndim, dt);
   t->borrowed = 1;
   if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
@@ -277,11 +313,35 @@ mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, m
   mt_storage *s = NULL;
   mt_status st = storage_new(nbytes, dev, &s);
   if (st) {
-    if (st == MT_ENOMEM)
+    if (st == MT_ENOMEM && dev.type == MT_CPU)
       return mt_fail(MT_ENOMEM, "out of memory: cannot allocate %.3g GB for a %s tensor of shape %s",
                      (double)nbytes / 1e9, mt_dtype_name(dt), mt_shape_str(shape, ndim, b, sizeof b));
     return st;
   }
+  mt_tensor *t = tensor_shell(s, ndim, dt);
+  if (!t) {
+    storage_release(s);
+    return mt_fail(MT_ENOMEM, "out of memory");
+  }
+  if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+  mt_contiguous_strides(shape, ndim, t->strides);
+  *out = t;
+  return MT_OK;
+}
+
+mt_status mt_empty_pinned(const int64_t *shape, int ndim, mt_dtype dt, mt_tensor **out) {
+  int64_t n = mt_checked_numel(shape, ndim);
+  if (n < 0 || ndim > MT_MAXDIM) return mt_empty(shape, ndim, dt, mt_cpu(), out); /* its message */
+  size_t nbytes = (size_t)n * mt_dtype_size(dt);
+  mt_storage *s = malloc(sizeof(mt_storage));
+  if (!s) return mt_fail(MT_ENOMEM, "out of memory");
+  mt_status st = mt_cuda_host_alloc(nbytes, &s->data);
+  if (st) {
+    free(s);
+    return st;
+  }
+  *s = (mt_storage){.data = s->data, .nbytes = nbytes, .refs = 1, .device = {MT_CPU, 0}, .pinned = 1};
+  atomic_fetch_add(&cpu_bytes, (int64_t)nbytes + STORAGE_CHARGE);
   mt_tensor *t = tensor_shell(s, ndim, dt);
   if (!t) {
     storage_release(s);
@@ -300,6 +360,13 @@ mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out) {
 mt_status mt_zeros(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out) {
   mt_status st = mt_empty(shape, ndim, dt, dev, out);
   if (st) return st;
+  if (dev.type == MT_CUDA) {
+    if ((st = mt_cuda_fill_(*out, mt_sint(0)))) {
+      mt_release(*out);
+      *out = NULL;
+    }
+    return st;
+  }
   memset((*out)->storage->data, 0, (*out)->storage->nbytes);
   return MT_OK;
 }
@@ -372,6 +439,17 @@ mt_status mt_item(const mt_tensor *t, mt_scalar *out) {
     char b[128];
     return mt_fail(MT_ESHAPE, "item: a tensor with %lld elements (shape %s) cannot be converted to a number",
                    (long long)mt_numel(t), mt_shape_str(t->shape, t->ndim, b, sizeof b));
+  }
+  if (mt_tdevice(t).type != MT_CPU) { /* one element down to the host */
+    mt_tensor *h = NULL;
+    mt_status st = mt_empty(NULL, 0, (mt_dtype)t->dtype, mt_cpu(), &h);
+    mt_tensor *v = NULL;
+    if (!st) st = mt_as_strided(t, 0, NULL, NULL, t->offset, &v);
+    if (!st) st = mt_copy_(h, v);
+    if (!st) st = mt_item(h, out);
+    mt_release(v);
+    mt_release(h);
+    return st;
   }
   int64_t zero[MT_MAXDIM] = {0};
   const char *p = mt_data(t);

@@ -1,0 +1,123 @@
+// elementwise.cu -- the one kernel family behind moontorch's CUDA fills,
+// copies, casts and elementwise ops. kernels.c prepends the definitions
+// that make one member of the family (NVRTC compiles it per device
+// architecture):
+//   TO, TA, TB   storage types of the output and of inputs a, b
+//   WO(v)        converts a compute value to TO; LA(x), LB(x) load a, b
+//   T            the compute type; EXPR(a, b) the op on two T values
+//   NIN          1 or 2 inputs; ASCALAR, BSCALAR: 1 when that input is a
+//                number passed by value (as sa_f/sa_i) instead of a tensor
+//   SCALAR_INT   1 when scalars are read from their integer argument
+// No headers: NVRTC needs none, and half/bfloat16 convert through PTX.
+
+typedef unsigned short mt_half;
+typedef unsigned short mt_bf16;
+
+__device__ __forceinline__ float h2f(mt_half h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ mt_half f2h(float f) {
+  mt_half h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float b2f(mt_bf16 h) { return __uint_as_float(((unsigned)h) << 16); }
+__device__ __forceinline__ mt_bf16 f2b(float f) {
+  unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (mt_bf16)((u >> 16) | 0x40); // NaN stays NaN
+  return (mt_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                // round to nearest even
+}
+
+// m_<fn>: one name for the float and double versions of the math library
+#define MT_F1(fn)                                                                                                      \
+  __device__ __forceinline__ float m_##fn(float x) { return fn##f(x); }                                               \
+  __device__ __forceinline__ double m_##fn(double x) { return fn(x); }
+#define MT_F2(fn)                                                                                                      \
+  __device__ __forceinline__ float m_##fn(float x, float y) { return fn##f(x, y); }                                   \
+  __device__ __forceinline__ double m_##fn(double x, double y) { return fn(x, y); }
+MT_F1(exp) MT_F1(exp2) MT_F1(expm1) MT_F1(log) MT_F1(log2) MT_F1(log10) MT_F1(log1p) MT_F1(sqrt) MT_F1(rsqrt)
+MT_F1(sin) MT_F1(cos) MT_F1(tan) MT_F1(asin) MT_F1(acos) MT_F1(atan) MT_F1(sinh) MT_F1(cosh) MT_F1(tanh)
+MT_F1(erf) MT_F1(erfc) MT_F1(floor) MT_F1(ceil) MT_F1(rint) MT_F1(trunc) MT_F1(fabs)
+MT_F2(atan2) MT_F2(hypot) MT_F2(fmod) MT_F2(pow)
+
+// integer powers by squaring (negative exponents give 0, as 1/x truncated, except for 1 and -1)
+template <class I> __device__ __forceinline__ I ipow(I a, I b) {
+  if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+  I r = 1;
+  while (b) {
+    if (b & 1) r *= a;
+    a *= a;
+    b >>= 1;
+  }
+  return r;
+}
+// Python's floor division and modulo for integers and floats
+template <class I> __device__ __forceinline__ I ifloordiv(I a, I b) {
+  I q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <class I> __device__ __forceinline__ I imod(I a, I b) {
+  I r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+template <class F> __device__ __forceinline__ F fmodpy(F a, F b) {
+  F r = m_fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+template <class F> __device__ __forceinline__ F fmaxnan(F a, F b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+template <class F> __device__ __forceinline__ F fminnan(F a, F b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+
+struct mt_geo {
+  int nd;                  // dimensions after collapsing (0: contiguous)
+  long long n;             // elements
+  long long size[8];       // outermost first
+  long long st[3][8];      // element strides of out, a, b
+};
+
+template <int CONTIG>
+__device__ __forceinline__ void body(TO *o, const TA *pa, const TB *pb, double sa_f, long long sa_i, double sb_f,
+                                     long long sb_i, const mt_geo &g) {
+  long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < g.n; i += step) {
+    long long oo = i, oa = i, ob = i;
+    if (!CONTIG) {
+      long long r = i;
+      oo = oa = ob = 0;
+      for (int d = g.nd - 1; d >= 0; d--) {
+        long long k = r % g.size[d];
+        r /= g.size[d];
+        oo += k * g.st[0][d];
+        oa += k * g.st[1][d];
+        ob += k * g.st[2][d];
+      }
+    }
+#if ASCALAR
+    T a = SCALAR_INT ? (T)sa_i : (T)sa_f;
+#else
+    T a = (T)LA(pa[oa]);
+#endif
+#if NIN == 2
+#if BSCALAR
+    T b = SCALAR_INT ? (T)sb_i : (T)sb_f;
+#else
+    T b = (T)LB(pb[ob]);
+#endif
+#else
+    T b = a;
+#endif
+    (void)b;
+    o[oo] = WO(EXPR(a, b));
+  }
+}
+
+extern "C" __global__ void mt_ew_contig(TO *o, const TA *pa, const TB *pb, double sa_f, long long sa_i, double sb_f,
+                                        long long sb_i, mt_geo g) {
+  body<1>(o, pa, pb, sa_f, sa_i, sb_f, sb_i, g);
+}
+
+extern "C" __global__ void mt_ew_strided(TO *o, const TA *pa, const TB *pb, double sa_f, long long sa_i, double sb_f,
+                                         long long sb_i, mt_geo g) {
+  body<0>(o, pa, pb, sa_f, sa_i, sb_f, sb_i, g);
+}

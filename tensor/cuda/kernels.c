@@ -1,0 +1,451 @@
+/* kernels.c -- CUDA elementwise ops, fills, copies and casts through one
+ * kernel family (elementwise.cu): for each (op, dtypes, operand kinds) the
+ * family's source is prefixed with a few definitions and compiled by NVRTC
+ * (nvrtc.c caches it). The table below gives each op its CUDA expression;
+ * promotion and flags follow the CPU path (elementwise.c). Host <-> device
+ * transfers are here too. Nothing reads device memory from the host. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cu_api.h"
+#include "mt_cuda.h"
+
+extern const char mt_cuda_elementwise_cu[];
+
+/* Per dtype: storage type, compute type, load and store expressions. */
+static const struct {
+  const char *store, *compute, *load, *write;
+} dts[MT_NDTYPE] = {
+    [MT_FLOAT32] = {"float", "float", "(x)", "(float)(v)"},
+    [MT_FLOAT64] = {"double", "double", "(x)", "(double)(v)"},
+    [MT_FLOAT16] = {"mt_half", "float", "h2f(x)", "f2h((float)(v))"},
+    [MT_BFLOAT16] = {"mt_bf16", "float", "b2f(x)", "f2b((float)(v))"},
+    [MT_INT8] = {"signed char", "signed char", "(x)", "(signed char)(long long)(v)"},
+    [MT_INT16] = {"short", "short", "(x)", "(short)(long long)(v)"},
+    [MT_INT32] = {"int", "int", "(x)", "(int)(long long)(v)"},
+    [MT_INT64] = {"long long", "long long", "(x)", "(long long)(v)"},
+    [MT_UINT8] = {"unsigned char", "unsigned char", "(x)", "(unsigned char)(long long)(v)"},
+    [MT_BOOL] = {"unsigned char", "bool", "((x) != 0)", "(unsigned char)((v) != 0)"},
+};
+
+/* The CUDA expression of each op over compute values a, b of type T: one
+ * for floating T and one for integer and bool T (NULL: none). */
+typedef struct {
+  mt_op op;
+  const char *fexpr, *iexpr;
+} op_expr;
+static const op_expr exprs[] = {
+    {MT_OP_copy, "a", "a"},
+    {MT_OP_neg, "-a", "-a"},
+    {MT_OP_abs, "m_fabs(a)", "(a < (T)0 ? (T)-a : a)"},
+    {MT_OP_sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))"},
+    {MT_OP_exp, "m_exp(a)", NULL},
+    {MT_OP_exp2, "m_exp2(a)", NULL},
+    {MT_OP_expm1, "m_expm1(a)", NULL},
+    {MT_OP_log, "m_log(a)", NULL},
+    {MT_OP_log2, "m_log2(a)", NULL},
+    {MT_OP_log10, "m_log10(a)", NULL},
+    {MT_OP_log1p, "m_log1p(a)", NULL},
+    {MT_OP_sqrt, "m_sqrt(a)", NULL},
+    {MT_OP_rsqrt, "m_rsqrt(a)", NULL},
+    {MT_OP_sin, "m_sin(a)", NULL},
+    {MT_OP_cos, "m_cos(a)", NULL},
+    {MT_OP_tan, "m_tan(a)", NULL},
+    {MT_OP_asin, "m_asin(a)", NULL},
+    {MT_OP_acos, "m_acos(a)", NULL},
+    {MT_OP_atan, "m_atan(a)", NULL},
+    {MT_OP_sinh, "m_sinh(a)", NULL},
+    {MT_OP_cosh, "m_cosh(a)", NULL},
+    {MT_OP_tanh, "m_tanh(a)", NULL},
+    {MT_OP_sigmoid, "(T)1 / ((T)1 + m_exp(-a))", NULL},
+    {MT_OP_relu, "(a < (T)0 ? (T)0 : a)", "(a < (T)0 ? (T)0 : a)"},
+    {MT_OP_gelu, "(T)0.5 * a * ((T)1 + m_erf(a * (T)0.70710678118654752440))", NULL},
+    {MT_OP_gelu_tanh, "(T)0.5 * a * ((T)1 + m_tanh((T)0.79788456080286535588 * (a + (T)0.044715 * a * a * a)))", NULL},
+    {MT_OP_silu, "a / ((T)1 + m_exp(-a))", NULL},
+    {MT_OP_erf, "m_erf(a)", NULL},
+    {MT_OP_erfc, "m_erfc(a)", NULL},
+    {MT_OP_floor, "m_floor(a)", "a"},
+    {MT_OP_ceil, "m_ceil(a)", "a"},
+    {MT_OP_round, "m_rint(a)", "a"},
+    {MT_OP_trunc, "m_trunc(a)", "a"},
+    {MT_OP_frac, "a - m_trunc(a)", "(T)0"},
+    {MT_OP_reciprocal, "(T)1 / a", NULL},
+    {MT_OP_square, "a * a", "(T)(a * a)"},
+    {MT_OP_logical_not, "!(a != (T)0)", "!(a != (T)0)"},
+    {MT_OP_bitwise_not, NULL, "(T)~a"},
+    {MT_OP_isnan, "(a != a)", "false"},
+    {MT_OP_isinf, "(a == a && a - a != a - a)", "false"},
+    {MT_OP_isfinite, "(a - a == a - a)", "true"},
+    {MT_OP_add, "a + b", "(T)(a + b)"},
+    {MT_OP_sub, "a - b", "(T)(a - b)"},
+    {MT_OP_mul, "a * b", "(T)(a * b)"},
+    {MT_OP_div, "a / b", NULL},
+    {MT_OP_floor_divide, "m_floor(a / b)", "ifloordiv(a, b)"},
+    {MT_OP_pow, "m_pow(a, b)", "ipow(a, b)"},
+    {MT_OP_atan2, "m_atan2(a, b)", NULL},
+    {MT_OP_hypot, "m_hypot(a, b)", NULL},
+    {MT_OP_fmod, "m_fmod(a, b)", "(T)(a % b)"},
+    {MT_OP_remainder, "fmodpy(a, b)", "imod(a, b)"},
+    {MT_OP_maximum, "fmaxnan(a, b)", "(a > b ? a : b)"},
+    {MT_OP_minimum, "fminnan(a, b)", "(a < b ? a : b)"},
+    {MT_OP_relu_backward, "(b > (T)0 ? a : (T)0)", "(b > (T)0 ? a : (T)0)"},
+    {MT_OP_logical_and, "(a != (T)0) && (b != (T)0)", "(a != (T)0) && (b != (T)0)"},
+    {MT_OP_logical_or, "(a != (T)0) || (b != (T)0)", "(a != (T)0) || (b != (T)0)"},
+    {MT_OP_logical_xor, "(a != (T)0) != (b != (T)0)", "(a != (T)0) != (b != (T)0)"},
+    {MT_OP_bitwise_and, NULL, "(T)(a & b)"},
+    {MT_OP_bitwise_or, NULL, "(T)(a | b)"},
+    {MT_OP_bitwise_xor, NULL, "(T)(a ^ b)"},
+    {MT_OP_bitwise_left_shift, NULL, "(T)(a << b)"},
+    {MT_OP_bitwise_right_shift, NULL, "(T)(a >> b)"},
+    {MT_OP_eq, "a == b", "a == b"},
+    {MT_OP_ne, "a != b", "a != b"},
+    {MT_OP_lt, "a < b", "a < b"},
+    {MT_OP_le, "a <= b", "a <= b"},
+    {MT_OP_gt, "a > b", "a > b"},
+    {MT_OP_ge, "a >= b", "a >= b"},
+};
+
+static const char *op_expression(mt_op op, mt_dtype cdt) {
+  if (op == MT_OP_bitwise_not && cdt == MT_BOOL) return "!a";
+  for (size_t i = 0; i < sizeof exprs / sizeof *exprs; i++)
+    if (exprs[i].op == op) return mt_is_floating(cdt) ? exprs[i].fexpr : exprs[i].iexpr;
+  return NULL;
+}
+
+/* One operand of a kernel: a tensor (on the kernel's device) or a number. */
+typedef struct {
+  const mt_tensor *t; /* NULL: the number below */
+  mt_dtype dt;
+  double f;
+  long long i;
+} operand;
+
+/* The launch geometry; layout matches struct mt_geo in elementwise.cu. */
+typedef struct {
+  int32_t nd;
+  int32_t pad;
+  int64_t n;
+  int64_t size[MT_MAXDIM];
+  int64_t st[3][MT_MAXDIM];
+} geo;
+
+/* Strides of t (in elements) broadcast to shape[nd]: 0 where t has size 1
+ * or lacks the dimension. */
+static void bstrides(const mt_tensor *t, const int64_t *shape, int nd, int64_t *st) {
+  for (int d = 0; d < nd; d++) {
+    int td = d - (nd - (t ? t->ndim : 0));
+    st[d] = (t && td >= 0 && t->shape[td] != 1) ? t->strides[td] : 0;
+  }
+}
+
+/* Fills g for out and up to two inputs, dropping size-1 dimensions and
+ * merging dimensions that are contiguous in every operand. Returns true
+ * when every tensor is dense in the same order (the contiguous kernel). */
+static bool make_geo(const mt_tensor *o, const operand *in, int nin, geo *g) {
+  int64_t st[3][MT_MAXDIM];
+  int nd = o->ndim;
+  bstrides(o, o->shape, nd, st[0]);
+  for (int k = 0; k < 2; k++) bstrides(k < nin ? in[k].t : NULL, o->shape, nd, st[k + 1]);
+  memset(g, 0, sizeof *g);
+  g->n = mt_numel(o);
+  int m = 0;
+  for (int d = 0; d < nd; d++) {
+    if (o->shape[d] == 1) continue;
+    bool merge = m > 0;
+    for (int k = 0; k < 3 && merge; k++) merge = g->st[k][m - 1] == st[k][d] * o->shape[d];
+    if (merge) {
+      g->size[m - 1] *= o->shape[d];
+      for (int k = 0; k < 3; k++) g->st[k][m - 1] = st[k][d];
+    } else {
+      g->size[m] = o->shape[d];
+      for (int k = 0; k < 3; k++) g->st[k][m] = st[k][d];
+      m++;
+    }
+  }
+  g->nd = m;
+  if (m > 1) return false;
+  if (m == 0) return true;
+  for (int k = 0; k < 3; k++) {
+    bool is_tensor = k == 0 || (k - 1 < nin && in[k - 1].t);
+    if (is_tensor && g->st[k][0] != 1) return false;
+  }
+  return true;
+}
+
+/* Builds and launches the family member computing out = expr(a[, b]) in
+ * compute dtype cdt. Tensors must be on out's device. */
+static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
+                           int nin) {
+  int dev = mt_tdevice(out).index;
+  char src[512 + 8192];
+  const char *ta = dts[in[0].dt].store, *tb = nin > 1 ? dts[in[1].dt].store : "char";
+  bool sint = false;
+  for (int k = 0; k < nin; k++)
+    if (!in[k].t) sint = !mt_is_floating(in[k].dt);
+  int len = snprintf(src, 1024,
+                     "#define TO %s\n#define WO(v) %s\n#define TA %s\n#define LA(x) %s\n#define TB %s\n#define LB(x) %s\n"
+                     "#define T %s\n#define EXPR(a, b) (%s)\n#define NIN %d\n#define ASCALAR %d\n#define BSCALAR %d\n"
+                     "#define SCALAR_INT %d\n",
+                     dts[out->dtype].store, dts[out->dtype].write, ta, dts[in[0].dt].load, tb,
+                     nin > 1 ? dts[in[1].dt].load : "(x)", dts[cdt].compute, expr, nin, in[0].t == NULL,
+                     nin > 1 && in[1].t == NULL, sint);
+  size_t body = strlen(mt_cuda_elementwise_cu);
+  if (len < 0 || (size_t)len + body + 1 > sizeof src) return mt_fail(MT_EARG, "%s: kernel source too long", name);
+  memcpy(src + len, mt_cuda_elementwise_cu, body + 1);
+  geo g;
+  bool contig = make_geo(out, in, nin, &g);
+  void *fn = NULL;
+  mt_status st = mt_cuda_kernel(dev, src, contig ? "mt_ew_contig" : "mt_ew_strided", &fn);
+  if (st) return st;
+  CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
+  if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
+  if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
+  double fa = in[0].f, fb = nin > 1 ? in[1].f : 0;
+  long long ia = in[0].i, ib = nin > 1 ? in[1].i : 0;
+  void *args[] = {&po, &pa, &pb, &fa, &ia, &fb, &ib, &g};
+  mt_bump_version(out);
+  return mt_cuda_launch(dev, fn, g.n, args, name);
+}
+
+/* A 0-dim CPU tensor (a Lua number or a CPU scalar) as a by-value operand. */
+static operand host_scalar(const mt_tensor *t) {
+  operand o = {NULL, (mt_dtype)t->dtype, 0, 0};
+  mt_scalar s;
+  mt_item(t, &s);
+  o.f = mt_scalar_f(s);
+  o.i = mt_scalar_i(s);
+  return o;
+}
+
+static bool is_host_scalar(const mt_tensor *t) { return mt_tdevice(t).type == MT_CPU && t->ndim == 0; }
+
+static mt_status device_mismatch(const char *op, const mt_tensor *a, const mt_tensor *b) {
+  char x[32], y[32];
+  return mt_fail(MT_EDEVICE, "%s: expected all tensors on the same device, got %s and %s", op,
+                 mt_device_str(mt_tdevice(a), x, sizeof x), mt_device_str(mt_tdevice(b), y, sizeof y));
+}
+
+/* The result tensor: a fresh one on dev, or *out when given (same shape;
+ * if its dtype differs a temporary of dt is used and copied into it). */
+static mt_status prepare_out(const char *name, const int64_t *shape, int nd, mt_dtype dt, mt_device dev,
+                             mt_tensor **out, mt_tensor **target) {
+  mt_tensor *o = *out;
+  if (!o) return mt_empty(shape, nd, dt, dev, target);
+  bool same = o->ndim == nd;
+  for (int i = 0; same && i < nd; i++) same = o->shape[i] == shape[i];
+  if (!same) {
+    char a[128], b[128];
+    return mt_fail(MT_ESHAPE, "%s: out= has shape %s but the result has shape %s", name,
+                   mt_shape_str(o->shape, o->ndim, a, sizeof a), mt_shape_str(shape, nd, b, sizeof b));
+  }
+  if (!mt_same_device(mt_tdevice(o), dev)) {
+    char a[32], b[32];
+    return mt_fail(MT_EDEVICE, "%s: expected all tensors on the same device, got out= on %s and inputs on %s", name,
+                   mt_device_str(mt_tdevice(o), a, sizeof a), mt_device_str(dev, b, sizeof b));
+  }
+  if ((mt_dtype)o->dtype == dt) {
+    *target = mt_retain(o);
+    return MT_OK;
+  }
+  return mt_empty(shape, nd, dt, dev, target);
+}
+
+/* Hands the computed target over to *out (copying when it was a temporary). */
+static mt_status finish_out(mt_status st, mt_tensor *target, mt_tensor **out) {
+  if (st) {
+    mt_release(target);
+    return st;
+  }
+  if (!*out) {
+    *out = target;
+    return MT_OK;
+  }
+  if (target != *out) st = mt_cuda_copy_(*out, target, false);
+  mt_release(target);
+  return st;
+}
+
+static bool is_predicate(mt_op op) {
+  return op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
+}
+
+mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  const mt_opinfo *info = &mt_ops[op];
+  mt_device dev = mt_tdevice(x);
+  if (dev.type != MT_CUDA) return device_mismatch(info->name, x, *out);
+  mt_status st = mt_cuda_check_device(dev, info->name);
+  if (st) return st;
+  mt_dtype dt = (mt_dtype)x->dtype, cdt = dt;
+  if ((info->flags & MT_F_INTONLY) && mt_is_floating(dt))
+    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s", info->name,
+                   mt_dtype_name(dt));
+  if ((info->flags & MT_F_NOBOOL) && dt == MT_BOOL)
+    return mt_fail(MT_EDTYPE, "%s: not supported for bool tensors%s", info->name,
+                   op == MT_OP_neg ? " (use logical_not)" : "");
+  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(dt)) cdt = mt_default_dtype();
+  const char *e = op_expression(op, cdt);
+  if (!e) return mt_cuda_unsupported(info->name);
+  mt_tensor *target = NULL;
+  if ((st = prepare_out(info->name, x->shape, x->ndim, is_predicate(op) ? MT_BOOL : cdt, dev, out, &target))) return st;
+  operand in = {x, dt, 0, 0};
+  return finish_out(launch_ew(info->name, e, cdt, target, &in, 1), target, out);
+}
+
+mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_opinfo *info = &mt_ops[op];
+  bool ha = is_host_scalar(a) && mt_tdevice(b).type == MT_CUDA, hb = is_host_scalar(b) && mt_tdevice(a).type == MT_CUDA;
+  if (!ha && !hb && !mt_same_device(mt_tdevice(a), mt_tdevice(b))) return device_mismatch(info->name, a, b);
+  mt_device dev = ha ? mt_tdevice(b) : mt_tdevice(a);
+  if (dev.type != MT_CUDA) return device_mismatch(info->name, a, *out);
+  mt_status st = mt_cuda_check_device(dev, info->name);
+  if (st) return st;
+  mt_dtype rt = mt_result_type(a, b), cdt = rt;
+  if ((info->flags & MT_F_INTONLY) && mt_is_floating(rt))
+    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s and %s", info->name,
+                   mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
+  if ((info->flags & MT_F_NOBOOL) && rt == MT_BOOL)
+    return mt_fail(MT_EDTYPE, "%s: not supported for two bool tensors%s", info->name,
+                   op == MT_OP_sub ? " (use logical_xor)" : "");
+  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(rt)) cdt = mt_default_dtype();
+  const char *e = op_expression(op, cdt);
+  if (!e) return mt_cuda_unsupported(info->name);
+  int64_t shape[MT_MAXDIM];
+  int nd = 0;
+  if ((st = mt_broadcast_shape(info->name, a->shape, a->ndim, b->shape, b->ndim, shape, &nd))) return st;
+  mt_tensor *target = NULL;
+  mt_dtype odt = info->kind == MT_K_COMPARE ? MT_BOOL : cdt;
+  if ((st = prepare_out(info->name, shape, nd, odt, dev, out, &target))) return st;
+  operand in[2] = {{a, (mt_dtype)a->dtype, 0, 0}, {b, (mt_dtype)b->dtype, 0, 0}};
+  if (ha) in[0] = host_scalar(a);
+  if (hb) in[1] = host_scalar(b);
+  return finish_out(launch_ew(info->name, e, cdt, target, in, 2), target, out);
+}
+
+mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v) {
+  mt_status st = mt_cuda_check_device(mt_tdevice(dst), "fill_");
+  if (st) return st;
+  operand in = {NULL, v.kind == MT_SK_FLOAT ? MT_FLOAT64 : (v.kind == MT_SK_BOOL ? MT_BOOL : MT_INT64),
+                mt_scalar_f(v), (long long)mt_scalar_i(v)};
+  mt_dtype cdt = (mt_dtype)dst->dtype;
+  if (mt_is_floating(in.dt) && !mt_is_floating(cdt)) cdt = MT_FLOAT64; /* the store truncates */
+  return launch_ew("fill_", "a", cdt, dst, &in, 1);
+}
+
+/* ---- copies ---- */
+
+static bool dense(const mt_tensor *t) { return mt_is_contiguous(t); }
+
+static bool same_shape(const mt_tensor *a, const mt_tensor *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+static bool pinned(const mt_tensor *t) { return t->storage->pinned; }
+
+/* Host <-> device copy of dense same-dtype same-shape tensors. */
+static mt_status transfer(mt_tensor *dst, const mt_tensor *src, bool non_blocking) {
+  bool up = mt_tdevice(dst).type == MT_CUDA;
+  int dev = up ? mt_tdevice(dst).index : mt_tdevice(src).index;
+  size_t n = (size_t)mt_numel(src) * mt_elsize(src);
+  if (n == 0) return MT_OK;
+  mt_cuda_stream s = mt_cuda_current_stream(dev);
+  CUresult r = up ? cu.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)mt_data(dst), mt_data(src), n, s.handle)
+                  : cu.MemcpyDtoHAsync(mt_data(dst), (CUdeviceptr)(uintptr_t)mt_data(src), n, s.handle);
+  mt_status st = mt_cuda_check(r, dev, up ? "copy to cuda" : "copy to cpu");
+  if (st) return st;
+  /* pageable memory: the source may change or the result be read as soon as
+   * we return, so wait; pinned memory with non_blocking stays asynchronous */
+  if (!(non_blocking && pinned(up ? src : dst)))
+    st = mt_cuda_check(cu.StreamSynchronize(s.handle), dev, up ? "copy to cuda" : "copy to cpu");
+  return st;
+}
+
+mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking) {
+  mt_device dd = mt_tdevice(dst), sd = mt_tdevice(src);
+  mt_status st;
+  if ((st = mt_cuda_check_device(dd, "copy_")) || (st = mt_cuda_check_device(sd, "copy_"))) return st;
+  if (dd.type == MT_CUDA && sd.type == MT_CUDA) {
+    if (dd.index != sd.index) return mt_cuda_unsupported("copy_ between two GPUs");
+    int64_t shape[MT_MAXDIM];
+    int nd = 0;
+    if ((st = mt_broadcast_shape("copy_", dst->shape, dst->ndim, src->shape, src->ndim, shape, &nd))) return st;
+    if (nd != dst->ndim || mt_numel(dst) != mt_checked_numel(shape, nd)) {
+      char a[128], b[128];
+      return mt_fail(MT_ESHAPE, "copy_: source of shape %s cannot be broadcast to shape %s",
+                     mt_shape_str(src->shape, src->ndim, a, sizeof a), mt_shape_str(dst->shape, dst->ndim, b, sizeof b));
+    }
+    if (dst->dtype == src->dtype && same_shape(dst, src) && dense(dst) && dense(src)) {
+      size_t n = (size_t)mt_numel(src) * mt_elsize(src);
+      mt_bump_version(dst);
+      if (n == 0 || mt_data(dst) == mt_data(src)) return MT_OK;
+      mt_cuda_stream s = mt_cuda_current_stream(dd.index);
+      return mt_cuda_check(cu.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)mt_data(dst),
+                                              (CUdeviceptr)(uintptr_t)mt_data(src), n, s.handle),
+                           dd.index, "copy_");
+    }
+    operand in = {src, (mt_dtype)src->dtype, 0, 0};
+    return launch_ew("copy_", "a", (mt_dtype)src->dtype, dst, &in, 1);
+  }
+  /* between host and device: move the bytes as they are (made dense, in
+   * the dtype and shape of dst on the host side), then convert on the
+   * device side if needed */
+  bool up = dd.type == MT_CUDA;
+  if (up && src->ndim == 0 && !same_shape(dst, src)) { /* a host number broadcast: a fill */
+    mt_scalar v;
+    if ((st = mt_item(src, &v))) return st;
+    if (mt_is_floating((mt_dtype)src->dtype)) v = mt_sfloat(mt_scalar_f(v));
+    return mt_cuda_fill_(dst, v);
+  }
+  mt_tensor *h = NULL, *d = NULL;
+  if (up) {
+    /* host side: src broadcast to dst's shape, dense, in src's dtype */
+    if (same_shape(dst, src) && dense(src)) {
+      h = mt_retain((mt_tensor *)src);
+    } else if (!(st = mt_empty(dst->shape, dst->ndim, (mt_dtype)src->dtype, sd, &h))) {
+      st = mt_copy_(h, src);
+    }
+    if (!st && dst->dtype == src->dtype && dense(dst)) {
+      mt_bump_version(dst);
+      st = transfer(dst, h, non_blocking && h == src);
+    } else if (!st && !(st = mt_empty(dst->shape, dst->ndim, (mt_dtype)src->dtype, dd, &d)) &&
+               !(st = transfer(d, h, false))) {
+      st = mt_cuda_copy_(dst, d, false);
+    }
+  } else {
+    /* device side: src made dense in dst's dtype and shape, then down */
+    if (same_shape(dst, src) && dense(src) && dst->dtype == src->dtype) {
+      d = mt_retain((mt_tensor *)src);
+    } else if (!(st = mt_empty(dst->shape, dst->ndim, (mt_dtype)dst->dtype, sd, &d))) {
+      st = mt_cuda_copy_(d, src, false);
+    }
+    if (!st && dense(dst)) {
+      mt_bump_version(dst);
+      st = transfer(dst, d, non_blocking);
+    } else if (!st && !(st = mt_empty(dst->shape, dst->ndim, (mt_dtype)dst->dtype, dd, &h)) &&
+               !(st = transfer(h, d, false))) {
+      st = mt_copy_(dst, h);
+    }
+  }
+  mt_release(h);
+  mt_release(d);
+  return st;
+}
+
+mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking, mt_tensor **out) {
+  if (mt_same_device(mt_tdevice(t), dev)) {
+    *out = mt_retain((mt_tensor *)t);
+    return MT_OK;
+  }
+  mt_tensor *o = NULL;
+  mt_status st = mt_empty(t->shape, t->ndim, (mt_dtype)t->dtype, dev, &o);
+  if (!st) st = mt_cuda_copy_(o, t, non_blocking);
+  if (st) {
+    mt_release(o);
+    return st;
+  }
+  o->storage->version = 0;
+  *out = o;
+  return MT_OK;
+}

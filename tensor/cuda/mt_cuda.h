@@ -1,0 +1,106 @@
+/* mt_cuda.h -- the CUDA backend's interface to the rest of the engine and
+ * to the Lua bindings. Every function works (and fails cleanly, with a
+ * message saying why) on a machine without a GPU or a driver: the driver and
+ * NVRTC are loaded with dlopen at first use, never linked. */
+#ifndef MT_CUDA_H
+#define MT_CUDA_H
+
+#include <stdatomic.h>
+
+#include "mt.h"
+
+#define MT_CUDA_MAXDEV 16
+
+/* ---- devices (device.c) ---- */
+/* True when libcuda loads, initialises and reports at least one device. */
+bool mt_cuda_available(void);
+int mt_cuda_device_count(void);
+/* OK when dev names an existing CUDA device (made current for this thread's
+ * CUDA calls); else MT_EDEVICE naming op and the valid range. */
+mt_status mt_cuda_check_device(mt_device dev, const char *op);
+/* The device `cuda` without an index means; set_device changes it. */
+int mt_cuda_current_device(void);
+mt_status mt_cuda_set_device(int idx);
+mt_status mt_cuda_device_name(int idx, char *buf, size_t n);
+mt_status mt_cuda_capability(int idx, int *major, int *minor);
+mt_status mt_cuda_total_memory(int idx, size_t *total, size_t *free);
+/* Waits for all work on device idx; reports an earlier asynchronous kernel
+ * error naming the last op launched there. */
+mt_status mt_cuda_synchronize(int idx);
+/* Records the op whose kernel was launched last on dev (for error reports). */
+void mt_cuda_note_launch(int dev, const char *op);
+/* MT_OK, or a failure whose message names op and the driver's error. */
+mt_status mt_cuda_check(int res, int dev, const char *op);
+
+/* ---- streams and events (device.c); handles are opaque ---- */
+typedef struct mt_cuda_stream {
+  void *handle; /* CUstream; NULL: the device's default (legacy) stream */
+  int device;
+} mt_cuda_stream;
+mt_status mt_cuda_stream_create(int dev, mt_cuda_stream *out);
+void mt_cuda_stream_destroy(mt_cuda_stream *s);
+mt_status mt_cuda_stream_synchronize(const mt_cuda_stream *s);
+/* 1 when all work on s has finished, 0 if not, -1 on error (message set). */
+int mt_cuda_stream_query(const mt_cuda_stream *s);
+/* The stream new work on dev goes to; set_stream changes it. */
+mt_cuda_stream mt_cuda_current_stream(int dev);
+void mt_cuda_set_stream(mt_cuda_stream s);
+mt_status mt_cuda_event_create(int dev, bool timing, void **out);
+void mt_cuda_event_destroy(int dev, void *ev);
+mt_status mt_cuda_event_record(void *ev, const mt_cuda_stream *s);
+mt_status mt_cuda_event_synchronize(int dev, void *ev);
+int mt_cuda_event_query(int dev, void *ev);
+mt_status mt_cuda_event_elapsed(int dev, void *start, void *end, float *ms);
+/* s waits for ev (recorded on another stream) before later work. */
+mt_status mt_cuda_stream_wait_event(const mt_cuda_stream *s, void *ev);
+
+/* ---- the caching allocator (alloc.c) ---- */
+/* Device memory of at least n bytes on dev (NULL for n == 0), for use on
+ * the device's current stream. On out-of-memory the cache is freed and the
+ * allocation retried once before MT_ENOMEM ("CUDA out of memory: ..."). */
+mt_status mt_cuda_malloc(int dev, size_t n, void **out);
+/* Returns a block to dev's cache. */
+void mt_cuda_free(int dev, void *p);
+/* Frees every cached (unused) block of every device. */
+void mt_cuda_empty_cache(void);
+typedef struct mt_cuda_memstats {
+  int64_t allocated, peak_allocated, reserved, peak_reserved, num_allocs, num_cache_hits, num_ooms;
+} mt_cuda_memstats;
+mt_cuda_memstats mt_cuda_memory_stats(int dev);
+void mt_cuda_reset_peak(int dev);
+/* Page-locked host memory (for fast and asynchronous copies). */
+mt_status mt_cuda_host_alloc(size_t n, void **out);
+void mt_cuda_host_free(void *p);
+/* Bytes allocated by tensors on all devices (the Lua GC paces itself by it). */
+int64_t mt_cuda_bytes_in_use(void);
+/* Live CUDA storages: the Lua bindings skip their device checks while 0. */
+extern _Atomic int64_t mt_cuda_live_storages;
+
+/* ---- kernels and copies (kernels.c, copy_cuda.c) ---- */
+/* dst = src for tensors of which at least one is on a CUDA device: host to
+ * device, device to host (then synchronous unless non_blocking and the host
+ * side is pinned) and device to device, any dtypes and strides, broadcasting
+ * src. */
+mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking);
+mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v);
+mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* A copy of t on dev (a new reference to t when already there). */
+mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking, mt_tensor **out);
+/* The failure "<op>: not implemented on CUDA yet". */
+mt_status mt_cuda_unsupported(const char *op);
+
+/* ---- run-time compilation (nvrtc.c) ---- */
+/* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact
+ * architecture, cached in memory and on disk. *fn is a CUfunction. */
+mt_status mt_cuda_kernel(int dev, const char *src, const char *name, void **fn);
+typedef struct mt_cuda_jitstats {
+  int64_t compiles, disk_hits, mem_hits, corrupt;
+  double compile_seconds;
+} mt_cuda_jitstats;
+mt_cuda_jitstats mt_cuda_jit_stats(void);
+/* Launches fn over n threads (a 1-D grid of 256-thread blocks, grid-stride
+ * loops inside) on dev's current stream; checks the launch and names op. */
+mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op);
+
+#endif

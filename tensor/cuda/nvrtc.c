@@ -1,0 +1,240 @@
+/* nvrtc.c -- CUDA C compiled at run time: NVRTC (dlopen'ed like the
+ * driver) turns a kernel source into a cubin for the device's exact
+ * architecture (sm_90 on an H100), kept in memory (source -> loaded module,
+ * per device) and on disk under $XDG_CACHE_HOME/moontorch/cuda (or
+ * ~/.cache/moontorch/cuda). The disk key hashes the source, the
+ * architecture, the NVRTC version and the options. An entry is one file,
+ * a header with its payload's length and checksum followed by the cubin,
+ * written to a temporary name and renamed into place; an entry whose
+ * checksum does not match is rebuilt, never loaded. Also the launcher. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cu_api.h"
+#include "mt_cuda.h"
+
+mt_nvrtc_api nvrtc;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[300];
+static bool loaded;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static mt_cuda_jitstats stats;
+
+#define OPTS "-default-device --std=c++17"
+
+/* Tries $MOONTORCH_NVRTC, then the versioned names CUDA installs, in the
+ * loader's path and in /usr/local/cuda. */
+static void load(void) {
+  static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
+  static const char *dirs[] = {"", "/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
+                               "/usr/lib/x86_64-linux-gnu/"};
+  void *h = NULL;
+  const char *env = getenv("MOONTORCH_NVRTC");
+  if (env && *env) h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+  for (size_t d = 0; d < sizeof dirs / sizeof *dirs && !h; d++)
+    for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) {
+      char path[256];
+      snprintf(path, sizeof path, "%s%s", dirs[d], names[i]);
+      h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+  if (!h) {
+    snprintf(load_error, sizeof load_error,
+             "NVRTC (libnvrtc.so.13/.12) was not found; install CUDA's NVRTC or set MOONTORCH_NVRTC to its path");
+    return;
+  }
+#define MT_NVRTC_LOAD(R, name, sym, params)                                                                            \
+  if (!(*(void **)&nvrtc.name = dlsym(h, sym))) {                                                                      \
+    snprintf(load_error, sizeof load_error, "NVRTC lacks %s", sym);                                                    \
+    return;                                                                                                            \
+  }
+  MT_NVRTC_FUNCS(MT_NVRTC_LOAD)
+#undef MT_NVRTC_LOAD
+  loaded = true;
+}
+
+mt_cuda_jitstats mt_cuda_jit_stats(void) { return stats; }
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static int mkdirs(char *path) {
+  for (char *p = path + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      int r = mkdir(path, 0755);
+      *p = '/';
+      if (r && errno != EEXIST) return -1;
+    }
+  return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static void cache_dir(char *dir, size_t n) {
+  const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+  if (x && *x) snprintf(dir, n, "%s/moontorch/cuda", x);
+  else snprintf(dir, n, "%s/.cache/moontorch/cuda", h && *h ? h : "/tmp");
+}
+
+/* The cubin stored at path if its header's length and checksum match. */
+static char *read_entry(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  unsigned long long len = 0, sum = 0;
+  char *buf = NULL;
+  if (fscanf(f, "MTCUBIN1 %llu %llx", &len, &sum) == 2 && fgetc(f) == '\n' && len > 0 && len < (1ull << 31)) {
+    buf = malloc(len);
+    if (buf && (fread(buf, 1, len, f) != len || fgetc(f) != EOF || fnv(buf, len, 0xcbf29ce484222325ull) != sum)) {
+      free(buf);
+      buf = NULL;
+      stats.corrupt++;
+    }
+  } else {
+    stats.corrupt++;
+  }
+  fclose(f);
+  *n = len;
+  return buf;
+}
+
+static void write_entry(const char *dir, const char *path, const char *key, const char *bin, size_t n) {
+  char d[1024], tmp[1200];
+  snprintf(d, sizeof d, "%s", dir);
+  if (mkdirs(d)) return; /* the cache is an optimisation: no disk, no cache */
+  snprintf(tmp, sizeof tmp, "%s/tmp-%d-%s", dir, (int)getpid(), key);
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return;
+  fprintf(f, "MTCUBIN1 %zu %016llx\n", n, (unsigned long long)fnv(bin, n, 0xcbf29ce484222325ull));
+  bool ok = fwrite(bin, 1, n, f) == n;
+  ok = fclose(f) == 0 && ok;
+  if (!ok || rename(tmp, path)) remove(tmp);
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Compiles src for arch ("sm_90") with NVRTC; returns a malloc'ed cubin. */
+static mt_status compile(const char *src, const char *arch, char **bin, size_t *n) {
+  nvrtcProgram p = NULL;
+  nvrtcResult r = nvrtc.CreateProgram(&p, src, "moontorch.cu", 0, NULL, NULL);
+  if (r) return mt_fail(MT_EIO, "NVRTC could not create a program: %s", nvrtc.GetErrorString(r));
+  char archopt[64];
+  snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+  const char *opts[] = {archopt, "-default-device", "--std=c++17"};
+  double t0 = now();
+  r = nvrtc.CompileProgram(p, 3, opts);
+  stats.compile_seconds += now() - t0;
+  stats.compiles++;
+  mt_status st = MT_OK;
+  if (r) {
+    size_t ln = 0;
+    nvrtc.GetProgramLogSize(p, &ln);
+    char *log = malloc(ln + 1);
+    if (log) {
+      log[0] = 0;
+      nvrtc.GetProgramLog(p, log);
+      log[ln] = 0;
+    }
+    char first[400] = "";
+    if (log) {
+      const char *at = strstr(log, "error");
+      snprintf(first, sizeof first, "%s", at ? at : log);
+      first[strcspn(first, "\n")] = 0;
+    }
+    free(log);
+    st = mt_fail(MT_EIO, "NVRTC failed to compile a kernel for %s: %s: %s", arch, nvrtc.GetErrorString(r), first);
+  } else if ((r = nvrtc.GetCUBINSize(p, n)) || !(*bin = malloc(*n ? *n : 1)) || (r = nvrtc.GetCUBIN(p, *bin))) {
+    st = mt_fail(MT_EIO, "NVRTC gave no cubin for %s%s%s", arch, r ? ": " : "", r ? nvrtc.GetErrorString(r) : "");
+  }
+  nvrtc.DestroyProgram(&p);
+  return st;
+}
+
+typedef struct entry {
+  uint64_t h1, h2;
+  int dev;
+  CUmodule mod;
+  struct entry *next;
+} entry;
+#define NSLOT 512
+static entry *table[NSLOT];
+
+/* The loaded module of src on dev: from memory, the disk cache or NVRTC. */
+static mt_status get_module(int dev, const char *src, CUmodule *out) {
+  uint64_t h1 = fnv(src, strlen(src), 0xcbf29ce484222325ull), h2 = fnv(src, strlen(src), 0x84222325cbf29ce4ull);
+  unsigned slot = (unsigned)((h1 ^ (uint64_t)dev) % NSLOT);
+  for (entry *e = table[slot]; e; e = e->next)
+    if (e->h1 == h1 && e->h2 == h2 && e->dev == dev) {
+      stats.mem_hits++;
+      *out = e->mod;
+      return MT_OK;
+    }
+  pthread_once(&load_once, load);
+  if (!loaded) return mt_fail(MT_EDEVICE, "cannot compile CUDA kernels: %s", load_error);
+  int major = 0, minor = 0, vmaj = 0, vmin = 0;
+  mt_status st = mt_cuda_capability(dev, &major, &minor);
+  if (st) return st;
+  nvrtc.Version(&vmaj, &vmin);
+  char arch[32], stamp[96];
+  snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+  snprintf(stamp, sizeof stamp, "%s nvrtc %d.%d " OPTS, arch, vmaj, vmin);
+  uint64_t k1 = fnv(stamp, strlen(stamp), h1), k2 = fnv(stamp, strlen(stamp), h2);
+  char dir[1024], path[1200], key[40];
+  cache_dir(dir, sizeof dir);
+  snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)k1, (unsigned long long)k2);
+  snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
+  size_t n = 0;
+  char *bin = read_entry(path, &n);
+  if (bin) {
+    stats.disk_hits++;
+  } else {
+    if ((st = compile(src, arch, &bin, &n))) return st;
+    write_entry(dir, path, key, bin, n);
+  }
+  CUmodule mod = NULL;
+  st = mt_cuda_check(cu.ModuleLoadData(&mod, bin), dev, "load a compiled kernel");
+  free(bin);
+  if (st) return st;
+  entry *e = malloc(sizeof *e);
+  if (!e) return mt_fail(MT_ENOMEM, "out of memory");
+  *e = (entry){h1, h2, dev, mod, table[slot]};
+  table[slot] = e;
+  *out = mod;
+  return MT_OK;
+}
+
+mt_status mt_cuda_kernel(int dev, const char *src, const char *name, void **fn) {
+  mt_device d = {MT_CUDA, (int8_t)dev};
+  mt_status st = mt_cuda_check_device(d, "kernel");
+  if (st) return st;
+  CUmodule mod = NULL;
+  pthread_mutex_lock(&lock);
+  st = get_module(dev, src, &mod);
+  pthread_mutex_unlock(&lock);
+  if (st) return st;
+  CUfunction f = NULL;
+  st = mt_cuda_check(cu.ModuleGetFunction(&f, mod, name), dev, "kernel lookup");
+  if (!st) *fn = f;
+  return st;
+}
+
+mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op) {
+  if (n <= 0) return MT_OK;
+  int64_t blocks = (n + 255) / 256;
+  if (blocks > (1 << 16)) blocks = 1 << 16; /* grid-stride loops cover the rest */
+  mt_cuda_stream s = mt_cuda_current_stream(dev);
+  mt_cuda_note_launch(dev, op);
+  return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, s.handle, args, NULL), dev, op);
+}
