@@ -68,7 +68,7 @@ static const char *prelude =
     "  float a=fabsf(x); float z=x*x;\n"
     "  float p=-5.70498872745e-3f; p=p*z+2.06390887954e-2f; p=p*z-5.37397155531e-2f; p=p*z+1.33314422036e-1f;\n"
     "  p=p*z-3.33332819422e-1f; float sm=x+x*z*p;\n"
-    "  float e=mj_expf(2.0f*(a<9.0f?a:9.0f)); float bg=1.0f-2.0f/(e+1.0f); bg=x<0?-bg:bg;\n"
+    "  float e=mj_expf(2.0f*(a<10.0f?a:10.0f)); float bg=1.0f-2.0f/(e+1.0f); bg=x<0?-bg:bg;\n"
     "  return a<0.625f?sm:bg;}\n"
     "static inline float mj_erff(float x){\n"
     "  float a=fabsf(x), t=a<3.921875f?a:3.921875f, z=t*t;\n"

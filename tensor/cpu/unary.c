@@ -10,6 +10,8 @@
 #include "cpu/kernels.h"
 
 /* ---- vector math, generated for float8 (ps, f8) and double4 (pd, d4) ---- */
+static inline __m256 v_tanh_f32(__m256 x); /* below the generated ones */
+static inline __m256d v_tanh_f64(__m256d x);
 #define SL(fn, w, u) Sleef_##fn##w##_##u##avx2
 #define DEF_VMATH(T, W, ps, w)                                                                                         \
   static inline T v_exp_##W(T x) { return SL(exp, w, u10)(x); }                                                        \
@@ -29,7 +31,7 @@
   static inline T v_atan_##W(T x) { return SL(atan, w, u10)(x); }                                                      \
   static inline T v_sinh_##W(T x) { return SL(sinh, w, u10)(x); }                                                      \
   static inline T v_cosh_##W(T x) { return SL(cosh, w, u10)(x); }                                                      \
-  static inline T v_tanh_##W(T x) { return SL(tanh, w, u10)(x); }                                                      \
+  static inline T v_tanh_sleef_##W(T x) { return SL(tanh, w, u10)(x); }                                                \
   static inline T v_erf_##W(T x) { return SL(erf, w, u10)(x); }                                                        \
   static inline T v_erfc_##W(T x) { return SL(erfc, w, u15)(x); }                                                      \
   static inline T v_reciprocal_##W(T x) { return _mm256_div_##ps(_mm256_set1_##ps(1), x); }                            \
@@ -79,6 +81,27 @@ static inline __m256 v_gelu_f32(__m256 x) {
   return _mm256_mul_ps(x, ph);
 }
 static inline __m256d v_gelu_f64(__m256d x) { return v_gelu_erf_f64(x); }
+
+/* float tanh, the JIT's (mj_tanhf): an odd polynomial below |x| = 0.625,
+ * else 1 - 2 / (exp(2|x|) + 1) with the sign of x (|x| clamped at 10, where
+ * float tanh is 1; at 9 it is not yet); NaN passes through. About 3x faster
+ * than SLEEF's. */
+static inline __m256 v_tanh_f32(__m256 x) {
+  __m256 sign = _mm256_set1_ps(-0.0f), a = _mm256_andnot_ps(sign, x), z = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
+  __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(a, z), p, a); /* |tanh x|, the sign put back below (keeps -0) */
+  __m256 c = _mm256_min_ps(a, _mm256_set1_ps(10.0f));
+  __m256 e = v_exp_f32(_mm256_add_ps(c, c));
+  __m256 big = _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  __m256 r = _mm256_blendv_ps(big, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+  r = _mm256_or_ps(r, _mm256_and_ps(sign, x));
+  return _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+static inline __m256d v_tanh_f64(__m256d x) { return v_tanh_sleef_f64(x); }
 
 /* One driver per width: contiguous runs load/store directly; strided and
  * half inputs are gathered into a lane buffer, computed, scattered back. */
