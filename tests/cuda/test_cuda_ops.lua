@@ -187,7 +187,7 @@ test("matmul, mm, bmm, mv, dot, addmm on CUDA equal the CPU, transposed and broa
                 torch.addmm(bias:double(), x:double(), y:double(), {beta = 0.5, alpha = 2}), t)
   end
   check_error(function() return torch.randn(2, 3):cuda():matmul(torch.randn(4, 5):cuda()) end,
-              "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 ~= 4) (both on cuda:0)")
+              "matmul: shapes 2x3 and 4x5 cannot be multiplied (3 ~= 4) (both on cuda:0)")
   check_error(function() return torch.randn(2, 3):cuda():matmul(torch.randn(3, 5)) end, "cuda:0 and cpu")
   check_error(function() return torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}):matmul(
                 torch.ones(2, 2, {dtype = torch.int32, device = "cuda"})) end, "not supported on CUDA")
