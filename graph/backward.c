@@ -257,7 +257,7 @@ static mt_status run_node(mtg_node *x, uint64_t run, const target *tg, int ntg, 
   for (int k = 0; k < x->nout && !st; k++)
     if (!x->buf[k]) {
       mtg_meta_shape *m = &x->out[k];
-      st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, mt_cpu(), &x->buf[k]);
+      st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, m->device, &x->buf[k]);
       if (!st) mtg_trace_full(x->buf[k], 0);
     }
   mt_tensor *stackbuf[8], **gin = x->nin <= 8 ? stackbuf : calloc((size_t)x->nin, sizeof *gin);

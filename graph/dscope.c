@@ -100,7 +100,7 @@ mt_tensor *D_addc(mtg_scope *s, const mt_tensor *a, double c) {
 mt_tensor *D_zeros(mtg_scope *s, const mtg_meta_shape *m) {
   if (!LIVE(s)) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, mt_cpu(), &r);
+  mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, m->device, &r);
   if (!st) mtg_trace_full(r, 0);
   return mtg_track(s, st, r);
 }

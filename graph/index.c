@@ -81,10 +81,10 @@ static mt_tensor *Di_clone(mtg_scope *s, const mt_tensor *x) {
   return tracked(s, mtg_clone(x, &r), &r);
 }
 
-static mt_tensor *Di_zeros(mtg_scope *s, const int64_t *shape, int nd, mt_dtype dt) {
+static mt_tensor *Di_zeros(mtg_scope *s, const int64_t *shape, int nd, mt_dtype dt, mt_device dev) {
   if (s->st) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_zeros(shape, nd, dt, mt_cpu(), &r);
+  mt_status st = mt_zeros(shape, nd, dt, dev, &r);
   if (!st) mtg_trace_full(r, 0);
   return tracked(s, st, &r);
 }
@@ -150,7 +150,7 @@ static mt_tensor *Di_pad_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_sha
 static mt_status d_index_select(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype);
+  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_index_add_(z, (int)n->i[0], idx, g, mt_sint(1))));
   END;
 }
@@ -158,7 +158,7 @@ static mt_status d_index_select(mtg_node *n, mt_tensor *const *go, mt_tensor **g
 static mt_status d_gather(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype);
+  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_scatter_(z, (int)n->i[0], idx, g, MT_REDUCE_ADD)));
   END;
 }
@@ -166,7 +166,7 @@ static mt_status d_gather(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_take(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype);
+  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_put_(z, idx, g, true)));
   END;
 }
@@ -176,7 +176,7 @@ static mt_status d_index(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   const mtg_meta_shape *m = &n->in[0];
   mt_tensor *idx[MT_MAXDIM];
   unpack_indices(s, n, idx);
-  mt_tensor *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype);
+  mt_tensor *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
   if (mtg_needs(n, 0))
     gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_index_put_(z, idx, (int)n->i[1], NULL, g, true)));
   END;
@@ -194,7 +194,7 @@ static mt_status d_masked_select(mtg_node *n, mt_tensor *const *go, mt_tensor **
     mt_status st = mt_broadcast_shape("masked_select", m->shape, m->ndim, mask->shape, mask->ndim, sh, &nd);
     if (st) s->st = st;
   }
-  z = Di_zeros(s, sh, nd, (mt_dtype)g->dtype);
+  z = Di_zeros(s, sh, nd, (mt_dtype)g->dtype, mt_tdevice(g));
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_masked_scatter_(z, mask, g)));
   END;
 }
@@ -287,7 +287,7 @@ static mt_status d_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     if (n->i[0]) {
       gin[0] = D_grad_for(s, 0, (mt_tensor *)g);
     } else {
-      mt_tensor *c = Di_clone(s, g), *z = idx ? Di_zeros(s, idx->shape, idx->ndim, (mt_dtype)g->dtype) : NULL;
+      mt_tensor *c = Di_clone(s, g), *z = idx ? Di_zeros(s, idx->shape, idx->ndim, (mt_dtype)g->dtype, mt_tdevice(g)) : NULL;
       gin[0] = D_grad_for(s, 0, INPLACE(c, mtg_put_(c, idx, z, false)));
     }
   }
@@ -322,7 +322,7 @@ static mt_status d_masked_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor *
     mt_tensor *sel = Di_masked_select(s, g, mask);
     if (sel && sel->shape[0] < total) {
       int64_t rest = total - sel->shape[0];
-      mt_tensor *parts[2] = {sel, Di_zeros(s, &rest, 1, (mt_dtype)g->dtype)}, *r = NULL;
+      mt_tensor *parts[2] = {sel, Di_zeros(s, &rest, 1, (mt_dtype)g->dtype, mt_tdevice(g))}, *r = NULL;
       sel = parts[1] ? tracked(s, mtg_cat(parts, 2, 0, &r), &r) : NULL;
     }
     gin[1] = D_grad_for(s, 1, Di_shape_of(s, sel, m));

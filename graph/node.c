@@ -55,6 +55,7 @@ bool mtg_any_requires_grad(const mt_tensor *const *ts, int n) {
 static void shape_of(mtg_meta_shape *m, const mt_tensor *t) {
   m->ndim = t->ndim;
   m->dtype = t->dtype;
+  m->device = mt_tdevice(t);
   if (t->ndim) memcpy(m->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
 }
 

@@ -25,6 +25,7 @@ typedef struct mtg_meta_shape {
   int64_t shape[MT_MAXDIM];
   int8_t ndim;
   int8_t dtype;
+  mt_device device; /* where the tensor lived: gradients made from nothing go there */
 } mtg_meta_shape;
 
 /* A tensor kept for backward with the storage version it had when saved;

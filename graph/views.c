@@ -34,7 +34,7 @@ mt_status mtg_apply_view(const int64_t *a, const mt_tensor *t, mt_tensor **out) 
  * may overlap, so they are added one window position at a time. */
 static mt_status scatter_into_zeros(const mtg_meta_shape *m, const int64_t *a, const mt_tensor *g, mt_tensor **out) {
   mt_tensor *z = NULL, *v = NULL;
-  mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, mt_cpu(), &z);
+  mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, m->device, &z);
   if (!st && a[0] == MT_OP_unfold) {
     int dim = (int)a[1];
     int64_t size = a[2], step = a[3], nwin = g->shape[dim];

@@ -20,7 +20,15 @@ static const char *const cuda_ready[] = {
     "new_empty", "new_full", "new_ones", "new_zeros", "numel", "ones_like", "permute", "pin_memory", "ravel",
     "requires_grad_", "reshape", "select", "short", "size", "squeeze", "stride", "swapaxes", "swapdims", "t", "to",
     "tolist", "totable", "transpose", "type", "unsqueeze", "view", "view_as", "zero_", "zeros_like", "_version",
-    "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "diagonal", "clamp", NULL};
+    "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "diagonal", "clamp",
+    /* reductions and softmax (cuda/reduce.c) */
+    "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any", "softmax", "log_softmax",
+    /* products (cuda/blas.c) */
+    "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "addmm", "addmv", "baddbmm",
+    /* gathers and scatters (cuda/index.c) */
+    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
+    /* autograd: the derivatives use the ops above */
+    "backward", "retain_grad", "register_hook", "grad", NULL};
 /* ...of which these move data between devices, so may mix them. */
 static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor", NULL};
 
@@ -390,7 +398,25 @@ static const mtl_reg cuda_regs[] = {
     {"Event", c_event, MTL_FN, "torch.cuda.Event([{enable_timing=}]) -- a marker in a stream"},
     {NULL, NULL, 0, NULL}};
 
+/* 'highest': float32 products in full float32 (the default); 'high' and
+ * 'medium' let cuBLAS use TF32 tensor cores (CPU products are unchanged). */
+static int t_set_float32_matmul_precision(lua_State *L) {
+  static const char *const names[] = {"highest", "high", "medium", NULL};
+  int i = luaL_checkoption(L, 1, NULL, names);
+  mt_cuda_set_tf32(i > 0);
+  return 0;
+}
+
+static int t_get_float32_matmul_precision(lua_State *L) {
+  lua_pushstring(L, mt_cuda_tf32() ? "high" : "highest");
+  return 1;
+}
+
 static const mtl_reg tensor_regs[] = {
+    {"set_float32_matmul_precision", t_set_float32_matmul_precision, MTL_FN,
+     "torch.set_float32_matmul_precision('highest'|'high'|'medium') -- 'high' lets CUDA float32 matmul use TF32"},
+    {"get_float32_matmul_precision", t_get_float32_matmul_precision, MTL_FN,
+     "torch.get_float32_matmul_precision() -- 'highest' (the default) or 'high'"},
     {"pin_memory", m_pin_memory, MTL_METHOD, "x:pin_memory() -- a copy in page-locked memory (fast, async copies)"},
     {"is_pinned", m_is_pinned, MTL_METHOD, "x:is_pinned() -- true if x's memory is page-locked"},
     {NULL, NULL, 0, NULL}};

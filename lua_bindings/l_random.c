@@ -33,7 +33,7 @@ static mt_device host_device(lua_State *L, int opt) {
 
 static int push_result(lua_State *L, int opt, mt_tensor *res, const char *op) {
   mt_tensor *o = NULL;
-  mt_device dev = host_device(L, opt);
+  mt_device dev = mtl_opt_device(L, 0, 0, opt, "device"); /* where the result goes */
   if (dev.type == MT_CUDA && mt_tdevice(res).type == MT_CPU) { /* drawn on the host, then copied */
     mt_tensor *d = NULL;
     mt_status st = mt_cuda_to_device(res, dev, false, &d);

@@ -6,6 +6,8 @@
  * duplicate indices apply in order. Index values are 1-based. */
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
+
 #include "cpu/index_kernels.h"
 
 #define GATHER_GRAIN ((int64_t)1 << 14)
@@ -242,6 +244,7 @@ mt_status mt_gather(const mt_tensor *x, int dim, const mt_tensor *index, mt_tens
   if ((st = check_dim(op, x, dim)) || (st = check_index(op, "index", index, x)) ||
       (st = check_same_rank(op, "index", index, x)) || (st = check_fits(op, index, x, dim)))
     return st;
+  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_gather(x, dim, index, out);
   int nd = x->ndim;
   mt_tensor *off = NULL, *src_r = NULL;
   if ((st = dim_offsets(op, index, nd ? x->shape[dim] : 1, nd ? x->strides[dim] : 0, false, dim, &off))) return st;
@@ -287,6 +290,10 @@ static mt_status scatter_impl(const char *op, mt_tensor *x, int dim, const mt_te
                        mt_shape_str(index->shape, index->ndim, a, sizeof a),
                        mt_shape_str(src->shape, src->ndim, b, sizeof b), d + 1);
       }
+  }
+  if (mt_tdevice(x).type == MT_CUDA) {
+    if (r == MT_REDUCE_MUL) return mt_cuda_unsupported("scatter with reduce='multiply'");
+    return mt_cuda_scatter_(x, dim, index, src, r == MT_REDUCE_ADD);
   }
   int nd = x->ndim;
   mt_tensor *off = NULL, *dst_r = NULL, *src_v = NULL;

@@ -3,10 +3,12 @@
  * kron. Shapes and dtypes are checked here; every product then runs one
  * batched GEMM over cpu/blas.c (floats) or a plain loop (integers). Views
  * that are transposed reach the library as transpose flags, not copies. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cpu/blas.h"
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "linalg.h"
 
 /* A batch runs in parallel over its matrices (one thread per product) when
@@ -121,6 +123,8 @@ static mt_status product(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, i
   int64_t nbatch = 1;
   for (int d = 0; d < nb; d++) nbatch *= c->shape[d];
   if (nbatch == 0 || p.m == 0 || p.n == 0) return MT_OK;
+  if (mt_tdevice(c).type == MT_CUDA)
+    return mt_cuda_gemm(a, p.la.trans, p.la.ld, b, p.lb.trans, p.lb.ld, c, nb, alpha, beta);
   bool is_float = c->dtype == MT_FLOAT32 || c->dtype == MT_FLOAT64;
   double work = (double)p.m * (double)p.n * (double)(p.k > 0 ? p.k : 1);
   mt_status st = MT_OK;
@@ -159,10 +163,14 @@ static mt_status check_pair(const char *op, const mt_tensor *a, const mt_tensor 
 }
 
 static mt_status mismatch(const char *op, const mt_tensor *a, const mt_tensor *b, int64_t ka, int64_t kb) {
-  char sa[128], sb[128];
-  return mt_fail(MT_ESHAPE, "%s: shapes %s and %s cannot be multiplied (%lld ~= %lld)", op,
+  char sa[128], sb[128], dv[48] = "";
+  if (mt_tdevice(a).type != MT_CPU) { /* name the device where it is not the usual one */
+    char d[32];
+    snprintf(dv, sizeof dv, " (both on %s)", mt_device_str(mt_tdevice(a), d, sizeof d));
+  }
+  return mt_fail(MT_ESHAPE, "%s: shapes %s and %s cannot be multiplied (%lld ~= %lld)%s", op,
                  mt_shape_str(a->shape, a->ndim, sa, sizeof sa), mt_shape_str(b->shape, b->ndim, sb, sizeof sb),
-                 (long long)ka, (long long)kb);
+                 (long long)ka, (long long)kb, dv);
 }
 
 static mt_status want_dims(const char *op, const mt_tensor *a, int na, const mt_tensor *b, int nb) {
@@ -184,7 +192,7 @@ static bool same_shape(const mt_tensor *t, const int64_t *shape, int nd) {
  * Returns a new reference. */
 static mt_status blas_operand(const mt_tensor *x, mt_dtype cdt, mt_tensor **out) {
   if (x->dtype != (int8_t)cdt) return mt_to_dtype(x, cdt, false, out); /* a fresh contiguous copy */
-  if ((cdt == MT_FLOAT32 || cdt == MT_FLOAT64) && !matrix_layout(x).ok) return mt_clone(x, out);
+  if (mt_is_floating(cdt) && !matrix_layout(x).ok) return mt_clone(x, out);
   *out = mt_retain((mt_tensor *)x);
   return MT_OK;
 }
@@ -197,7 +205,11 @@ static mt_status run_product(const char *op, const mt_tensor *a2, const mt_tenso
                              const int64_t *fshape, int fnd, const mt_tensor *init, double beta, double alpha,
                              mt_tensor **out) {
   mt_dtype dt = (mt_dtype)a2->dtype;
-  mt_dtype cdt = (dt == MT_FLOAT16 || dt == MT_BFLOAT16) ? MT_FLOAT32 : dt;
+  bool cuda = mt_tdevice(a2).type == MT_CUDA; /* cuBLAS takes half types as they are */
+  mt_dtype cdt = (dt == MT_FLOAT16 || dt == MT_BFLOAT16) && !cuda ? MT_FLOAT32 : dt;
+  if (cuda && !mt_is_floating(dt))
+    return mt_fail(MT_EDTYPE, "%s: %s tensors are not supported on CUDA yet (cuBLAS multiplies floating types)", op,
+                   mt_dtype_name(dt));
   int64_t m = a2->shape[a2->ndim - 2], k = a2->shape[a2->ndim - 1], n = b2->shape[b2->ndim - 1];
   int64_t full[MT_MAXDIM], ashape[MT_MAXDIM], bshape[MT_MAXDIM], strides[MT_MAXDIM];
   char s1[128], s2[128];

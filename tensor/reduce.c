@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/reduce_kernels.h"
+#include "cuda/mt_cuda.h"
 #include "reduce_util.h"
 
 #define CHUNK (1 << 16) /* elements per task when a long row is split */
@@ -210,17 +211,27 @@ static mt_status reduce_op(const char *op, mt_rkind kind, const mt_tensor *x, co
   if (st) return st;
   if (kind != MT_R_SUM && kind != MT_R_PROD && (st = check_nonempty(op, x, mask, ndims))) return st;
   mt_tensor *xin = NULL, *acc = NULL, *idx = NULL, *r = NULL, *v = NULL;
-  if ((st = mt_upcast_half(x, &xin))) return st;
-  const mt_rkernel *k = mt_cpu_reduce_kernel(kind, (mt_dtype)xin->dtype);
+  bool cuda = mt_tdevice(x).type == MT_CUDA; /* its kernels read half types as they are */
+  if (cuda)
+    xin = mt_retain((mt_tensor *)x);
+  else if ((st = mt_upcast_half(x, &xin)))
+    return st;
+  bool half = xin->dtype == MT_FLOAT16 || xin->dtype == MT_BFLOAT16;
+  const mt_rkernel *k = mt_cpu_reduce_kernel(kind, half ? MT_FLOAT32 : (mt_dtype)xin->dtype);
   int64_t kshape[MT_MAXDIM], fshape[MT_MAXDIM];
   int kn = mt_reduced_shape(x, mask, true, kshape), fn = mt_reduced_shape(x, mask, keepdim, fshape);
   if (!k) st = mt_fail(MT_EDTYPE, "%s: not supported for %s tensors", op, mt_dtype_name((mt_dtype)x->dtype));
   if (!st) st = mt_empty(kshape, kn, k->is_float ? MT_FLOAT64 : MT_INT64, mt_tdevice(x), &acc);
   if (!st && is_arg(kind)) st = mt_empty(kshape, kn, MT_INT64, mt_tdevice(x), &idx);
-  if (!st) st = run_reduce(xin, mask, k, !is_arg(kind), mt_data(acc), idx ? (int64_t *)(void *)mt_data(idx) : NULL);
+  double n = (double)(mt_numel(x) / (mt_numel(acc) > 0 ? mt_numel(acc) : 1));
+  if (mt_numel(x) == 0) n = 0;
+  if (!st && cuda) {
+    st = mt_cuda_reduce(kind, xin, mask, mean ? n : 1, acc, idx);
+    mean = false;
+  } else if (!st) {
+    st = run_reduce(xin, mask, k, !is_arg(kind), mt_data(acc), idx ? (int64_t *)(void *)mt_data(idx) : NULL);
+  }
   if (!st && mean) {
-    double n = (double)(mt_numel(x) / (mt_numel(acc) > 0 ? mt_numel(acc) : 1));
-    if (mt_numel(x) == 0) n = 0;
     double *a = (double *)(void *)mt_data(acc);
     for (int64_t i = 0, m = mt_numel(acc); i < m; i++) a[i] /= n;
   }

@@ -3,6 +3,7 @@
  * tasks take one outer index and a block of inner columns, so the common
  * last-dim case is one vectorized row per task. */
 #include "cpu/softmax_kernels.h"
+#include "cuda/mt_cuda.h"
 #include "reduce_util.h"
 
 #define COLS 256 /* columns per task; softmax_kernels.c relies on it */
@@ -25,6 +26,26 @@ static void sm_task(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* CUDA: x in dt, made contiguous, one kernel (half types computed in float32). */
+static mt_status softmax_cuda(const char *op, const mt_tensor *x, int dim, mt_dtype dt, bool lg, mt_tensor **out) {
+  mt_tensor *xt = NULL, *xc = NULL, *y = NULL;
+  mt_status st;
+  int64_t O = 1, L = x->ndim ? x->shape[dim] : 1, K = 1;
+  for (int d = 0; d < x->ndim; d++) {
+    if (d < dim) O *= x->shape[d];
+    if (d > dim) K *= x->shape[d];
+  }
+  if (!(st = mt_to_dtype(x, dt, false, &xt)) && !(st = mt_contiguous(xt, &xc)) &&
+      !(st = mt_empty(x->shape, x->ndim, dt, mt_tdevice(x), &y))) {
+    if (O > 0 && L > 0 && K > 0) st = mt_cuda_softmax(xc, y, O, L, K, lg);
+    if (!st) st = mt_deliver(op, y, out), y = NULL;
+  }
+  mt_release(xt);
+  mt_release(xc);
+  mt_release(y);
+  return st;
+}
+
 static mt_status softmax_impl(const char *op, const mt_tensor *x, int dim, int dtype, bool lg, mt_tensor **out) {
   mt_status st = mt_wrap_dim(op, dim, x->ndim, &dim);
   if (st) return st;
@@ -33,6 +54,7 @@ static mt_status softmax_impl(const char *op, const mt_tensor *x, int dim, int d
     return mt_fail(MT_EDTYPE, "%s: needs a floating tensor, got %s (convert with x:float() or pass dtype=)", op,
                    mt_dtype_name(dt));
   mt_tensor *xt = NULL, *xu = NULL, *xc = NULL, *y = NULL, *r = NULL;
+  if (mt_tdevice(x).type == MT_CUDA) return softmax_cuda(op, x, dim, dt, lg, out);
   if ((st = mt_to_dtype(x, dt, false, &xt)) || (st = mt_upcast_half(xt, &xu)) || (st = mt_contiguous(xu, &xc)) ||
       (st = mt_empty(x->shape, x->ndim, (mt_dtype)xc->dtype, mt_tdevice(x), &y)))
     goto done;

@@ -5,17 +5,17 @@
  * promotion and flags follow the CPU path (elementwise.c). Host <-> device
  * transfers are here too. Nothing reads device memory from the host. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu_api.h"
 #include "mt_cuda.h"
 
 extern const char mt_cuda_elementwise_cu[];
+extern const char mt_cuda_common_cu[];
 
 /* Per dtype: storage type, compute type, load and store expressions. */
-static const struct {
-  const char *store, *compute, *load, *write;
-} dts[MT_NDTYPE] = {
+static const mt_cuda_dtinfo dts[MT_NDTYPE] = {
     [MT_FLOAT32] = {"float", "float", "(x)", "(float)(v)"},
     [MT_FLOAT64] = {"double", "double", "(x)", "(double)(v)"},
     [MT_FLOAT16] = {"mt_half", "float", "h2f(x)", "f2h((float)(v))"},
@@ -104,6 +104,20 @@ static const op_expr exprs[] = {
     {MT_OP_gt, "a > b", "a > b"},
     {MT_OP_ge, "a >= b", "a >= b"},
 };
+
+const mt_cuda_dtinfo *mt_cuda_dt(mt_dtype dt) { return &dts[dt]; }
+
+mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char *name, void **fn) {
+  size_t a = strlen(defs), b = strlen(mt_cuda_common_cu), c = strlen(body);
+  char *src = malloc(a + b + c + 1);
+  if (!src) return mt_fail(MT_ENOMEM, "out of memory");
+  memcpy(src, defs, a);
+  memcpy(src + a, mt_cuda_common_cu, b);
+  memcpy(src + a + b, body, c + 1);
+  mt_status st = mt_cuda_kernel(dev, src, name, fn);
+  free(src);
+  return st;
+}
 
 static const char *op_expression(mt_op op, mt_dtype cdt) {
   if (op == MT_OP_bitwise_not && cdt == MT_BOOL) return "!a";

@@ -90,6 +90,38 @@ mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking
 /* The failure "<op>: not implemented on CUDA yet". */
 mt_status mt_cuda_unsupported(const char *op);
 
+/* ---- the other kernel families (reduce.c, index.c, blas.c) ---- */
+/* Over mask's dims of x (CUDA): kind is an mt_rkind; acc (float64 for
+ * floating x, else int64) and idx (int64 or NULL, arg kinds) are contiguous
+ * tensors of the kept shape on x's device; values are divided by div. */
+mt_status mt_cuda_reduce(int kind, const mt_tensor *x, uint32_t mask, double div, mt_tensor *acc, mt_tensor *idx);
+/* y = softmax (or log_softmax) of contiguous x seen as [O, L, K] along L;
+ * y is contiguous of x's shape and dtype (floating). */
+mt_status mt_cuda_softmax(const mt_tensor *x, mt_tensor *y, int64_t O, int64_t L, int64_t K, bool lg);
+/* out = x gathered along dim at index (1-based int64, same rank as x). */
+mt_status mt_cuda_gather(const mt_tensor *x, int dim, const mt_tensor *index, mt_tensor **out);
+/* x[dim at index] = src (add: +=), src broadcast to index's shape. */
+mt_status mt_cuda_scatter_(mt_tensor *x, int dim, const mt_tensor *index, const mt_tensor *src, bool add);
+/* c[i] = alpha * a[i] @ b[i] + beta * c[i] over nb batch dims (a, b expanded
+ * to c's batch shape; the last two dims of a and b in a BLAS layout given by
+ * their transposition flags and leading dimensions; c contiguous), through
+ * cuBLAS. float32, float64, float16, bfloat16 (float32 accumulation). */
+mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb, mt_tensor *c,
+                       int nb, double alpha, double beta);
+/* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
+void mt_cuda_set_tf32(bool allow);
+bool mt_cuda_tf32(void);
+
+/* Per dtype: CUDA storage type, compute type, load and store expressions. */
+typedef struct mt_cuda_dtinfo {
+  const char *store, *compute, *load, *write;
+} mt_cuda_dtinfo;
+const mt_cuda_dtinfo *mt_cuda_dt(mt_dtype dt);
+/* The kernel `name` of defs + common.cu + body (see mt_cuda_kernel). */
+mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char *name, void **fn);
+/* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
+mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
+
 /* ---- run-time compilation (nvrtc.c) ---- */
 /* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact
  * architecture, cached in memory and on disk. *fn is a CUfunction. */

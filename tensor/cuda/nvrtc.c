@@ -238,3 +238,12 @@ mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *
   mt_cuda_note_launch(dev, op);
   return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, s.handle, args, NULL), dev, op);
 }
+
+mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op) {
+  if (blocks <= 0) return MT_OK;
+  if (blocks > (1 << 20)) blocks = 1 << 20; /* the kernels loop over the rest */
+  mt_cuda_stream s = mt_cuda_current_stream(dev);
+  mt_cuda_note_launch(dev, op);
+  return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, s.handle, args, NULL),
+                       dev, op);
+}

@@ -1,0 +1,41 @@
+-- bench/cuda_ops.lua -- CUDA figures: cuBLAS matmul 8192^3 in float32 (full
+-- precision and TF32) and bfloat16 (TFLOP/s, median of 10 after warm-up),
+-- and one training step (forward, backward, Adam) of a 3-layer MLP
+-- (batch 256, 1024 -> 4096 -> 4096 -> 10, float32), in ms.
+-- Peer: bench/peers/cuda_ops.py.
+local function median(t) table.sort(t); return t[(#t + 1) // 2] end
+
+local function time_ms(fn, reps)
+  fn(); fn()
+  torch.cuda.synchronize()
+  local ts = {}
+  for i = 1, reps do
+    local a, b = torch.cuda.Event({enable_timing = true}), torch.cuda.Event({enable_timing = true})
+    a:record(); fn(); b:record(); b:synchronize()
+    ts[i] = a:elapsed_time(b)
+  end
+  return median(ts)
+end
+
+local N = 8192
+for _, case in ipairs{{"float32", "highest"}, {"float32", "high"}, {"bfloat16", "highest"}} do
+  torch.set_float32_matmul_precision(case[2])
+  local a = torch.randn(N, N, {device = "cuda"}):to(case[1])
+  local b = torch.randn(N, N, {device = "cuda"}):to(case[1])
+  local c
+  local ms = time_ms(function() c = a:matmul(b) end, 10)
+  print(("matmul_%s_%s %.1f TFLOP/s (%.2f ms)"):format(case[1], case[2], 2 * N ^ 3 / ms / 1e9, ms))
+end
+torch.set_float32_matmul_precision("highest")
+
+local nn = torch.nn
+torch.manual_seed(0)
+local m = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 10)):cuda()
+local opt = torch.optim.Adam(m:parameters(), {lr = 1e-3})
+local x, y = torch.randn(256, 1024, {device = "cuda"}), torch.randint(1, 11, {256}):cuda()
+local ms = time_ms(function()
+  opt:zero_grad()
+  torch.nn.functional.cross_entropy(m(x), y):backward()
+  opt:step()
+end, 20)
+print(("mlp_train_step %.3f ms"):format(ms))

@@ -1,0 +1,24 @@
+// common.cu -- helpers shared by the reduction, softmax and index kernel
+// families (reduce.cu, softmax.cu, index.cu): the 16-bit float types and
+// their conversions, with no CUDA headers (NVRTC needs none). kernels.c
+// places this text after a member's #defines and before the family's body.
+
+typedef unsigned short mt_half;
+typedef unsigned short mt_bf16;
+
+__device__ __forceinline__ float h2f(mt_half h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ mt_half f2h(float f) {
+  mt_half h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float b2f(mt_bf16 h) { return __uint_as_float(((unsigned)h) << 16); }
+__device__ __forceinline__ mt_bf16 f2b(float f) {
+  unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (mt_bf16)((u >> 16) | 0x40); // NaN stays NaN
+  return (mt_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                // round to nearest even
+}
