@@ -19,6 +19,7 @@
 #include <cpuid.h>
 #endif
 
+#include "files.h"
 #include "ir.h"
 
 #define CFLAGS "-O3 -fno-math-errno -fno-trapping-math -fopenmp-simd -shared -fPIC -w"
@@ -71,33 +72,16 @@ void mtj_reset(void) {
 }
 
 /* 64-bit FNV-1a with a seed; two seeds make the 128-bit keys. */
-static uint64_t fnv(const void *p, size_t n, uint64_t h) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-  return h;
-}
+static uint64_t fnv(const void *p, size_t n, uint64_t h) { return mt_fnv1a(p, n, h); }
 
 static const char *compiler(void) {
   const char *cc = getenv("CC");
   return cc && *cc ? cc : "cc";
 }
 
-static int mkdirs(char *path) {
-  for (char *p = path + 1; *p; p++)
-    if (*p == '/') {
-      *p = 0;
-      int r = mkdir(path, 0755);
-      *p = '/';
-      if (r && errno != EEXIST) return -1;
-    }
-  return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 static const char *cache_dir(void) {
   static char dir[1024];
-  const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-  if (x && *x) snprintf(dir, sizeof dir, "%s/moontorch/jit", x);
-  else snprintf(dir, sizeof dir, "%s/.cache/moontorch/jit", h && *h ? h : "/tmp");
+  mt_cache_dir("jit", dir, sizeof dir);
   return dir;
 }
 
@@ -177,7 +161,7 @@ static const char *cc_version(void) {
   }
   line[strcspn(line, "\n")] = 0;
   snprintf(tmp, sizeof tmp, "%s.tmp-%d", vf, (int)getpid());
-  if (stamp[0] && line[0] && !mkdirs(dir) && (f = fopen(tmp, "w"))) { /* written whole, then renamed */
+  if (stamp[0] && line[0] && !mt_mkdirs(dir) && (f = fopen(tmp, "w"))) { /* written whole, then renamed */
     bool ok = fprintf(f, "%s\n", line) > 0;
     if (fclose(f) || !ok || rename(tmp, vf)) remove(tmp);
   }
@@ -253,7 +237,7 @@ mt_status mtj_load(const char *text, const char *src, int nk, mtj_kernel_fn *fns
     stats.disk_hits++;
   } else {
     if (!ver[0]) return mt_fail(MT_EIO, "no working C compiler ('%s --version' failed; set CC)", compiler());
-    if (mkdirs(dir)) return mt_fail(MT_EIO, "cannot create the JIT cache directory %s", dir);
+    if (mt_mkdirs(dir)) return mt_fail(MT_EIO, "cannot create the JIT cache directory %s", dir);
     if (strchr(dir, '\'') || strchr(compiler(), '\''))
       return mt_fail(MT_EIO, "the cache directory or compiler name contains a quote");
     char c[1200], tso[1200], tsum[1200], err[1200], cmd[4096];
