@@ -36,7 +36,7 @@ static int l_save(lua_State *L) {
       if (mt_cuda_to_device(items[i].t, mt_cpu(), false, &h) != MT_OK)
         return luaL_error(L, "torch.save: %s: %s", path, mt_errmsg());
       mtl_push_tensor(L, h);
-      lua_rawseti(L, -3, 2);
+      lua_rawseti(L, -4, 2); /* the pair */
       items[i].t = h;
     }
     lua_pop(L, 3);
