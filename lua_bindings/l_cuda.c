@@ -27,6 +27,11 @@ static const char *const cuda_ready[] = {
     "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "addmm", "addmv", "baddbmm",
     /* gathers and scatters (cuda/index.c) */
     "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
+    /* convolutions and max pools (cuda/conv.c) */
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "conv_input", "conv_weight", "max_pool", /* torch._backward */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", NULL};
 /* ...of which these move data between devices, so may mix them. */

@@ -1,11 +1,13 @@
 /* l_serialize.c -- torch.save and torch.load (safetensors files through
  * tensor/io/st_file.c; nested tables through l_structure.c) and torch.io,
- * the readers of data-set formats (idx). Errors name the function and the
+ * the readers of data-set formats (idx). CUDA tensors are saved from host
+ * copies. Errors name the function and the
  * file; engine resources live in userdata boxes so a Lua error frees them. */
 #include <string.h>
 
 #include "io/idx.h"
 #include "io/safetensors.h"
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 
 #define STRUCTURE_KEY "moontorch.structure"
@@ -29,6 +31,14 @@ static int l_save(lua_State *L) {
     items[i].name = lua_tolstring(L, -1, &items[i].name_len); /* anchored in the list */
     lua_rawgeti(L, -2, 2);
     items[i].t = mtl_to_tensor(L, -1);
+    if (mt_tdevice(items[i].t).type == MT_CUDA) { /* saved from a host copy, anchored in the pair */
+      mt_tensor *h = NULL;
+      if (mt_cuda_to_device(items[i].t, mt_cpu(), false, &h) != MT_OK)
+        return luaL_error(L, "torch.save: %s: %s", path, mt_errmsg());
+      mtl_push_tensor(L, h);
+      lua_rawseti(L, -4, 2); /* the pair */
+      items[i].t = h;
+    }
     lua_pop(L, 3);
   }
   mt_st_meta meta = {STRUCTURE_KEY, NULL, strlen(STRUCTURE_KEY), 0};

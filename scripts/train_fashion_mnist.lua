@@ -5,7 +5,7 @@
 --   moontorch scripts/train_fashion_mnist.lua [--epochs 5] [--batch-size 64]
 --       [--lr 0.001] [--model cnn|mlp] [--threads N] [--workers 2]
 --       [--data DIR] [--checkpoint PATH] [--resume] [--seed 0] [--limit N]
---       [--schedule cosine|none] [--compile]
+--       [--schedule cosine|none] [--compile] [--device cpu|cuda]
 --
 -- --data takes any directory with the four MNIST-format idx files (gzip or
 -- not), so real MNIST works too; the default is Debian's
@@ -13,7 +13,8 @@
 -- (quick checks). The learning rate follows a cosine from --lr down to 0
 -- over all the steps of the run (--schedule none keeps it constant).
 -- --compile runs each training step (forward, backward, optimizer update)
--- as one graph compiled by torch.compile.
+-- as one graph compiled by torch.compile. --device cuda trains on the GPU
+-- (batches are made on the host and copied; see docs/cuda.md).
 -- Run by `moontorch sweep`, it logs train_loss every tenth of an epoch and
 -- test_loss / test_accuracy after each epoch through torch.experiment.log.
 local torch = require "torch"
@@ -26,7 +27,7 @@ local experiment = require "torch.experiment"
 local function parse(argv)
   local o = {epochs = 5, batch_size = 64, lr = 1e-3, model = "cnn", threads = nil, workers = 2,
     data = datasets.FASHION_MNIST_DIR, checkpoint = "fashion_mnist.ckpt", resume = false, seed = 0, limit = nil,
-    schedule = "cosine", compile = false}
+    schedule = "cosine", compile = false, device = "cpu"}
   local numeric = {epochs = true, batch_size = true, lr = true, threads = true, workers = true, seed = true,
     limit = true}
   local i = 1
@@ -58,6 +59,12 @@ local function parse(argv)
   if o.model ~= "cnn" and o.model ~= "mlp" then error("--model must be cnn or mlp, got '" .. o.model .. "'", 0) end
   if o.schedule ~= "cosine" and o.schedule ~= "none" then
     error("--schedule must be cosine or none, got '" .. o.schedule .. "'", 0)
+  end
+  if o.device ~= "cpu" and not o.device:match("^cuda") then
+    error("--device must be cpu or cuda, got '" .. o.device .. "'", 0)
+  end
+  if o.device ~= "cpu" and not torch.cuda.is_available() then
+    error("--device " .. o.device .. ": no CUDA GPU is available on this machine", 0)
   end
   return o
 end
@@ -96,14 +103,15 @@ local function progress(epoch, epochs, done, total, loss, rate, eta, last_tenth)
 end
 
 -- Accuracy and mean cross-entropy over the loader.
-local function evaluate(model, loader)
+local function evaluate(model, loader, device)
   model:eval()
   local correct, n, loss = 0, 0, 0
   torch.no_grad(function()
     for b in loader:iter() do
-      local logits = model(b[1])
-      correct = correct + logits:argmax(2):eq(b[2]):sum():item()
-      loss = loss + nn.functional.cross_entropy(logits, b[2], {reduction = "sum"}):item()
+      local x, y = b[1]:to(device), b[2]:to(device)
+      local logits = model(x)
+      correct = correct + logits:argmax(2):eq(y):sum():item()
+      loss = loss + nn.functional.cross_entropy(logits, y, {reduction = "sum"}):item()
       n = n + b[2]:numel()
     end
   end)
@@ -120,7 +128,7 @@ local function main(argv)
   if o.limit then train_set = data.Subset(train_set, torch.arange(1, math.min(o.limit, #train_set) + 1)) end
   local train = data.DataLoader(train_set, {batch_size = o.batch_size, shuffle = true, num_workers = o.workers})
   local test = data.DataLoader(test_set, {batch_size = 1000, num_workers = o.workers})
-  local model = build(o.model)
+  local model = build(o.model):to(o.device)
   local opt = optim.Adam(model:parameters(), {lr = o.lr})
   local loss_fn = nn.CrossEntropyLoss()
   local sched = o.schedule == "cosine" and optim.lr_scheduler.CosineAnnealingLR(opt, o.epochs * #train) or nil
@@ -135,8 +143,8 @@ local function main(argv)
   end
   local nparams = 0
   for _, p in ipairs(model:parameters()) do nparams = nparams + p:numel() end
-  print(("Fashion-MNIST from %s: %d training, %d test samples; model %s, %d parameters, %d threads"):format(
-    o.data, #train_set, #test_set, o.model, nparams, torch.get_num_threads()))
+  print(("Fashion-MNIST from %s: %d training, %d test samples; model %s, %d parameters, %d threads, device %s"):format(
+    o.data, #train_set, #test_set, o.model, nparams, torch.get_num_threads(), o.device))
   local function train_step(x, y)
     local loss = loss_fn(model(x), y)
     opt:zero_grad()
@@ -149,7 +157,7 @@ local function main(argv)
     local t0, seen, total, running, last = torch.time(), 0, #train_set, nil, -1
     local step, logged_tenth = (epoch - 1) * #train, 0
     for b in train:iter() do
-      local x, y = b[1], b[2]
+      local x, y = b[1]:to(o.device), b[2]:to(o.device)
       local loss = run_step(x, y)
       if sched then sched:step() end
       local l = loss:item()
@@ -164,7 +172,7 @@ local function main(argv)
         logged_tenth = tenth
       end
     end
-    local acc, test_loss = evaluate(model, test)
+    local acc, test_loss = evaluate(model, test, o.device)
     local secs = torch.time() - t0
     experiment.log{step = step, epoch = epoch, train_loss = running, test_loss = test_loss, test_accuracy = acc}
     print(("epoch %d: test accuracy %.2f%%, test loss %.4f, %.1f s (%.0f samples/s)"):format(epoch, 100 * acc,

@@ -1,11 +1,13 @@
 /* conv.c -- convolution ops (nn.h): argument checks with messages that name
  * the op and the shapes, PyTorch's output-size rules, unbatched inputs, and
- * dispatch to cpu/conv_dnnl.c (float32) or cpu/conv_ref.c (float64).
+ * dispatch to cpu/conv_dnnl.c (float32), cpu/conv_ref.c (float64) or, for
+ * CUDA tensors, cuda/conv.c.
  * Transposed convolution is the grad-input op of the adjoint convolution. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cpu/conv_kernels.h"
+#include "cuda/mt_cuda.h"
 #include "nn.h"
 #include "reduce_util.h"
 
@@ -104,6 +106,7 @@ enum { FWD, BWD_DATA, BWD_WEIGHTS };
  * oneDNN run applies act to y and sets *applied; other paths leave it. */
 static mt_status run_kernel(int kind, const mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
                             mt_tensor *y2, mt_act act, double alpha, bool *applied) {
+  if (mt_tdevice(y).type == MT_CUDA) return mt_cuda_conv(kind, p, a, b, y, y2); /* act applied after */
   mt_dtype dt = (mt_dtype)y->dtype;
   const void *pa = mt_data(a), *pb = mt_data(b);
   void *py = mt_data(y), *py2 = y2 ? mt_data(y2) : NULL;
@@ -140,8 +143,8 @@ static mt_status batched(const char *op, const char *what, const int64_t *s, int
 }
 
 /* Result tensor of shape (batched) s, dropping dim 0 when unbatched. */
-static mt_status result(const int64_t *s, int nd, bool unb, mt_dtype dt, bool zero, mt_tensor **r) {
-  return (zero ? mt_zeros : mt_empty)(s + unb, nd - unb, dt, mt_cpu(), r);
+static mt_status result(const int64_t *s, int nd, bool unb, mt_dtype dt, bool zero, mt_device dev, mt_tensor **r) {
+  return (zero ? mt_zeros : mt_empty)(s + unb, nd - unb, dt, dev, r);
 }
 
 /* View of contiguous t (unbatched) as batched: a new reference. */
@@ -202,7 +205,7 @@ static mt_status conv_impl(const char *op, bool transposed, const mt_tensor *x, 
   mt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL, *yb = NULL, *r = NULL, *xb = NULL;
   bool applied = act == MT_ACT_NONE;
   if ((st = prep(x, &xc)) || (st = prep(w, &wc)) || (bias && (st = prep(bias, &bc))) ||
-      (st = as_batched(xc, unb, &xb)) || (st = result(ys, nd, unb, (mt_dtype)xc->dtype, has_zero(xs, nd), &y)) ||
+      (st = as_batched(xc, unb, &xb)) || (st = result(ys, nd, unb, (mt_dtype)xc->dtype, has_zero(xs, nd), mt_tdevice(x), &y)) ||
       (st = as_batched(y, unb, &yb)))
     goto done;
   if (!has_zero(xs, nd) && !has_zero(ys, nd)) {
@@ -286,7 +289,7 @@ mt_status mt_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, 
   mt_tensor *gc = NULL, *wc = NULL, *gb = NULL, *y = NULL, *yb = NULL, *r = NULL;
   bool empty = has_zero(xs, nd) || has_zero(gys, nd);
   if ((st = prep(grad_out, &gc)) || (st = prep(w, &wc)) || (st = as_batched(gc, unb, &gb)) ||
-      (st = result(xs, nd, unb, (mt_dtype)gc->dtype, empty, &y)) || (st = as_batched(y, unb, &yb)))
+      (st = result(xs, nd, unb, (mt_dtype)gc->dtype, empty, mt_tdevice(grad_out), &y)) || (st = as_batched(y, unb, &yb)))
     goto done;
   if (!empty) st = run_kernel(BWD_DATA, &p, gb, wc, yb, NULL, MT_ACT_NONE, 0, NULL);
   if (!st && !(st = mt_to_dtype(y, (mt_dtype)grad_out->dtype, false, &r))) st = mt_deliver(op, r, grad_in);
@@ -317,8 +320,8 @@ mt_status mt_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x,
   bool empty = has_zero(xs, nd) || has_zero(gys, nd);
   if ((st = prep(grad_out, &gc)) || (st = prep(x, &xc)) || (st = as_batched(gc, unb, &gbt)) ||
       (st = as_batched(xc, unb, &xb)) ||
-      (st = (empty ? mt_zeros : mt_empty)(weight_shape, nd, (mt_dtype)gc->dtype, mt_cpu(), &gw)) ||
-      (grad_bias && (st = (empty ? mt_zeros : mt_empty)(&p.K, 1, (mt_dtype)gc->dtype, mt_cpu(), &gbias))))
+      (st = (empty ? mt_zeros : mt_empty)(weight_shape, nd, (mt_dtype)gc->dtype, mt_tdevice(x), &gw)) ||
+      (grad_bias && (st = (empty ? mt_zeros : mt_empty)(&p.K, 1, (mt_dtype)gc->dtype, mt_tdevice(x), &gbias))))
     goto done;
   if (!empty) st = run_kernel(BWD_WEIGHTS, &p, gbt, xb, gw, gbias, MT_ACT_NONE, 0, NULL);
   if (!st && !(st = mt_to_dtype(gw, (mt_dtype)grad_out->dtype, false, &r))) st = mt_deliver(op, r, grad_weight);

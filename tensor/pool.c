@@ -1,11 +1,13 @@
 /* pool.c -- pooling ops (nn.h): max, average and adaptive pools over 1 to 3
  * spatial dims and their backward ops. Checks and output sizes follow
  * PyTorch 1.13 (pooling_output_shape, pool2d_shape_check); the loops are in
- * cpu/pool_kernels.c. Inputs are (N, C, *sp) or (C, *sp). */
+ * cpu/pool_kernels.c (max pools of CUDA tensors: cuda/conv.c). Inputs are
+ * (N, C, *sp) or (C, *sp). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cpu/pool_kernels.h"
+#include "cuda/mt_cuda.h"
 #include "nn.h"
 #include "reduce_util.h"
 
@@ -113,13 +115,16 @@ static mt_status pool_fwd(const char *op, const mt_tensor *x, const mt_pool_prob
                           mt_tensor **out, mt_tensor **indices) {
   mt_tensor *xc = NULL, *y = NULL, *ix = NULL;
   mt_status st;
-  if ((st = prep(x, &xc)) || (st = mt_empty(ys, x->ndim, (mt_dtype)xc->dtype, mt_cpu(), &y)) ||
-      (indices && (st = mt_empty(ys, x->ndim, MT_INT64, mt_cpu(), &ix))))
+  mt_device dev = mt_tdevice(x);
+  if (dev.type == MT_CUDA && avg) return mt_cuda_unsupported(op);
+  if ((st = prep(x, &xc)) || (st = mt_empty(ys, x->ndim, (mt_dtype)xc->dtype, dev, &y)) ||
+      (indices && (st = mt_empty(ys, x->ndim, MT_INT64, dev, &ix))))
     goto fail;
   if (numel(ys, x->ndim) > 0) {
     mt_dtype dt = (mt_dtype)xc->dtype;
-    st = avg ? mt_cpu_avg_pool(dt, p, mt_data(xc), mt_data(y))
-             : mt_cpu_max_pool(dt, p, mt_data(xc), mt_data(y), ix ? (int64_t *)mt_data(ix) : NULL);
+    st = dev.type == MT_CUDA ? mt_cuda_max_pool(p, xc, y, ix)
+         : avg               ? mt_cpu_avg_pool(dt, p, mt_data(xc), mt_data(y))
+                             : mt_cpu_max_pool(dt, p, mt_data(xc), mt_data(y), ix ? (int64_t *)mt_data(ix) : NULL);
     if (st) goto fail;
   }
   mt_release(xc);
@@ -191,6 +196,7 @@ static mt_status avg_bwd(const char *op, const mt_tensor *g, const int64_t *xs, 
                          mt_tensor **grad_in) {
   mt_tensor *gc = NULL, *gx = NULL;
   mt_status st;
+  if (mt_tdevice(g).type == MT_CUDA) return mt_cuda_unsupported(op);
   if ((st = prep(g, &gc)) || (st = mt_zeros(xs, nd, (mt_dtype)gc->dtype, mt_cpu(), &gx))) goto fail;
   if (numel(xs, nd) > 0 && (st = mt_cpu_avg_pool_backward((mt_dtype)gc->dtype, p, mt_data(gc), mt_data(gx))))
     goto fail;
@@ -248,10 +254,14 @@ mt_status mt_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indic
   for (int i = ndim - nsp; i < ndim; i++) out_plane *= grad_out->shape[i], in_plane *= input_shape[i];
   mt_tensor *gc = NULL, *ic = NULL, *gx = NULL;
   if ((st = prep(grad_out, &gc)) || (st = mt_contiguous(indices, &ic)) ||
-      (st = mt_empty(input_shape, ndim, (mt_dtype)gc->dtype, mt_cpu(), &gx)))
+      (st = mt_empty(input_shape, ndim, (mt_dtype)gc->dtype, mt_tdevice(grad_out), &gx)))
     goto fail;
-  if (p.planes * out_plane == 0) st = mt_fill_(gx, mt_sint(0)); /* nothing to scatter */
-  if (!st && p.planes * out_plane > 0 &&
+  if (mt_tdevice(grad_out).type == MT_CUDA) {
+    if ((st = mt_cuda_max_pool_backward(p.planes, in_plane, out_plane, gc, ic, gx))) goto fail;
+  } else if (p.planes * out_plane == 0) {
+    st = mt_fill_(gx, mt_sint(0)); /* nothing to scatter */
+  }
+  if (!st && mt_tdevice(grad_out).type != MT_CUDA && p.planes * out_plane > 0 &&
       (st = mt_cpu_max_pool_backward((mt_dtype)gc->dtype, p.planes, in_plane, out_plane, mt_data(gc),
                                      (const int64_t *)mt_data(ic), mt_data(gx))))
     goto fail;

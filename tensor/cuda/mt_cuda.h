@@ -108,6 +108,20 @@ mt_status mt_cuda_scatter_(mt_tensor *x, int dim, const mt_tensor *index, const 
  * cuBLAS. float32, float64, float16, bfloat16 (float32 accumulation). */
 mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb, mt_tensor *c,
                        int nb, double alpha, double beta);
+/* Convolutions and max pools (conv.c), on contiguous float32/float64 CUDA
+ * tensors; tensor/conv.c and pool.c check shapes and make the results.
+ * kind 0: y = conv(a = x, b = w) + y2 (bias, may be NULL); 1: y = grad input
+ * from a = grad_out, b = w; 2: y = grad weight (and y2 = grad bias unless
+ * NULL) from a = grad_out, b = x. groups must be 1. */
+struct mt_conv_problem;
+struct mt_pool_problem;
+mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
+                       mt_tensor *y2);
+/* y (and idx, int64 1-based positions in the plane, unless NULL) of a max pool. */
+mt_status mt_cuda_max_pool(const struct mt_pool_problem *p, const mt_tensor *x, mt_tensor *y, mt_tensor *idx);
+/* gx = zeros plus gy summed at idx (checked to lie in the plane first). */
+mt_status mt_cuda_max_pool_backward(int64_t planes, int64_t in_plane, int64_t out_plane, const mt_tensor *gy,
+                                    const mt_tensor *idx, mt_tensor *gx);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
 void mt_cuda_set_tf32(bool allow);
 bool mt_cuda_tf32(void);

@@ -126,7 +126,8 @@ function Optimizer:state_dict()
 end
 
 -- load_state_dict(sd): restores options and state; group count and sizes
--- must match. Floating state tensors are cast to their parameter's dtype.
+-- must match. Floating state tensors are cast to their parameter's dtype
+-- and moved to its device.
 function Optimizer:load_state_dict(sd)
   local groups = sd.param_groups
   if type(groups) ~= "table" or #groups ~= #self.param_groups then
@@ -148,7 +149,7 @@ function Optimizer:load_state_dict(sd)
       local s = {}
       for k, v in pairs(st) do
         if torch.is_tensor(v) then
-          if v:is_floating_point() and k ~= "step" then v = v:to(p.dtype) end
+          if v:is_floating_point() and k ~= "step" then v = v:to(p.dtype):to(p.device) end
           v = v:clone()
         end
         s[k] = v
