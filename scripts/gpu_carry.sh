@@ -27,6 +27,6 @@ for f in $( (ldd $b/moontorch; ldd $b/torch.so) | awk '$3 ~ /^\// {print $3}' | 
   esac
 done
 cp $b/moontorch $b/torch.so "$stage/build/"
-cp -r lua tests "$stage/"
-tar cJf "$dest/moontorch-gpu.tar.xz" -C "$stage" build lib lua tests
+cp -r lua tests scripts "$stage/"
+tar cJf "$dest/moontorch-gpu.tar.xz" -C "$stage" build lib lua tests scripts
 ls -l "$dest/moontorch-gpu.tar.xz"

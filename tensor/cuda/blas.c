@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cublas_api.h"
+#include "files.h"
 #include "mt_cuda.h"
 
 static struct {
@@ -32,17 +33,9 @@ bool mt_cuda_tf32(void) { return allow_tf32; }
  * /usr/local/cuda (libcublas finds its libcublasLt beside itself). */
 static void load(void) {
   static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-  static const char *dirs[] = {"", "/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
+  static const char *dirs[] = {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
                                "/usr/lib/x86_64-linux-gnu/"};
-  void *h = NULL;
-  const char *env = getenv("MOONTORCH_CUBLAS");
-  if (env && *env) h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-  for (size_t d = 0; d < sizeof dirs / sizeof *dirs && !h; d++)
-    for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) {
-      char path[256];
-      snprintf(path, sizeof path, "%s%s", dirs[d], names[i]);
-      h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    }
+  void *h = mt_dlopen_first("MOONTORCH_CUBLAS", names, sizeof names / sizeof *names, dirs, sizeof dirs / sizeof *dirs);
   if (!h) {
     snprintf(load_error, sizeof load_error,
              "cuBLAS (libcublas.so.13/.12) was not found; install CUDA's cuBLAS or set MOONTORCH_CUBLAS to its path");

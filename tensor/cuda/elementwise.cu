@@ -8,27 +8,8 @@
 //   NIN          1 or 2 inputs; ASCALAR, BSCALAR: 1 when that input is a
 //                number passed by value (as sa_f/sa_i) instead of a tensor
 //   SCALAR_INT   1 when scalars are read from their integer argument
-// No headers: NVRTC needs none, and half/bfloat16 convert through PTX.
-
-typedef unsigned short mt_half;
-typedef unsigned short mt_bf16;
-
-__device__ __forceinline__ float h2f(mt_half h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
-__device__ __forceinline__ mt_half f2h(float f) {
-  mt_half h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-}
-__device__ __forceinline__ float b2f(mt_bf16 h) { return __uint_as_float(((unsigned)h) << 16); }
-__device__ __forceinline__ mt_bf16 f2b(float f) {
-  unsigned u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (mt_bf16)((u >> 16) | 0x40); // NaN stays NaN
-  return (mt_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                // round to nearest even
-}
+// common.cu (its 16-bit float types and conversions) comes before this
+// body, as for the other families (kernels.c, mt_cuda_family).
 
 // m_<fn>: one name for the float and double versions of the math library
 #define MT_F1(fn)                                                                                                      \

@@ -191,7 +191,7 @@ static bool make_geo(const mt_tensor *o, const operand *in, int nin, geo *g) {
 static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
                            int nin) {
   int dev = mt_tdevice(out).index;
-  char src[512 + 8192];
+  char src[1024]; /* the member's definitions */
   const char *ta = dts[in[0].dt].store, *tb = nin > 1 ? dts[in[1].dt].store : "char";
   bool sint = false;
   for (int k = 0; k < nin; k++)
@@ -203,13 +203,11 @@ static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_
                      dts[out->dtype].store, dts[out->dtype].write, ta, dts[in[0].dt].load, tb,
                      nin > 1 ? dts[in[1].dt].load : "(x)", dts[cdt].compute, expr, nin, in[0].t == NULL,
                      nin > 1 && in[1].t == NULL, sint);
-  size_t body = strlen(mt_cuda_elementwise_cu);
-  if (len < 0 || (size_t)len + body + 1 > sizeof src) return mt_fail(MT_EARG, "%s: kernel source too long", name);
-  memcpy(src + len, mt_cuda_elementwise_cu, body + 1);
+  if (len < 0 || (size_t)len >= sizeof src) return mt_fail(MT_EARG, "%s: kernel source too long", name);
   geo g;
   bool contig = make_geo(out, in, nin, &g);
   void *fn = NULL;
-  mt_status st = mt_cuda_kernel(dev, src, contig ? "mt_ew_contig" : "mt_ew_strided", &fn);
+  mt_status st = mt_cuda_family(dev, src, mt_cuda_elementwise_cu, contig ? "mt_ew_contig" : "mt_ew_strided", &fn);
   if (st) return st;
   CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
   if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);

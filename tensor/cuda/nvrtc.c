@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cu_api.h"
+#include "files.h"
 #include "mt_cuda.h"
 
 mt_nvrtc_api nvrtc;
@@ -34,17 +35,9 @@ static mt_cuda_jitstats stats;
  * loader's path and in /usr/local/cuda. */
 static void load(void) {
   static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
-  static const char *dirs[] = {"", "/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
+  static const char *dirs[] = {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
                                "/usr/lib/x86_64-linux-gnu/"};
-  void *h = NULL;
-  const char *env = getenv("MOONTORCH_NVRTC");
-  if (env && *env) h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-  for (size_t d = 0; d < sizeof dirs / sizeof *dirs && !h; d++)
-    for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) {
-      char path[256];
-      snprintf(path, sizeof path, "%s%s", dirs[d], names[i]);
-      h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    }
+  void *h = mt_dlopen_first("MOONTORCH_NVRTC", names, sizeof names / sizeof *names, dirs, sizeof dirs / sizeof *dirs);
   if (!h) {
     snprintf(load_error, sizeof load_error,
              "NVRTC (libnvrtc.so.13/.12) was not found; install CUDA's NVRTC or set MOONTORCH_NVRTC to its path");
@@ -62,28 +55,9 @@ static void load(void) {
 
 mt_cuda_jitstats mt_cuda_jit_stats(void) { return stats; }
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-  return h;
-}
+static uint64_t fnv(const void *p, size_t n, uint64_t h) { return mt_fnv1a(p, n, h); }
 
-static int mkdirs(char *path) {
-  for (char *p = path + 1; *p; p++)
-    if (*p == '/') {
-      *p = 0;
-      int r = mkdir(path, 0755);
-      *p = '/';
-      if (r && errno != EEXIST) return -1;
-    }
-  return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-static void cache_dir(char *dir, size_t n) {
-  const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-  if (x && *x) snprintf(dir, n, "%s/moontorch/cuda", x);
-  else snprintf(dir, n, "%s/.cache/moontorch/cuda", h && *h ? h : "/tmp");
-}
+static void cache_dir(char *dir, size_t n) { mt_cache_dir("cuda", dir, n); }
 
 /* The cubin stored at path if its header's length and checksum match. */
 static char *read_entry(const char *path, size_t *n) {
@@ -109,7 +83,7 @@ static char *read_entry(const char *path, size_t *n) {
 static void write_entry(const char *dir, const char *path, const char *key, const char *bin, size_t n) {
   char d[1024], tmp[1200];
   snprintf(d, sizeof d, "%s", dir);
-  if (mkdirs(d)) return; /* the cache is an optimisation: no disk, no cache */
+  if (mt_mkdirs(d)) return; /* the cache is an optimisation: no disk, no cache */
   snprintf(tmp, sizeof tmp, "%s/tmp-%d-%s", dir, (int)getpid(), key);
   FILE *f = fopen(tmp, "wb");
   if (!f) return;
