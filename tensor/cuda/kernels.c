@@ -4,11 +4,14 @@
  * (nvrtc.c caches it). The table below gives each op its CUDA expression;
  * promotion and flags follow the CPU path (elementwise.c). Host <-> device
  * transfers are here too. Nothing reads device memory from the host. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cu_api.h"
+#include "files.h"
 #include "mt_cuda.h"
 
 extern const char mt_cuda_elementwise_cu[];
@@ -107,7 +110,55 @@ static const op_expr exprs[] = {
 
 const mt_cuda_dtinfo *mt_cuda_dt(mt_dtype dt) { return &dts[dt]; }
 
+/* Members already looked up, by their definitions, family body (a static
+ * string: its address names it) and kernel name: launching a known member
+ * hashes its few hundred bytes of definitions instead of assembling and
+ * hashing the whole source (which cost about 30 us per small op). */
+typedef struct member {
+  struct member *next;
+  uint64_t h;
+  const char *body;
+  int dev;
+  char *defs;
+  char name[48];
+  void *fn;
+} member;
+#define NMEMBER 1024
+static member *members[NMEMBER];
+static pthread_mutex_t members_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t member_hash(int dev, const char *defs, const char *body, const char *name) {
+  uint64_t h = mt_fnv1a(name, strlen(name), 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)body ^ (uint64_t)dev);
+  return mt_fnv1a(defs, strlen(defs), h);
+}
+
+static void *known_member(int dev, const char *defs, const char *body, const char *name, uint64_t h) {
+  void *fn = NULL;
+  pthread_mutex_lock(&members_lock);
+  for (member *m = members[h % NMEMBER]; m && !fn; m = m->next)
+    if (m->h == h && m->body == body && m->dev == dev && !strcmp(m->name, name) && !strcmp(m->defs, defs)) fn = m->fn;
+  pthread_mutex_unlock(&members_lock);
+  return fn;
+}
+
+static void remember_member(int dev, const char *defs, const char *body, const char *name, uint64_t h, void *fn) {
+  member *m = calloc(1, sizeof *m);
+  if (!m || strlen(name) >= sizeof m->name || !(m->defs = strdup(defs))) {
+    if (m) free(m->defs);
+    free(m);
+    return; /* not remembered: found again the slow way next time */
+  }
+  m->h = h, m->body = body, m->dev = dev, m->fn = fn;
+  strcpy(m->name, name);
+  pthread_mutex_lock(&members_lock);
+  m->next = members[h % NMEMBER];
+  members[h % NMEMBER] = m;
+  pthread_mutex_unlock(&members_lock);
+}
+
 mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char *name, void **fn) {
+  uint64_t h = member_hash(dev, defs, body, name);
+  if ((*fn = known_member(dev, defs, body, name, h))) return mt_cuda_note_mem_hit(), MT_OK;
   size_t a = strlen(defs), b = strlen(mt_cuda_common_cu), c = strlen(body);
   char *src = malloc(a + b + c + 1);
   if (!src) return mt_fail(MT_ENOMEM, "out of memory");
@@ -116,6 +167,7 @@ mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char
   memcpy(src + a + b, body, c + 1);
   mt_status st = mt_cuda_kernel(dev, src, name, fn);
   free(src);
+  if (!st) remember_member(dev, defs, body, name, h, *fn);
   return st;
 }
 

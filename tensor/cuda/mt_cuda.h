@@ -133,6 +133,8 @@ typedef struct mt_cuda_dtinfo {
 const mt_cuda_dtinfo *mt_cuda_dt(mt_dtype dt);
 /* The kernel `name` of defs + common.cu + body (see mt_cuda_kernel). */
 mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char *name, void **fn);
+/* Counts a kernel found in memory by a front cache (kernels.c). */
+void mt_cuda_note_mem_hit(void);
 /* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
 

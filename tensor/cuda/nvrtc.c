@@ -55,6 +55,12 @@ static void load(void) {
 
 mt_cuda_jitstats mt_cuda_jit_stats(void) { return stats; }
 
+void mt_cuda_note_mem_hit(void) {
+  pthread_mutex_lock(&lock);
+  stats.mem_hits++;
+  pthread_mutex_unlock(&lock);
+}
+
 static uint64_t fnv(const void *p, size_t n, uint64_t h) { return mt_fnv1a(p, n, h); }
 
 static void cache_dir(char *dir, size_t n) { mt_cache_dir("cuda", dir, n); }
