@@ -123,19 +123,41 @@ static bool fast_unary(mt_op op, const mt_tensor *x, mt_tensor **out, mt_status 
   return true;
 }
 
-mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
-  if (mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) return mt_cuda_unary(op, x, out);
-  mt_status fst;
-  if (fast_unary(op, x, out, &fst)) return fst;
+mt_status mt_unary_cdt(mt_op op, mt_dtype dt, mt_dtype *cdt) {
   const mt_opinfo *info = &mt_ops[op];
-  mt_dtype dt = (mt_dtype)x->dtype, cdt = dt;
+  *cdt = dt;
   if ((info->flags & MT_F_INTONLY) && mt_is_floating(dt))
     return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s", info->name,
                    mt_dtype_name(dt));
   if ((info->flags & MT_F_NOBOOL) && dt == MT_BOOL)
     return mt_fail(MT_EDTYPE, "%s: not supported for bool tensors%s", info->name,
                    op == MT_OP_neg ? " (use logical_not)" : "");
-  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(dt)) cdt = mt_default_dtype();
+  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(dt)) *cdt = mt_default_dtype();
+  return MT_OK;
+}
+
+mt_status mt_binary_cdt(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_dtype *cdt) {
+  const mt_opinfo *info = &mt_ops[op];
+  mt_dtype rt = mt_result_type(a, b);
+  *cdt = rt;
+  if ((info->flags & MT_F_INTONLY) && mt_is_floating(rt))
+    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s and %s", info->name,
+                   mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
+  if ((info->flags & MT_F_NOBOOL) && rt == MT_BOOL)
+    return mt_fail(MT_EDTYPE, "%s: not supported for two bool tensors%s", info->name,
+                   op == MT_OP_sub ? " (use logical_xor)" : "");
+  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(rt)) *cdt = mt_default_dtype();
+  return MT_OK;
+}
+
+mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  if (mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) return mt_cuda_unary(op, x, out);
+  mt_status fst;
+  if (fast_unary(op, x, out, &fst)) return fst;
+  const mt_opinfo *info = &mt_ops[op];
+  mt_dtype dt = (mt_dtype)x->dtype, cdt;
+  mt_status cst = mt_unary_cdt(op, dt, &cdt);
+  if (cst) return cst;
   mt_loop_fn k = mt_cpu_unary_kernel(op, cdt);
   if (!k) return no_kernel(info->name, cdt);
   mt_tensor *xin;
@@ -224,19 +246,14 @@ mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor 
   mt_status fst;
   if (fast_binary(op, a, b, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];
-  mt_dtype rt = mt_result_type(a, b), cdt = rt;
+  mt_dtype cdt;
   if (!mt_same_device(mt_tdevice(a), mt_tdevice(b)) && !(a->flags & MT_TF_WRAPPED) && !(b->flags & MT_TF_WRAPPED)) {
     char x[32], y[32];
     return mt_fail(MT_EDEVICE, "%s: tensors are on different devices (%s and %s)", info->name,
                    mt_device_str(mt_tdevice(a), x, sizeof x), mt_device_str(mt_tdevice(b), y, sizeof y));
   }
-  if ((info->flags & MT_F_INTONLY) && mt_is_floating(rt))
-    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s and %s", info->name,
-                   mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
-  if ((info->flags & MT_F_NOBOOL) && rt == MT_BOOL)
-    return mt_fail(MT_EDTYPE, "%s: not supported for two bool tensors%s", info->name,
-                   op == MT_OP_sub ? " (use logical_xor)" : "");
-  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(rt)) cdt = mt_default_dtype();
+  mt_status cst = mt_binary_cdt(op, a, b, &cdt);
+  if (cst) return cst;
   mt_loop_fn k = info->kind == MT_K_COMPARE || info->kind == MT_K_BINARY ? mt_cpu_binary_kernel(op, cdt) : NULL;
   if (!k) return no_kernel(info->name, cdt);
   mt_tensor *ain = NULL, *bin = NULL;

@@ -268,6 +268,11 @@ int mt_op_find(const char *name);
 
 /* Generic elementwise entry points (elementwise.c). */
 mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+/* Engine-internal, shared by the CPU and CUDA paths: the compute dtype of
+ * op on dt (or on a and b), or the error naming the op when the dtypes do
+ * not suit it (integer-only ops on floats, arithmetic on bools). */
+mt_status mt_unary_cdt(mt_op op, mt_dtype dt, mt_dtype *cdt);
+mt_status mt_binary_cdt(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_dtype *cdt);
 /* True for a same-dtype, same-shape, contiguous floating CPU pair under a
  * plain binary op: the result has a's dtype and shape. */
 bool mt_binary_is_plain(mt_op op, const mt_tensor *a, const mt_tensor *b);

@@ -23,18 +23,6 @@ typedef struct plan {
   int64_t nout, nred; /* outputs, reduced elements per output */
 } plan;
 
-/* Appends a dim (size, stride in elements) to a group, merging it into the
- * previous one when the two are contiguous with each other. */
-static void push_dim(int64_t *size, int64_t *stride, int *n, int64_t sz, int64_t st) {
-  if (*n > 0 && stride[*n - 1] == st * sz) {
-    size[*n - 1] *= sz;
-    stride[*n - 1] = st;
-    return;
-  }
-  size[*n] = sz;
-  stride[*n] = st;
-  (*n)++;
-}
 
 /* order_free: the reduced dims may be visited in any order (all but the arg
  * kinds), so they are sorted by stride to merge as many as possible. */
@@ -50,7 +38,7 @@ static void make_plan(const mt_tensor *x, uint32_t mask, bool order_free, plan *
       if (x->shape[d] != 1) rd[nrd++] = d;
     } else {
       p->nout *= x->shape[d];
-      if (x->shape[d] != 1) push_dim(p->ksize, p->kstride, &p->nk, x->shape[d], x->strides[d]);
+      if (x->shape[d] != 1) mt_push_dim(p->ksize, p->kstride, &p->nk, x->shape[d], x->strides[d]);
     }
   }
   if (order_free)
@@ -60,7 +48,7 @@ static void make_plan(const mt_tensor *x, uint32_t mask, bool order_free, plan *
         rd[j] = rd[j - 1];
         rd[j - 1] = t;
       }
-  for (int i = 0; i < nrd; i++) push_dim(p->rsize, p->rstride, &p->nr, x->shape[rd[i]], x->strides[rd[i]]);
+  for (int i = 0; i < nrd; i++) mt_push_dim(p->rsize, p->rstride, &p->nr, x->shape[rd[i]], x->strides[rd[i]]);
 }
 
 /* Element offset of output o, counting only the first `upto` kept dims. */

@@ -96,3 +96,14 @@ mt_status mt_upcast_half(const mt_tensor *x, mt_tensor **out) {
   mt_dtype dt = (mt_dtype)x->dtype;
   return mt_to_dtype(x, dt == MT_FLOAT16 || dt == MT_BFLOAT16 ? MT_FLOAT32 : dt, false, out);
 }
+
+void mt_push_dim(int64_t *size, int64_t *stride, int *n, int64_t sz, int64_t st) {
+  if (*n > 0 && stride[*n - 1] == st * sz) {
+    size[*n - 1] *= sz;
+    stride[*n - 1] = st;
+    return;
+  }
+  size[*n] = sz;
+  stride[*n] = st;
+  (*n)++;
+}

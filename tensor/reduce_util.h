@@ -26,4 +26,9 @@ mt_status mt_unrows(mt_tensor *r, int dim, int rank, mt_tensor **out);
  * float32; any other x retained. A new reference either way. */
 mt_status mt_upcast_half(const mt_tensor *x, mt_tensor **out);
 
+/* Appends a dim (size, stride in elements) to a group, merging it into the
+ * previous one when the two are contiguous with each other (the CPU and
+ * CUDA reduction plans). */
+void mt_push_dim(int64_t *size, int64_t *stride, int *n, int64_t sz, int64_t st);
+
 #endif

@@ -339,14 +339,8 @@ mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   if (dev.type != MT_CUDA) return device_mismatch(info->name, x, *out);
   mt_status st = mt_cuda_check_device(dev, info->name);
   if (st) return st;
-  mt_dtype dt = (mt_dtype)x->dtype, cdt = dt;
-  if ((info->flags & MT_F_INTONLY) && mt_is_floating(dt))
-    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s", info->name,
-                   mt_dtype_name(dt));
-  if ((info->flags & MT_F_NOBOOL) && dt == MT_BOOL)
-    return mt_fail(MT_EDTYPE, "%s: not supported for bool tensors%s", info->name,
-                   op == MT_OP_neg ? " (use logical_not)" : "");
-  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(dt)) cdt = mt_default_dtype();
+  mt_dtype dt = (mt_dtype)x->dtype, cdt;
+  if ((st = mt_unary_cdt(op, dt, &cdt))) return st;
   const char *e = op_expression(op, cdt);
   if (!e) return mt_cuda_unsupported(info->name);
   mt_tensor *target = NULL;
@@ -363,14 +357,8 @@ mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_te
   if (dev.type != MT_CUDA) return device_mismatch(info->name, a, *out);
   mt_status st = mt_cuda_check_device(dev, info->name);
   if (st) return st;
-  mt_dtype rt = mt_result_type(a, b), cdt = rt;
-  if ((info->flags & MT_F_INTONLY) && mt_is_floating(rt))
-    return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s and %s", info->name,
-                   mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
-  if ((info->flags & MT_F_NOBOOL) && rt == MT_BOOL)
-    return mt_fail(MT_EDTYPE, "%s: not supported for two bool tensors%s", info->name,
-                   op == MT_OP_sub ? " (use logical_xor)" : "");
-  if ((info->flags & MT_F_FLOATOUT) && !mt_is_floating(rt)) cdt = mt_default_dtype();
+  mt_dtype cdt;
+  if ((st = mt_binary_cdt(op, a, b, &cdt))) return st;
   const char *e = op_expression(op, cdt);
   if (!e) return mt_cuda_unsupported(info->name);
   int64_t shape[MT_MAXDIM];

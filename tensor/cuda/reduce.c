@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mt_cuda.h"
+#include "reduce_util.h"
 
 typedef unsigned long long dptr; /* a device address as a kernel argument */
 
@@ -22,16 +23,6 @@ typedef struct rgeo {
   int64_t ksize[MT_MAXDIM], kstride[MT_MAXDIM], rsize[MT_MAXDIM], rstride[MT_MAXDIM];
 } rgeo;
 
-static void push_dim(int64_t *size, int64_t *stride, int32_t *n, int64_t sz, int64_t st) {
-  if (*n > 0 && stride[*n - 1] == st * sz) {
-    size[*n - 1] *= sz;
-    stride[*n - 1] = st;
-    return;
-  }
-  size[*n] = sz;
-  stride[*n] = st;
-  (*n)++;
-}
 
 /* Reduced dims stay in x's order, so a flat index over them is row-major
  * (argmax over all dims gives the flat index into x). */
@@ -41,10 +32,10 @@ static void make_geo(const mt_tensor *x, uint32_t mask, rgeo *g) {
   for (int d = 0; d < x->ndim; d++) {
     if (mask & (1u << d)) {
       g->nred *= x->shape[d];
-      if (x->shape[d] != 1) push_dim(g->rsize, g->rstride, &g->nr, x->shape[d], x->strides[d]);
+      if (x->shape[d] != 1) mt_push_dim(g->rsize, g->rstride, &g->nr, x->shape[d], x->strides[d]);
     } else {
       g->nout *= x->shape[d];
-      if (x->shape[d] != 1) push_dim(g->ksize, g->kstride, &g->nk, x->shape[d], x->strides[d]);
+      if (x->shape[d] != 1) mt_push_dim(g->ksize, g->kstride, &g->nk, x->shape[d], x->strides[d]);
     }
   }
   g->chunk = g->nred;
