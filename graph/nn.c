@@ -757,23 +757,33 @@ mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight,
   return st;
 }
 
+/* Traces a normalization backward as an extern call: ins[0..5), the
+ * wanted gradients (those of grad_in, grad_weight, grad_bias not NULL) as
+ * outputs, attributes {arg, wanted flags}; out= is refused. */
+static void trace_norm_backward(const char *name, mtg_replay_fn fn, bool given, int64_t arg,
+                                const mt_tensor *const *ins, mt_tensor **grad_in, mt_tensor **grad_weight,
+                                mt_tensor **grad_bias) {
+  const int64_t a[4] = {arg, grad_in != NULL, grad_weight != NULL, grad_bias != NULL};
+  mt_tensor *outs[3];
+  int n = 0;
+  if (grad_in) outs[n++] = *grad_in;
+  if (grad_weight) outs[n++] = *grad_weight;
+  if (grad_bias) outs[n++] = *grad_bias;
+  bool null_out = false;
+  for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
+  if (given || !n || null_out) mtg_trace_refuse("%s with out= is not replayed by the JIT", name);
+  else mtg_trace_call(name, fn, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
+}
+
 mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
                                   const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
                                   mt_tensor **grad_weight, mt_tensor **grad_bias) {
   bool given = any_given(grad_in, grad_weight, grad_bias);
   mt_status st = layer_norm_backward_untraced(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
   if (!st && MTG_TRACING()) {
-    const int64_t a[4] = {nnorm, grad_in != NULL, grad_weight != NULL, grad_bias != NULL};
-    mt_tensor *outs[3];
-    int n = 0;
-    if (grad_in) outs[n++] = *grad_in;
-    if (grad_weight) outs[n++] = *grad_weight;
-    if (grad_bias) outs[n++] = *grad_bias;
     const mt_tensor *ins[5] = {grad_out, x, mean, rstd, weight};
-    bool null_out = false;
-    for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
-    if (given || !n || null_out) mtg_trace_refuse("layer_norm_backward with out= is not replayed by the JIT");
-    else mtg_trace_call("layer_norm_backward", rp_layer_norm_backward, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
+    trace_norm_backward("layer_norm_backward", rp_layer_norm_backward, given, nnorm, ins, grad_in, grad_weight,
+                        grad_bias);
   }
   return st;
 }
@@ -853,17 +863,9 @@ mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
   mt_status st = batch_norm_backward_untraced(grad_out, x, weight, save_mean, save_invstd, training, grad_in,
                                               grad_weight, grad_bias);
   if (!st && MTG_TRACING()) {
-    const int64_t a[4] = {training, grad_in != NULL, grad_weight != NULL, grad_bias != NULL};
-    mt_tensor *outs[3];
-    int n = 0;
-    if (grad_in) outs[n++] = *grad_in;
-    if (grad_weight) outs[n++] = *grad_weight;
-    if (grad_bias) outs[n++] = *grad_bias;
     const mt_tensor *ins[5] = {grad_out, x, weight, save_mean, save_invstd};
-    bool null_out = false;
-    for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
-    if (given || !n || null_out) mtg_trace_refuse("batch_norm_backward with out= is not replayed by the JIT");
-    else mtg_trace_call("batch_norm_backward", rp_batch_norm_backward, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
+    trace_norm_backward("batch_norm_backward", rp_batch_norm_backward, given, training, ins, grad_in, grad_weight,
+                        grad_bias);
   }
   return st;
 }
