@@ -13,6 +13,9 @@ mt_status mt_iter_init(mt_iter *it, mt_tensor *const *ops, int nops, const char 
   it->numel = mt_numel(o);
   for (int k = 0; k < nops; k++) {
     const mt_tensor *t = ops[k];
+    /* the CPU loops below would read device memory: an op without a CUDA
+     * path that reaches here from C (a derivative) stops with its name */
+    if (mt_tdevice(t).type != MT_CPU) return mt_fail(MT_EDEVICE, "%s: not implemented on CUDA yet", opname);
     if (t->ndim > nd) goto mismatch;
     int64_t es = (int64_t)mt_elsize(t);
     it->data[k] = mt_data(t);

@@ -14,6 +14,16 @@
 --   check_shape(t, {2, 3})
 --   ref(name)                      the table in tests/ref/<name>.lua (PyTorch values)
 --   rss_mb()                       resident memory of this process in MB
+--   DEVICE                         the device the suite runs on ("cpu" or "cuda")
+--   cpu_only(reason)               at the top of a file that tests a CPU-only
+--                                  component (the C code generator, oneDNN
+--                                  epilogues, file parsers): under
+--                                  MOONTORCH_TEST_DEVICE=cuda the file runs on
+--                                  the CPU and is counted apart
+--
+-- MOONTORCH_TEST_DEVICE=cuda runs every file with torch.set_default_device
+-- ('cuda'), so the tensors the tests make, and the ops on them, are on the GPU;
+-- check_close and friends copy results to the host to compare.
 
 local script_dir = (arg and arg[0] or "tests/run.lua"):match("^(.*)/[^/]*$") or "."
 local root = script_dir:match("^(.*)/tests$") or (script_dir == "tests" and ".") or script_dir .. "/.."
@@ -22,6 +32,16 @@ package.path = root .. "/?.lua;" .. root .. "/lua/?.lua;" .. root .. "/lua/?/ini
 local torch = require "torch"
 
 local passed, failed, failures = 0, 0, {}
+local test_device = os.getenv("MOONTORCH_TEST_DEVICE") or "cpu"
+if test_device ~= "cpu" then
+  local ok, err = pcall(torch.set_default_device, test_device)
+  torch.set_default_device("cpu")
+  if not ok then
+    io.write("MOONTORCH_TEST_DEVICE=", test_device, ": ", tostring(err), "\n0 passed, 1 failed\n")
+    os.exit(1)
+  end
+end
+local cpu_files = {} -- files that declared cpu_only under a GPU test device
 local engine_bin, want_repl, files = nil, true, {}
 local i = 1
 while arg and i <= #arg do
@@ -134,6 +154,14 @@ function env_base.ref(name)
 end
 
 local current_file
+env_base.DEVICE = test_device
+function env_base.cpu_only(reason)
+  if test_device == "cpu" then return end
+  torch.set_default_device("cpu")
+  env_base.DEVICE = "cpu"
+  cpu_files[#cpu_files + 1] = current_file .. " (" .. reason .. ")"
+end
+
 function env_base.test(name, fn)
   local ok, err = xpcall(fn, debug.traceback)
   if ok then
@@ -159,7 +187,10 @@ local function run_file(path)
   end
   local before = passed + failed
   local t0 = torch.time()
+  env_base.DEVICE = test_device
+  torch.set_default_device(test_device)
   local ok, e = xpcall(chunk, debug.traceback)
+  torch.set_default_device("cpu")
   if not ok then
     failed = failed + 1
     failures[#failures + 1] = path .. ": error outside a test: " .. tostring(e)
@@ -215,5 +246,10 @@ if #failures > 0 then
   io.write("\nFailures:\n")
   for _, f in ipairs(failures) do io.write("  ", f, "\n") end
 end
+if #cpu_files > 0 then
+  io.write(("\n%d files test CPU-only components and ran on the CPU:\n"):format(#cpu_files))
+  for _, f in ipairs(cpu_files) do io.write("  ", f, "\n") end
+end
+if test_device ~= "cpu" then io.write("test device: ", test_device, "\n") end
 io.write(("%d passed, %d failed\n"):format(passed, failed))
 os.exit(failed == 0 and 0 or 1, true) -- close the state: every tensor is freed
