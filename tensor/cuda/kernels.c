@@ -238,11 +238,75 @@ static bool make_geo(const mt_tensor *o, const operand *in, int nin, geo *g) {
   return true;
 }
 
+static mt_status build_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
+                          int nin, bool contig, int dev, void **fn);
+
+/* What selects an elementwise member: the expression (a static string of
+ * the table above, so its address names it), the dtypes and operand kinds.
+ * A launch of a member seen before finds its kernel by this key alone,
+ * without writing out and hashing the definitions (about 1 us a launch). */
+typedef struct {
+  const char *expr;
+  int8_t dev, out, a, b, cdt, nin, ascalar, bscalar, sint, contig;
+} ew_key;
+#define NEWKEY 2048
+static struct {
+  ew_key k;
+  void *fn;
+} ew_seen[NEWKEY];
+static pthread_mutex_t ew_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned ew_slot(const ew_key *k) {
+  return (unsigned)(mt_fnv1a(k, sizeof *k, 0xcbf29ce484222325ull) % NEWKEY);
+}
+
+static void *ew_lookup(const ew_key *k) {
+  unsigned i = ew_slot(k);
+  pthread_mutex_lock(&ew_lock);
+  void *fn = memcmp(&ew_seen[i].k, k, sizeof *k) == 0 ? ew_seen[i].fn : NULL;
+  pthread_mutex_unlock(&ew_lock);
+  return fn;
+}
+
+static void ew_remember(const ew_key *k, void *fn) {
+  unsigned i = ew_slot(k);
+  pthread_mutex_lock(&ew_lock);
+  ew_seen[i].k = *k, ew_seen[i].fn = fn; /* a collision replaces the older one */
+  pthread_mutex_unlock(&ew_lock);
+}
+
 /* Builds and launches the family member computing out = expr(a[, b]) in
  * compute dtype cdt. Tensors must be on out's device. */
 static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
                            int nin) {
   int dev = mt_tdevice(out).index;
+  geo g;
+  bool contig = make_geo(out, in, nin, &g);
+  ew_key key;
+  memset(&key, 0, sizeof key); /* the padding is hashed and compared too */
+  key.expr = expr, key.dev = (int8_t)dev, key.out = (int8_t)out->dtype, key.a = (int8_t)in[0].dt;
+  key.b = (int8_t)(nin > 1 ? (int)in[1].dt : -1), key.cdt = (int8_t)cdt, key.nin = (int8_t)nin;
+  key.ascalar = in[0].t == NULL, key.bscalar = nin > 1 && in[1].t == NULL, key.contig = contig;
+  for (int k = 0; k < nin; k++)
+    if (!in[k].t) key.sint = !mt_is_floating(in[k].dt);
+  void *fn = ew_lookup(&key);
+  if (fn) mt_cuda_note_mem_hit();
+  mt_status st = fn ? MT_OK : build_ew(name, expr, cdt, out, in, nin, contig, dev, &fn);
+  if (st) return st;
+  ew_remember(&key, fn);
+  CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
+  if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
+  if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
+  double fa = in[0].f, fb = nin > 1 ? in[1].f : 0;
+  long long ia = in[0].i, ib = nin > 1 ? in[1].i : 0;
+  void *args[] = {&po, &pa, &pb, &fa, &ia, &fb, &ib, &g};
+  mt_bump_version(out);
+  return mt_cuda_launch(dev, fn, g.n, args, name);
+}
+
+/* Writes out the member's definitions and finds (or compiles) its kernel. */
+static mt_status build_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
+                          int nin, bool contig, int dev, void **fn) {
   char src[1024]; /* the member's definitions */
   const char *ta = dts[in[0].dt].store, *tb = nin > 1 ? dts[in[1].dt].store : "char";
   bool sint = false;
@@ -256,19 +320,7 @@ static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_
                      nin > 1 ? dts[in[1].dt].load : "(x)", dts[cdt].compute, expr, nin, in[0].t == NULL,
                      nin > 1 && in[1].t == NULL, sint);
   if (len < 0 || (size_t)len >= sizeof src) return mt_fail(MT_EARG, "%s: kernel source too long", name);
-  geo g;
-  bool contig = make_geo(out, in, nin, &g);
-  void *fn = NULL;
-  mt_status st = mt_cuda_family(dev, src, mt_cuda_elementwise_cu, contig ? "mt_ew_contig" : "mt_ew_strided", &fn);
-  if (st) return st;
-  CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
-  if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
-  if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
-  double fa = in[0].f, fb = nin > 1 ? in[1].f : 0;
-  long long ia = in[0].i, ib = nin > 1 ? in[1].i : 0;
-  void *args[] = {&po, &pa, &pb, &fa, &ia, &fb, &ib, &g};
-  mt_bump_version(out);
-  return mt_cuda_launch(dev, fn, g.n, args, name);
+  return mt_cuda_family(dev, src, mt_cuda_elementwise_cu, contig ? "mt_ew_contig" : "mt_ew_strided", fn);
 }
 
 /* A 0-dim CPU tensor (a Lua number or a CPU scalar) as a by-value operand. */
