@@ -32,10 +32,17 @@ static const char *const cuda_ready[] = {
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "conv_input", "conv_weight", "max_pool", /* torch._backward */
+    /* elementwise with parameters, compositions of the ops above */
+    "leaky_relu", "nan_to_num", "equal", "allclose", "isclose", "lerp", "result_type", "split", "chunk", "tensor_split",
+    "unbind", "reshape_as", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "count_nonzero", "vdot",
+    "addmm_", "addmv_", "baddbmm_", "addbmm", "addbmm_", "arange",
+    /* attention: the math backend is recorded ops (graph/attention.c) */
+    "scaled_dot_product_attention", "_sdpa_math", "_sdp_selected",
     /* autograd: the derivatives use the ops above */
-    "backward", "retain_grad", "register_hook", "grad", NULL};
+    "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
 /* ...of which these move data between devices, so may mix them. */
-static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor", NULL};
+static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor",
+                                           "result_type", "no_grad", "enable_grad", "save", NULL};
 
 static bool listed(const char *const *list, const char *name) {
   for (; *list; list++)

@@ -276,9 +276,11 @@ static void ew_remember(const ew_key *k, void *fn) {
 }
 
 /* Builds and launches the family member computing out = expr(a[, b]) in
- * compute dtype cdt. Tensors must be on out's device. */
+ * compute dtype cdt. Tensors must be on out's device. keyed: expr is a
+ * static string (its address may name the member); an expression written
+ * for this call is found by its text instead. */
 static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
-                           int nin) {
+                           int nin, bool keyed) {
   int dev = mt_tdevice(out).index;
   geo g;
   bool contig = make_geo(out, in, nin, &g);
@@ -289,11 +291,11 @@ static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_
   key.ascalar = in[0].t == NULL, key.bscalar = nin > 1 && in[1].t == NULL, key.contig = contig;
   for (int k = 0; k < nin; k++)
     if (!in[k].t) key.sint = !mt_is_floating(in[k].dt);
-  void *fn = ew_lookup(&key);
+  void *fn = keyed ? ew_lookup(&key) : NULL;
   if (fn) mt_cuda_note_mem_hit();
   mt_status st = fn ? MT_OK : build_ew(name, expr, cdt, out, in, nin, contig, dev, &fn);
   if (st) return st;
-  ew_remember(&key, fn);
+  if (keyed) ew_remember(&key, fn);
   CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
   if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
   if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
@@ -398,7 +400,7 @@ mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   mt_tensor *target = NULL;
   if ((st = prepare_out(info->name, x->shape, x->ndim, is_predicate(op) ? MT_BOOL : cdt, dev, out, &target))) return st;
   operand in = {x, dt, 0, 0};
-  return finish_out(launch_ew(info->name, e, cdt, target, &in, 1), target, out);
+  return finish_out(launch_ew(info->name, e, cdt, target, &in, 1, true), target, out);
 }
 
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
@@ -422,7 +424,32 @@ mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_te
   operand in[2] = {{a, (mt_dtype)a->dtype, 0, 0}, {b, (mt_dtype)b->dtype, 0, 0}};
   if (ha) in[0] = host_scalar(a);
   if (hb) in[1] = host_scalar(b);
-  return finish_out(launch_ew(info->name, e, cdt, target, in, 2), target, out);
+  return finish_out(launch_ew(info->name, e, cdt, target, in, 2, true), target, out);
+}
+
+/* out = expr(x, p) for a floating x and a number p (b in expr), in x's
+ * dtype; expr is static when keyed. */
+static mt_status param_unary(const char *name, const char *expr, bool keyed, const mt_tensor *x, double p,
+                             mt_tensor **out) {
+  mt_status st = mt_cuda_check_device(mt_tdevice(x), name);
+  if (st) return st;
+  mt_dtype dt = (mt_dtype)x->dtype;
+  mt_tensor *target = NULL;
+  if ((st = prepare_out(name, x->shape, x->ndim, dt, mt_tdevice(x), out, &target))) return st;
+  operand in[2] = {{x, dt, 0, 0}, {NULL, MT_FLOAT64, p, (long long)p}};
+  return finish_out(launch_ew(name, expr, dt, target, in, 2, keyed), target, out);
+}
+
+mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
+  return param_unary("leaky_relu", "(a > (T)0 ? a : a * (T)b)", true, x, slope, out);
+}
+
+/* The replacements are written into the expression as literals. */
+mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
+  char e[256];
+  snprintf(e, sizeof e, "(a != a ? (T)(%.17g) : a - a != a - a ? (a > (T)0 ? (T)(%.17g) : (T)(%.17g)) : a)", nan,
+           posinf, neginf);
+  return param_unary("nan_to_num", e, false, x, 0, out);
 }
 
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v) {
@@ -432,7 +459,7 @@ mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v) {
                 mt_scalar_f(v), (long long)mt_scalar_i(v)};
   mt_dtype cdt = (mt_dtype)dst->dtype;
   if (mt_is_floating(in.dt) && !mt_is_floating(cdt)) cdt = MT_FLOAT64; /* the store truncates */
-  return launch_ew("fill_", "a", cdt, dst, &in, 1);
+  return launch_ew("fill_", "a", cdt, dst, &in, 1, true);
 }
 
 /* ---- copies ---- */
@@ -490,7 +517,7 @@ mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking)
                            dd.index, "copy_");
     }
     operand in = {src, (mt_dtype)src->dtype, 0, 0};
-    return launch_ew("copy_", "a", (mt_dtype)src->dtype, dst, &in, 1);
+    return launch_ew("copy_", "a", (mt_dtype)src->dtype, dst, &in, 1, true);
   }
   /* between host and device: move the bytes as they are (made dense, in
    * the dtype and shape of dst on the host side), then convert on the
