@@ -47,7 +47,7 @@ test("rule 7: errors name the op and shapes, and the session goes on", function(
 end)
 
 test("rule 8: PyTorch-style printing", function()
-  check_eq(tostring(torch.tensor({{0.1234, -1.2}}, {dtype = torch.float64})),
+  check_eq(tostring(torch.tensor({{0.1234, -1.2}}, {dtype = torch.float64, device = "cpu"})),
     "tensor([[ 0.1234, -1.2000]], dtype=float64)")
 end)
 
