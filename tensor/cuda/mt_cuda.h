@@ -140,6 +140,9 @@ mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char
 void mt_cuda_note_mem_hit(void);
 /* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
+/* A launch with a 3-D grid of 2-D blocks (bx x by threads). */
+mt_status mt_cuda_launch_dims(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              void **args, const char *op);
 
 /* ---- run-time compilation (nvrtc.c) ---- */
 /* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact
