@@ -133,7 +133,8 @@ end)
 
 test("gather and scatter_add along a dim against the CPU; a bad index is an error", function()
   torch.manual_seed(4)
-  for _, dt in ipairs{torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64} do
+  for _, dt in ipairs{torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int16, torch.int8,
+                      torch.uint8, torch.bool} do
     local x = rand({5, 6}, dt)
     for d = 1, 2 do
       local idx = torch.randint(1, x:size(d) + 1, {4, 3})
