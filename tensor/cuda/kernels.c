@@ -375,6 +375,7 @@ static mt_status finish_out(mt_status st, mt_tensor *target, mt_tensor **out) {
     return st;
   }
   if (!*out) {
+    target->storage->version = 0; /* a fresh result, as on the CPU */
     *out = target;
     return MT_OK;
   }
