@@ -179,6 +179,13 @@ static int c_synchronize(lua_State *L) {
   return 0;
 }
 
+static int c_launch_cost(lua_State *L) {
+  double us = 0;
+  MTL_CHECK(L, mt_cuda_launch_cost(opt_index(L, 2, "_launch_cost"), (int)luaL_optinteger(L, 1, 200), &us));
+  lua_pushnumber(L, us);
+  return 1;
+}
+
 static int c_mem_get_info(lua_State *L) {
   size_t total = 0, free = 0;
   MTL_CHECK(L, mt_cuda_total_memory(opt_index(L, 1, "mem_get_info"), &total, &free));
@@ -392,6 +399,8 @@ static const mtl_reg cuda_regs[] = {
     {"get_device_capability", c_get_device_capability, MTL_FN,
      "torch.cuda.get_device_capability([i]) -- {major, minor} compute capability"},
     {"synchronize", c_synchronize, MTL_FN, "torch.cuda.synchronize([i]) -- wait for all work on the device"},
+    {"_launch_cost", c_launch_cost, MTL_FN,
+     "torch.cuda._launch_cost([n=200[, i]]) -- host microseconds per launch of an empty kernel (the driver's share)"},
     {"mem_get_info", c_mem_get_info, MTL_FN, "torch.cuda.mem_get_info([i]) -- free, total bytes of the device"},
     {"memory_allocated", c_memory_allocated, MTL_FN, "torch.cuda.memory_allocated([i]) -- bytes held by tensors"},
     {"max_memory_allocated", c_max_memory_allocated, MTL_FN,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cu_api.h"
 #include "files.h"
@@ -451,6 +452,24 @@ mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, doub
   snprintf(e, sizeof e, "(a != a ? (T)(%.17g) : a - a != a - a ? (a > (T)0 ? (T)(%.17g) : (T)(%.17g)) : a)", nan,
            posinf, neginf);
   return param_unary("nan_to_num", e, false, x, 0, out);
+}
+
+mt_status mt_cuda_launch_cost(int dev, int n, double *us) {
+  static const char body[] = "extern \"C\" __global__ void mt_noop(int x) {}\n";
+  mt_device d = {MT_CUDA, (int8_t)dev};
+  mt_status st = mt_cuda_check_device(d, "_launch_cost");
+  void *fn = NULL;
+  if (!st) st = mt_cuda_family(dev, "", body, "mt_noop", &fn);
+  if (!st) st = mt_cuda_synchronize(dev);
+  int x = 0;
+  void *args[] = {&x};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < n && !st; i++) st = mt_cuda_launch(dev, fn, 1, args, "_launch_cost");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (!st) st = mt_cuda_synchronize(dev);
+  *us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (n > 0 ? n : 1);
+  return st;
 }
 
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v) {
