@@ -33,9 +33,10 @@ static const char *const cuda_ready[] = {
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "conv_input", "conv_weight", "max_pool", /* torch._backward */
     /* statistics, norms, normalization, average pools (reduce_stats.c, cuda/norm.c, cuda/pool.c) */
-    "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp", "nansum", "nanmean", "aminmax",
+    "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "matrix_norm", "logsumexp", "nansum", "nanmean", "aminmax",
     "count_nonzero", "where", "batch_norm", "layer_norm", "group_norm", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool", "adaptive_avg_pool",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool", "adaptive_avg_pool", "equal",
+    "leaky_relu", "nan_to_num",
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", NULL};
 /* ...of which these move data between devices, so may mix them. */

@@ -358,6 +358,17 @@ static int l_equal(lua_State *L) {
     return 1;
   }
   MTL_CHECK(L, mtg_binary(MT_OP_eq, a, b, &o));
+  if (mt_tdevice(o).type == MT_CUDA) { /* all() on the device, one value down */
+    mt_tensor *all = NULL;
+    mt_scalar v;
+    mt_status st = mt_all(o, NULL, 0, false, &all);
+    if (!st) st = mt_item(all, &v);
+    mt_release(all);
+    mt_release(o);
+    MTL_CHECK(L, st);
+    lua_pushboolean(L, mt_scalar_i(v) != 0);
+    return 1;
+  }
   lua_pushboolean(L, all_true(o));
   mt_release(o);
   return 1;

@@ -434,11 +434,38 @@ static mt_status run_param(const char *name, mt_loop_fn fn, fparams p, const mt_
 #define PICK(fam)                                                                                                      \
   (dt == MT_FLOAT32 ? fam##_f32 : dt == MT_FLOAT64 ? fam##_f64 : dt == MT_FLOAT16 ? fam##_f16 : fam##_bf16)
 
+/* out = where(pick, v, y) for a number v in y's dtype (CUDA compositions). */
+static mt_status put_where(const mt_tensor *pick, double v, const mt_tensor *y, mt_tensor **out) {
+  mt_tensor *num = NULL;
+  mt_status st = mt_scalar_tensor(mt_sfloat(v), (mt_dtype)y->dtype, &num);
+  if (!st) st = mt_where(pick, num, y, out);
+  mt_release(num);
+  return st;
+}
+
+/* nan_to_num of a CUDA tensor: three selections. */
+static mt_status nan_to_num_cuda(const mt_tensor *x, const fparams *p, mt_tensor **out) {
+  mt_tensor *t[6] = {NULL}, *inf = NULL;
+  mt_status st = mt_unary(MT_OP_isnan, x, &t[0]);
+  if (!st) st = put_where(t[0], p->nan, x, &t[1]);
+  if (!st) st = mt_scalar_tensor(mt_sfloat(INFINITY), (mt_dtype)x->dtype, &inf);
+  if (!st) st = mt_binary(MT_OP_eq, x, inf, &t[2]);
+  if (!st) st = put_where(t[2], p->posinf, t[1], &t[3]);
+  mt_release(inf), inf = NULL;
+  if (!st) st = mt_scalar_tensor(mt_sfloat(-INFINITY), (mt_dtype)x->dtype, &inf);
+  if (!st) st = mt_binary(MT_OP_eq, x, inf, &t[4]);
+  if (!st) st = put_where(t[4], p->neginf, t[3], out);
+  mt_release(inf);
+  for (int i = 0; i < 6; i++) mt_release(t[i]);
+  return st;
+}
+
 mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
   mt_dtype dt = (mt_dtype)x->dtype;
   if (!mt_is_floating(dt)) return mt_clone(x, out);
   double big = dt == MT_FLOAT64 ? DBL_MAX : dt == MT_FLOAT32 ? FLT_MAX : dt == MT_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
   fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf, 0};
+  if (mt_tdevice(x).type == MT_CUDA) return nan_to_num_cuda(x, &p, out);
   return run_param("nan_to_num", PICK(nan2num), p, x, out);
 }
 
@@ -447,6 +474,16 @@ mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
   if (!mt_is_floating(dt))
     return mt_fail(MT_EDTYPE, "leaky_relu: only floating tensors are supported, got %s", mt_dtype_name(dt));
   fparams p = {0, 0, 0, slope};
+  if (mt_tdevice(x).type == MT_CUDA) { /* where(x > 0, x, x * slope) */
+    mt_tensor *zero = NULL, *pos = NULL, *sl = NULL, *neg = NULL;
+    mt_status st = mt_scalar_tensor(mt_sint(0), dt, &zero);
+    if (!st) st = mt_binary(MT_OP_gt, x, zero, &pos);
+    if (!st && !(st = mt_scalar_tensor(mt_sfloat(slope), MT_FLOAT64, &sl))) sl->flags |= MT_TF_WRAPPED; /* a number */
+    if (!st) st = mt_binary(MT_OP_mul, x, sl, &neg);
+    if (!st) st = mt_where(pos, x, neg, out);
+    mt_release(zero), mt_release(pos), mt_release(sl), mt_release(neg);
+    return st;
+  }
   return run_param("leaky_relu", PICK(leaky), p, x, out);
 }
 

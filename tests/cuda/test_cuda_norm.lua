@@ -256,3 +256,112 @@ test("grouped and depthwise convolutions: forward and gradients equal the CPU's"
     end
   end
 end)
+
+test("leaky_relu, nan_to_num, equal and matrix norms on CUDA", function()
+  torch.manual_seed(8)
+  for _, dt in ipairs{torch.float32, torch.float64, torch.float16, torch.bfloat16} do
+    local x = torch.randn(7, 1000):to(dt)
+    if dt == torch.float32 or dt == torch.float64 then x:requires_grad_() end
+    compare(function(t) return torch.leaky_relu(t, 0.2) end, {x}, dt, "leaky_relu " .. tostring(dt))
+    local y = torch.tensor{1, 0 / 0, math.huge, -math.huge, -2}:to(dt)
+    same(torch.nan_to_num(y:cuda()), torch.nan_to_num(y), dt, "nan_to_num " .. tostring(dt))
+    same(torch.nan_to_num(y:cuda(), 5, 6, -7), torch.nan_to_num(y, 5, 6, -7), dt, "nan_to_num values " .. tostring(dt))
+  end
+  local a = torch.randn(3, 4)
+  check(torch.equal(a:cuda(), a:cuda()), "equal: same values")
+  local b = a:clone()
+  b:view(-1):narrow(1, 5, 1):add_(1)
+  check(not torch.equal(a:cuda(), b:cuda()), "equal: one value differs")
+  check(not torch.equal(a:cuda(), a:cuda():view(4, 3)), "equal: shapes differ")
+  local m = torch.randn(2, 3, 4):double()
+  for _, ord in ipairs{1, -1, math.huge, -math.huge} do
+    same(torch.linalg.matrix_norm(m:cuda(), ord), torch.linalg.matrix_norm(m, ord), torch.float64,
+         "matrix_norm " .. tostring(ord))
+  end
+  same(torch.linalg.norm(m:cuda(), "fro", {2, 3}), torch.linalg.norm(m, "fro", {2, 3}), torch.float64, "linalg.norm fro")
+  check_error(function() torch.linalg.norm(m[1]:cuda(), "nuc") end, "not implemented on CUDA yet")
+end)
+
+-- The gradcheck cases of these ops (tests/graph/specs_*.lua, float64): the
+-- outputs, the gradients and, where the case asks for second order, the
+-- gradients of the gradients (create_graph) equal the CPU's.
+test("the gradcheck cases of these ops: values, gradients and second-order gradients equal the CPU's", function()
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
+  package.path = here .. "/../graph/?.lua;" .. package.path
+  local specs = {}
+  for _, fam in ipairs{"nn", "reduce", "linalg"} do
+    for op, cases in pairs(require("specs_" .. fam)) do specs[op] = cases end
+  end
+  local ops = {"convolution", "conv_transpose", "conv_backward_input", "conv_backward_weight", "avg_pool",
+               "avg_pool_backward", "adaptive_avg_pool", "adaptive_avg_pool_backward", "batch_norm", "layer_norm",
+               "group_norm", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "nansum", "nanmean",
+               "aminmax", "linalg_vector_norm", "linalg_matrix_norm"}
+  local function as_list(r) return torch.is_tensor(r) and {r} or r end
+  local ran = 0
+  for _, op in ipairs(ops) do
+    check(specs[op], "a spec for " .. op)
+    for k, case in ipairs(specs[op]) do
+      local what = ("%s #%d"):format(op, k)
+      torch.manual_seed(1000 + k)
+      local inputs = case.inputs()
+      local gos, vs = {}, {}
+      local function run(dev)
+        local ins, diff = {}, {}
+        for i, t in ipairs(inputs) do
+          if torch.is_tensor(t) then
+            ins[i] = t:detach():to(dev)
+            if t.requires_grad then
+              ins[i]:requires_grad_()
+              diff[#diff + 1] = ins[i]
+            end
+          else
+            ins[i] = t
+          end
+        end
+        local outs = as_list(case.fn(table.unpack(ins, 1, #inputs)))
+        local req, greq = {}, {}
+        for p, y in ipairs(outs) do
+          if y.requires_grad then
+            gos[p] = gos[p] or torch.randn(table.unpack(y:size())):to(y.dtype)
+            req[#req + 1], greq[#greq + 1] = y, gos[p]:to(dev)
+          end
+        end
+        local gs = #req > 0 and torch.autograd.grad(req, diff, {grad_outputs = greq, create_graph = true,
+                                                                allow_unused = true}) or {}
+        local g2 = {}
+        if case.second_order and #req > 0 then
+          local s
+          for i, g in pairs(gs) do
+            if g.requires_grad then
+              vs[i] = vs[i] or torch.randn(table.unpack(g:size())):to(g.dtype)
+              local term = (g * vs[i]:to(dev)):sum()
+              s = s and s + term or term
+            end
+          end
+          if s then g2 = torch.autograd.grad({s}, diff, {allow_unused = true}) end
+        end
+        return outs, gs, g2, #diff
+      end
+      -- lists that may hold nil (allow_unused) compared up to n
+      local function same_list(a, b, n, kind)
+        for i = 1, n do
+          if b[i] == nil then check(a[i] == nil, what .. " " .. kind .. " " .. i .. " is nil on the CPU only")
+          else same(a[i], b[i], nil, what .. " " .. kind .. " " .. i) end
+        end
+      end
+      local ok, oc, gc, g2c, n = pcall(run, "cpu")
+      check(ok, what .. " on the CPU: " .. tostring(oc))
+      local okg, og, gg, g2g = pcall(run, "cuda")
+      if not okg and tostring(og):find("not implemented on CUDA yet", 1, true) then
+        io.write(("note: %s: %s\n"):format(what, tostring(og):match("[^:]*: not implemented on CUDA yet")))
+      else
+        check(okg, what .. " on CUDA: " .. tostring(og))
+        ran = ran + 1
+        same_list(og, oc, #oc, "output")
+        same_list(gg, gc, n, "gradient")
+        same_list(g2g, g2c, n, "second-order gradient")
+      end
+    end
+  end
+  check(ran > 40, "only " .. ran .. " cases ran on CUDA")
+end)
