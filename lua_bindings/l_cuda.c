@@ -38,6 +38,10 @@ static const char *const cuda_ready[] = {
     "addmm_", "addmv_", "baddbmm_", "addbmm", "addbmm_", "arange",
     /* attention: the math backend is recorded ops (graph/attention.c) */
     "scaled_dot_product_attention", "_sdpa_math", "_sdp_selected",
+    /* statistics, norms, normalization, average pools (reduce_stats.c, cuda/norm.c, cuda/pool.c) */
+    "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "matrix_norm", "logsumexp", "nansum", "nanmean", "aminmax",
+    "where", "batch_norm", "layer_norm", "group_norm", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool", "adaptive_avg_pool",
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
 /* ...of which these move data between devices, so may mix them. */
