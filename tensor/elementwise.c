@@ -8,6 +8,7 @@
 
 #include "cpu/dtypes.h"
 #include "cpu/kernels.h"
+#include "cuda/cuda_index.h"
 #include "cuda/mt_cuda.h"
 
 #define UNDEF (-1)
@@ -319,6 +320,36 @@ DEF_SELECT(uint16_t)
 DEF_SELECT(uint32_t)
 DEF_SELECT(uint64_t)
 
+/* where on CUDA: every operand but 0-dim host ones (values) on one device;
+ * a and b already in the result dtype. */
+static mt_status where_cuda(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_tensor *ts[3] = {cond, a, b};
+  mt_device dev = {MT_CPU, 0};
+  for (int i = 0; i < 3; i++)
+    if (mt_tdevice(ts[i]).type == MT_CUDA) dev = mt_tdevice(ts[i]);
+  for (int i = 0; i < 3; i++)
+    if (!mt_same_device(mt_tdevice(ts[i]), dev) && !(ts[i]->ndim == 0 && mt_tdevice(ts[i]).type == MT_CPU)) {
+      char x[32], y[32];
+      return mt_fail(MT_EDEVICE, "where: expected all tensors on the same device, got %s and %s",
+                     mt_device_str(dev, x, sizeof x), mt_device_str(mt_tdevice(ts[i]), y, sizeof y));
+    }
+  int64_t shape[MT_MAXDIM];
+  int nd = cond->ndim;
+  memcpy(shape, cond->shape, sizeof(int64_t) * (size_t)nd);
+  mt_status st = MT_OK;
+  for (int i = 1; i < 3 && !st; i++) st = mt_broadcast_shape("where", shape, nd, ts[i]->shape, ts[i]->ndim, shape, &nd);
+  mt_tensor *c = NULL, *r = NULL;
+  if (!st) st = mt_cuda_to_device(cond, dev, false, &c);
+  if (!st) st = mt_empty(shape, nd, (mt_dtype)a->dtype, dev, &r);
+  if (!st) st = mt_cuda_select3("where", r, c, a, b);
+  mt_release(c);
+  if (st) {
+    mt_release(r);
+    return st;
+  }
+  return mt_deliver("where", r, out);
+}
+
 mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (cond->dtype != MT_BOOL && cond->dtype != MT_UINT8)
     return mt_fail(MT_EDTYPE, "where: condition must be a bool tensor, got %s", mt_dtype_name((mt_dtype)cond->dtype));
@@ -326,7 +357,10 @@ mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b
   mt_tensor *ac = NULL, *bc = NULL;
   mt_status st = mt_to_dtype(a, rt, false, &ac);
   if (!st) st = mt_to_dtype(b, rt, false, &bc);
-  if (!st) {
+  bool cuda = mt_tdevice(cond).type == MT_CUDA || mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA;
+  if (!st && cuda) {
+    st = where_cuda(cond, ac, bc, out);
+  } else if (!st) {
     static const mt_loop_fn by_size[9] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,
                                           [8] = select_uint64_t};
     mt_tensor *ins[3] = {(mt_tensor *)cond, ac, bc};

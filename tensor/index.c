@@ -3,9 +3,12 @@
  * every index and reporting the first bad one), and builds restrided views
  * of the data so that one iterator run of a gather or scatter kernel does
  * the work. Gathers run in parallel; scatters run serially, so that
- * duplicate indices apply in order. Index values are 1-based. */
+ * duplicate indices apply in order. Index values are 1-based. On CUDA the
+ * same steps run as kernels (cuda/offsets.c, cuda/masks.c); a bad index is
+ * found on the device and reported from a host copy of the index. */
 #include <string.h>
 
+#include "cuda/cuda_index.h"
 #include "cuda/mt_cuda.h"
 
 #include "cpu/index_kernels.h"
@@ -109,6 +112,15 @@ static mt_status bad_index(const char *op, const mt_tensor *idx, const mt_offset
 /* off (int64, contiguous) += the offsets of idx, which broadcasts to off's
  * shape; dim as in bad_index. */
 static mt_status add_offsets(const char *op, mt_tensor *off, const mt_tensor *idx, mt_offset_ctx *c, int dim) {
+  if (mt_tdevice(off).type == MT_CUDA) {
+    bool bad = false;
+    mt_tensor *h = NULL;
+    mt_status st = mt_cuda_offsets(op, off, idx, c, &bad);
+    if (st || !bad) return st;
+    if (!(st = mt_cuda_to_device(idx, mt_cpu(), false, &h))) st = bad_index(op, h, c, dim);
+    mt_release(h);
+    return st;
+  }
   mt_tensor *ops[2] = {off, (mt_tensor *)idx};
   mt_iter it;
   mt_status st = mt_iter_init(&it, ops, 2, op);
@@ -151,6 +163,31 @@ static mt_status flat_offsets(const char *op, const mt_tensor *x, const mt_tenso
 /* ---- running gathers and scatters ---- */
 
 
+/* scatter_run on CUDA: src made a device tensor of dst's dtype not sharing
+ * its memory and scaled by alpha first. */
+static mt_status cuda_scatter_run(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r,
+                                  mt_reduce r, mt_scalar alpha) {
+  if (r == MT_REDUCE_MUL) return mt_cuda_unsupported("scatter with reduce='multiply'");
+  mt_tensor *s = NULL, *a = NULL, *t = NULL;
+  mt_status st = MT_OK;
+  bool unit = alpha.kind == MT_SK_FLOAT ? alpha.v.f == 1 : mt_scalar_i(alpha) == 1;
+  if (mt_tdevice(src).type != MT_CUDA)
+    st = mt_cuda_to_device(src, mt_tdevice(dst_r), false, &s);
+  else if (src->storage == dst_r->storage)
+    st = mt_clone(src, &s);
+  else
+    s = mt_retain((mt_tensor *)src);
+  if (!st && r == MT_REDUCE_ADD && !unit && !(st = mt_scalar_tensor(alpha, (mt_dtype)dst_r->dtype, &a)) &&
+      !(st = mt_binary(MT_OP_mul, s, a, &t))) {
+    mt_release(s);
+    s = t;
+  }
+  if (!st) st = mt_cuda_scatter_off(op, dst_r, s, off_r, r == MT_REDUCE_ADD);
+  mt_release(s);
+  mt_release(a);
+  return st;
+}
+
 /* Gathers res[i] = src_r[i] at off_r[i] elements further (both of the
  * result's shape) and delivers res. */
 static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_tensor *off_r, mt_tensor **out) {
@@ -159,7 +196,9 @@ static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_ten
   if (st) return st;
   mt_tensor *ops[3] = {res, (mt_tensor *)src_r, (mt_tensor *)off_r};
   mt_iter it;
-  if (!(st = mt_iter_init(&it, ops, 3, op)))
+  if (mt_tdevice(res).type == MT_CUDA)
+    st = mt_cuda_gather_off(op, res, src_r, off_r);
+  else if (!(st = mt_iter_init(&it, ops, 3, op)))
     st = mt_iter_run(&it, mt_cpu_gather_kernel(mt_elsize(res)), NULL, GATHER_GRAIN);
   if (st) {
     mt_release(res);
@@ -173,6 +212,7 @@ static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_ten
  * first. Bumps dst's version. */
 static mt_status scatter_run(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r,
                              mt_reduce r, mt_scalar alpha) {
+  if (mt_tdevice(dst_r).type == MT_CUDA) return cuda_scatter_run(op, dst_r, src, off_r, r, alpha);
   mt_loop_fn k = mt_cpu_scatter_kernel(r, (mt_dtype)dst_r->dtype);
   if (!k) return mt_fail(MT_EDTYPE, "%s: not supported for %s tensors", op, mt_dtype_name((mt_dtype)dst_r->dtype));
   mt_tensor *s = NULL;
@@ -503,7 +543,8 @@ mt_status mt_index(const mt_tensor *x, mt_tensor *const *indices, int n, const i
 mt_status mt_index_put_(mt_tensor *x, mt_tensor *const *indices, int n, const int *labels, const mt_tensor *values,
                         bool accumulate) {
   const char *op = "index_put";
-  if (!mt_same_device(mt_tdevice(values), mt_tdevice(x))) {
+  bool host_value = values->ndim == 0 && mt_tdevice(values).type == MT_CPU;
+  if (!mt_same_device(mt_tdevice(values), mt_tdevice(x)) && !host_value) {
     char d1[32], d2[32];
     return mt_fail(MT_EDEVICE, "%s: values are on %s but the input is on %s", op,
                    mt_device_str(mt_tdevice(values), d1, sizeof d1), mt_device_str(mt_tdevice(x), d2, sizeof d2));
@@ -534,7 +575,9 @@ mt_status mt_masked_fill_(mt_tensor *x, const mt_tensor *mask, mt_scalar v) {
   if ((st = mt_scalar_tensor(v, (mt_dtype)x->dtype, &val))) return st;
   mt_tensor *ops[3] = {x, (mt_tensor *)mask, val};
   mt_iter it;
-  if (!(st = mt_iter_init(&it, ops, 3, op))) {
+  if (mt_tdevice(x).type == MT_CUDA) {
+    st = mt_cuda_select3(op, x, mask, val, x);
+  } else if (!(st = mt_iter_init(&it, ops, 3, op))) {
     mt_bump_version(x);
     st = mt_iter_run(&it, mt_cpu_masked_fill_kernel(mt_elsize(x)), NULL, (int64_t)1 << 15);
   }
@@ -547,6 +590,12 @@ static mt_status count_true(const char *op, const mt_tensor *mask, int64_t *coun
   mt_tensor *ops[1] = {(mt_tensor *)mask};
   mt_iter it;
   *count = 0;
+  if (mt_tdevice(mask).type == MT_CUDA) {
+    mt_tensor *counts = NULL;
+    mt_status st = mt_cuda_mask_count(op, mask, &counts, count);
+    mt_release(counts);
+    return st;
+  }
   mt_status st = mt_iter_init(&it, ops, 1, op);
   if (!st) st = mt_iter_run(&it, mt_cpu_count_true, count, (int64_t)1 << 16);
   return st;
@@ -560,14 +609,18 @@ mt_status mt_masked_select(const mt_tensor *x, const mt_tensor *mask, mt_tensor 
   if ((st = check_mask(op, mask, x)) ||
       (st = mt_broadcast_shape(op, x->shape, x->ndim, mask->shape, mask->ndim, sh, &nd)))
     return st;
-  mt_tensor *xe = NULL, *me = NULL, *res = NULL;
-  if ((st = mt_expand(x, sh, nd, &xe)) || (st = mt_expand(mask, sh, nd, &me)) || (st = count_true(op, me, &count)) ||
+  mt_tensor *xe = NULL, *me = NULL, *res = NULL, *counts = NULL;
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
+  if ((st = mt_expand(x, sh, nd, &xe)) || (st = mt_expand(mask, sh, nd, &me)) ||
+      (st = cuda ? mt_cuda_mask_count(op, me, &counts, &count) : count_true(op, me, &count)) ||
       (st = mt_empty(&count, 1, (mt_dtype)x->dtype, mt_tdevice(x), &res)))
     goto done;
   mt_tensor *ops[2] = {xe, me};
   mt_iter it;
   char *cursor = mt_data(res);
-  if (!(st = mt_iter_init(&it, ops, 2, op)))
+  if (cuda)
+    st = mt_cuda_mask_apply(op, 0, me, counts, xe, res);
+  else if (!(st = mt_iter_init(&it, ops, 2, op)))
     st = mt_iter_run(&it, mt_cpu_masked_select_kernel(mt_elsize(x)), &cursor, SERIAL);
   if (!st) {
     st = mt_deliver(op, res, out);
@@ -577,6 +630,7 @@ done:
   mt_release(xe);
   mt_release(me);
   mt_release(res);
+  mt_release(counts);
   return st;
 }
 
@@ -587,8 +641,11 @@ mt_status mt_masked_scatter_(mt_tensor *x, const mt_tensor *mask, const mt_tenso
   if ((st = check_mask(op, mask, x)) || (st = check_same_dtype(op, "source", x, src)) ||
       (st = check_broadcast_to(op, "mask", mask, x->shape, x->ndim)))
     return st;
-  mt_tensor *me = NULL, *sc = NULL;
-  if ((st = mt_expand(mask, x->shape, x->ndim, &me)) || (st = count_true(op, me, &count))) goto done;
+  mt_tensor *me = NULL, *sc = NULL, *counts = NULL;
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
+  if ((st = mt_expand(mask, x->shape, x->ndim, &me)) ||
+      (st = cuda ? mt_cuda_mask_count(op, me, &counts, &count) : count_true(op, me, &count)))
+    goto done;
   if (mt_numel(src) < count) {
     st = mt_fail(MT_ESHAPE, "masked_scatter: source has %lld elements but the mask selects %lld",
                  (long long)mt_numel(src), (long long)count);
@@ -598,13 +655,16 @@ mt_status mt_masked_scatter_(mt_tensor *x, const mt_tensor *mask, const mt_tenso
   mt_tensor *ops[2] = {x, me};
   mt_iter it;
   char *cursor = mt_data(sc);
-  if (!(st = mt_iter_init(&it, ops, 2, op))) {
+  if (cuda) {
+    st = mt_cuda_mask_apply(op, 1, me, counts, x, sc);
+  } else if (!(st = mt_iter_init(&it, ops, 2, op))) {
     mt_bump_version(x);
     st = mt_iter_run(&it, mt_cpu_masked_scatter_kernel(mt_elsize(x)), &cursor, SERIAL);
   }
 done:
   mt_release(me);
   mt_release(sc);
+  mt_release(counts);
   return st;
 }
 
@@ -612,14 +672,23 @@ done:
 
 mt_status mt_nonzero(const mt_tensor *x, mt_tensor **out) {
   const char *op = "nonzero";
-  mt_tensor *b = NULL, *bc = NULL, *res = NULL;
+  mt_tensor *b = NULL, *bc = NULL, *res = NULL, *counts = NULL;
   int64_t count = 0;
   int nd = x->ndim;
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
   mt_status st;
-  if ((st = mt_to_dtype(x, MT_BOOL, false, &b)) || (st = mt_contiguous(b, &bc)) || (st = count_true(op, bc, &count)))
+  if ((st = mt_to_dtype(x, MT_BOOL, false, &b)) || (st = mt_contiguous(b, &bc)) ||
+      (st = cuda ? mt_cuda_mask_count(op, bc, &counts, &count) : count_true(op, bc, &count)))
     goto done;
   int64_t sh[2] = {count, nd};
   if ((st = mt_empty(sh, 2, MT_INT64, mt_tdevice(x), &res))) goto done;
+  if (cuda) {
+    if (!(st = mt_cuda_mask_apply(op, 2, bc, counts, NULL, res))) {
+      st = mt_deliver(op, res, out);
+      res = NULL;
+    }
+    goto done;
+  }
   const uint8_t *p = (const uint8_t *)mt_data(bc);
   int64_t *o = (int64_t *)mt_data(res), pos[MT_MAXDIM] = {0}, n = mt_numel(bc);
   for (int64_t i = 0; i < n; i++) {
@@ -636,5 +705,6 @@ done:
   mt_release(b);
   mt_release(bc);
   mt_release(res);
+  mt_release(counts);
   return st;
 }
