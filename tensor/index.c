@@ -164,10 +164,16 @@ static mt_status flat_offsets(const char *op, const mt_tensor *x, const mt_tenso
 
 
 /* scatter_run on CUDA: src made a device tensor of dst's dtype not sharing
- * its memory and scaled by alpha first. */
-static mt_status cuda_scatter_run(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r,
-                                  mt_reduce r, mt_scalar alpha) {
-  if (r == MT_REDUCE_MUL) return mt_cuda_unsupported("scatter with reduce='multiply'");
+ * its memory and scaled by alpha first; x (of which dst_r is a restriding)
+ * bounds the destinations. */
+static mt_status cuda_scatter_run(const char *op, const mt_tensor *x, mt_tensor *dst_r, const mt_tensor *src,
+                                  const mt_tensor *off_r, mt_reduce r, mt_scalar alpha) {
+  int64_t lo = 0, hi = 0; /* the extent of x: every destination lies in it */
+  for (int d = 0; d < x->ndim; d++) {
+    int64_t e = (x->shape[d] - 1) * x->strides[d];
+    if (e < 0) lo += e;
+    else hi += e;
+  }
   mt_tensor *s = NULL, *a = NULL, *t = NULL;
   mt_status st = MT_OK;
   bool unit = alpha.kind == MT_SK_FLOAT ? alpha.v.f == 1 : mt_scalar_i(alpha) == 1;
@@ -182,7 +188,8 @@ static mt_status cuda_scatter_run(const char *op, mt_tensor *dst_r, const mt_ten
     mt_release(s);
     s = t;
   }
-  if (!st) st = mt_cuda_scatter_off(op, dst_r, s, off_r, r == MT_REDUCE_ADD);
+  int mode = r == MT_REDUCE_NONE ? 0 : r == MT_REDUCE_ADD ? 1 : 2;
+  if (!st) st = mt_cuda_scatter_off(op, dst_r, s, off_r, mode, lo, hi);
   mt_release(s);
   mt_release(a);
   return st;
@@ -208,11 +215,11 @@ static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_ten
 }
 
 /* dst_r[i] at off_r[i] elements further (op)= src[i]; src broadcasts to
- * dst_r's shape and has its dtype. A src sharing dst's storage is copied
- * first. Bumps dst's version. */
-static mt_status scatter_run(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r,
-                             mt_reduce r, mt_scalar alpha) {
-  if (mt_tdevice(dst_r).type == MT_CUDA) return cuda_scatter_run(op, dst_r, src, off_r, r, alpha);
+ * dst_r's shape and has its dtype; dst_r restrides x from x's offset. A src
+ * sharing dst's storage is copied first. Bumps dst's version. */
+static mt_status scatter_run(const char *op, const mt_tensor *x, mt_tensor *dst_r, const mt_tensor *src,
+                             const mt_tensor *off_r, mt_reduce r, mt_scalar alpha) {
+  if (mt_tdevice(dst_r).type == MT_CUDA) return cuda_scatter_run(op, x, dst_r, src, off_r, r, alpha);
   mt_loop_fn k = mt_cpu_scatter_kernel(r, (mt_dtype)dst_r->dtype);
   if (!k) return mt_fail(MT_EDTYPE, "%s: not supported for %s tensors", op, mt_dtype_name((mt_dtype)dst_r->dtype));
   mt_tensor *s = NULL;
@@ -331,10 +338,13 @@ static mt_status scatter_impl(const char *op, mt_tensor *x, int dim, const mt_te
                        mt_shape_str(src->shape, src->ndim, b, sizeof b), d + 1);
       }
   }
-  if (mt_tdevice(x).type == MT_CUDA) {
-    if (r == MT_REDUCE_MUL) return mt_cuda_unsupported("scatter with reduce='multiply'");
-    return mt_cuda_scatter_(x, dim, index, src, r == MT_REDUCE_ADD);
-  }
+  mt_dtype dt = (mt_dtype)x->dtype;
+  bool wide = dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_INT32 ||
+              dt == MT_INT64;
+  /* scatter_add of the wide dtypes in one kernel (cuda/index.c); the rest
+   * (plain scatters keep the last write, products, narrow dtypes) below */
+  if (mt_tdevice(x).type == MT_CUDA && r == MT_REDUCE_ADD && wide)
+    return mt_cuda_scatter_(x, dim, index, src, true);
   int nd = x->ndim;
   mt_tensor *off = NULL, *dst_r = NULL, *src_v = NULL;
   if ((st = dim_offsets(op, index, nd ? x->shape[dim] : 1, nd ? x->strides[dim] : 0, false, dim, &off))) return st;
@@ -347,7 +357,7 @@ static mt_status scatter_impl(const char *op, mt_tensor *x, int dim, const mt_te
     else
       st = mt_as_strided(src, nd, index->shape, src->strides, src->offset, &src_v);
   }
-  if (!st) st = scatter_run(op, dst_r, src_v, off, r, mt_sint(1));
+  if (!st) st = scatter_run(op, x, dst_r, src_v, off, r, mt_sint(1));
   mt_release(off);
   mt_release(dst_r);
   mt_release(src_v);
@@ -413,7 +423,7 @@ static mt_status index_write(const char *op, mt_tensor *x, int dim, const mt_ten
       src_v = mt_retain((mt_tensor *)src);
     else
       st = mt_as_strided(src, 0, NULL, NULL, src->offset, &src_v);
-    if (!st) st = scatter_run(op, dst_r, src_v, off_r, r, alpha);
+    if (!st) st = scatter_run(op, x, dst_r, src_v, off_r, r, alpha);
   }
   mt_release(off);
   mt_release(dst_r);
@@ -450,7 +460,7 @@ mt_status mt_put_(mt_tensor *x, const mt_tensor *index, const mt_tensor *src, bo
   int64_t zero[MT_MAXDIM] = {0};
   if (!(st = mt_as_strided(x, index->ndim, index->shape, zero, x->offset, &dst_r)) &&
       !(st = mt_reshape(src, index->shape, index->ndim, &src_v)))
-    st = scatter_run(op, dst_r, src_v, off, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
+    st = scatter_run(op, x, dst_r, src_v, off, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
   mt_release(off);
   mt_release(dst_r);
   mt_release(src_v);
@@ -557,7 +567,7 @@ mt_status mt_index_put_(mt_tensor *x, mt_tensor *const *indices, int n, const in
       !(st = mt_to_dtype(values, (mt_dtype)x->dtype, false, &v)) &&
       !(st = mt_as_strided(x, a.nd, a.shape, a.xstrides, x->offset, &dst_r)) &&
       !(st = mt_as_strided(a.off, a.nd, a.shape, a.ostrides, 0, &off_r)))
-    st = scatter_run(op, dst_r, v, off_r, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
+    st = scatter_run(op, x, dst_r, v, off_r, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
   mt_release(a.off);
   mt_release(dst_r);
   mt_release(off_r);

@@ -108,22 +108,48 @@ mt_status mt_cuda_gather_off(const char *op, mt_tensor *res, const mt_tensor *sr
   return launch(dev, fn, g.n, args, op);
 }
 
-/* The atomic p += v for dtype dt (v of TX). */
-static const char *add_expr(mt_dtype dt) {
+/* The atomic p += v (mul: p *= v) for dtype dt, v of TX. */
+static const char *rmw_expr(mt_dtype dt, bool mul) {
   switch (dt) {
-  case MT_FLOAT32:
-  case MT_FLOAT64:
-  case MT_INT32: return "atomicAdd(p, v)";
-  case MT_INT64: return "atomicAdd((unsigned long long *)(p), (unsigned long long)(v))";
-  case MT_FLOAT16: return "add_narrow(p, h2f(v), 1)";
-  case MT_BFLOAT16: return "add_narrow(p, b2f(v), 2)";
-  case MT_BOOL: return "add_narrow(p, (double)(v), 3)";
-  default: return "add_narrow(p, (double)(v), 0)";
+  case MT_FLOAT32: return mul ? "mul_wide<float, unsigned>(p, v)" : "atomicAdd(p, v)";
+  case MT_FLOAT64: return mul ? "mul_wide<double, unsigned long long>(p, v)" : "atomicAdd(p, v)";
+  case MT_INT32: return mul ? "mul_wide<int, unsigned>(p, v)" : "atomicAdd(p, v)";
+  case MT_INT64:
+    return mul ? "mul_wide<long long, unsigned long long>(p, v)"
+               : "atomicAdd((unsigned long long *)(p), (unsigned long long)(v))";
+  case MT_FLOAT16: return mul ? "rmw_narrow(p, h2f(v), 1, true)" : "rmw_narrow(p, h2f(v), 1, false)";
+  case MT_BFLOAT16: return mul ? "rmw_narrow(p, b2f(v), 2, true)" : "rmw_narrow(p, b2f(v), 2, false)";
+  case MT_BOOL: return mul ? "rmw_narrow(p, (double)(v), 3, true)" : "rmw_narrow(p, (double)(v), 3, false)";
+  default: return mul ? "rmw_narrow(p, (double)(v), 0, true)" : "rmw_narrow(p, (double)(v), 0, false)";
   }
 }
 
-mt_status mt_cuda_scatter_off(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r,
-                              bool accumulate) {
+/* For a plain scatter: an int32 tensor of -1s, one per element of the
+ * destinations' extent [lo, hi], claimed by mt_scatter_claim (NULL when
+ * there are too many positions for int32 numbers: any write may win). */
+static mt_status claims(int dev, const mt_tensor *dst_r, const mt_tensor *off_r, const ageo *g, int64_t lo,
+                        int64_t hi, const char *op, mt_tensor **win) {
+  *win = NULL;
+  if (g->n >= INT32_MAX) return MT_OK;
+  int64_t span = hi - lo + 1;
+  void *fn = NULL;
+  mt_status st = mt_full(&span, 1, mt_sint(-1), MT_INT32, mt_tdevice(dst_r), win);
+  if (!st) st = member(dev, "char", 0, "", "mt_scatter_claim", &fn);
+  if (!st) {
+    dptr po = ptr(off_r), pw = ptr(*win);
+    long long base = lo;
+    void *args[] = {&po, &pw, &base, (void *)g};
+    st = launch(dev, fn, g->n, args, op);
+  }
+  if (st) {
+    mt_release(*win);
+    *win = NULL;
+  }
+  return st;
+}
+
+mt_status mt_cuda_scatter_off(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r, int mode,
+                              int64_t lo, int64_t hi) {
   int dev = mt_tdevice(dst_r).index;
   if (mt_numel(dst_r) == 0) return MT_OK;
   mt_dtype dt = (mt_dtype)dst_r->dtype;
@@ -131,13 +157,19 @@ mt_status mt_cuda_scatter_off(const char *op, mt_tensor *dst_r, const mt_tensor 
   const mt_tensor *ops[3] = {dst_r, src, off_r};
   make_geo(dst_r->shape, dst_r->ndim, ops, 3, &g);
   void *fn = NULL;
-  mt_status st = accumulate ? member(dev, mt_cuda_dt(dt)->store, 1, add_expr(dt), "mt_scatter_off", &fn)
-                            : member(dev, move_type(mt_elsize(dst_r)), 0, "", "mt_scatter_off", &fn);
-  if (st) return st;
-  dptr pd = ptr(dst_r), ps = ptr(src), po = ptr(off_r);
-  void *args[] = {&pd, &ps, &po, &g};
-  mt_bump_version(dst_r);
-  return launch(dev, fn, g.n, args, op);
+  mt_tensor *win = NULL;
+  mt_status st = mode ? member(dev, mt_cuda_dt(dt)->store, 1, rmw_expr(dt, mode == 2), "mt_scatter_off", &fn)
+                      : member(dev, move_type(mt_elsize(dst_r)), 0, "", "mt_scatter_off", &fn);
+  if (!st && mode == 0) st = claims(dev, dst_r, off_r, &g, lo, hi, op, &win);
+  if (!st) {
+    dptr pd = ptr(dst_r), ps = ptr(src), po = ptr(off_r), pw = ptr(win);
+    long long base = lo;
+    void *args[] = {&pd, &ps, &po, &pw, &base, &g};
+    mt_bump_version(dst_r);
+    st = launch(dev, fn, g.n, args, op);
+  }
+  mt_release(win);
+  return st;
 }
 
 /* A 0-dim host tensor's bytes in the low end of a word (a by-value operand). */
@@ -164,4 +196,21 @@ mt_status mt_cuda_select3(const char *op, mt_tensor *out, const mt_tensor *cond,
   void *args[] = {&po, &pc, &pa, &pb, &va, &vb, &g};
   mt_bump_version(out);
   return launch(dev, fn, g.n, args, op);
+}
+
+mt_status mt_cuda_tri(mt_tensor *out, const mt_tensor *in, int64_t k, bool upper) {
+  int dev = mt_tdevice(out).index;
+  if (mt_numel(out) == 0) return MT_OK;
+  ageo g;
+  const mt_tensor *ops[2] = {out, in};
+  make_geo(out->shape, out->ndim, ops, 2, &g);
+  void *fn = NULL;
+  mt_status st = member(dev, move_type(mt_elsize(out)), 0, "", "mt_tri", &fn);
+  if (st) return st;
+  dptr po = ptr(out), pi = ptr(in);
+  long long rows = out->shape[out->ndim - 2], cols = out->shape[out->ndim - 1], kk = k;
+  int up = upper;
+  void *args[] = {&po, &pi, &rows, &cols, &kk, &up, &g};
+  mt_bump_version(out);
+  return launch(dev, fn, g.n, args, upper ? "triu" : "tril");
 }

@@ -6,25 +6,42 @@
 // TX; scatters with accumulate). Every operand is laid out on one shape by
 // its strides in elements (0 where it broadcasts).
 
-// Atomic adds for the dtypes CUDA has none for: a compare-and-swap of the
-// enclosing 32-bit word. kind: 0 integer, 1 float16, 2 bfloat16, 3 bool.
-template <typename T> __device__ __forceinline__ void add_narrow(T *p, double v, int kind) {
+// Atomic p += v (mul: p *= v) for 8- and 16-bit dtypes, which CUDA has no
+// atomics for: a compare-and-swap of the enclosing 32-bit word. kind: 0
+// integer, 1 float16, 2 bfloat16, 3 bool.
+template <typename T> __device__ __forceinline__ void rmw_narrow(T *p, double v, int kind, bool mul) {
   unsigned *w = (unsigned *)((size_t)p & ~(size_t)3);
   unsigned shift = (unsigned)((size_t)p & 3) * 8, mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
   unsigned old = *w, assumed;
   do {
     assumed = old;
     T cur = (T)((assumed & mask) >> shift), nv;
-    if (kind == 1)
-      nv = (T)f2h(h2f((unsigned short)cur) + (float)v);
-    else if (kind == 2)
-      nv = (T)f2b(b2f((unsigned short)cur) + (float)v);
-    else if (kind == 3)
-      nv = (T)((cur != 0) || (v != 0));
-    else
-      nv = (T)((long long)cur + (long long)v);
+    if (kind == 1 || kind == 2) {
+      float f = kind == 1 ? h2f((unsigned short)cur) : b2f((unsigned short)cur);
+      f = mul ? f * (float)v : f + (float)v;
+      nv = (T)(kind == 1 ? f2h(f) : f2b(f));
+    } else if (kind == 3) {
+      nv = (T)(mul ? (cur != 0) && (v != 0) : (cur != 0) || (v != 0));
+    } else {
+      nv = (T)(mul ? (long long)cur * (long long)v : (long long)cur + (long long)v);
+    }
     unsigned nw = (assumed & ~mask) | (((unsigned)nv << shift) & mask);
     old = atomicCAS(w, assumed, nw);
+  } while (old != assumed);
+}
+
+// Atomic p *= v for 32- and 64-bit T through a compare-and-swap of W.
+template <typename T, typename W> __device__ __forceinline__ void mul_wide(T *p, T v) {
+  union {
+    T t;
+    W w;
+  } a, b;
+  W *w = (W *)p, old = *w, assumed;
+  do {
+    assumed = old;
+    a.w = assumed;
+    b.t = a.t * v;
+    old = atomicCAS(w, assumed, b.w);
   } while (old != assumed);
 }
 
@@ -92,15 +109,31 @@ extern "C" __global__ void mt_gather_off(TX *out, const TX *src, const long long
   }
 }
 
-// dst (st[0]) at off (st[2]) elements further = src (st[1]), or += with ACCUMULATE.
-extern "C" __global__ void mt_scatter_off(TX *dst, const TX *src, const long long *off, mt_ageo g) {
+// Plain scatters keep the last write to a destination (positions in
+// row-major order), as the CPU's serial loop does: each position claims its
+// destination in win (from base) with an atomicMax of its number, then only
+// the winners write.
+extern "C" __global__ void mt_scatter_claim(const long long *off, int *win, long long base, mt_ageo g) {
   GRID_LOOP(i, g.n) {
     long long o[3];
     locate(g, i, 3, o);
+    atomicMax(&win[o[0] + off[o[2]] - base], (int)i);
+  }
+}
+
+// dst (st[0]) at off (st[2]) elements further = src (st[1]) where this
+// position won the claim (or win is NULL); with ACCUMULATE, ADD(p, v)
+// combines atomically instead (a sum or a product).
+extern "C" __global__ void mt_scatter_off(TX *dst, const TX *src, const long long *off, const int *win,
+                                          long long base, mt_ageo g) {
+  GRID_LOOP(i, g.n) {
+    long long o[3];
+    locate(g, i, 3, o);
+    long long d = o[0] + off[o[2]];
 #if ACCUMULATE
-    ADD(&dst[o[0] + off[o[2]]], src[o[1]]);
+    ADD(&dst[d], src[o[1]]);
 #else
-    dst[o[0] + off[o[2]]] = src[o[1]];
+    if (!win || win[d - base] == (int)i) dst[d] = src[o[1]];
 #endif
   }
 }
@@ -114,5 +147,19 @@ extern "C" __global__ void mt_select3(TX *out, const unsigned char *cond, const 
     long long o[4];
     locate(g, i, 4, o);
     out[o[0]] = cond[o[1]] ? (a ? a[o[2]] : xa) : (b ? b[o[3]] : xb);
+  }
+}
+
+// tril/triu: out (st[0]) = in (st[1]) inside the triangle of the last two
+// dims (rows x cols, row-major positions i), zero outside: col - row <= k
+// (lower) or >= k (upper).
+extern "C" __global__ void mt_tri(TX *out, const TX *in, long long rows, long long cols, long long k, int upper,
+                                  mt_ageo g) {
+  GRID_LOOP(i, g.n) {
+    long long o[2];
+    locate(g, i, 2, o);
+    long long c = i % cols, r = (i / cols) % rows;
+    bool keep = upper ? c - r >= k : c - r <= k;
+    out[o[0]] = keep ? in[o[1]] : (TX)0;
   }
 }

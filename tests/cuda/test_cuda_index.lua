@@ -151,6 +151,38 @@ test("index_select, index_fill, index_copy, index_add, index_put, take, put in f
   end
 end)
 
+test("plain scatters keep the last write of repeated indices; products and narrow dtypes accumulate", function()
+  torch.manual_seed(7)
+  local all = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+               torch.int8, torch.uint8, torch.bool}
+  for _, dt in ipairs(all) do
+    local w = tostring(dt)
+    local x = rand({4, 6}, dt == torch.bfloat16 and torch.float32 or dt):to(dt)
+    local idx = torch.tensor({{2, 2, 5}, {1, 1, 1}})
+    local src = rand({2, 3}, dt == torch.bfloat16 and torch.float32 or dt):to(dt)
+    both("scatter dup " .. w, function(t, i, s) return t:scatter(2, i, s) end, x, idx, src)
+    both("scatter value dup " .. w, function(t, i) return t:scatter(2, i, 1) end, x, idx)
+    if dt ~= torch.bool then
+      both("scatter_add " .. w, function(t, i, s) return t:scatter_add(2, i, s) end, x, idx, src)
+      both("scatter multiply " .. w, function(t, i, s) return t:scatter(2, i, s, {reduce = "multiply"}) end, x, idx,
+           src)
+    end
+    both("index_copy dup " .. w, function(t, i, s) return t:index_copy(1, i, s) end, x, torch.tensor({3, 1, 3}),
+         rand({3, 6}, dt == torch.bfloat16 and torch.float32 or dt):to(dt))
+    both("index_put dup " .. w, function(t, i, s) return t:index_put({i}, s) end, x, torch.tensor({4, 2, 4, 4}),
+         rand({4, 6}, dt == torch.bfloat16 and torch.float32 or dt):to(dt))
+    both("put_ dup " .. w, function(t, i, s) return t:clone():put_(i, s) end, x, torch.tensor({7, 3, 7}),
+         rand({3}, dt == torch.bfloat16 and torch.float32 or dt):to(dt))
+  end
+  -- a view of a larger tensor, transposed
+  local big = torch.randn(6, 8)
+  both("scatter into a strided view", function(t, i, s)
+    local y = t:clone()
+    y:narrow(1, 2, 4):t():scatter_(1, i, s)
+    return y
+  end, big, torch.tensor({{4, 1, 4}}), torch.randn(1, 3))
+end)
+
 test("masks: masked_fill, masked_select, masked_scatter, nonzero, argwhere, where", function()
   torch.manual_seed(4)
   for _, dt in ipairs(dtypes) do
@@ -200,6 +232,9 @@ test("movement ops: cat, stack, repeat, tile, roll, rot90, flip, tril, triu, dia
     both("flip " .. w, function(p) return p:flip({1, 2}) end, at)
     both("tril " .. w, function(p) return p:tril(-1) end, at)
     both("triu " .. w, function(p) return p:triu(1) end, a)
+    both("tril_ batched " .. w, function(p, q) return torch.stack({p, q}):clone():tril_(1) end, a, b)
+    both("triu out= " .. w, function(p) return torch.triu(p, -1, {out = torch.empty(3, 4, {dtype = torch.float64,
+         device = p.device})}) end, a)
     both("diag " .. w, function(p) return torch.diag(p, 1) end, a)
     both("diag 1-D " .. w, function(p) return torch.diag(p[1], -1) end, a)
     both("diag_embed " .. w, function(p) return torch.diag_embed(p) end, a)
