@@ -171,8 +171,10 @@ static mt_status cuda_scatter_run(const char *op, const mt_tensor *x, mt_tensor 
   int64_t lo = 0, hi = 0; /* the extent of x: every destination lies in it */
   for (int d = 0; d < x->ndim; d++) {
     int64_t e = (x->shape[d] - 1) * x->strides[d];
-    if (e < 0) lo += e;
-    else hi += e;
+    if (e < 0)
+      lo += e;
+    else
+      hi += e;
   }
   mt_tensor *s = NULL, *a = NULL, *t = NULL;
   mt_status st = MT_OK;
@@ -339,12 +341,11 @@ static mt_status scatter_impl(const char *op, mt_tensor *x, int dim, const mt_te
       }
   }
   mt_dtype dt = (mt_dtype)x->dtype;
-  bool wide = dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_INT32 ||
-              dt == MT_INT64;
+  bool wide =
+      dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_INT32 || dt == MT_INT64;
   /* scatter_add of the wide dtypes in one kernel (cuda/index.c); the rest
    * (plain scatters keep the last write, products, narrow dtypes) below */
-  if (mt_tdevice(x).type == MT_CUDA && r == MT_REDUCE_ADD && wide)
-    return mt_cuda_scatter_(x, dim, index, src, true);
+  if (mt_tdevice(x).type == MT_CUDA && r == MT_REDUCE_ADD && wide) return mt_cuda_scatter_(x, dim, index, src, true);
   int nd = x->ndim;
   mt_tensor *off = NULL, *dst_r = NULL, *src_v = NULL;
   if ((st = dim_offsets(op, index, nd ? x->shape[dim] : 1, nd ? x->strides[dim] : 0, false, dim, &off))) return st;

@@ -48,7 +48,10 @@ static void make_geo(const int64_t *shape, int nd, const mt_tensor *const *ops, 
 
 /* An unsigned type of the element size (elements only moved). */
 static const char *move_type(size_t elsize) {
-  return elsize == 1 ? "unsigned char" : elsize == 2 ? "unsigned short" : elsize == 4 ? "unsigned int" : "unsigned long long";
+  return elsize == 1   ? "unsigned char"
+         : elsize == 2 ? "unsigned short"
+         : elsize == 4 ? "unsigned int"
+                       : "unsigned long long";
 }
 
 static mt_status member(int dev, const char *tx, int accumulate, const char *add, const char *name, void **fn) {
@@ -111,24 +114,31 @@ mt_status mt_cuda_gather_off(const char *op, mt_tensor *res, const mt_tensor *sr
 /* The atomic p += v (mul: p *= v) for dtype dt, v of TX. */
 static const char *rmw_expr(mt_dtype dt, bool mul) {
   switch (dt) {
-  case MT_FLOAT32: return mul ? "mul_wide<float, unsigned>(p, v)" : "atomicAdd(p, v)";
-  case MT_FLOAT64: return mul ? "mul_wide<double, unsigned long long>(p, v)" : "atomicAdd(p, v)";
-  case MT_INT32: return mul ? "mul_wide<int, unsigned>(p, v)" : "atomicAdd(p, v)";
+  case MT_FLOAT32:
+    return mul ? "mul_wide<float, unsigned>(p, v)" : "atomicAdd(p, v)";
+  case MT_FLOAT64:
+    return mul ? "mul_wide<double, unsigned long long>(p, v)" : "atomicAdd(p, v)";
+  case MT_INT32:
+    return mul ? "mul_wide<int, unsigned>(p, v)" : "atomicAdd(p, v)";
   case MT_INT64:
     return mul ? "mul_wide<long long, unsigned long long>(p, v)"
                : "atomicAdd((unsigned long long *)(p), (unsigned long long)(v))";
-  case MT_FLOAT16: return mul ? "rmw_narrow(p, h2f(v), 1, true)" : "rmw_narrow(p, h2f(v), 1, false)";
-  case MT_BFLOAT16: return mul ? "rmw_narrow(p, b2f(v), 2, true)" : "rmw_narrow(p, b2f(v), 2, false)";
-  case MT_BOOL: return mul ? "rmw_narrow(p, (double)(v), 3, true)" : "rmw_narrow(p, (double)(v), 3, false)";
-  default: return mul ? "rmw_narrow(p, (double)(v), 0, true)" : "rmw_narrow(p, (double)(v), 0, false)";
+  case MT_FLOAT16:
+    return mul ? "rmw_narrow(p, h2f(v), 1, true)" : "rmw_narrow(p, h2f(v), 1, false)";
+  case MT_BFLOAT16:
+    return mul ? "rmw_narrow(p, b2f(v), 2, true)" : "rmw_narrow(p, b2f(v), 2, false)";
+  case MT_BOOL:
+    return mul ? "rmw_narrow(p, (double)(v), 3, true)" : "rmw_narrow(p, (double)(v), 3, false)";
+  default:
+    return mul ? "rmw_narrow(p, (double)(v), 0, true)" : "rmw_narrow(p, (double)(v), 0, false)";
   }
 }
 
 /* For a plain scatter: an int32 tensor of -1s, one per element of the
  * destinations' extent [lo, hi], claimed by mt_scatter_claim (NULL when
  * there are too many positions for int32 numbers: any write may win). */
-static mt_status claims(int dev, const mt_tensor *dst_r, const mt_tensor *off_r, const ageo *g, int64_t lo,
-                        int64_t hi, const char *op, mt_tensor **win) {
+static mt_status claims(int dev, const mt_tensor *dst_r, const mt_tensor *off_r, const ageo *g, int64_t lo, int64_t hi,
+                        const char *op, mt_tensor **win) {
   *win = NULL;
   if (g->n >= INT32_MAX) return MT_OK;
   int64_t span = hi - lo + 1;
