@@ -42,6 +42,13 @@ static const char *const cuda_ready[] = {
     "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "matrix_norm", "logsumexp", "nansum", "nanmean", "aminmax",
     "where", "batch_norm", "layer_norm", "group_norm", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool", "adaptive_avg_pool",
+    /* indexing and movement (cuda/offsets.c, cuda/masks.c; shape ops copy views) */
+    "index_select", "take", "masked_select", "nonzero", "argwhere", "index_add", "index_add_", "index_copy",
+    "index_copy_", "index_fill", "index_fill_", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
+    "put", "put_", "index_put", "index_put_", "where", "reshape_as", "broadcast_tensors", "tile", "repeat", "unfold",
+    "split", "chunk", "tensor_split", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+    "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "diag", "diag_embed", "atleast_1d",
+    "atleast_2d", "atleast_3d", "meshgrid",
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
 /* ...of which these move data between devices, so may mix them. */

@@ -5,6 +5,7 @@
  * 0-based; index values are 1-based on both sides and pass through. */
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "index.h"
 #include "graph.h"
 #include "mtl.h"
@@ -113,6 +114,19 @@ static int parse_key(lua_State *L, int idx, const mt_tensor *x, entry *e, const 
   return n;
 }
 
+/* Index tensors on the host used on a CUDA tensor are copied to its device
+ * (as PyTorch allows); the copies live on the Lua stack until the call ends. */
+static void keys_to_device(lua_State *L, const mt_tensor *x, entry *e, int n) {
+  if (mt_tdevice(x).type != MT_CUDA) return;
+  for (int i = 0; i < n; i++)
+    if (e[i].kind == K_TENSOR && mt_tdevice(e[i].t).type != MT_CUDA) {
+      mt_tensor *d = NULL;
+      MTL_CHECK(L, mt_cuda_to_device(e[i].t, mt_tdevice(x), false, &d));
+      mtl_push_tensor(L, d);
+      e[i].t = d;
+    }
+}
+
 /* Inclusive 1-based range a..b (negative from the end) of a dim of the given
  * size to a clamped half-open [start, stop), like Python slices. */
 static void range_bounds(int64_t size, int64_t a, int64_t b, int64_t *start, int64_t *stop) {
@@ -157,9 +171,11 @@ static mt_status apply_mask(applied *ap, const mt_tensor *m, int *d, int xd, con
   mt_tensor *v = ap->view, *nz = NULL, *nv = NULL;
   if (m->ndim == 0) {
     if ((st = replace_view(ap, mtg_unsqueeze(v, *d, &nv), &nv))) return st;
-    int64_t count = *(const uint8_t *)mt_data(m) ? 1 : 0;
+    mt_scalar on;
+    if ((st = mt_item(m, &on))) return st;
+    int64_t count = mt_scalar_i(on) ? 1 : 0;
     mt_tensor *ix = NULL;
-    if ((st = mt_full(&count, 1, mt_sint(1), MT_INT64, mt_cpu(), &ix))) return st;
+    if ((st = mt_full(&count, 1, mt_sint(1), MT_INT64, mt_tdevice(nv), &ix))) return st;
     ap->owned[ap->nowned++] = ix;
     ap->idx[*d] = ix;
     ap->labels[*d] = xd;
@@ -257,6 +273,7 @@ int mtl_index_get(lua_State *L) {
   mt_tensor *x = mtl_check_tensor(L, 1, op), *r = NULL;
   entry e[MAX_ENTRIES];
   int n = parse_key(L, 2, x, e, op);
+  keys_to_device(L, x, e, n);
   if (n == 1 && e[0].kind == K_TENSOR && e[0].t->dtype == MT_BOOL && x->ndim > 0 && same_shape(e[0].t, x)) {
     MTL_CHECK(L, mtg_masked_select(x, e[0].t, &r));
     mtl_push_tensor(L, r);
@@ -361,6 +378,7 @@ int mtl_index_set(lua_State *L) {
   mt_tensor *x = mtl_check_tensor(L, 1, op);
   entry e[MAX_ENTRIES];
   int n = parse_key(L, 2, x, e, op);
+  keys_to_device(L, x, e, n);
   mt_scalar s = mt_sint(0);
   mt_tensor *v = check_value(L, 3, &s, op);
   if (!v && n == 1 && e[0].kind == K_TENSOR && e[0].t->dtype == MT_BOOL && e[0].t->ndim > 0) {
@@ -756,6 +774,7 @@ static int index_put_impl(lua_State *L, int inplace) {
     return luaL_error(L, "%s: indices must be a table of index tensors, got %s", op, luaL_typename(L, 2));
   entry e[MAX_ENTRIES];
   int n = parse_key(L, 2, x, e, op);
+  keys_to_device(L, x, e, n);
   mt_scalar s = mt_sint(0);
   mt_tensor *v = check_value(L, 3, &s, op);
   int opt = mtl_options_index(L, 4);

@@ -445,8 +445,6 @@ static int t_index(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  const mt_tensor *t = mtl_peek_tensor(L, 1);
-  if (t && mt_tdevice(t).type == MT_CUDA) return luaL_error(L, "indexing: not implemented on CUDA yet");
   return mtl_index_get(L);
 }
 
@@ -456,9 +454,6 @@ static int t_newindex(lua_State *L) {
     if (mtl_autograd_setprop(L, t, lua_tostring(L, 2), 3)) return 0;
     return luaL_error(L, "cannot set field '%s' of a tensor", lua_tostring(L, 2));
   }
-  const mt_tensor *t = mtl_peek_tensor(L, 1), *v = mtl_peek_tensor(L, 3);
-  if ((t && mt_tdevice(t).type == MT_CUDA) || (v && mt_tdevice(v).type == MT_CUDA))
-    return luaL_error(L, "indexing: not implemented on CUDA yet");
   return mtl_index_set(L);
 }
 

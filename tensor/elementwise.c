@@ -8,6 +8,7 @@
 
 #include "cpu/dtypes.h"
 #include "cpu/kernels.h"
+#include "cuda/cuda_index.h"
 #include "cuda/mt_cuda.h"
 
 #define UNDEF (-1)
@@ -319,35 +320,47 @@ DEF_SELECT(uint16_t)
 DEF_SELECT(uint32_t)
 DEF_SELECT(uint64_t)
 
-/* where on CUDA tensors: two selections by relu_backward (a where c > 0,
- * else 0: a pick, not a product, so NaN and inf in the operand not chosen
- * do not leak) added together. bool results: bitwise on uint8. */
-static mt_status where_cuda(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_dtype rt,
-                            mt_tensor **out) {
-  mt_tensor *t[7] = {NULL};
-  bool bl = rt == MT_BOOL;
-  mt_status st = mt_to_dtype(a, bl ? MT_UINT8 : rt, false, &t[0]);
-  if (!st) st = mt_to_dtype(b, bl ? MT_UINT8 : rt, false, &t[1]);
-  if (!st) st = mt_to_dtype(cond, MT_BOOL, false, &t[6]);
-  if (!st) st = mt_binary(MT_OP_relu_backward, t[0], t[6], &t[2]);
-  if (!st) st = mt_unary(MT_OP_logical_not, t[6], &t[3]);
-  if (!st) st = mt_binary(MT_OP_relu_backward, t[1], t[3], &t[4]);
-  if (!st && !bl) st = mt_binary(MT_OP_add, t[2], t[4], out);
-  if (!st && bl && !(st = mt_binary(MT_OP_bitwise_or, t[2], t[4], &t[5]))) st = mt_to_dtype(t[5], MT_BOOL, false, out);
-  for (int i = 0; i < 7; i++) mt_release(t[i]);
-  return st;
+/* where on CUDA: every operand but 0-dim host ones (values) on one device;
+ * a and b already in the result dtype. */
+static mt_status where_cuda(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_tensor *ts[3] = {cond, a, b};
+  mt_device dev = {MT_CPU, 0};
+  for (int i = 0; i < 3; i++)
+    if (mt_tdevice(ts[i]).type == MT_CUDA) dev = mt_tdevice(ts[i]);
+  for (int i = 0; i < 3; i++)
+    if (!mt_same_device(mt_tdevice(ts[i]), dev) && !(ts[i]->ndim == 0 && mt_tdevice(ts[i]).type == MT_CPU)) {
+      char x[32], y[32];
+      return mt_fail(MT_EDEVICE, "where: expected all tensors on the same device, got %s and %s",
+                     mt_device_str(dev, x, sizeof x), mt_device_str(mt_tdevice(ts[i]), y, sizeof y));
+    }
+  int64_t shape[MT_MAXDIM];
+  int nd = cond->ndim;
+  memcpy(shape, cond->shape, sizeof(int64_t) * (size_t)nd);
+  mt_status st = MT_OK;
+  for (int i = 1; i < 3 && !st; i++) st = mt_broadcast_shape("where", shape, nd, ts[i]->shape, ts[i]->ndim, shape, &nd);
+  mt_tensor *c = NULL, *r = NULL;
+  if (!st) st = mt_cuda_to_device(cond, dev, false, &c);
+  if (!st) st = mt_empty(shape, nd, (mt_dtype)a->dtype, dev, &r);
+  if (!st) st = mt_cuda_select3("where", r, c, a, b);
+  mt_release(c);
+  if (st) {
+    mt_release(r);
+    return st;
+  }
+  return mt_deliver("where", r, out);
 }
 
 mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (cond->dtype != MT_BOOL && cond->dtype != MT_UINT8)
     return mt_fail(MT_EDTYPE, "where: condition must be a bool tensor, got %s", mt_dtype_name((mt_dtype)cond->dtype));
   mt_dtype rt = mt_result_type(a, b);
-  if (mt_tdevice(cond).type == MT_CUDA || mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA)
-    return where_cuda(cond, a, b, rt, out);
   mt_tensor *ac = NULL, *bc = NULL;
   mt_status st = mt_to_dtype(a, rt, false, &ac);
   if (!st) st = mt_to_dtype(b, rt, false, &bc);
-  if (!st) {
+  bool cuda = mt_tdevice(cond).type == MT_CUDA || mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA;
+  if (!st && cuda) {
+    st = where_cuda(cond, ac, bc, out);
+  } else if (!st) {
     static const mt_loop_fn by_size[9] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,
                                           [8] = select_uint64_t};
     mt_tensor *ins[3] = {(mt_tensor *)cond, ac, bc};

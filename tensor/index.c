@@ -3,9 +3,12 @@
  * every index and reporting the first bad one), and builds restrided views
  * of the data so that one iterator run of a gather or scatter kernel does
  * the work. Gathers run in parallel; scatters run serially, so that
- * duplicate indices apply in order. Index values are 1-based. */
+ * duplicate indices apply in order. Index values are 1-based. On CUDA the
+ * same steps run as kernels (cuda/offsets.c, cuda/masks.c); a bad index is
+ * found on the device and reported from a host copy of the index. */
 #include <string.h>
 
+#include "cuda/cuda_index.h"
 #include "cuda/mt_cuda.h"
 
 #include "cpu/index_kernels.h"
@@ -109,6 +112,15 @@ static mt_status bad_index(const char *op, const mt_tensor *idx, const mt_offset
 /* off (int64, contiguous) += the offsets of idx, which broadcasts to off's
  * shape; dim as in bad_index. */
 static mt_status add_offsets(const char *op, mt_tensor *off, const mt_tensor *idx, mt_offset_ctx *c, int dim) {
+  if (mt_tdevice(off).type == MT_CUDA) {
+    bool bad = false;
+    mt_tensor *h = NULL;
+    mt_status st = mt_cuda_offsets(op, off, idx, c, &bad);
+    if (st || !bad) return st;
+    if (!(st = mt_cuda_to_device(idx, mt_cpu(), false, &h))) st = bad_index(op, h, c, dim);
+    mt_release(h);
+    return st;
+  }
   mt_tensor *ops[2] = {off, (mt_tensor *)idx};
   mt_iter it;
   mt_status st = mt_iter_init(&it, ops, 2, op);
@@ -151,6 +163,40 @@ static mt_status flat_offsets(const char *op, const mt_tensor *x, const mt_tenso
 /* ---- running gathers and scatters ---- */
 
 
+/* scatter_run on CUDA: src made a device tensor of dst's dtype not sharing
+ * its memory and scaled by alpha first; x (of which dst_r is a restriding)
+ * bounds the destinations. */
+static mt_status cuda_scatter_run(const char *op, const mt_tensor *x, mt_tensor *dst_r, const mt_tensor *src,
+                                  const mt_tensor *off_r, mt_reduce r, mt_scalar alpha) {
+  int64_t lo = 0, hi = 0; /* the extent of x: every destination lies in it */
+  for (int d = 0; d < x->ndim; d++) {
+    int64_t e = (x->shape[d] - 1) * x->strides[d];
+    if (e < 0)
+      lo += e;
+    else
+      hi += e;
+  }
+  mt_tensor *s = NULL, *a = NULL, *t = NULL;
+  mt_status st = MT_OK;
+  bool unit = alpha.kind == MT_SK_FLOAT ? alpha.v.f == 1 : mt_scalar_i(alpha) == 1;
+  if (mt_tdevice(src).type != MT_CUDA)
+    st = mt_cuda_to_device(src, mt_tdevice(dst_r), false, &s);
+  else if (src->storage == dst_r->storage)
+    st = mt_clone(src, &s);
+  else
+    s = mt_retain((mt_tensor *)src);
+  if (!st && r == MT_REDUCE_ADD && !unit && !(st = mt_scalar_tensor(alpha, (mt_dtype)dst_r->dtype, &a)) &&
+      !(st = mt_binary(MT_OP_mul, s, a, &t))) {
+    mt_release(s);
+    s = t;
+  }
+  int mode = r == MT_REDUCE_NONE ? 0 : r == MT_REDUCE_ADD ? 1 : 2;
+  if (!st) st = mt_cuda_scatter_off(op, dst_r, s, off_r, mode, lo, hi);
+  mt_release(s);
+  mt_release(a);
+  return st;
+}
+
 /* Gathers res[i] = src_r[i] at off_r[i] elements further (both of the
  * result's shape) and delivers res. */
 static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_tensor *off_r, mt_tensor **out) {
@@ -159,7 +205,9 @@ static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_ten
   if (st) return st;
   mt_tensor *ops[3] = {res, (mt_tensor *)src_r, (mt_tensor *)off_r};
   mt_iter it;
-  if (!(st = mt_iter_init(&it, ops, 3, op)))
+  if (mt_tdevice(res).type == MT_CUDA)
+    st = mt_cuda_gather_off(op, res, src_r, off_r);
+  else if (!(st = mt_iter_init(&it, ops, 3, op)))
     st = mt_iter_run(&it, mt_cpu_gather_kernel(mt_elsize(res)), NULL, GATHER_GRAIN);
   if (st) {
     mt_release(res);
@@ -169,10 +217,11 @@ static mt_status gather_run(const char *op, const mt_tensor *src_r, const mt_ten
 }
 
 /* dst_r[i] at off_r[i] elements further (op)= src[i]; src broadcasts to
- * dst_r's shape and has its dtype. A src sharing dst's storage is copied
- * first. Bumps dst's version. */
-static mt_status scatter_run(const char *op, mt_tensor *dst_r, const mt_tensor *src, const mt_tensor *off_r,
-                             mt_reduce r, mt_scalar alpha) {
+ * dst_r's shape and has its dtype; dst_r restrides x from x's offset. A src
+ * sharing dst's storage is copied first. Bumps dst's version. */
+static mt_status scatter_run(const char *op, const mt_tensor *x, mt_tensor *dst_r, const mt_tensor *src,
+                             const mt_tensor *off_r, mt_reduce r, mt_scalar alpha) {
+  if (mt_tdevice(dst_r).type == MT_CUDA) return cuda_scatter_run(op, x, dst_r, src, off_r, r, alpha);
   mt_loop_fn k = mt_cpu_scatter_kernel(r, (mt_dtype)dst_r->dtype);
   if (!k) return mt_fail(MT_EDTYPE, "%s: not supported for %s tensors", op, mt_dtype_name((mt_dtype)dst_r->dtype));
   mt_tensor *s = NULL;
@@ -291,10 +340,12 @@ static mt_status scatter_impl(const char *op, mt_tensor *x, int dim, const mt_te
                        mt_shape_str(src->shape, src->ndim, b, sizeof b), d + 1);
       }
   }
-  if (mt_tdevice(x).type == MT_CUDA) {
-    if (r == MT_REDUCE_MUL) return mt_cuda_unsupported("scatter with reduce='multiply'");
-    return mt_cuda_scatter_(x, dim, index, src, r == MT_REDUCE_ADD);
-  }
+  mt_dtype dt = (mt_dtype)x->dtype;
+  bool wide =
+      dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16 || dt == MT_INT32 || dt == MT_INT64;
+  /* scatter_add of the wide dtypes in one kernel (cuda/index.c); the rest
+   * (plain scatters keep the last write, products, narrow dtypes) below */
+  if (mt_tdevice(x).type == MT_CUDA && r == MT_REDUCE_ADD && wide) return mt_cuda_scatter_(x, dim, index, src, true);
   int nd = x->ndim;
   mt_tensor *off = NULL, *dst_r = NULL, *src_v = NULL;
   if ((st = dim_offsets(op, index, nd ? x->shape[dim] : 1, nd ? x->strides[dim] : 0, false, dim, &off))) return st;
@@ -307,7 +358,7 @@ static mt_status scatter_impl(const char *op, mt_tensor *x, int dim, const mt_te
     else
       st = mt_as_strided(src, nd, index->shape, src->strides, src->offset, &src_v);
   }
-  if (!st) st = scatter_run(op, dst_r, src_v, off, r, mt_sint(1));
+  if (!st) st = scatter_run(op, x, dst_r, src_v, off, r, mt_sint(1));
   mt_release(off);
   mt_release(dst_r);
   mt_release(src_v);
@@ -373,7 +424,7 @@ static mt_status index_write(const char *op, mt_tensor *x, int dim, const mt_ten
       src_v = mt_retain((mt_tensor *)src);
     else
       st = mt_as_strided(src, 0, NULL, NULL, src->offset, &src_v);
-    if (!st) st = scatter_run(op, dst_r, src_v, off_r, r, alpha);
+    if (!st) st = scatter_run(op, x, dst_r, src_v, off_r, r, alpha);
   }
   mt_release(off);
   mt_release(dst_r);
@@ -410,7 +461,7 @@ mt_status mt_put_(mt_tensor *x, const mt_tensor *index, const mt_tensor *src, bo
   int64_t zero[MT_MAXDIM] = {0};
   if (!(st = mt_as_strided(x, index->ndim, index->shape, zero, x->offset, &dst_r)) &&
       !(st = mt_reshape(src, index->shape, index->ndim, &src_v)))
-    st = scatter_run(op, dst_r, src_v, off, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
+    st = scatter_run(op, x, dst_r, src_v, off, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
   mt_release(off);
   mt_release(dst_r);
   mt_release(src_v);
@@ -503,7 +554,8 @@ mt_status mt_index(const mt_tensor *x, mt_tensor *const *indices, int n, const i
 mt_status mt_index_put_(mt_tensor *x, mt_tensor *const *indices, int n, const int *labels, const mt_tensor *values,
                         bool accumulate) {
   const char *op = "index_put";
-  if (!mt_same_device(mt_tdevice(values), mt_tdevice(x))) {
+  bool host_value = values->ndim == 0 && mt_tdevice(values).type == MT_CPU;
+  if (!mt_same_device(mt_tdevice(values), mt_tdevice(x)) && !host_value) {
     char d1[32], d2[32];
     return mt_fail(MT_EDEVICE, "%s: values are on %s but the input is on %s", op,
                    mt_device_str(mt_tdevice(values), d1, sizeof d1), mt_device_str(mt_tdevice(x), d2, sizeof d2));
@@ -516,7 +568,7 @@ mt_status mt_index_put_(mt_tensor *x, mt_tensor *const *indices, int n, const in
       !(st = mt_to_dtype(values, (mt_dtype)x->dtype, false, &v)) &&
       !(st = mt_as_strided(x, a.nd, a.shape, a.xstrides, x->offset, &dst_r)) &&
       !(st = mt_as_strided(a.off, a.nd, a.shape, a.ostrides, 0, &off_r)))
-    st = scatter_run(op, dst_r, v, off_r, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
+    st = scatter_run(op, x, dst_r, v, off_r, accumulate ? MT_REDUCE_ADD : MT_REDUCE_NONE, mt_sint(1));
   mt_release(a.off);
   mt_release(dst_r);
   mt_release(off_r);
@@ -534,7 +586,9 @@ mt_status mt_masked_fill_(mt_tensor *x, const mt_tensor *mask, mt_scalar v) {
   if ((st = mt_scalar_tensor(v, (mt_dtype)x->dtype, &val))) return st;
   mt_tensor *ops[3] = {x, (mt_tensor *)mask, val};
   mt_iter it;
-  if (!(st = mt_iter_init(&it, ops, 3, op))) {
+  if (mt_tdevice(x).type == MT_CUDA) {
+    st = mt_cuda_select3(op, x, mask, val, x);
+  } else if (!(st = mt_iter_init(&it, ops, 3, op))) {
     mt_bump_version(x);
     st = mt_iter_run(&it, mt_cpu_masked_fill_kernel(mt_elsize(x)), NULL, (int64_t)1 << 15);
   }
@@ -547,6 +601,12 @@ static mt_status count_true(const char *op, const mt_tensor *mask, int64_t *coun
   mt_tensor *ops[1] = {(mt_tensor *)mask};
   mt_iter it;
   *count = 0;
+  if (mt_tdevice(mask).type == MT_CUDA) {
+    mt_tensor *counts = NULL;
+    mt_status st = mt_cuda_mask_count(op, mask, &counts, count);
+    mt_release(counts);
+    return st;
+  }
   mt_status st = mt_iter_init(&it, ops, 1, op);
   if (!st) st = mt_iter_run(&it, mt_cpu_count_true, count, (int64_t)1 << 16);
   return st;
@@ -560,14 +620,18 @@ mt_status mt_masked_select(const mt_tensor *x, const mt_tensor *mask, mt_tensor 
   if ((st = check_mask(op, mask, x)) ||
       (st = mt_broadcast_shape(op, x->shape, x->ndim, mask->shape, mask->ndim, sh, &nd)))
     return st;
-  mt_tensor *xe = NULL, *me = NULL, *res = NULL;
-  if ((st = mt_expand(x, sh, nd, &xe)) || (st = mt_expand(mask, sh, nd, &me)) || (st = count_true(op, me, &count)) ||
+  mt_tensor *xe = NULL, *me = NULL, *res = NULL, *counts = NULL;
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
+  if ((st = mt_expand(x, sh, nd, &xe)) || (st = mt_expand(mask, sh, nd, &me)) ||
+      (st = cuda ? mt_cuda_mask_count(op, me, &counts, &count) : count_true(op, me, &count)) ||
       (st = mt_empty(&count, 1, (mt_dtype)x->dtype, mt_tdevice(x), &res)))
     goto done;
   mt_tensor *ops[2] = {xe, me};
   mt_iter it;
   char *cursor = mt_data(res);
-  if (!(st = mt_iter_init(&it, ops, 2, op)))
+  if (cuda)
+    st = mt_cuda_mask_apply(op, 0, me, counts, xe, res);
+  else if (!(st = mt_iter_init(&it, ops, 2, op)))
     st = mt_iter_run(&it, mt_cpu_masked_select_kernel(mt_elsize(x)), &cursor, SERIAL);
   if (!st) {
     st = mt_deliver(op, res, out);
@@ -577,6 +641,7 @@ done:
   mt_release(xe);
   mt_release(me);
   mt_release(res);
+  mt_release(counts);
   return st;
 }
 
@@ -587,8 +652,11 @@ mt_status mt_masked_scatter_(mt_tensor *x, const mt_tensor *mask, const mt_tenso
   if ((st = check_mask(op, mask, x)) || (st = check_same_dtype(op, "source", x, src)) ||
       (st = check_broadcast_to(op, "mask", mask, x->shape, x->ndim)))
     return st;
-  mt_tensor *me = NULL, *sc = NULL;
-  if ((st = mt_expand(mask, x->shape, x->ndim, &me)) || (st = count_true(op, me, &count))) goto done;
+  mt_tensor *me = NULL, *sc = NULL, *counts = NULL;
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
+  if ((st = mt_expand(mask, x->shape, x->ndim, &me)) ||
+      (st = cuda ? mt_cuda_mask_count(op, me, &counts, &count) : count_true(op, me, &count)))
+    goto done;
   if (mt_numel(src) < count) {
     st = mt_fail(MT_ESHAPE, "masked_scatter: source has %lld elements but the mask selects %lld",
                  (long long)mt_numel(src), (long long)count);
@@ -598,13 +666,16 @@ mt_status mt_masked_scatter_(mt_tensor *x, const mt_tensor *mask, const mt_tenso
   mt_tensor *ops[2] = {x, me};
   mt_iter it;
   char *cursor = mt_data(sc);
-  if (!(st = mt_iter_init(&it, ops, 2, op))) {
+  if (cuda) {
+    st = mt_cuda_mask_apply(op, 1, me, counts, x, sc);
+  } else if (!(st = mt_iter_init(&it, ops, 2, op))) {
     mt_bump_version(x);
     st = mt_iter_run(&it, mt_cpu_masked_scatter_kernel(mt_elsize(x)), &cursor, SERIAL);
   }
 done:
   mt_release(me);
   mt_release(sc);
+  mt_release(counts);
   return st;
 }
 
@@ -612,14 +683,23 @@ done:
 
 mt_status mt_nonzero(const mt_tensor *x, mt_tensor **out) {
   const char *op = "nonzero";
-  mt_tensor *b = NULL, *bc = NULL, *res = NULL;
+  mt_tensor *b = NULL, *bc = NULL, *res = NULL, *counts = NULL;
   int64_t count = 0;
   int nd = x->ndim;
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
   mt_status st;
-  if ((st = mt_to_dtype(x, MT_BOOL, false, &b)) || (st = mt_contiguous(b, &bc)) || (st = count_true(op, bc, &count)))
+  if ((st = mt_to_dtype(x, MT_BOOL, false, &b)) || (st = mt_contiguous(b, &bc)) ||
+      (st = cuda ? mt_cuda_mask_count(op, bc, &counts, &count) : count_true(op, bc, &count)))
     goto done;
   int64_t sh[2] = {count, nd};
   if ((st = mt_empty(sh, 2, MT_INT64, mt_tdevice(x), &res))) goto done;
+  if (cuda) {
+    if (!(st = mt_cuda_mask_apply(op, 2, bc, counts, NULL, res))) {
+      st = mt_deliver(op, res, out);
+      res = NULL;
+    }
+    goto done;
+  }
   const uint8_t *p = (const uint8_t *)mt_data(bc);
   int64_t *o = (int64_t *)mt_data(res), pos[MT_MAXDIM] = {0}, n = mt_numel(bc);
   for (int64_t i = 0; i < n; i++) {
@@ -636,5 +716,6 @@ done:
   mt_release(b);
   mt_release(bc);
   mt_release(res);
+  mt_release(counts);
   return st;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/cuda_index.h"
 #include "shape.h"
 
 static char *shp(const mt_tensor *t, char *buf, size_t n) { return mt_shape_str(t->shape, t->ndim, buf, n); }
@@ -326,6 +327,7 @@ static mt_status tri(const char *op, const mt_tensor *t, int64_t k, bool upper, 
   mt_tensor *o = NULL;
   if (!st) st = out_prepare(op, t->shape, nd, (mt_dtype)t->dtype, mt_tdevice(t), out, &o);
   if (st) return st;
+  if (mt_tdevice(t).type == MT_CUDA && o->dtype == t->dtype) return out_finish(mt_cuda_tri(o, t, k, upper), out, o);
   if (!inplace) st = mt_copy_(o, t);
   int64_t rows = t->shape[nd - 2], cols = t->shape[nd - 1];
   if (k < -rows - 1) k = -rows - 1; /* keeps i + k from overflowing */

@@ -199,7 +199,7 @@ function F.one_hot(t, num_classes)
   end
   local shape = t:size()
   shape[#shape + 1] = num_classes
-  local out = torch.zeros(shape, {dtype = torch.int64})
+  local out = torch.zeros(shape, {dtype = torch.int64, device = t.device})
   out:scatter_(-1, t:long():unsqueeze(-1), 1)
   return out
 end

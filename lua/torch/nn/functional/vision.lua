@@ -51,7 +51,7 @@ function F.pad(x, pad, ...)
         error(("F.pad: padding %s of input shape %s gives a negative size"):format(U.repr(pad), U.shape_str(x)), 2)
       end
     end
-    local out = torch.full(shape, o.value, {dtype = x.dtype})
+    local out = torch.full(shape, o.value, {dtype = x.dtype, device = x.device})
     local src, dst = x, out
     for i = 1, #pad // 2 do
       local d, l, r = nd - i + 1, pad[2 * i - 1], pad[2 * i]
@@ -78,7 +78,7 @@ function F.pad(x, pad, ...)
     if mode == "circular" and (l > n or r > n) then
       error(("F.pad: circular padding (%d, %d) must be at most the size %d of dim %d"):format(l, r, n, d), 2)
     end
-    if l > 0 or r > 0 then y = y:index_select(d, pad_index(mode, n, l, r)) end
+    if l > 0 or r > 0 then y = y:index_select(d, pad_index(mode, n, l, r):to(x.device)) end
   end
   return y
 end
