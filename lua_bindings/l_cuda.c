@@ -32,6 +32,11 @@ static const char *const cuda_ready[] = {
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "conv_input", "conv_weight", "max_pool", /* torch._backward */
+    /* linear algebra (cuda/solver.c through tensor/linalg_cuda.c; lstsq on the host) and einsum, kron, cross */
+    "inv", "inverse", "det", "logdet", "slogdet", "solve", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
+    "lstsq", "pinv", "pinverse", "matrix_rank", "norm", "vector_norm", "matrix_norm", "cross", "kron", "einsum",
+    "vdot", "addbmm", "addmm_", "addmv_", "baddbmm_", "addbmm_", /* products (blas.c; integers: intmm.c) */
+    "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", NULL};
 /* ...of which these move data between devices, so may mix them. */

@@ -7,6 +7,7 @@
 
 #include "cpu/dtypes.h"
 #include "linalg.h"
+#include "linalg_cuda.h"
 
 typedef double (*row_fn)(const char *p, int64_t n, double ord);
 
@@ -126,8 +127,9 @@ mt_status mt_linalg_vector_norm(const mt_tensor *x, double ord, const int *dims,
   mt_tensor *xp = NULL, *xc = NULL, *vals = NULL, *shaped = NULL, *r = NULL;
   st = mt_permute(x, perm, x->ndim, &xp);
   if (!st) st = (mt_dtype)x->dtype == cdt ? mt_contiguous(xp, &xc) : mt_to_dtype(xp, cdt, true, &xc);
-  if (!st) st = mt_empty(kshape, nk, MT_FLOAT64, mt_tdevice(x), &vals);
-  if (!st) {
+  if (!st && mt_la_on_cuda(x)) st = mt_la_cuda_vector_norm(xc, nk, ord, &vals);
+  else if (!st) st = mt_empty(kshape, nk, MT_FLOAT64, mt_tdevice(x), &vals);
+  if (!st && !mt_la_on_cuda(x)) {
     norm_job j = {mt_data(xc),          inner, (size_t)inner * mt_elsize(xc), ord, (double *)mt_data(vals),
                   rows_table[xc->dtype]};
     st = mt_parallel_for(outer, (1 << 16) / (inner + 1) + 1, norm_rows, &j);

@@ -123,6 +123,8 @@ static mt_status product(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, i
   int64_t nbatch = 1;
   for (int d = 0; d < nb; d++) nbatch *= c->shape[d];
   if (nbatch == 0 || p.m == 0 || p.n == 0) return MT_OK;
+  if (mt_tdevice(c).type == MT_CUDA && !mt_is_floating((mt_dtype)c->dtype))
+    return mt_cuda_int_gemm(a, b, c, nb, alpha, beta);
   if (mt_tdevice(c).type == MT_CUDA)
     return mt_cuda_gemm(a, p.la.trans, p.la.ld, b, p.lb.trans, p.lb.ld, c, nb, alpha, beta);
   bool is_float = c->dtype == MT_FLOAT32 || c->dtype == MT_FLOAT64;
@@ -207,9 +209,6 @@ static mt_status run_product(const char *op, const mt_tensor *a2, const mt_tenso
   mt_dtype dt = (mt_dtype)a2->dtype;
   bool cuda = mt_tdevice(a2).type == MT_CUDA; /* cuBLAS takes half types as they are */
   mt_dtype cdt = (dt == MT_FLOAT16 || dt == MT_BFLOAT16) && !cuda ? MT_FLOAT32 : dt;
-  if (cuda && !mt_is_floating(dt))
-    return mt_fail(MT_EDTYPE, "%s: %s tensors are not supported on CUDA yet (cuBLAS multiplies floating types)", op,
-                   mt_dtype_name(dt));
   int64_t m = a2->shape[a2->ndim - 2], k = a2->shape[a2->ndim - 1], n = b2->shape[b2->ndim - 1];
   int64_t full[MT_MAXDIM], ashape[MT_MAXDIM], bshape[MT_MAXDIM], strides[MT_MAXDIM];
   char s1[128], s2[128];
