@@ -189,8 +189,11 @@ test("matmul, mm, bmm, mv, dot, addmm on CUDA equal the CPU, transposed and broa
   check_error(function() return torch.randn(2, 3):cuda():matmul(torch.randn(4, 5):cuda()) end,
               "matmul: shapes 2x3 and 4x5 cannot be multiplied (3 ~= 4) (both on cuda:0)")
   check_error(function() return torch.randn(2, 3):cuda():matmul(torch.randn(3, 5)) end, "cuda:0 and cpu")
-  check_error(function() return torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}):matmul(
-                torch.ones(2, 2, {dtype = torch.int32, device = "cuda"})) end, "not supported on CUDA")
+  -- integers go to a plain kernel (cuda/intmm.c; tests/cuda/test_cuda_linalg.lua covers it)
+  local i2 = torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}):matmul(
+    torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}))
+  check_eq(i2.dtype, torch.int32)
+  check_eq(i2:cpu():totable(), {{2, 2}, {2, 2}})
 end)
 
 test("TF32 only when asked: float32 matmul is full precision by default", function()
