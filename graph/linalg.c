@@ -7,6 +7,7 @@
  * broadcast batch dims. Derivatives only call recorded ops. */
 #include <string.h>
 
+#include "linalg_cuda.h"
 #include "linalg_int.h"
 #include "trace.h"
 
@@ -50,6 +51,7 @@ mt_tensor *DL_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
       ((double *)mt_data(m))[i * n + j] = v;
     }
   if (!st) st = mt_to_dtype(m, dt, false, &r);
+  if (!st) st = mt_la_move(&r, DL_device(s));
   mt_release(m);
   return mtg_track(s, st, r);
 }
@@ -57,7 +59,7 @@ mt_tensor *DL_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
 mt_tensor *DL_ones(mtg_scope *s, const int64_t *shape, int ndim, mt_dtype dt) {
   if (!DL_LIVE(s)) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_full(shape, ndim, mt_sfloat(1), dt, mt_cpu(), &r);
+  mt_status st = mt_full(shape, ndim, mt_sfloat(1), dt, DL_device(s), &r);
   return mtg_track(s, st, r);
 }
 
@@ -87,7 +89,7 @@ bool mtg_la_is_zero(const mt_tensor *x) {
   if (mtg_requires_grad(x) && mtg_grad_enabled()) return false;
   mt_tensor *c = NULL, *d = NULL;
   bool zero = false;
-  if (!mt_contiguous(x, &c) && !mt_to_dtype(c, MT_FLOAT64, false, &d)) {
+  if (!mt_contiguous(x, &c) && !mt_to_dtype(c, MT_FLOAT64, false, &d) && !mt_la_move(&d, mt_cpu())) {
     const double *p = (const double *)mt_data(d);
     int64_t n = mt_numel(d);
     zero = true;

@@ -22,6 +22,12 @@ mt_status mtg_la_record(mt_op op, const mt_tensor *const *ins, int nin, mt_tenso
 /* ---- derivative-scope helpers: NULL in, NULL out ---- */
 #define DL_LIVE(s) ((s)->st == MT_OK)
 
+/* Where the node being differentiated ran (its first input's device): the
+ * constants a derivative makes (masks, ones) are made there. */
+static inline mt_device DL_device(const mtg_scope *s) {
+  return s->node && s->node->nin > 0 ? s->node->in[0].device : mt_cpu();
+}
+
 /* x with its last two dims swapped */
 static inline mt_tensor *DL_mT(mtg_scope *s, const mt_tensor *x) {
   return x ? D_transpose(s, x, x->ndim - 2, x->ndim - 1) : NULL;

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "linalg_cuda.h"
 #include "linalg_int.h"
 
 #define BEGIN                                                                                                          \
@@ -75,6 +76,7 @@ static mt_tensor *singular_mask(mtg_scope *s, const mt_tensor *d, int64_t *count
   double eps = d->dtype == MT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
   mt_tensor *c = NULL, *m = NULL;
   mt_status st = mt_to_dtype(d, MT_FLOAT64, true, &c);
+  if (!st) st = mt_la_move(&c, mt_cpu()); /* read on the host */
   if (!st) st = mt_empty(d->shape, d->ndim, MT_BOOL, mt_cpu(), &m);
   for (int64_t i = 0, nn = st ? 0 : mt_numel(c); i < nn; i++) {
     bool sing = fabs(((const double *)mt_data(c))[i]) < 100 * eps;
@@ -82,6 +84,7 @@ static mt_tensor *singular_mask(mtg_scope *s, const mt_tensor *d, int64_t *count
     *count += sing;
   }
   mt_release(c);
+  if (!st) st = mt_la_move(&m, mt_tdevice(d));
   return mtg_track(s, st, m);
 }
 
@@ -274,6 +277,7 @@ static mt_tensor *shift_eye(mtg_scope *s, int64_t rows, int64_t cols, int64_t of
   mt_status st = mt_zeros(shape, 2, MT_FLOAT64, mt_cpu(), &e);
   for (int64_t i = 0; !st && i < rows && off + i < cols; i++) ((double *)mt_data(e))[i * cols + off + i] = 1;
   if (!st) st = mt_to_dtype(e, dt, false, &r);
+  if (!st) st = mt_la_move(&r, DL_device(s));
   mt_release(e);
   return mtg_track(s, st, r);
 }

@@ -49,6 +49,11 @@ static const char *const cuda_ready[] = {
     "split", "chunk", "tensor_split", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
     "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "diag", "diag_embed", "atleast_1d",
     "atleast_2d", "atleast_3d", "meshgrid",
+    /* linear algebra (cuda/solver.c through tensor/linalg_cuda.c; lstsq on the host) and einsum, kron, cross */
+    "inv", "inverse", "det", "logdet", "slogdet", "solve", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
+    "lstsq", "pinv", "pinverse", "matrix_rank", "norm", "vector_norm", "matrix_norm", "cross", "kron", "einsum",
+    "vdot", "addbmm", "addmm_", "addmv_", "baddbmm_", "addbmm_", /* products (blas.c; integers: intmm.c) */
+    "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
 /* ...of which these move data between devices, so may mix them. */

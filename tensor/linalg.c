@@ -12,6 +12,7 @@
 
 #include "cpu/blas.h"
 #include "linalg.h"
+#include "linalg_cuda.h"
 
 /* ---- helpers ---- */
 
@@ -117,6 +118,12 @@ static mt_status lapack_error(const char *op, const char *routine, int info) {
   return mt_fail(MT_ELINALG, "%s: LAPACK %s rejected argument %d (internal error)", op, routine, -info);
 }
 
+/* Empty problems on CUDA (no matrix, or matrices with a zero dimension)
+ * run on the host (their results are identities, zeros or empty), as do
+ * least squares (no QR with column pivoting in cuSOLVER yet); the results
+ * are moved back by mt_la_move. */
+static bool cuda_empty(const mt_tensor *a) { return mt_la_on_cuda(a) && mt_numel(a) == 0; }
+
 /* Shape of a's batch dims plus extra trailing sizes. */
 static int batch_shape(const mt_tensor *a, int mdims, const int64_t *extra, int nextra, int64_t *shape) {
   int nd = a->ndim - mdims;
@@ -127,10 +134,25 @@ static int batch_shape(const mt_tensor *a, int mdims, const int64_t *extra, int 
 
 /* ---- inverse, determinants ---- */
 
+/* inv of a CUDA tensor: getrf + getrs against identities (cuSOLVER has no getri) */
+static mt_status cuda_inv(const char *op, const mt_tensor *a, mt_tensor **out) {
+  int n = (int)a->shape[a->ndim - 1];
+  int64_t nb = batch_count(a, 2);
+  mt_tensor *f = NULL, *B = NULL, *r = NULL;
+  mt_status st = to_fortran(a, (mt_dtype)a->dtype, &f);
+  if (!st) st = n > 0 && nb > 0 ? mt_la_cuda_inv(op, f, n, nb, &B) : (B = mt_retain(f), MT_OK);
+  if (!st) st = from_fortran(B, &r);
+  if (!st) st = mt_deliver(op, r, out);
+  mt_release(f);
+  mt_release(B);
+  return st;
+}
+
 mt_status mt_linalg_inv(const mt_tensor *a, mt_tensor **out) {
   const char *op = "linalg.inv";
   mt_status st = check_matrix(op, a, true);
   if (st) return st;
+  if (mt_la_on_cuda(a)) return cuda_inv(op, a, out);
   mt_dtype dt = (mt_dtype)a->dtype;
   bool dbl = dt == MT_FLOAT64;
   const mt_lapack *la = mt_lapack_get(dt, op);
@@ -170,6 +192,13 @@ mt_status mt_linalg_inv(const mt_tensor *a, mt_tensor **out) {
 /* LU of every matrix of a; writes per matrix the sign (+-1, 0 if singular)
  * and log|det| into sign[] and logabs[] (nb entries each). */
 static mt_status lu_logdet(const char *op, const mt_tensor *a, double *sign, double *logabs) {
+  if (mt_la_on_cuda(a)) {
+    mt_tensor *f = NULL;
+    mt_status st = to_fortran(a, (mt_dtype)a->dtype, &f);
+    if (!st) st = mt_la_cuda_lu_logdet(op, f, (int)a->shape[a->ndim - 1], batch_count(a, 2), sign, logabs);
+    mt_release(f);
+    return st;
+  }
   mt_dtype dt = (mt_dtype)a->dtype;
   bool dbl = dt == MT_FLOAT64;
   const mt_lapack *la = mt_lapack_get(dt, op);
@@ -203,11 +232,11 @@ static mt_status lu_logdet(const char *op, const mt_tensor *a, double *sign, dou
 static mt_status batch_values(const mt_tensor *a, int mdims, const double *v, mt_tensor **out) {
   int64_t shape[MT_MAXDIM];
   int nd = batch_shape(a, mdims, NULL, 0, shape);
-  mt_status st = mt_empty(shape, nd, (mt_dtype)a->dtype, mt_tdevice(a), out);
+  mt_status st = mt_empty(shape, nd, (mt_dtype)a->dtype, mt_cpu(), out);
   if (st) return st;
   int64_t nb = batch_count(a, mdims);
   for (int64_t b = 0; b < nb; b++) set(mt_data(*out), b, v[b], a->dtype == MT_FLOAT64);
-  return MT_OK;
+  return mt_la_on_cuda(a) ? mt_la_move(out, mt_tdevice(a)) : MT_OK;
 }
 
 mt_status mt_linalg_det(const mt_tensor *a, mt_tensor **out) {
@@ -317,7 +346,8 @@ mt_status mt_linalg_solve(const mt_tensor *a, const mt_tensor *b, bool left, mt_
   int64_t nb = 1;
   for (int i = 0; i < nbd; i++) nb *= batch[i];
   int lda = n > 1 ? n : 1, info = 0;
-  for (int64_t k = 0; !st && k < nb && n > 0 && nrhs > 0; k++) {
+  if (!st && mt_la_on_cuda(a) && nb > 0 && n > 0 && nrhs > 0) st = mt_la_cuda_solve(op, fa, fb, n, nrhs, nb);
+  for (int64_t k = 0; !st && !mt_la_on_cuda(a) && k < nb && n > 0 && nrhs > 0; k++) {
     char *A = (char *)mt_data(fa) + k * n * n * (dbl ? 8 : 4);
     char *B = (char *)mt_data(fb) + k * n * nrhs * (dbl ? 8 : 4);
     la->getrf(&n, &n, A, &lda, ipiv, &info);
@@ -363,7 +393,8 @@ mt_status mt_linalg_cholesky(const mt_tensor *a, bool upper, mt_tensor **out) {
   mt_tensor *f = NULL, *r = NULL;
   if ((st = to_fortran(a, dt, &f))) return st;
   const char *uplo = upper ? "U" : "L";
-  for (int64_t b = 0; b < nb && n > 0; b++) {
+  if (mt_la_on_cuda(a) && nb > 0 && n > 0) st = mt_la_cuda_cholesky(op, f, upper, n, nb);
+  for (int64_t b = 0; !mt_la_on_cuda(a) && b < nb && n > 0; b++) {
     char *A = (char *)mt_data(f) + b * n * n * (dbl ? 8 : 4);
     la->potrf(uplo, &n, A, &lda, &info, 1);
     if (info > 0) {
@@ -397,6 +428,15 @@ mt_status mt_linalg_qr(const mt_tensor *a, const char *mode, mt_tensor **q, mt_t
   bool complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
   if (!complete && !ronly && strcmp(mode, "reduced") != 0)
     return mt_fail(MT_EARG, "%s: mode must be 'reduced', 'complete' or 'r', got '%s'", op, mode);
+  if (cuda_empty(a)) {
+    mt_tensor *h = NULL;
+    if (!(st = mt_la_to_host(a, &h))) st = mt_linalg_qr(h, mode, q, r);
+    mt_release(h);
+    if (!st && (st = mt_la_move(q, mt_tdevice(a)))) mt_release(*r);
+    if (!st && (st = mt_la_move(r, mt_tdevice(a)))) mt_release(*q);
+    return st;
+  }
+  bool gpu = mt_la_on_cuda(a);
   mt_dtype dt = (mt_dtype)a->dtype;
   bool dbl = dt == MT_FLOAT64;
   size_t es = dbl ? 8 : 4;
@@ -413,14 +453,15 @@ mt_status mt_linalg_qr(const mt_tensor *a, const char *mode, mt_tensor **q, mt_t
   if (!st) st = fortran_zeros(a, nbd, rrows, n, &fr);
   if (!st && !ronly) st = fortran_zeros(a, nbd, m, qcols, &fq);
   if (!st) tau = alloc_work(k, es, &st, op);
-  if (!st && k > 0) {
+  if (!st && gpu) st = mt_la_cuda_qr(op, f, fr, ronly ? NULL : fq, m, n, nb);
+  if (!st && k > 0 && !gpu) {
     la->geqrf(&m, &n, mt_data(f), &lda, tau, w1, &lwork, &info);
     if (!ronly) la->orgqr(&m, &qcols, &k, mt_data(fq), &lda, tau, w2, &lwork, &info);
     lwork = work_size(w1, dbl);
     if (!ronly && work_size(w2, dbl) > lwork) lwork = work_size(w2, dbl);
     work = alloc_work(lwork, es, &st, op);
   }
-  for (int64_t b = 0; !st && b < nb; b++) {
+  for (int64_t b = 0; !st && !gpu && b < nb; b++) {
     char *A = (char *)mt_data(f) + b * m * n * (int64_t)es;
     char *Rb = (char *)mt_data(fr) + b * rrows * n * (int64_t)es;
     if (k == 0) { /* empty matrix: R is empty or zero, the complete Q an identity */
@@ -469,6 +510,17 @@ mt_status mt_linalg_svd(const mt_tensor *a, bool full_matrices, mt_tensor **u, m
   const char *op = u ? "linalg.svd" : "linalg.svdvals";
   mt_status st = check_matrix(op, a, false);
   if (st) return st;
+  if (cuda_empty(a)) {
+    mt_tensor *h = NULL;
+    mt_device d = mt_tdevice(a);
+    if (!(st = mt_la_to_host(a, &h))) st = mt_linalg_svd(h, full_matrices, u, s, vh);
+    mt_release(h);
+    if (!st) st = mt_la_move(s, d);
+    if (!st && u) st = mt_la_move(u, d);
+    if (!st && u) st = mt_la_move(vh, d);
+    return st; /* (a failed move leaves its siblings to the caller's error path) */
+  }
+  bool gpu = mt_la_on_cuda(a);
   mt_dtype dt = (mt_dtype)a->dtype;
   bool dbl = dt == MT_FLOAT64, vectors = u != NULL;
   size_t es = dbl ? 8 : 4;
@@ -491,13 +543,14 @@ mt_status mt_linalg_svd(const mt_tensor *a, bool full_matrices, mt_tensor **u, m
   if (!st && vectors) st = fortran_zeros(a, nbd, m, ucols, &fu);
   if (!st && vectors) st = fortran_zeros(a, nbd, vtrows, n, &fvt);
   if (!st) iwork = alloc_work(8 * (int64_t)k, sizeof(int), &st, op);
-  if (!st && k > 0) {
+  if (!st && gpu) st = mt_la_cuda_svd(op, f, full_matrices, S, fu, fvt, m, n, nb);
+  if (!st && k > 0 && !gpu) {
     la->gesdd(jobz, &m, &n, mt_data(f), &lda, mt_data(S), vectors ? mt_data(fu) : (void *)dummy, &ldu,
               vectors ? mt_data(fvt) : (void *)dummy, &ldvt, wq, &lwork, iwork, &info, 1);
     lwork = work_size(wq, dbl);
     work = alloc_work(lwork, es, &st, op);
   }
-  for (int64_t b = 0; !st && b < nb; b++) {
+  for (int64_t b = 0; !st && !gpu && b < nb; b++) {
     if (k == 0) { /* empty matrix: the full U and Vh are identities */
       for (int i = 0; vectors && i < ucols && i < m; i++) set(mt_data(fu), b * m * ucols + (int64_t)i * m + i, 1, dbl);
       for (int i = 0; vectors && i < vtrows && i < n; i++)
@@ -543,6 +596,15 @@ mt_status mt_linalg_eigh(const mt_tensor *a, char uplo, mt_tensor **w, mt_tensor
   mt_status st = check_matrix(op, a, true);
   if (st) return st;
   if (uplo != 'L' && uplo != 'U') return mt_fail(MT_EARG, "%s: UPLO must be 'L' or 'U', got '%c'", op, uplo);
+  if (cuda_empty(a)) {
+    mt_tensor *h = NULL;
+    if (!(st = mt_la_to_host(a, &h))) st = mt_linalg_eigh(h, uplo, w, v);
+    mt_release(h);
+    if (!st) st = mt_la_move(w, mt_tdevice(a));
+    if (!st && v) st = mt_la_move(v, mt_tdevice(a));
+    return st;
+  }
+  bool gpu = mt_la_on_cuda(a);
   mt_dtype dt = (mt_dtype)a->dtype;
   bool dbl = dt == MT_FLOAT64;
   size_t es = dbl ? 8 : 4;
@@ -560,14 +622,15 @@ mt_status mt_linalg_eigh(const mt_tensor *a, char uplo, mt_tensor **w, mt_tensor
   double wq[2] = {0};
   st = to_fortran(a, dt, &f);
   if (!st) st = mt_empty(wshape, wnd, dt, mt_tdevice(a), &W);
-  if (!st && n > 0) {
+  if (!st && gpu) st = mt_la_cuda_eigh(op, f, W, v != NULL, uplo, n, nb);
+  if (!st && n > 0 && !gpu) {
     la->syevd(jobz, ul, &n, mt_data(f), &lda, mt_data(W), wq, &lwork, &iq, &liwork, &info, 1, 1);
     lwork = work_size(wq, dbl);
     liwork = iq > 1 ? iq : 1;
     work = alloc_work(lwork, es, &st, op);
     if (!st) iwork = alloc_work(liwork, sizeof(int), &st, op);
   }
-  for (int64_t b = 0; !st && b < nb && n > 0; b++) {
+  for (int64_t b = 0; !st && !gpu && b < nb && n > 0; b++) {
     char *A = (char *)mt_data(f) + b * n * n * (int64_t)es;
     char *Wb = (char *)mt_data(W) + b * n * (int64_t)es;
     la->syevd(jobz, ul, &n, A, &lda, Wb, work, &lwork, iwork, &liwork, &info, 1, 1);
@@ -594,6 +657,33 @@ mt_status mt_linalg_eigh(const mt_tensor *a, char uplo, mt_tensor **w, mt_tensor
 
 /* ---- least squares, pseudo-inverse, rank ---- */
 
+/* lstsq of CUDA tensors: on the host (see cuda_empty), the four results moved back */
+static mt_status cuda_lstsq(const mt_tensor *a, const mt_tensor *b, double rcond, const char *driver,
+                            mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **sv) {
+  mt_device d = mt_tdevice(a);
+  if (!mt_same_device(d, mt_tdevice(b))) {
+    char s1[32], s2[32];
+    return mt_fail(MT_EDEVICE, "linalg.lstsq: expected all tensors on the same device, got %s and %s",
+                   mt_device_str(d, s1, sizeof s1), mt_device_str(mt_tdevice(b), s2, sizeof s2));
+  }
+  mt_tensor *ha = NULL, *hb = NULL, *r[4] = {NULL, NULL, NULL, NULL};
+  mt_status st = mt_la_to_host(a, &ha);
+  if (!st) st = mt_la_to_host(b, &hb);
+  if (!st) st = mt_linalg_lstsq(ha, hb, rcond, driver, &r[0], &r[1], &r[2], &r[3]);
+  for (int i = 0; !st && i < 4; i++) st = mt_la_move(&r[i], d);
+  mt_release(ha);
+  mt_release(hb);
+  if (st) {
+    for (int i = 0; i < 4; i++) mt_release(r[i]);
+    return st;
+  }
+  *solution = r[0];
+  *residuals = r[1];
+  *rank = r[2];
+  *sv = r[3];
+  return MT_OK;
+}
+
 mt_status mt_linalg_lstsq(const mt_tensor *a, const mt_tensor *b, double rcond, const char *driver,
                           mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **sv) {
   const char *op = "linalg.lstsq";
@@ -603,6 +693,7 @@ mt_status mt_linalg_lstsq(const mt_tensor *a, const mt_tensor *b, double rcond, 
   bool gelsd = driver && strcmp(driver, "gelsd") == 0;
   if (driver && !gelsd && strcmp(driver, "gelsy") != 0)
     return mt_fail(MT_EARG, "%s: driver must be 'gelsy' or 'gelsd', got '%s'", op, driver);
+  if (mt_la_on_cuda(a) || mt_la_on_cuda(b)) return cuda_lstsq(a, b, rcond, driver, solution, residuals, rank, sv);
   if (b->dtype != a->dtype)
     return mt_fail(MT_EDTYPE, "%s: expected A and B to have the same dtype, got %s and %s", op,
                    mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
@@ -775,8 +866,8 @@ mt_status mt_linalg_pinv(const mt_tensor *a, double atol, double rtol, bool herm
     if (!st) st = mt_transpose(U, nd - 2, nd - 1, &UT);
     if (!st) st = mt_transpose(VH, nd - 2, nd - 1, &V);
   }
-  if (!st) st = mt_clone(S, &sinv);
-  if (!st) { /* 1 / s where |s| is above the tolerance, else 0 */
+  if (!st) st = mt_la_on_cuda(a) ? mt_la_to_host(S, &sinv) : mt_clone(S, &sinv);
+  if (!st) { /* 1 / s where |s| is above the tolerance, else 0 (on the host) */
     int64_t k = S->shape[S->ndim - 1], nb = k ? mt_numel(S) / k : 0;
     char *p = mt_data(sinv);
     for (int64_t b = 0; b < nb; b++) {
@@ -790,6 +881,7 @@ mt_status mt_linalg_pinv(const mt_tensor *a, double atol, double rtol, bool herm
     }
   }
   mt_tensor *row = NULL;
+  if (!st && mt_la_on_cuda(a)) st = mt_la_move(&sinv, mt_tdevice(a));
   if (!st) st = mt_unsqueeze(sinv, sinv->ndim - 1, &row);
   if (!st) st = mt_binary(MT_OP_mul, V, row, &scaled);
   if (!st) st = mt_matmul(scaled, UT, &r);
@@ -813,9 +905,10 @@ mt_status mt_linalg_matrix_rank(const mt_tensor *a, double atol, double rtol, bo
   bool dbl = a->dtype == MT_FLOAT64;
   mt_tensor *S = NULL, *r = NULL;
   st = hermitian ? mt_linalg_eigh(a, 'L', &S, NULL) : mt_linalg_svd(a, false, NULL, &S, NULL);
+  if (!st && mt_la_on_cuda(a)) st = mt_la_move(&S, mt_cpu()); /* counted on the host */
   int64_t shape[MT_MAXDIM];
   int nd = batch_shape(a, 2, NULL, 0, shape);
-  if (!st) st = mt_empty(shape, nd, MT_INT64, mt_tdevice(a), &r);
+  if (!st) st = mt_empty(shape, nd, MT_INT64, mt_cpu(), &r);
   if (!st) {
     int64_t k = S->shape[S->ndim - 1], nb = batch_count(a, 2);
     const char *p = mt_data(S);
@@ -827,7 +920,8 @@ mt_status mt_linalg_matrix_rank(const mt_tensor *a, double atol, double rtol, bo
       for (int64_t i = 0; i < k; i++) cnt += fabs(get(p, b * k + i, dbl)) > tol;
       ((int64_t *)mt_data(r))[b] = cnt;
     }
-    st = mt_deliver(op, r, out);
+    if (mt_la_on_cuda(a)) st = mt_la_move(&r, mt_tdevice(a));
+    if (!st) st = mt_deliver(op, r, out);
   }
   mt_release(S);
   return st;

@@ -10,6 +10,7 @@
 #include "cuda/mt_cuda.h"
 #include "linalg.h"
 #include "reduce.h"
+#include "linalg_cuda.h"
 
 typedef double (*row_fn)(const char *p, int64_t n, double ord);
 
@@ -191,8 +192,6 @@ mt_status mt_linalg_matrix_norm(const mt_tensor *x, const char *sord, double ord
   if (sord && strcmp(sord, "fro") == 0) return mt_linalg_vector_norm(x, 2, pair, 2, keepdim, -1, out);
   bool nuc = sord && strcmp(sord, "nuc") == 0;
   if (sord && !nuc) return mt_fail(MT_EARG, "%s: ord must be 'fro', 'nuc' or a number, got '%s'", op, sord);
-  if ((nuc || fabs(ord) == 2) && mt_tdevice(x).type == MT_CUDA) /* LAPACK reads host memory */
-    return mt_cuda_unsupported("linalg.matrix_norm with ord 2, -2 or 'nuc'");
   if (nuc || fabs(ord) == 2) { /* from the singular values */
     int perm[MT_MAXDIM], n = 0;
     for (int i = 0; i < x->ndim; i++)

@@ -123,6 +123,8 @@ static mt_status product(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, i
   int64_t nbatch = 1;
   for (int d = 0; d < nb; d++) nbatch *= c->shape[d];
   if (nbatch == 0 || p.m == 0 || p.n == 0) return MT_OK;
+  if (mt_tdevice(c).type == MT_CUDA && !mt_is_floating((mt_dtype)c->dtype))
+    return mt_cuda_int_gemm(a, b, c, nb, alpha, beta);
   if (mt_tdevice(c).type == MT_CUDA)
     return mt_cuda_gemm(a, p.la.trans, p.la.ld, b, p.lb.trans, p.lb.ld, c, nb, alpha, beta);
   bool is_float = c->dtype == MT_FLOAT32 || c->dtype == MT_FLOAT64;

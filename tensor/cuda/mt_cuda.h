@@ -147,6 +147,9 @@ mt_status mt_cuda_rows_bwd(int dev, mt_dtype dt, const struct mt_rows_problem *p
 /* Average pools (pool.c): y from x, or (back) gx, zeroed first, from gy;
  * contiguous float32/float64. */
 mt_status mt_cuda_avg_pool(const struct mt_pool_problem *p, bool back, const mt_tensor *in, mt_tensor *out);
+/* c = alpha * a @ b + beta * c for integer dtypes (intmm.c): the layout
+ * of mt_cuda_gemm, any strides, wrapping on overflow as on the CPU. */
+mt_status mt_cuda_int_gemm(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, int nb, double alpha, double beta);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
 void mt_cuda_set_tf32(bool allow);
 bool mt_cuda_tf32(void);
@@ -178,5 +181,27 @@ mt_cuda_jitstats mt_cuda_jit_stats(void);
 /* Launches fn over n threads (a 1-D grid of 256-thread blocks, grid-stride
  * loops inside) on dev's current stream; checks the launch and names op. */
 mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op);
+
+/* ---- dense solvers (solver.c, cuSOLVER) ----
+ * Each runs over nb column-major matrices stored one after another (float64
+ * when dbl, else float32) on dev's current stream; info holds nb device ints
+ * (LAPACK's codes: > 0 singular / not positive-definite / no convergence).
+ * ipiv: nb * n device ints; tau: nb * min(m, n) elements. */
+mt_status mt_cuda_getrf(const char *op, int dev, bool dbl, int n, int64_t nb, void *A, int *ipiv, int *info);
+/* B (n x nrhs each) = A^-1 B from getrf's factors. */
+mt_status mt_cuda_getrs(const char *op, int dev, bool dbl, int n, int nrhs, int64_t nb, const void *A,
+                        const int *ipiv, void *B, int *info);
+mt_status mt_cuda_potrf(const char *op, int dev, bool dbl, bool upper, int n, int64_t nb, void *A, int *info);
+mt_status mt_cuda_geqrf(const char *op, int dev, bool dbl, int m, int n, int64_t nb, void *A, void *tau, int *info);
+/* Q (m x ncols each, holding geqrf's reflectors) made explicit from k reflectors. */
+mt_status mt_cuda_orgqr(const char *op, int dev, bool dbl, int m, int ncols, int k, int64_t nb, void *Q,
+                        const void *tau, int *info);
+/* Eigenvalues (ascending) into W (n each); vectors overwrite A. */
+mt_status mt_cuda_syevd(const char *op, int dev, bool dbl, bool vectors, bool upper, int n, int64_t nb, void *A,
+                        void *W, int *info);
+/* Jacobi SVD: S (min(m, n) each, descending), U (m x (econ ? k : m)), V
+ * (n x (econ ? k : n)); A is destroyed. */
+mt_status mt_cuda_gesvdj(const char *op, int dev, bool dbl, bool econ, int m, int n, int64_t nb, void *A, void *S,
+                         void *U, void *V, int *info);
 
 #endif

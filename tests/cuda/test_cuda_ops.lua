@@ -213,6 +213,11 @@ test("integer products on CUDA equal the CPU's, wrapping alike (cuBLAS has none:
     check_eq(torch.addmm(bias:cuda(), x:cuda(), y:cuda(), {beta = 2, alpha = 3}):cpu():totable(),
              torch.addmm(bias, x, y, {beta = 2, alpha = 3}):totable(), dt.name .. " addmm")
   end
+  -- integers go to a plain kernel (cuda/intmm.c; tests/cuda/test_cuda_linalg.lua covers it)
+  local i2 = torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}):matmul(
+    torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}))
+  check_eq(i2.dtype, torch.int32)
+  check_eq(i2:cpu():totable(), {{2, 2}, {2, 2}})
 end)
 
 test("TF32 only when asked: float32 matmul is full precision by default", function()
