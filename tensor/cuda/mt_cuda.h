@@ -122,6 +122,8 @@ mt_status mt_cuda_max_pool(const struct mt_pool_problem *p, const mt_tensor *x, 
 /* gx = zeros plus gy summed at idx (checked to lie in the plane first). */
 mt_status mt_cuda_max_pool_backward(int64_t planes, int64_t in_plane, int64_t out_plane, const mt_tensor *gy,
                                     const mt_tensor *idx, mt_tensor *gx);
+/* GradScaler: x (contiguous) *= inv_scale; *found = 1 if a result is not finite (cuda/amp.c). */
+mt_status mt_cuda_amp_unscale_(mt_tensor *x, double inv_scale, mt_tensor *found);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
 void mt_cuda_set_tf32(bool allow);
 bool mt_cuda_tf32(void);
