@@ -74,6 +74,19 @@ static int l_package(lua_State *L) {
   return 1;
 }
 
+/* __index of torch.cuda: only torch.cuda.amp (lua/torch/cuda/amp.lua) is a
+ * Lua module there; other missing keys stay nil. */
+static int cuda_index(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "amp") != 0) return 0;
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "torch.cuda.amp");
+  lua_call(L, 1, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  return 1;
+}
+
 int luaopen_torch(lua_State *L) {
   lua_newtable(L); /* weak-keyed help table: function -> text */
   lua_newtable(L);
@@ -110,12 +123,20 @@ int luaopen_torch(lua_State *L) {
   mtl_open_proc(L, torch_idx, methods_idx);
   mtl_open_summary(L, torch_idx, methods_idx);
   mtl_open_profiler(L, torch_idx, methods_idx);
+  mtl_open_autocast(L, torch_idx, methods_idx);
+  mtl_open_amp(L, torch_idx, methods_idx);
 
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, torch_idx, "Tensor");
   lua_pushstring(L, MT_VERSION);
   lua_setfield(L, torch_idx, "version");
   make_package(L, torch_idx, "torch");
+  lua_getfield(L, torch_idx, "cuda");
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, cuda_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
   lua_pushcfunction(L, l_package);
   mtl_set_help(L, "torch._package(name[, t]) -- a table that loads the Lua modules name.<k> on first use");
   lua_setfield(L, torch_idx, "_package");

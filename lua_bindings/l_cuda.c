@@ -54,6 +54,7 @@ static const char *const cuda_ready[] = {
     "lstsq", "pinv", "pinverse", "matrix_rank", "norm", "vector_norm", "matrix_norm", "cross", "kron", "einsum",
     "vdot", "addbmm", "addmm_", "addmv_", "baddbmm_", "addbmm_", /* products (blas.c; integers: intmm.c) */
     "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
+    "_amp_foreach_non_finite_check_and_unscale_", /* GradScaler (tensor/amp.c) */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
 /* ...of which these move data between devices, so may mix them. */
@@ -68,6 +69,7 @@ static bool listed(const char *const *list, const char *name) {
 
 #define GATE_READY 1
 #define GATE_CROSS 2
+#define GATE_AUTOCAST 2 /* the op's autocast policy (l_autocast.c) sits above this many bits */
 
 /* Calls visit on each tensor among the arguments and in the array part of
  * table arguments (torch.cat({a, b})); stops at the first nonzero result. */
@@ -131,11 +133,16 @@ static int gate(lua_State *L) {
       }
     }
   }
+  if (mtl_autocast_mask) {
+    int ac = (int)lua_tointeger(L, lua_upvalueindex(2)) >> GATE_AUTOCAST;
+    if (ac) mtl_autocast_args(L, ac, r->name);
+  }
   return r->fn(L);
 }
 
 void mtl_push_gated(lua_State *L, const mtl_reg *r) {
-  int flags = (listed(cuda_ready, r->name) ? GATE_READY : 0) | (listed(cross_device, r->name) ? GATE_CROSS : 0);
+  int flags = (listed(cuda_ready, r->name) ? GATE_READY : 0) | (listed(cross_device, r->name) ? GATE_CROSS : 0) |
+              mtl_autocast_flags(r->name) << GATE_AUTOCAST;
   lua_pushlightuserdata(L, (void *)r);
   lua_pushinteger(L, flags);
   lua_pushcclosure(L, gate, 2);

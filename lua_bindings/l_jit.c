@@ -142,6 +142,7 @@ static int match(lua_State *L, jentry *e, int nargs, const mt_tensor **ins, char
     }
     if (e->c && !mtj_guard(e->c, ins, why, n)) return 0;
     if (mtg_grad_enabled() != e->grad_mode) return snprintf(why, n, "grad mode changed"), 0;
+    if (mtl_autocast_key() != e->autocast) return snprintf(why, n, "autocast state changed"), 0;
     for (int k = 0; k < e->nin; k++)
       if (e->grad_mode && mtg_requires_grad(ins[k]) != (bool)(e->rg[k / 64] >> (k % 64) & 1))
         return snprintf(why, n, "an input's requires_grad changed"), 0;
@@ -187,6 +188,7 @@ static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs
   if (!e->why[0] && !split) jit_locate_inputs(L, f, e, ins, nin, nargs, &fwd);
   e->detach = tr->backward_ran;
   e->grad_mode = mtg_grad_enabled();
+  e->autocast = mtl_autocast_key();
   for (int k = 0; k < nin && e->grad_mode; k++)
     if (mtg_requires_grad(ins[k])) e->rg[k / 64] |= 1ull << (k % 64);
   for (int r = 0; r < nres && !e->why[0] && !split; r++) {

@@ -62,6 +62,7 @@ typedef struct jentry {
   jit_aot *aot;    /* results require grad: the compiled backward (NULL if not) */
   jit_split *split; /* graph breaks: the segments and the recorded op calls (e->c is NULL) */
   bool grad_mode;  /* grad mode at the capture (guarded) */
+  int autocast;    /* mtl_autocast_key() at the capture (guarded): the casts are in the graph */
   uint64_t rg[MTJ_MAXIN / 64]; /* inputs that required grad at the capture (guarded) */
   char why[300];
   unsigned epoch;

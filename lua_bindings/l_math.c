@@ -47,11 +47,12 @@ static const char *op_help(const char *name) {
   return NULL;
 }
 
-/* upvalue 1: op id; upvalue 2: in-place flag */
+/* upvalue 1: op id; upvalue 2: in-place flag; upvalue 3: autocast policy */
 static int l_unary(lua_State *L) {
   mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(1));
   int inplace = lua_toboolean(L, lua_upvalueindex(2));
   const char *name = mt_ops[op].name;
+  MTL_AUTOCAST(L, (int)lua_tointeger(L, lua_upvalueindex(3)), name);
   mt_tensor *x = mtl_check_tensor(L, 1, name);
   int opt = mtl_options_index(L, 2);
   mt_tensor *o = inplace ? x : mtl_opt_out(L, opt);
@@ -84,6 +85,7 @@ static int l_binary(lua_State *L) {
   mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(1));
   int inplace = lua_toboolean(L, lua_upvalueindex(2));
   const char *name = mt_ops[op].name;
+  MTL_AUTOCAST(L, (int)lua_tointeger(L, lua_upvalueindex(3)), name);
   int opt = mtl_options_index(L, 3);
   if (lua_gettop(L) < 2) return luaL_error(L, "%s: expected two arguments", name);
   mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
@@ -163,7 +165,8 @@ static void register_op(lua_State *L, int torch_idx, int methods_idx, int op, in
   const char *name = mt_ops[op].name;
   lua_pushinteger(L, op);
   lua_pushboolean(L, inplace);
-  lua_pushcclosure(L, fn, 2);
+  lua_pushinteger(L, inplace ? 0 : mtl_autocast_flags(name)); /* in-place ops keep their dtype */
+  lua_pushcclosure(L, fn, 3);
   const char *h = op_help(name);
   const char *sig = mt_ops[op].arity == 1 ? "(x)" : "(a, b)";
   char text[256];

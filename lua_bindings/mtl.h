@@ -148,6 +148,24 @@ void mtl_open_plot(lua_State *L, int torch_idx, int methods_idx);     /* l_plot.
 void mtl_open_proc(lua_State *L, int torch_idx, int methods_idx);     /* l_proc.c: child processes (torch._proc) */
 void mtl_open_summary(lua_State *L, int torch_idx, int methods_idx);  /* l_summary.c: torch._summary (tensorboard) */
 void mtl_open_profiler(lua_State *L, int torch_idx, int methods_idx); /* l_profiler.c: torch._profiler */
+void mtl_open_autocast(lua_State *L, int torch_idx, int methods_idx); /* l_autocast.c: autocast state, policies */
+void mtl_open_amp(lua_State *L, int torch_idx, int methods_idx);      /* l_amp.c: GradScaler's fused op */
+
+/* ---- autocast (l_autocast.c) ---- */
+/* Nonzero while an autocast region is enabled for some device type (bit 1
+ * cpu, bit 2 cuda): the one load callers make before anything else. */
+extern int mtl_autocast_mask;
+/* The autocast state that decides casts (enabled device types and their
+ * dtypes) as one int: torch.compile guards on it. */
+int mtl_autocast_key(void);
+/* The autocast policy of the op `name` (0: none), looked up once, at registration. */
+int mtl_autocast_flags(const char *name);
+/* Casts the call's arguments on the stack in place per flags (nonzero). */
+void mtl_autocast_args(lua_State *L, int flags, const char *name);
+#define MTL_AUTOCAST(L, flags, name)                                                                                   \
+  do {                                                                                                                 \
+    if (mtl_autocast_mask && (flags)) mtl_autocast_args((L), (flags), (name));                                       \
+  } while (0)
 
 /* l_jit.c: hooks for the capture of a compiled function. A host sync
  * (item, totable, tostring) ends the graph: a graph break, reported once

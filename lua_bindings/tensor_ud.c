@@ -371,7 +371,15 @@ static int t_sub(lua_State *L) { return binop(L, MT_OP_sub); }
 static int t_mul(lua_State *L) { return binop(L, MT_OP_mul); }
 static int t_div(lua_State *L) { return binop(L, MT_OP_div); }
 static int t_mod(lua_State *L) { return binop(L, MT_OP_remainder); }
-static int t_pow(lua_State *L) { return binop(L, MT_OP_pow); }
+/* a ^ b is pow, also for autocast (float32 on CUDA) */
+static int t_pow(lua_State *L) {
+  static int flags = -1;
+  if (mtl_autocast_mask) {
+    if (flags < 0) flags = mtl_autocast_flags("pow");
+    MTL_AUTOCAST(L, flags, "pow");
+  }
+  return binop(L, MT_OP_pow);
+}
 static int t_idiv(lua_State *L) { return binop(L, MT_OP_floor_divide); }
 static int t_band(lua_State *L) { return binop(L, MT_OP_bitwise_and); }
 static int t_bor(lua_State *L) { return binop(L, MT_OP_bitwise_or); }

@@ -10,7 +10,6 @@
 #include "cuda/mt_cuda.h"
 #include "linalg.h"
 #include "reduce.h"
-#include "linalg_cuda.h"
 
 typedef double (*row_fn)(const char *p, int64_t n, double ord);
 

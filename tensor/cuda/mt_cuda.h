@@ -150,6 +150,8 @@ mt_status mt_cuda_avg_pool(const struct mt_pool_problem *p, bool back, const mt_
 /* c = alpha * a @ b + beta * c for integer dtypes (intmm.c): the layout
  * of mt_cuda_gemm, any strides, wrapping on overflow as on the CPU. */
 mt_status mt_cuda_int_gemm(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, int nb, double alpha, double beta);
+/* GradScaler: x (contiguous) *= inv_scale; *found = 1 if a result is not finite (cuda/amp.c). */
+mt_status mt_cuda_amp_unscale_(mt_tensor *x, double inv_scale, mt_tensor *found);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
 void mt_cuda_set_tf32(bool allow);
 bool mt_cuda_tf32(void);

@@ -1,6 +1,7 @@
 -- torch.nn.functional (F) -- the functional form of every nn layer and loss.
 -- The functions live in lua/torch/nn/functional/<group>.lua; this file joins
 -- them into one table and attaches their help texts.
+local torch = require "torch"
 local U = require "torch.nn.util"
 
 local F = {__help = "torch.nn.functional (F): functional forms of layers and losses; help(F.name) for one"}
@@ -73,5 +74,25 @@ U.doc(F, {
     .. "backend: torch.backends.sdp_kernel)",
   pairwise_distance = "F.pairwise_distance(x1, x2[, p=2, eps=1e-6, keepdim]) -- p-norm of x1 - x2",
 })
+
+-- torch.autocast: the Lua functions among PyTorch's autocast lists (linear,
+-- the losses, softmax...) go through their op's policy (by name) while a
+-- region is active; otherwise the original is tail-called, so its errors
+-- still point at the caller's line. C ops carry their policy already.
+local help = F.__help
+local active, wrap = torch._autocast_active, torch._autocast_wrap
+for name, fn in pairs(F) do
+  if type(fn) == "function" then
+    local w = wrap(name, fn)
+    if w ~= fn then
+      F[name] = function(...)
+        if active() then return w(...) end
+        return fn(...)
+      end
+      U.doc(F, {[name] = torch._helptext(fn)})
+    end
+  end
+end
+F.__help = help
 
 return F

@@ -1,0 +1,2 @@
+-- torch.autocast -- see lua/torch/amp/autocast.lua.
+return require "torch.amp.autocast"
