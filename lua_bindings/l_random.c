@@ -1,7 +1,8 @@
 /* l_random.c -- Lua bindings of the random number generators (manual_seed,
  * seed, get/set_rng_state, torch.Generator), the random ops (rand, randn,
  * randint, randperm, normal, bernoulli, multinomial, x:uniform_() ...) and
- * the creation ops arange, linspace, logspace and eye. An RNG state is a
+ * the creation ops arange, linspace, logspace and eye. Draws on a CUDA
+ * tensor run on its device (tensor/cuda/random.c). An RNG state is a
  * uint8 tensor of 16 bytes (seed, then offset). Index values are 1-based. */
 #include <string.h>
 
@@ -568,7 +569,8 @@ static const mtl_reg regs[] = {
      "torch.get_rng_state() -- the default generator's state, a 16-byte uint8 tensor"},
     {"set_rng_state", l_set_rng_state, MTL_FN, "torch.set_rng_state(s) -- restore a state from get_rng_state"},
     {"_philox", l_philox, MTL_FN, "torch._philox(ctr, key) -- internal: one Philox4x32-10 block (4 words) for tests"},
-    {"Generator", l_generator, MTL_FN, "torch.Generator(['cpu']) -- a generator with its own state, for {generator=g}"},
+    {"Generator", l_generator, MTL_FN,
+     "torch.Generator(['cpu'|'cuda']) -- a generator with its own state, for {generator=g}"},
     {"rand", l_rand, MTL_FN,
      "torch.rand(size...[, {dtype=, device=, generator=, requires_grad=}]) -- uniform on [0, 1)"},
     {"randn", l_randn, MTL_FN,

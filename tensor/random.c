@@ -564,7 +564,9 @@ mt_status mt_normal_tensor(const mt_tensor *mean, const mt_tensor *std, mt_gener
   if ((st = all_within(std, 0, INFINITY, &bad, &ok))) return st;
   if (!ok) return mt_fail(MT_EARG, "normal: std must be >= 0, found %g", bad);
   mt_tensor *z = NULL;
-  if ((st = mt_empty(shape, nd, dt, mt_tdevice(mean), &z))) return st;
+  /* drawn where the tensors are: a number (0-dim host tensor) may go with a CUDA one */
+  mt_device dev = mt_tdevice(mean).type == MT_CUDA ? mt_tdevice(mean) : mt_tdevice(std);
+  if ((st = mt_empty(shape, nd, dt, dev, &z))) return st;
   st = mt_normal_(z, 0, 1, g);
   if (!st) st = mt_binary(MT_OP_mul, z, std, &z);
   if (!st) st = mt_binary(MT_OP_add, z, mean, &z);
