@@ -418,6 +418,7 @@ mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double ne
   if (!mt_is_floating(dt)) return mt_clone(x, out);
   double big = dt == MT_FLOAT64 ? DBL_MAX : dt == MT_FLOAT32 ? FLT_MAX : dt == MT_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
   fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf, 0};
+  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_nan_to_num(x, p.nan, p.posinf, p.neginf, out);
   return run_param("nan_to_num", PICK(nan2num), p, x, out);
 }
 
@@ -426,6 +427,7 @@ mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
   if (!mt_is_floating(dt))
     return mt_fail(MT_EDTYPE, "leaky_relu: only floating tensors are supported, got %s", mt_dtype_name(dt));
   fparams p = {0, 0, 0, slope};
+  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_leaky_relu(x, slope, out);
   return run_param("leaky_relu", PICK(leaky), p, x, out);
 }
 

@@ -85,6 +85,12 @@ mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking)
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v);
 mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* Host microseconds per launch of an empty one-thread kernel, over n
+ * launches sent after a sync (the driver's share of a small op's cost). */
+mt_status mt_cuda_launch_cost(int dev, int n, double *us);
+/* leaky_relu and nan_to_num of a floating CUDA tensor (checked by the caller) */
+mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
+mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
 /* A copy of t on dev (a new reference to t when already there). */
 mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking, mt_tensor **out);
 /* The failure "<op>: not implemented on CUDA yet". */
@@ -137,6 +143,9 @@ mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char
 void mt_cuda_note_mem_hit(void);
 /* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
+/* A launch with a 3-D grid of 2-D blocks (bx x by threads). */
+mt_status mt_cuda_launch_dims(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              void **args, const char *op);
 
 /* ---- random numbers on the device (random.c) ---- */
 struct mt_generator;
