@@ -32,6 +32,12 @@ static const char *const cuda_ready[] = {
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "conv_input", "conv_weight", "max_pool", /* torch._backward */
+    /* random draws on the device (cuda/random.c) */
+    "rand_like", "randn_like", "randint_like", "bernoulli", "bernoulli_", "uniform_", "normal_", "normal",
+    "exponential_", "random_", "multinomial",
+    /* scans and sorts (cuda/scan.c, cuda/sort.c; unique on a host copy) */
+    "cumsum", "cumprod", "cummax", "cummin", "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode",
+    "unique",
     /* elementwise with parameters, compositions of the ops above */
     "leaky_relu", "nan_to_num", "equal", "allclose", "isclose", "lerp", "result_type", "split", "chunk", "tensor_split",
     "unbind", "reshape_as", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "count_nonzero", "vdot",
@@ -487,5 +493,6 @@ void mtl_open_cuda(lua_State *L, int torch_idx, int methods_idx) {
   mtl_register(L, torch_idx, methods_idx, tensor_regs);
   lua_newtable(L);
   mtl_register(L, lua_gettop(L), methods_idx, cuda_regs);
+  mtl_open_cuda_random(L, lua_gettop(L), methods_idx);
   lua_setfield(L, torch_idx, "cuda");
 }

@@ -1,7 +1,8 @@
 /* l_random.c -- Lua bindings of the random number generators (manual_seed,
  * seed, get/set_rng_state, torch.Generator), the random ops (rand, randn,
  * randint, randperm, normal, bernoulli, multinomial, x:uniform_() ...) and
- * the creation ops arange, linspace, logspace and eye. An RNG state is a
+ * the creation ops arange, linspace, logspace and eye. Draws on a CUDA
+ * tensor run on its device (tensor/cuda/random.c). An RNG state is a
  * uint8 tensor of 16 bytes (seed, then offset). Index values are 1-based. */
 #include <string.h>
 
@@ -17,18 +18,26 @@
 typedef struct gen_ud {
   mt_generator *g;
   mt_generator own;
+  mt_device dev; /* reported as g.device; a generator serves draws on any device */
 } gen_ud;
 
 /* ---- shared argument helpers ---- */
 
 /* Pushes res (owned), or copies it into the out= tensor and pushes that.
  * Arguments that may raise are read before res is made, except out=. */
-/* Random draws and ranges are made on the host (one generator, the same
- * numbers on every device) and copied to device= by push_result. */
+/* Ranges (arange, linspace, eye) are made on the host and copied to
+ * device= by push_result; random draws are made on device= itself, from its
+ * generator (cuda/random.c), by draw_device. */
 static mt_device host_device(lua_State *L, int opt) {
   mt_device d = mtl_opt_device(L, 0, 0, opt, "device");
   if (d.type == MT_CUDA) MTL_CHECK(L, mt_cuda_check_device(d, "device="));
   return mt_cpu();
+}
+
+static mt_device draw_device(lua_State *L, int opt) {
+  mt_device d = mtl_opt_device(L, 0, 0, opt, "device");
+  if (d.type == MT_CUDA) MTL_CHECK(L, mt_cuda_check_device(d, "device="));
+  return d;
 }
 
 static int push_result(lua_State *L, int opt, mt_tensor *res, const char *op) {
@@ -110,7 +119,7 @@ static mt_tensor *new_sized(lua_State *L, int first, int last, int opt, mt_dtype
   int64_t shape[MT_MAXDIM];
   int nd = mtl_size(L, first, last, shape, op);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dflt);
-  mt_device dev = host_device(L, opt);
+  mt_device dev = draw_device(L, opt);
   mt_tensor *t = NULL;
   MTL_CHECK_OP(L, op, mt_empty(shape, nd, dt, dev, &t));
   return t;
@@ -139,6 +148,7 @@ static void check_range(lua_State *L, const char *op, int64_t low, int64_t high,
 static gen_ud *push_gen(lua_State *L) {
   gen_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->g = &u->own;
+  u->dev = mt_cpu();
   mt_generator_seed(&u->own, MT_DEFAULT_SEED);
   luaL_setmetatable(L, GEN_MT);
   return u;
@@ -169,8 +179,11 @@ static void set_state(lua_State *L, mt_generator *g, int idx, const char *op) {
 
 static void push_default_gen(lua_State *L) { lua_getfield(L, LUA_REGISTRYINDEX, "mtl.default_generator"); }
 
+/* torch.manual_seed and torch.seed seed every device's generator too */
 static int l_manual_seed(lua_State *L) {
-  mt_generator_seed(mt_default_generator(), check_seed(L, 1, "manual_seed"));
+  uint64_t s = check_seed(L, 1, "manual_seed");
+  mt_generator_seed(mt_default_generator(), s);
+  mt_cuda_seed_all(s);
   push_default_gen(L);
   return 1;
 }
@@ -178,6 +191,7 @@ static int l_manual_seed(lua_State *L) {
 static int l_seed(lua_State *L) {
   uint64_t s = mt_nondeterministic_seed();
   mt_generator_seed(mt_default_generator(), s);
+  mt_cuda_seed_all(s);
   lua_pushinteger(L, (lua_Integer)s);
   return 1;
 }
@@ -199,11 +213,15 @@ static int l_set_rng_state(lua_State *L) {
 
 /* torch.Generator([device]) */
 static int l_generator(lua_State *L) {
+  mt_device d = mt_cpu();
   if (!lua_isnoneornil(L, 1)) {
-    mt_device d = mtl_check_device(L, 1, "Generator");
-    if (d.type != MT_CPU) return luaL_error(L, "Generator: this build has no CUDA support; only 'cpu' is available");
+    d = mtl_check_device(L, 1, "Generator");
+    if (d.type == MT_CUDA) {
+      if (d.index < 0) d.index = (int8_t)mt_cuda_current_device();
+      MTL_CHECK(L, mt_cuda_check_device(d, "Generator"));
+    }
   }
-  push_gen(L);
+  push_gen(L)->dev = d;
   return 1;
 }
 
@@ -248,7 +266,7 @@ static int g_index(lua_State *L) {
   check_gen(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "device") == 0) {
-    mtl_push_device(L, mt_cpu());
+    mtl_push_device(L, ((gen_ud *)lua_touserdata(L, 1))->dev);
     return 1;
   }
   lua_pushvalue(L, 2);
@@ -349,7 +367,7 @@ static int l_randperm(lua_State *L) {
   int opt = mtl_options_index(L, 2);
   int64_t n = check_int(L, 1, "randperm", "n");
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_INT64);
-  mt_device dev = host_device(L, opt);
+  mt_device dev = draw_device(L, opt);
   mt_tensor *t = NULL;
   MTL_CHECK(L, mt_randperm(n, dt, dev, opt_gen(L, opt), &t));
   return push_result(L, opt, t, "randperm");
@@ -551,7 +569,8 @@ static const mtl_reg regs[] = {
      "torch.get_rng_state() -- the default generator's state, a 16-byte uint8 tensor"},
     {"set_rng_state", l_set_rng_state, MTL_FN, "torch.set_rng_state(s) -- restore a state from get_rng_state"},
     {"_philox", l_philox, MTL_FN, "torch._philox(ctr, key) -- internal: one Philox4x32-10 block (4 words) for tests"},
-    {"Generator", l_generator, MTL_FN, "torch.Generator(['cpu']) -- a generator with its own state, for {generator=g}"},
+    {"Generator", l_generator, MTL_FN,
+     "torch.Generator(['cpu'|'cuda']) -- a generator with its own state, for {generator=g}"},
     {"rand", l_rand, MTL_FN,
      "torch.rand(size...[, {dtype=, device=, generator=, requires_grad=}]) -- uniform on [0, 1)"},
     {"randn", l_randn, MTL_FN,

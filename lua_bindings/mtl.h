@@ -128,6 +128,7 @@ void mtl_open_random(lua_State *L, int torch_idx, int methods_idx);   /* l_rando
 void mtl_open_print(lua_State *L, int torch_idx, int methods_idx);    /* l_print.c: tostring */
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.c: time, threads, help */
 void mtl_open_cuda(lua_State *L, int torch_idx, int methods_idx);     /* l_cuda.c: torch.cuda, device checks */
+void mtl_open_cuda_random(lua_State *L, int cuda_idx, int methods_idx); /* l_cuda_random.c: its generators */
 void mtl_open_autograd(lua_State *L, int torch_idx, int methods_idx); /* l_autograd.c: autograd */
 void mtl_open_prefetch(lua_State *L, int torch_idx, int methods_idx); /* l_prefetch.c: DataLoader workers */
 

@@ -7,6 +7,7 @@
 
 #include "cpu/dtypes.h"
 #include "creation.h"
+#include "cuda/mt_cuda.h"
 
 /* a * b rounded on its own: the empty asm stops the compiler from fusing the
  * product with a following add into an FMA, which rounds once and would
@@ -153,7 +154,7 @@ static const mt_range_fn logspace_fns[MT_NDTYPE] = {MT_DTYPES_FLOAT(LOGSPACE_ENT
  * set from dt) and delivers it. */
 static mt_status fill_1d(const char *op, mt_range_fn fn, fill_ctx *c, mt_dtype dt, mt_device dev, mt_tensor **out) {
   mt_tensor *r = NULL;
-  mt_status st = mt_empty(&c->n, 1, dt, dev, &r);
+  mt_status st = mt_empty(&c->n, 1, dt, mt_cpu(), &r); /* made on the host; copied to a CUDA dev below */
   if (st) return st;
   c->out = mt_data(r);
   c->half = c->n / 2;
@@ -162,6 +163,13 @@ static mt_status fill_1d(const char *op, mt_range_fn fn, fill_ctx *c, mt_dtype d
   if ((st = mt_parallel_for(c->n, 1 << 15, fn, c))) {
     mt_release(r);
     return st;
+  }
+  if (dev.type == MT_CUDA) {
+    mt_tensor *h = r;
+    r = NULL;
+    st = mt_cuda_to_device(h, dev, false, &r);
+    mt_release(h);
+    if (st) return st;
   }
   return mt_deliver(op, r, out);
 }

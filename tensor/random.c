@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "random.h"
 #include "reduce_util.h" /* mt_deliver */
 
@@ -248,10 +249,45 @@ static void draw_range(void *p, int64_t b, int64_t e) {
   }
 }
 
+static void tile_uniform_f32(const draw *d, const uint32_t *w, void *vals);
+static void tile_uniform_f64(const draw *d, const uint32_t *w, void *vals);
+static void tile_normal_f32(const draw *d, const uint32_t *w, void *vals);
+static void tile_normal_f64(const draw *d, const uint32_t *w, void *vals);
+static void tile_exponential(const draw *d, const uint32_t *w, void *vals);
+static void tile_int_small(const draw *d, const uint32_t *w, void *vals);
+static void tile_int_large(const draw *d, const uint32_t *w, void *vals);
+static void tile_bernoulli(const draw *d, const uint32_t *w, void *vals);
+
+/* The same draw made on the device (cuda/random.cu reproduces each tile
+ * function's words and arithmetic) into contiguous CUDA tensor dst. */
+static mt_status cuda_draw(mt_tensor *dst, const draw *d) {
+  mt_cuda_rand r = {.bits = d->bits, .a = d->a, .b = d->b, .lo = d->lo, .range = d->range, .base = d->base};
+  r.key[0] = d->key[0], r.key[1] = d->key[1];
+  const char *op = "uniform_";
+  if (d->fn == tile_uniform_f32) {
+    r.kind = 0, r.fa = (float)d->a, r.fs = ldexpf(1.0f, -d->bits) * (float)(d->b - d->a);
+  } else if (d->fn == tile_uniform_f64) {
+    r.kind = 1, r.b = 0x1p-53 * (d->b - d->a);
+  } else if (d->fn == tile_normal_f32 || d->fn == tile_normal_f64) {
+    r.kind = d->fn == tile_normal_f32 ? 2 : 3, r.fa = (float)d->a, r.fs = (float)d->b, op = "normal_";
+  } else if (d->fn == tile_exponential) {
+    r.kind = 4, op = "exponential_";
+  } else if (d->fn == tile_int_small || d->fn == tile_int_large) {
+    r.kind = d->fn == tile_int_small ? 5 : 6, op = "random_";
+  } else if (d->fn == tile_bernoulli) {
+    r.kind = 7, r.thr = d->range, op = "bernoulli_";
+  } else {
+    r.kind = 8, op = "bernoulli";
+  }
+  return mt_cuda_rand_fill(dst, &r, op);
+}
+
 /* Reserves the blocks of t's elements and fills t (through a contiguous
- * temporary when t is a strided view). */
+ * temporary when t is a strided view). A CUDA t draws on its device, from
+ * that device's generator unless g is given. */
 static mt_status run_draw(mt_tensor *t, draw *d, mt_generator *g) {
-  if (!g) g = mt_default_generator();
+  bool cuda = mt_tdevice(t).type == MT_CUDA;
+  if (!g) g = cuda ? mt_cuda_generator(mt_tdevice(t).index) : mt_default_generator();
   int64_t n = mt_numel(t);
   mt_bump_version(t);
   if (n == 0) return MT_OK;
@@ -265,7 +301,7 @@ static mt_status run_draw(mt_tensor *t, draw *d, mt_generator *g) {
   d->base = mt_generator_reserve(g, ((uint64_t)n * (uint64_t)d->wpe + 3) / 4);
   d->out = mt_data(dst);
   d->dt = (mt_dtype)dst->dtype;
-  st = mt_parallel_for(n, GRAIN, draw_range, d);
+  st = cuda ? cuda_draw(dst, d) : mt_parallel_for(n, GRAIN, draw_range, d);
   if (!st && tmp) st = mt_copy_(t, tmp);
   mt_release(tmp);
   return st;
@@ -466,10 +502,16 @@ mt_status mt_bernoulli_(mt_tensor *t, double p, mt_generator *g) {
 /* Checks that every value of t lies in [lo, hi] (NaN fails); *bad gets the
  * first offender. */
 static mt_status all_within(const mt_tensor *t, double lo, double hi, double *bad, bool *ok) {
-  mt_tensor *c = NULL, *d = NULL;
-  mt_status st = mt_to_dtype(t, MT_FLOAT64, false, &c);
+  mt_tensor *c = NULL, *d = NULL, *h = NULL;
+  mt_status st = MT_OK;
+  if (mt_tdevice(t).type == MT_CUDA) { /* checked on a host copy (one wait) */
+    if ((st = mt_cuda_to_device(t, mt_cpu(), false, &h))) return st;
+    t = h;
+  }
+  st = mt_to_dtype(t, MT_FLOAT64, false, &c);
   if (!st) st = mt_contiguous(c, &d);
   mt_release(c);
+  mt_release(h);
   if (st) return st;
   const double *v = (const double *)mt_data(d);
   *ok = true;
@@ -522,7 +564,9 @@ mt_status mt_normal_tensor(const mt_tensor *mean, const mt_tensor *std, mt_gener
   if ((st = all_within(std, 0, INFINITY, &bad, &ok))) return st;
   if (!ok) return mt_fail(MT_EARG, "normal: std must be >= 0, found %g", bad);
   mt_tensor *z = NULL;
-  if ((st = mt_empty(shape, nd, dt, mt_tdevice(mean), &z))) return st;
+  /* drawn where the tensors are: a number (0-dim host tensor) may go with a CUDA one */
+  mt_device dev = mt_tdevice(mean).type == MT_CUDA ? mt_tdevice(mean) : mt_tdevice(std);
+  if ((st = mt_empty(shape, nd, dt, dev, &z))) return st;
   st = mt_normal_(z, 0, 1, g);
   if (!st) st = mt_binary(MT_OP_mul, z, std, &z);
   if (!st) st = mt_binary(MT_OP_add, z, mean, &z);
@@ -541,9 +585,11 @@ mt_status mt_randperm(int64_t n, mt_dtype dt, mt_device dev, mt_generator *g, mt
   if (n < 0) return mt_fail(MT_EARG, "randperm: n must be non-negative, got %lld", (long long)n);
   if (dt == MT_BOOL || n > dhi)
     return mt_fail(MT_EARG, "randperm: %s cannot hold the values 1..%lld", mt_dtype_name(dt), (long long)n);
-  if (!g) g = mt_default_generator();
+  /* made on the host (Fisher-Yates is sequential); on a CUDA device from
+   * that device's generator, then copied there */
+  if (!g) g = dev.type == MT_CUDA ? mt_cuda_generator(dev.index) : mt_default_generator();
   mt_tensor *p = NULL, *c = NULL;
-  mt_status st = mt_empty(&n, 1, MT_INT64, dev, &p);
+  mt_status st = mt_empty(&n, 1, MT_INT64, mt_cpu(), &p);
   if (st) return st;
   int64_t *v = (int64_t *)mt_data(p);
   for (int64_t i = 0; i < n; i++) v[i] = i + 1;
@@ -564,6 +610,12 @@ mt_status mt_randperm(int64_t n, mt_dtype dt, mt_device dev, mt_generator *g, mt
   }
   st = mt_to_dtype(p, dt, false, &c);
   mt_release(p);
+  if (!st && dev.type == MT_CUDA) {
+    mt_tensor *h = c;
+    c = NULL;
+    st = mt_cuda_to_device(h, dev, false, &c);
+    mt_release(h);
+  }
   if (st) return st;
   return mt_deliver("randperm", c, out);
 }
@@ -679,15 +731,26 @@ mt_status mt_multinomial(const mt_tensor *probs, int64_t n, bool replacement, mt
   if (!replacement && n > k)
     return mt_fail(MT_EARG, "multinomial: cannot draw %lld samples without replacement from %lld categories",
                    (long long)n, (long long)k);
-  mt_tensor *c = NULL, *p = NULL, *res = NULL;
-  if ((st = mt_to_dtype(probs, MT_FLOAT64, false, &c))) return st;
+  mt_tensor *c = NULL, *p = NULL, *res = NULL, *h = NULL;
+  /* CUDA weights: drawn on the host from the device's generator (the rows
+   * are short sequential walks), the indices copied back */
+  mt_device dev = mt_tdevice(probs);
+  const int pnd = probs->ndim;
+  if (dev.type == MT_CUDA) {
+    if ((st = mt_cuda_to_device(probs, mt_cpu(), false, &h))) return st;
+    probs = h;
+    if (!g) g = mt_cuda_generator(dev.index);
+  }
+  st = mt_to_dtype(probs, MT_FLOAT64, false, &c);
+  mt_release(h);
+  if (st) return st;
   st = mt_contiguous(c, &p);
   mt_release(c);
   if (st) return st;
   const double *pv = (const double *)mt_data(p);
   int64_t shape[2] = {rows, n};
   if (!(st = mn_check(pv, rows, k, n, replacement)))
-    st = mt_empty(probs->ndim == 2 ? shape : shape + 1, probs->ndim, MT_INT64, mt_tdevice(probs), &res);
+    st = mt_empty(pnd == 2 ? shape : shape + 1, pnd, MT_INT64, mt_cpu(), &res);
   if (st) {
     mt_release(p);
     return st;
@@ -702,6 +765,12 @@ mt_status mt_multinomial(const mt_tensor *probs, int64_t n, bool replacement, mt
   mt_release(p);
   if (!st && atomic_load(&m.nomem))
     st = mt_fail(MT_ENOMEM, "multinomial: out of memory for %lld categories", (long long)k);
+  if (!st && dev.type == MT_CUDA) {
+    mt_tensor *r = res;
+    res = NULL;
+    st = mt_cuda_to_device(r, dev, false, &res);
+    mt_release(r);
+  }
   if (st) {
     mt_release(res);
     return st;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "reduce_util.h"
 
 #define SCAN_BLOCK 256
@@ -87,8 +88,10 @@ static void scan_task(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-/* Runs fn over contiguous x into y (and yi), both of x's shape. */
-static mt_status run_scan(const mt_tensor *x, int dim, scan_fn fn, mt_tensor *y, mt_tensor *yi) {
+/* Runs fn over contiguous x into y (and yi), both of x's shape; a CUDA x
+ * runs the device kernel of the same kind (0 sum, 1 prod, 2 max, 3 min). */
+static mt_status run_scan(const mt_tensor *x, int dim, scan_fn fn, int kind, mt_tensor *y, mt_tensor *yi) {
+  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_scan(kind, x, dim, y, yi);
   int64_t O = 1, L = x->ndim ? x->shape[dim] : 1, K = 1;
   for (int d = 0; d < x->ndim; d++) {
     if (d < dim) O *= x->shape[d];
@@ -103,7 +106,8 @@ static mt_status run_scan(const mt_tensor *x, int dim, scan_fn fn, mt_tensor *y,
 }
 
 /* cumsum/cumprod: computes in float32/float64/int64, returns rt. */
-static mt_status cum_op(const char *op, const scan_fn *fns, const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
+static mt_status cum_op(const char *op, const scan_fn *fns, int kind, const mt_tensor *x, int dim, int dtype,
+                        mt_tensor **out) {
   mt_status st = mt_wrap_dim(op, dim, x->ndim, &dim);
   if (st) return st;
   mt_dtype rt = dtype >= 0 ? (mt_dtype)dtype : mt_is_floating((mt_dtype)x->dtype) ? (mt_dtype)x->dtype : MT_INT64;
@@ -115,7 +119,7 @@ static mt_status cum_op(const char *op, const scan_fn *fns, const mt_tensor *x, 
                       fns[cdt == MT_FLOAT32   ? 0
                           : cdt == MT_FLOAT64 ? 1
                                               : 2],
-                      y, NULL)) &&
+                      kind, y, NULL)) &&
       !(st = mt_to_dtype(y, rt, false, &r)))
     st = mt_deliver(op, r, out);
   mt_release(xt);
@@ -126,12 +130,12 @@ static mt_status cum_op(const char *op, const scan_fn *fns, const mt_tensor *x, 
 
 mt_status mt_cumsum(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
   static const scan_fn fns[3] = {cumsum_f32, cumsum_f64, cumsum_i64};
-  return cum_op("cumsum", fns, x, dim, dtype, out);
+  return cum_op("cumsum", fns, 0, x, dim, dtype, out);
 }
 
 mt_status mt_cumprod(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
   static const scan_fn fns[3] = {cumprod_f32, cumprod_f64, cumprod_i64};
-  return cum_op("cumprod", fns, x, dim, dtype, out);
+  return cum_op("cumprod", fns, 1, x, dim, dtype, out);
 }
 
 static mt_status cumext(const char *op, int which, const mt_tensor *x, int dim, mt_tensor **values,
@@ -143,7 +147,7 @@ static mt_status cumext(const char *op, int which, const mt_tensor *x, int dim, 
   if (!(st = mt_upcast_half(x, &xt)) && !(st = mt_contiguous(xt, &xc)) &&
       !(st = mt_empty(x->shape, x->ndim, (mt_dtype)xc->dtype, mt_tdevice(x), &y)) &&
       !(st = mt_empty(x->shape, x->ndim, MT_INT64, mt_tdevice(x), &yi)) &&
-      !(st = run_scan(xc, dim, ext_table[xc->dtype][which], y, yi)) &&
+      !(st = run_scan(xc, dim, ext_table[xc->dtype][which], 2 + which, y, yi)) &&
       !(st = mt_to_dtype(y, (mt_dtype)x->dtype, false, &r)) && !(st = mt_deliver(op, r, values))) {
     st = mt_deliver(op, yi, indices);
     yi = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "reduce_util.h"
 
 #define RUN 32 /* rows are first sorted in runs of RUN by insertion */
@@ -175,7 +176,10 @@ static mt_status sorted_rows(const mt_tensor *x, int dim, bool desc, int64_t k, 
   sort_job j = {
       &fns_table[r->dtype], mt_data(r), mt_data(*vals), (int64_t *)(void *)mt_data(*idx), L, k, mt_elsize(r), desc, 0};
   int64_t grain = L > (1 << 14) ? 1 : (1 << 14) / (L ? L : 1);
-  st = mt_parallel_for(M, grain, sort_task, &j);
+  if (mt_tdevice(r).type == MT_CUDA)
+    st = mt_cuda_sort_rows(r, desc, k, *vals, *idx);
+  else
+    st = mt_parallel_for(M, grain, sort_task, &j);
   if (!st && j.failed) st = mt_fail(MT_ENOMEM, "sort: out of memory for rows of %lld elements", (long long)L);
   if (st) {
     mt_release(*rows);
@@ -245,6 +249,13 @@ mt_status mt_topk(const mt_tensor *x, int64_t k, int dim, bool largest, bool sor
 typedef int64_t (*pick_fn)(const sort_fns *f, const char *vals, int64_t L, size_t es, int64_t *idx_out,
                            const int64_t *idx, void *ctx);
 
+static int64_t pick_kth(const sort_fns *f, const char *vals, int64_t L, size_t es, int64_t *io, const int64_t *idx,
+                        void *ctx);
+static int64_t pick_median(const sort_fns *f, const char *vals, int64_t L, size_t es, int64_t *io, const int64_t *idx,
+                           void *ctx);
+static int64_t pick_mode(const sort_fns *f, const char *vals, int64_t L, size_t es, int64_t *io, const int64_t *idx,
+                         void *ctx);
+
 static mt_status pick(const char *op, const mt_tensor *x, int dim, bool keepdim, bool ignore_dim, pick_fn fn, void *ctx,
                       mt_tensor **values, mt_tensor **indices) {
   mt_tensor *rows = NULL, *v = NULL, *i = NULL, *pv = NULL, *pi = NULL, *rv = NULL;
@@ -253,8 +264,14 @@ static mt_status pick(const char *op, const mt_tensor *x, int dim, bool keepdim,
   int64_t L = rows->shape[rows->ndim - 1], M = L ? mt_numel(rows) / L : 0;
   int64_t shape[MT_MAXDIM];
   int nd = ignore_dim ? 0 : mt_reduced_shape(x, x->ndim ? 1u << dim : 0, keepdim, shape);
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
   if (!(st = mt_empty(shape, nd, (mt_dtype)v->dtype, mt_tdevice(x), &pv)) &&
-      !(st = mt_empty(shape, nd, MT_INT64, mt_tdevice(x), &pi))) {
+      !(st = mt_empty(shape, nd, MT_INT64, mt_tdevice(x), &pi)) && cuda) {
+    /* the same picks, one device thread per row */
+    int mode = fn == pick_kth ? 0 : fn == pick_mode ? 3 : *(const bool *)ctx ? 2 : 1;
+    st = mt_cuda_pick(mode, mode == 0 ? *(const int64_t *)ctx : 0, v, i, pv, pi);
+  }
+  if (!st && !cuda) {
     const sort_fns *f = &fns_table[v->dtype];
     size_t es = mt_elsize(v);
     const char *vals = mt_data(v);
@@ -265,6 +282,8 @@ static mt_status pick(const char *op, const mt_tensor *x, int dim, bool keepdim,
       int64_t p = fn(f, vals + r * L * (int64_t)es, L, es, &oi[r], idx + r * L, ctx);
       memcpy(ov + r * (int64_t)es, vals + (r * L + p) * (int64_t)es, es);
     }
+  }
+  if (!st) {
     bool fresh = values && !*values;
     if (!(st = mt_to_dtype(pv, (mt_dtype)x->dtype, false, &rv)) && !(st = mt_deliver(op, rv, values))) {
       if (indices) st = mt_deliver(op, mt_retain(pi), indices);

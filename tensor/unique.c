@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "reduce_util.h"
 
 typedef int (*rowcmp_fn)(const void *a, const void *b, int64_t R);
@@ -133,7 +134,26 @@ static mt_status row_order(const mt_tensor *rows, int64_t **perm) {
   return MT_OK;
 }
 
+/* A CUDA x is uniqued on a host copy (a row sort and a grouping pass, with
+ * result sizes known only at the end) and the results copied back. */
+static mt_status unique_on_host(const mt_tensor *x, const int *dim, mt_tensor **out, mt_tensor **inverse,
+                                mt_tensor **counts) {
+  mt_tensor *h = NULL, *r[3] = {NULL, NULL, NULL};
+  mt_tensor **dst[3] = {out, inverse, counts};
+  mt_status st = mt_cuda_to_device(x, mt_cpu(), false, &h);
+  if (!st) st = mt_unique(h, dim, &r[0], inverse ? &r[1] : NULL, counts ? &r[2] : NULL);
+  mt_release(h);
+  for (int k = 0; k < 3; k++) {
+    mt_tensor *g = NULL;
+    if (!st && r[k]) st = mt_cuda_to_device(r[k], mt_tdevice(x), false, &g);
+    if (!st && g) st = mt_deliver("unique", g, dst[k]);
+    mt_release(r[k]);
+  }
+  return st;
+}
+
 mt_status mt_unique(const mt_tensor *x, const int *dim, mt_tensor **out, mt_tensor **inverse, mt_tensor **counts) {
+  if (mt_tdevice(x).type == MT_CUDA) return unique_on_host(x, dim, out, inverse, counts);
   int d = -1;
   mt_status st = MT_OK;
   if (dim && (st = mt_wrap_dim("unique", *dim, x->ndim, &d))) return st;

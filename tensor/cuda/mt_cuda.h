@@ -171,6 +171,39 @@ mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, vo
 mt_status mt_cuda_launch_dims(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               void **args, const char *op);
 
+/* ---- random numbers on the device (random.c) ---- */
+struct mt_generator;
+/* The generator of device dev (seeded with the default seed at start). */
+struct mt_generator *mt_cuda_generator(int dev);
+/* Seeds every device's generator (torch.manual_seed, cuda.manual_seed_all). */
+void mt_cuda_seed_all(uint64_t seed);
+/* One draw (see random.cu for the kinds); key and base come from the
+ * generator as for a CPU draw. */
+typedef struct mt_cuda_rand {
+  int kind, bits;
+  double a, b;   /* from, scale (uniform double); mean, std; lambd */
+  float fa, fs;  /* from, scale (uniform float); mean, std (normal float) */
+  int64_t lo;    /* integers: lo + [0, range) */
+  uint64_t range; /* 0: 2^64 */
+  uint64_t thr;  /* bernoulli: 1 when a word < thr */
+  uint32_t key[2];
+  uint64_t base; /* first reserved Philox block */
+} mt_cuda_rand;
+/* Fills contiguous CUDA tensor t (any dtype) with the draw r. */
+mt_status mt_cuda_rand_fill(mt_tensor *t, const mt_cuda_rand *r, const char *op);
+
+/* ---- scans and sorts (scan.c, sort.c) ---- */
+/* Along dim of contiguous x (float32/float64/integers/bool): kind 0 cumsum,
+ * 1 cumprod (y of x's dtype), 2 cummax, 3 cummin (and 1-based yi, int64). */
+mt_status mt_cuda_scan(int kind, const mt_tensor *x, int dim, mt_tensor *y, mt_tensor *yi);
+/* Sorts each row of contiguous rows [M, L] (stable: NaN largest, equal
+ * values by position) and writes its first k values and 1-based positions
+ * into contiguous vals, idx [M, k]. */
+mt_status mt_cuda_sort_rows(const mt_tensor *rows, bool desc, int64_t k, mt_tensor *vals, mt_tensor *idx);
+/* One pick per ascending sorted row of vals/idx [M, L] into pv, pi [M]:
+ * mode 0 position p, 1 median, 2 nanmedian, 3 mode (see tensor/sort.c). */
+mt_status mt_cuda_pick(int mode, int64_t p, const mt_tensor *vals, const mt_tensor *idx, mt_tensor *pv, mt_tensor *pi);
+
 /* ---- run-time compilation (nvrtc.c) ---- */
 /* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact
  * architecture, cached in memory and on disk. *fn is a CUfunction. */

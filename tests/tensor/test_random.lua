@@ -64,6 +64,10 @@ test("Philox4x32-10 matches the Random123 known-answer vectors", function()
     {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1})
 end)
 
+-- the state of the generator that draws on DEVICE (the CPU's, or the GPU's own)
+local get_state = DEVICE == "cuda" and torch.cuda.get_rng_state or torch.get_rng_state
+local set_state = DEVICE == "cuda" and torch.cuda.set_rng_state or torch.set_rng_state
+
 test("draws use Philox block (offset + i) keyed by the seed", function()
   torch.manual_seed(0)
   -- ranges up to 2^16 take one word per value (its top bits)
@@ -74,12 +78,12 @@ test("draws use Philox block (offset + i) keyed by the seed", function()
   -- the 8-lane path agrees with the scalar block, across a carry into the
   -- counter's high word: seed 0x299f31d0a4093822, offset 2^32 - 3
   local seed, off = 0x299f31d0a4093822, (1 << 32) - 3
-  local st = torch.zeros(16, {dtype = torch.uint8})
+  local st = torch.zeros(16, {dtype = torch.uint8, device = "cpu"})
   for i = 0, 7 do
     st[i + 1] = (seed >> (8 * i)) & 0xff
     st[i + 9] = (off >> (8 * i)) & 0xff
   end
-  torch.set_rng_state(st)
+  set_state(st) -- a GPU draws from its own generator, which makes the same stream
   local got = torch.randint(0, 1 << 32, {40}):totable()
   for i = 0, 39 do
     local b = off + i // 2
@@ -325,15 +329,15 @@ end)
 test("get_rng_state / set_rng_state round trip", function()
   torch.manual_seed(5)
   torch.rand(7)
-  local s = torch.get_rng_state()
+  local s = get_state()
   check_eq(s.dtype, torch.uint8)
   check_shape(s, {16})
   local a = torch.randn(50)
   torch.rand(3)
-  torch.set_rng_state(s)
+  set_state(s)
   same_values(torch.randn(50), a, "after set_rng_state")
-  check_eq(torch.get_rng_state():totable(), torch.get_rng_state():totable())
-  check_error(function() torch.set_rng_state(torch.zeros(3)) end,
+  check_eq(get_state():totable(), get_state():totable())
+  check_error(function() torch.set_rng_state(torch.zeros(3, {device = "cpu"})) end,
     "set_rng_state: expected the uint8 tensor of 16 bytes that get_rng_state returns, got a float32 tensor of 3")
 end)
 

@@ -164,7 +164,7 @@ local function dropout_impl(x, o, name, channel)
     local s = x:size()
     local ms = {}
     for i = 1, #s do ms[i] = i <= (#s - channel) and s[i] or 1 end
-    mask = torch.empty(ms, {dtype = x.dtype})
+    mask = torch.empty(ms, {dtype = x.dtype, device = x.device})
   else
     mask = torch.empty_like(x)
   end
