@@ -3,7 +3,9 @@
  * chunk; its input gradient is the transposed product followed by col2im,
  * its weight gradient a product per sample summed over the batch. The
  * checks, shapes and dtype handling stay in tensor/conv.c and pool.c; this
- * file sees contiguous float32/float64 tensors only. */
+ * file sees contiguous floating tensors. cuDNN (cudnn.c) runs convolutions
+ * where it is present and accepts the problem; the im2col path is the
+ * fallback (16-bit floats through float32 copies). */
 #include <stdio.h>
 #include <string.h>
 
@@ -78,9 +80,11 @@ static mt_status batch_of(const mt_tensor *w2, bool transposed, int64_t cn, mt_t
   return st;
 }
 
-mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
-                       mt_tensor *y2) {
-  if (p->G != 1) return mt_cuda_unsupported("grouped convolution");
+/* kind's direction (as mt_cuda_conv, without the bias) by im2col + cuBLAS,
+ * float32/float64, groups 1. */
+static mt_status im2col_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                             mt_tensor *y) {
+  if (p->G != 1) return mt_cuda_unsupported("grouped convolution without cuDNN");
   mt_dtype dt = (mt_dtype)y->dtype;
   int64_t L = p->out[0] * p->out[1] * p->out[2], KK = p->k[0] * p->k[1] * p->k[2];
   int64_t S = p->in[0] * p->in[1] * p->in[2], CKK = p->C * KK, N = p->N;
@@ -122,19 +126,46 @@ mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tenso
   chunk:
     mt_release(xs), mt_release(ys), mt_release(cs), mt_release(wm), mt_release(ps), mt_release(cts), mt_release(sum);
   }
-  if (!st && y2 && kind == 0) { /* y += bias per channel */
+done:
+  mt_release(x3), mt_release(w2), mt_release(y3), mt_release(wb), mt_release(col), mt_release(part), mt_release(colt);
+  return st;
+}
+
+/* im2col_conv for 16-bit floats: float32 copies in, the result rounded back. */
+static mt_status im2col_upcast(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                               mt_tensor *y) {
+  mt_tensor *a32 = NULL, *b32 = NULL, *y32 = NULL;
+  mt_status st;
+  if (!(st = mt_to_dtype(a, MT_FLOAT32, false, &a32)) && !(st = mt_to_dtype(b, MT_FLOAT32, false, &b32)) &&
+      !(st = mt_empty(y->shape, y->ndim, MT_FLOAT32, mt_tdevice(y), &y32)) &&
+      !(st = im2col_conv(kind, p, a32, b32, y32)))
+    st = mt_copy_(y, y32);
+  mt_release(a32), mt_release(b32), mt_release(y32);
+  return st;
+}
+
+mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
+                       mt_tensor *y2) {
+  bool done = false;
+  mt_dtype dt = (mt_dtype)y->dtype;
+  mt_status st = mt_cudnn_conv(kind, p, a, b, y, &done);
+  if (!st && !done)
+    st = dt == MT_FLOAT32 || dt == MT_FLOAT64 ? im2col_conv(kind, p, a, b, y) : im2col_upcast(kind, p, a, b, y);
+  if (st || !y2) return st;
+  int64_t L = p->out[0] * p->out[1] * p->out[2];
+  mt_tensor *y3 = NULL;
+  if ((st = view3(kind == 0 ? y : a, p->N, p->K, L, &y3))) return st;
+  if (kind == 0) { /* y += bias per channel */
     mt_tensor *bv = NULL;
     if (!(st = view3(y2, 1, p->K, 1, &bv))) st = mt_binary(MT_OP_add, y3, bv, &y3);
     mt_release(bv);
-  }
-  if (!st && y2 && kind == 2) { /* grad bias: gy summed over samples and positions */
+  } else if (kind == 2) { /* grad bias: gy summed over samples and positions */
     int dims[2] = {0, 2};
     mt_tensor *s = NULL;
     if (!(st = mt_sum(y3, dims, 2, false, -1, &s))) st = mt_copy_(y2, s);
     mt_release(s);
   }
-done:
-  mt_release(x3), mt_release(w2), mt_release(y3), mt_release(wb), mt_release(col), mt_release(part), mt_release(colt);
+  mt_release(y3);
   return st;
 }
 
