@@ -1,8 +1,11 @@
 -- bench/cuda_ops.lua -- CUDA figures: cuBLAS matmul 8192^3 in float32 (full
 -- precision and TF32) and bfloat16 (TFLOP/s, median of 10 after warm-up),
 -- and one training step (forward, backward, Adam) of a 3-layer MLP
--- (batch 256, 1024 -> 4096 -> 4096 -> 10, float32), in ms.
--- Peer: bench/peers/cuda_ops.py.
+-- (batch 256, 1024 -> 4096 -> 4096 -> 10, float32), in ms; a ResNet-style
+-- conv2d (N=32, 64 -> 64 channels, 56x56, 3x3, padding 1) forward and
+-- forward + backward (input and weight gradients) in float32, bfloat16 and
+-- float16 (cuDNN). `cuda_ops.lua conv` runs only the conv rows.
+-- Peer: bench/peers/cuda_ops.py (same arguments).
 local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 
 local function time_ms(fn, reps)
@@ -15,6 +18,34 @@ local function time_ms(fn, reps)
     ts[i] = a:elapsed_time(b)
   end
   return median(ts)
+end
+
+local only = arg and arg[1]
+
+local function conv_rows()
+  local flops = 2 * 32 * 64 * 56 * 56 * 64 * 9
+  for _, dt in ipairs{"float32", "bfloat16", "float16"} do
+    torch.manual_seed(0)
+    local x = torch.randn(32, 64, 56, 56, {device = "cuda"}):to(dt)
+    local w = (torch.randn(64, 64, 3, 3, {device = "cuda"}) * 0.05):to(dt)
+    local g = torch.randn(32, 64, 56, 56, {device = "cuda"}):to(dt)
+    local o = {padding = 1}
+    local fwd = time_ms(function() torch.conv2d(x, w, nil, o) end, 20)
+    local fwd10 = time_ms(function() for _ = 1, 10 do torch.conv2d(x, w, nil, o) end end, 5) / 10
+    local xr, wr = x:clone():requires_grad_(), w:clone():requires_grad_()
+    local both = time_ms(function()
+      xr.grad, wr.grad = nil, nil
+      torch.conv2d(xr, wr, nil, o):backward(g)
+    end, 20)
+    print(("conv2d_resnet_%s fwd %.3f ms (%.1f TFLOP/s; %.3f ms each in a run of 10), fwd+bwd %.3f ms (%.1f TFLOP/s)")
+      :format(dt, fwd, flops / fwd / 1e9, fwd10, both, 3 * flops / both / 1e9))
+    print("  cuDNN algorithms: " .. torch.backends.cudnn.stats().last_algorithms)
+  end
+end
+
+if only == "conv" then
+  conv_rows()
+  return
 end
 
 local N = 8192
@@ -39,3 +70,5 @@ local ms = time_ms(function()
   opt:step()
 end, 20)
 print(("mlp_train_step %.3f ms"):format(ms))
+
+conv_rows()

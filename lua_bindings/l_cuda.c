@@ -462,7 +462,36 @@ static int t_get_float32_matmul_precision(lua_State *L) {
   return 1;
 }
 
+/* torch._cudnn([{enabled=}]) -> {available=, enabled=, version=, convs=,
+ * declined=, last_declined=, load_error=, last_algorithms=}; enabled turns cuDNN on or off
+ * for CUDA convolutions (off: im2col + cuBLAS). */
+static int t_cudnn(lua_State *L) {
+  if (lua_istable(L, 1) && lua_getfield(L, 1, "enabled") != LUA_TNIL) mt_cudnn_set_enabled(lua_toboolean(L, -1));
+  mt_cudnn_info s = mt_cudnn_stats();
+  lua_newtable(L);
+  lua_pushboolean(L, s.loaded && mt_cuda_available());
+  lua_setfield(L, -2, "available");
+  lua_pushboolean(L, s.enabled);
+  lua_setfield(L, -2, "enabled");
+  lua_pushinteger(L, (lua_Integer)s.version);
+  lua_setfield(L, -2, "version");
+  lua_pushinteger(L, (lua_Integer)s.convs);
+  lua_setfield(L, -2, "convs");
+  lua_pushinteger(L, (lua_Integer)s.declined);
+  lua_setfield(L, -2, "declined");
+  lua_pushstring(L, s.last_declined);
+  lua_setfield(L, -2, "last_declined");
+  lua_pushstring(L, s.load_error);
+  lua_setfield(L, -2, "load_error");
+  lua_pushfstring(L, "forward %d, backward data %d, backward filter %d (math types %d %d %d)", s.algo[0], s.algo[1],
+                  s.algo[2], s.math[0], s.math[1], s.math[2]);
+  lua_setfield(L, -2, "last_algorithms");
+  return 1;
+}
+
 static const mtl_reg tensor_regs[] = {
+    {"_cudnn", t_cudnn, MTL_FN,
+     "torch._cudnn([{enabled=}]) -- internal: cuDNN's state and counters (torch.backends.cudnn wraps it)"},
     {"set_float32_matmul_precision", t_set_float32_matmul_precision, MTL_FN,
      "torch.set_float32_matmul_precision('highest'|'high'|'medium') -- 'high' lets CUDA float32 matmul use TF32"},
     {"get_float32_matmul_precision", t_get_float32_matmul_precision, MTL_FN,

@@ -89,8 +89,10 @@ static mt_status check_floats(const char *op, const mt_tensor *a, const char *an
   return MT_OK;
 }
 
-/* Contiguous compute copy: float16/bfloat16 to float32. */
+/* Contiguous compute copy: float16/bfloat16 to float32 (on the CPU; CUDA
+ * takes them as they are, cuda/conv.c decides). */
 static mt_status prep(const mt_tensor *t, mt_tensor **out) {
+  if (mt_tdevice(t).type == MT_CUDA) return mt_contiguous(t, out);
   mt_tensor *u = NULL;
   mt_status st = mt_upcast_half(t, &u);
   if (!st) st = mt_contiguous(u, out);

@@ -1,5 +1,5 @@
 # bench/peers/cuda_ops.py -- PyTorch peer of bench/cuda_ops.lua (same figures).
-import torch, torch.nn as nn, torch.nn.functional as F
+import sys, torch, torch.nn as nn, torch.nn.functional as F
 
 def time_ms(fn, reps):
     fn(); fn(); torch.cuda.synchronize()
@@ -9,6 +9,37 @@ def time_ms(fn, reps):
         a.record(); fn(); b.record(); b.synchronize()
         ts.append(a.elapsed_time(b))
     return sorted(ts)[(len(ts) - 1) // 2]
+
+only = sys.argv[1] if len(sys.argv) > 1 else None
+
+def conv_rows():
+    # full float32 as ours (PyTorch allows TF32 in cuDNN convs by default);
+    # deterministic algorithms as ours where deterministic=True
+    torch.backends.cudnn.allow_tf32 = False
+    flops = 2 * 32 * 64 * 56 * 56 * 64 * 9
+    for dt in ["float32", "bfloat16", "float16"]:
+        for det in [False, True]:
+            torch.backends.cudnn.deterministic = det
+            torch.manual_seed(0)
+            x = torch.randn(32, 64, 56, 56, device="cuda").to(getattr(torch, dt))
+            w = (torch.randn(64, 64, 3, 3, device="cuda") * 0.05).to(getattr(torch, dt))
+            g = torch.randn(32, 64, 56, 56, device="cuda").to(getattr(torch, dt))
+            with torch.no_grad():
+                fwd = time_ms(lambda: F.conv2d(x, w, None, padding=1), 20)
+                fwd10 = time_ms(lambda: [F.conv2d(x, w, None, padding=1) for _ in range(10)], 5) / 10
+            xr, wr = x.clone().requires_grad_(), w.clone().requires_grad_()
+            def both():
+                xr.grad = wr.grad = None
+                F.conv2d(xr, wr, None, padding=1).backward(g)
+            b = time_ms(both, 20)
+            print(f"peer conv2d_resnet_{dt}{'_deterministic' if det else ''} fwd {fwd:.3f} ms "
+                  f"({flops / fwd / 1e9:.1f} TFLOP/s; {fwd10:.3f} ms each in a run of 10), fwd+bwd {b:.3f} ms ({3 * flops / b / 1e9:.1f} TFLOP/s)")
+    torch.backends.cudnn.deterministic = False
+    torch.backends.cudnn.allow_tf32 = True
+
+if only == "conv":
+    conv_rows()
+    sys.exit(0)
 
 N = 8192
 for dt, prec in [("float32", "highest"), ("float32", "high"), ("bfloat16", "highest")]:
@@ -25,3 +56,4 @@ x, y = torch.randn(256, 1024, device="cuda"), torch.randint(0, 10, (256,), devic
 def step():
     opt.zero_grad(); F.cross_entropy(m(x), y).backward(); opt.step()
 print(f"peer mlp_train_step {time_ms(step, 20):.3f} ms")
+conv_rows()

@@ -5,7 +5,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 
-local M = {__help = "torch.backends: backend switches (sdp_kernel, sdp_selected)"}
+local M = {__help = "torch.backends: backend switches (sdp_kernel, sdp_selected, cudnn)"}
 
 local Guard = {}
 Guard.__index = Guard
@@ -45,6 +45,34 @@ function M.sdp_enabled() return torch._sdp_enabled() end
 -- sdp_selected(q, k, v[, opts]) -> "flash" or "math": the backend that
 -- F.scaled_dot_product_attention would run for these inputs.
 function M.sdp_selected(q, k, v, opts) return torch._sdp_selected(q, k, v, opts) end
+
+-- torch.backends.cudnn: cuDNN for CUDA convolutions (tensor/cuda/cudnn.c).
+-- is_available(), version() (e.g. 91900; nil without cuDNN), stats()
+-- (counters: convs, declined, last_declined, load_error) and the field
+-- `enabled` (true by default; false routes convolutions to im2col + cuBLAS).
+-- Algorithms are always deterministic ones; `benchmark` and `deterministic`
+-- may be set and are kept, as plain fields.
+local cudnn = {}
+function cudnn.is_available() return torch._cudnn().available end
+function cudnn.version()
+  local v = torch._cudnn().version
+  return v > 0 and v or nil
+end
+function cudnn.stats() return torch._cudnn() end
+setmetatable(cudnn, {
+  __index = function(_, k) if k == "enabled" then return torch._cudnn().enabled end end,
+  __newindex = function(t, k, v)
+    if k == "enabled" then
+      if type(v) ~= "boolean" then
+        error("torch.backends.cudnn.enabled must be true or false, got " .. type(v), 2)
+      end
+      torch._cudnn{enabled = v}
+    else
+      rawset(t, k, v)
+    end
+  end,
+})
+M.cudnn = cudnn
 
 U.doc(M, {
   sdp_kernel = "torch.backends.sdp_kernel{flash=, math=, cudnn=} -- enable/disable attention backends; returns a "

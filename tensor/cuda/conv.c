@@ -3,8 +3,9 @@
  * chunk; its input gradient is the transposed product followed by col2im,
  * its weight gradient a product per sample summed over the batch. The
  * checks, shapes and dtype handling stay in tensor/conv.c and pool.c; this
- * file sees contiguous float32/float64 tensors only. Grouped convolutions
- * run one ungrouped problem per group. */
+ * file sees contiguous floating tensors. cuDNN (cudnn.c) runs convolutions
+ * where it is present and accepts the problem; the im2col path is the
+ * fallback (16-bit floats through float32 copies). */
 #include <stdio.h>
 #include <string.h>
 
@@ -79,6 +80,9 @@ static mt_status batch_of(const mt_tensor *w2, bool transposed, int64_t cn, mt_t
   return st;
 }
 
+static mt_status im2col_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                             mt_tensor *y);
+
 /* Channels [g * n, (g + 1) * n) of t seen as (d0, c, rest): a view
  * (contiguous when d0 == 1), or a contiguous copy when copy. */
 static mt_status group_of(const mt_tensor *t, int64_t d0, int64_t c, int64_t g, int64_t n, bool copy, mt_tensor **out) {
@@ -92,37 +96,39 @@ static mt_status group_of(const mt_tensor *t, int64_t d0, int64_t c, int64_t g, 
   return st;
 }
 
-/* groups > 1: one ungrouped problem per group on copies of its channels of
- * the data operands and views of its rows of the weight (and bias). */
+/* groups > 1 without cuDNN: one ungrouped im2col problem per group on
+ * copies of its channels of the data operands and views of its rows of the
+ * weight (the bias is mt_cuda_conv's). */
 static mt_status grouped(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
-                         mt_tensor *y, mt_tensor *y2) {
+                         mt_tensor *y) {
   struct mt_conv_problem q = *p;
   int64_t G = p->G, Cg = p->C / G, Kg = p->K / G;
   q.G = 1, q.C = Cg, q.K = Kg;
   const mt_tensor *xt = kind == 0 ? a : kind == 2 ? b : y, *wt = kind == 2 ? y : b, *yt = kind == 0 ? y : a;
   mt_status st = MT_OK;
   for (int64_t g = 0; g < G && !st; g++) {
-    mt_tensor *xg = NULL, *wg = NULL, *yg = NULL, *bg = NULL, *dst = NULL, *tmp = NULL;
+    mt_tensor *xg = NULL, *wg = NULL, *yg = NULL, *dst = NULL, *tmp = NULL;
     bool x_out = kind == 1, y_out = kind == 0;
-    if ((st = group_of(wt, 1, p->K, g, Kg, false, &wg)) || (y2 && (st = mt_narrow(y2, 0, g * Kg, Kg, &bg))))
-      goto next;
+    if ((st = group_of(wt, 1, p->K, g, Kg, false, &wg))) goto next;
     if ((st = group_of(xt, p->N, p->C, g, Cg, !x_out, x_out ? &dst : &xg)) ||
         (st = group_of(yt, p->N, p->K, g, Kg, !y_out, y_out ? &dst : &yg)))
       goto next;
     if (dst && (st = mt_empty(dst->shape, 3, (mt_dtype)dst->dtype, mt_tdevice(dst), &tmp))) goto next;
-    if (kind == 0) st = mt_cuda_conv(0, &q, xg, wg, tmp, bg);
-    else if (kind == 1) st = mt_cuda_conv(1, &q, yg, wg, tmp, NULL);
-    else st = mt_cuda_conv(2, &q, yg, xg, wg, bg);
+    if (kind == 0) st = im2col_conv(0, &q, xg, wg, tmp);
+    else if (kind == 1) st = im2col_conv(1, &q, yg, wg, tmp);
+    else st = im2col_conv(2, &q, yg, xg, wg);
     if (!st && dst) st = mt_copy_(dst, tmp);
   next:
-    mt_release(xg), mt_release(wg), mt_release(yg), mt_release(bg), mt_release(dst), mt_release(tmp);
+    mt_release(xg), mt_release(wg), mt_release(yg), mt_release(dst), mt_release(tmp);
   }
   return st;
 }
 
-mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
-                       mt_tensor *y2) {
-  if (p->G != 1) return grouped(kind, p, a, b, y, y2);
+/* kind's direction (as mt_cuda_conv, without the bias) by im2col + cuBLAS,
+ * float32/float64, groups 1. */
+static mt_status im2col_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                             mt_tensor *y) {
+  if (p->G != 1) return grouped(kind, p, a, b, y);
   mt_dtype dt = (mt_dtype)y->dtype;
   int64_t L = p->out[0] * p->out[1] * p->out[2], KK = p->k[0] * p->k[1] * p->k[2];
   int64_t S = p->in[0] * p->in[1] * p->in[2], CKK = p->C * KK, N = p->N;
@@ -164,19 +170,46 @@ mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tenso
   chunk:
     mt_release(xs), mt_release(ys), mt_release(cs), mt_release(wm), mt_release(ps), mt_release(cts), mt_release(sum);
   }
-  if (!st && y2 && kind == 0) { /* y += bias per channel */
+done:
+  mt_release(x3), mt_release(w2), mt_release(y3), mt_release(wb), mt_release(col), mt_release(part), mt_release(colt);
+  return st;
+}
+
+/* im2col_conv for 16-bit floats: float32 copies in, the result rounded back. */
+static mt_status im2col_upcast(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                               mt_tensor *y) {
+  mt_tensor *a32 = NULL, *b32 = NULL, *y32 = NULL;
+  mt_status st;
+  if (!(st = mt_to_dtype(a, MT_FLOAT32, false, &a32)) && !(st = mt_to_dtype(b, MT_FLOAT32, false, &b32)) &&
+      !(st = mt_empty(y->shape, y->ndim, MT_FLOAT32, mt_tdevice(y), &y32)) &&
+      !(st = im2col_conv(kind, p, a32, b32, y32)))
+    st = mt_copy_(y, y32);
+  mt_release(a32), mt_release(b32), mt_release(y32);
+  return st;
+}
+
+mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
+                       mt_tensor *y2) {
+  bool done = false;
+  mt_dtype dt = (mt_dtype)y->dtype;
+  mt_status st = mt_cudnn_conv(kind, p, a, b, y, &done);
+  if (!st && !done)
+    st = dt == MT_FLOAT32 || dt == MT_FLOAT64 ? im2col_conv(kind, p, a, b, y) : im2col_upcast(kind, p, a, b, y);
+  if (st || !y2) return st;
+  int64_t L = p->out[0] * p->out[1] * p->out[2];
+  mt_tensor *y3 = NULL;
+  if ((st = view3(kind == 0 ? y : a, p->N, p->K, L, &y3))) return st;
+  if (kind == 0) { /* y += bias per channel */
     mt_tensor *bv = NULL;
     if (!(st = view3(y2, 1, p->K, 1, &bv))) st = mt_binary(MT_OP_add, y3, bv, &y3);
     mt_release(bv);
-  }
-  if (!st && y2 && kind == 2) { /* grad bias: gy summed over samples and positions */
+  } else if (kind == 2) { /* grad bias: gy summed over samples and positions */
     int dims[2] = {0, 2};
     mt_tensor *s = NULL;
     if (!(st = mt_sum(y3, dims, 2, false, -1, &s))) st = mt_copy_(y2, s);
     mt_release(s);
   }
-done:
-  mt_release(x3), mt_release(w2), mt_release(y3), mt_release(wb), mt_release(col), mt_release(part), mt_release(colt);
+  mt_release(y3);
   return st;
 }
 

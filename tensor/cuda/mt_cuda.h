@@ -114,15 +114,29 @@ mt_status mt_cuda_scatter_(mt_tensor *x, int dim, const mt_tensor *index, const 
  * cuBLAS. float32, float64, float16, bfloat16 (float32 accumulation). */
 mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb, mt_tensor *c,
                        int nb, double alpha, double beta);
-/* Convolutions and max pools (conv.c), on contiguous float32/float64 CUDA
+/* Convolutions and max pools (conv.c), on contiguous floating CUDA
  * tensors; tensor/conv.c and pool.c check shapes and make the results.
  * kind 0: y = conv(a = x, b = w) + y2 (bias, may be NULL); 1: y = grad input
  * from a = grad_out, b = w; 2: y = grad weight (and y2 = grad bias unless
- * NULL) from a = grad_out, b = x; groups > 1 run group by group. */
+ * NULL) from a = grad_out, b = x. cuDNN runs it where it can (any groups,
+ * float16/bfloat16 too), else im2col + cuBLAS (group by group). */
 struct mt_conv_problem;
 struct mt_pool_problem;
 mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
                        mt_tensor *y2);
+/* cuDNN (cudnn.c): the same directions as mt_cuda_conv without the bias,
+ * float32/64/16 and bfloat16, any groups; *done false (and MT_OK) when
+ * cuDNN is absent, disabled or declines the problem. */
+mt_status mt_cudnn_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                        mt_tensor *y, bool *done);
+typedef struct mt_cudnn_info {
+  bool loaded, enabled;
+  int64_t version, convs, declined; /* version as cudnnGetVersion: 91900 */
+  int algo[3], math[3];              /* per direction: the last algorithm run (-1: none) and its math type */
+  char last_declined[240], load_error[300];
+} mt_cudnn_info;
+mt_cudnn_info mt_cudnn_stats(void);
+void mt_cudnn_set_enabled(bool on);
 /* y (and idx, int64 1-based positions in the plane, unless NULL) of a max pool. */
 mt_status mt_cuda_max_pool(const struct mt_pool_problem *p, const mt_tensor *x, mt_tensor *y, mt_tensor *idx);
 /* gx = zeros plus gy summed at idx (checked to lie in the plane first). */
