@@ -33,7 +33,9 @@ static const char *const cuda_ready[] = {
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "conv_input", "conv_weight", "max_pool", /* torch._backward */
     /* autograd: the derivatives use the ops above */
-    "backward", "retain_grad", "register_hook", "grad", NULL};
+    "backward", "retain_grad", "register_hook", "grad",
+    /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */
+    "explain", NULL};
 /* ...of which these move data between devices, so may mix them. */
 static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor", NULL};
 

@@ -29,6 +29,8 @@ typedef struct block {
 #define NBUCKET 1024
 typedef struct devalloc {
   block *free_list;          /* cached blocks, unsorted */
+  bool capturing;            /* a CUDA graph is being captured (graph.c): frees go to pool */
+  block *pool;               /* blocks freed during the capture: the graph's from then on */
   block *live[NBUCKET];      /* blocks in use, hashed by pointer */
   mt_cuda_memstats stats;
 } devalloc;
@@ -71,9 +73,13 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
   void *stream = mt_cuda_current_stream(dev).handle;
   devalloc *h = &heaps[dev];
   pthread_mutex_lock(&lock);
-  /* best fit among cached blocks of this stream, at most twice the size */
+  /* best fit among cached blocks of this stream (or, while capturing, of
+   * the capture's pool), at most twice the size */
   block **best = NULL;
-  for (block **pb = &h->free_list; *pb; pb = &(*pb)->next) {
+  for (block **pb = &h->pool; h->capturing && *pb; pb = &(*pb)->next)
+    if ((*pb)->size >= size && (*pb)->size <= 2 * size && (!best || (*pb)->size < (*best)->size)) best = pb;
+  bool pooled = best != NULL;
+  for (block **pb = &h->free_list; !pooled && *pb; pb = &(*pb)->next) {
     block *b = *pb;
     if (b->stream == stream && b->size >= size && b->size <= 2 * size && (!best || b->size < (*best)->size))
       best = pb;
@@ -134,8 +140,13 @@ void mt_cuda_free(int dev, void *p) {
       *pb = b->next;
       h->stats.allocated -= (int64_t)b->size;
       atomic_fetch_sub(&bytes_in_use, (int64_t)b->size);
-      b->next = h->free_list;
-      h->free_list = b;
+      if (h->capturing) { /* the graph being captured may still use it when replayed */
+        b->next = h->pool;
+        h->pool = b;
+      } else {
+        b->next = h->free_list;
+        h->free_list = b;
+      }
       break;
     }
   pthread_mutex_unlock(&lock);
@@ -178,4 +189,27 @@ mt_status mt_cuda_host_alloc(size_t n, void **out) {
 
 void mt_cuda_host_free(void *p) {
   if (p) cu.MemFreeHost(p);
+}
+
+bool mt_cuda_capturing(int dev) { return dev >= 0 && dev < MT_CUDA_MAXDEV && heaps[dev].capturing; }
+
+void mt_cuda_alloc_capture(int dev, bool on, void **pool) {
+  if (dev < 0 || dev >= MT_CUDA_MAXDEV) return;
+  pthread_mutex_lock(&lock);
+  heaps[dev].capturing = on;
+  if (!on && pool) *pool = heaps[dev].pool;
+  heaps[dev].pool = NULL;
+  pthread_mutex_unlock(&lock);
+}
+
+void mt_cuda_alloc_release_pool(int dev, void *pool, void *stream) {
+  if (dev < 0 || dev >= MT_CUDA_MAXDEV) return;
+  pthread_mutex_lock(&lock);
+  for (block *b = pool, *nx; b; b = nx) {
+    nx = b->next;
+    b->stream = stream;
+    b->next = heaps[dev].free_list;
+    heaps[dev].free_list = b;
+  }
+  pthread_mutex_unlock(&lock);
 }

@@ -138,6 +138,25 @@ void mt_cuda_note_mem_hit(void);
 /* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
 
+/* ---- CUDA graphs (graph.c): stream capture and replay ---- */
+/* While capturing, blocks freed on dev go to a pool that the graph keeps
+ * (its replays write them); off hands the pool over in *pool (alloc.c). */
+void mt_cuda_alloc_capture(int dev, bool on, void **pool);
+/* True while a CUDA graph is captured on dev (ops then skip host reads). */
+bool mt_cuda_capturing(int dev);
+/* Returns a graph's pool to dev's cache, for reuse on stream. */
+void mt_cuda_alloc_release_pool(int dev, void *pool, void *stream);
+typedef struct mt_cuda_graph mt_cuda_graph;
+/* Starts capturing the work sent to dev (its current stream becomes a
+ * private capture stream until mt_cuda_capture_end). */
+mt_status mt_cuda_capture_begin(int dev);
+/* Ends the capture; when ok, instantiates the graph into *out (else, or
+ * when the capture was invalidated, fails and *out stays NULL). */
+mt_status mt_cuda_capture_end(int dev, bool ok, mt_cuda_graph **out);
+/* Replays g on its device's current stream. */
+mt_status mt_cuda_graph_launch(mt_cuda_graph *g);
+void mt_cuda_graph_free(mt_cuda_graph *g);
+
 /* ---- run-time compilation (nvrtc.c) ---- */
 /* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact
  * architecture, cached in memory and on disk. *fn is a CUfunction. */
