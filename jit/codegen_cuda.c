@@ -73,12 +73,11 @@ static const char *wconv(int dt) { return dt == MT_FLOAT16 ? "f2h" : dt == MT_BF
 /* z words of kernel c: rows, I, F's sizes, strides per load, the vector flag. */
 static int nz_of(const mtj_cg *c) { return 2 + c->ndim + c->a.nload * c->ndim + 1; }
 
-/* The argument struct, the buffer pointers and the general-load macros. */
-static void emit_head(mtj_cg *c, bool tmpl) {
+/* The kernel's views of its argument: z, the scalars, the typed buffers. */
+static void emit_head(mtj_cg *c) {
   mtj_graph *g = c->g;
   mtj_buf *b = c->b;
-  int na = c->a.nload + c->a.nstore, nz = nz_of(c), ns = g->xs_base + g->nxs;
-  mtj_put(b, "  const int64_t *z = A.z; const double *s = A.s; (void)z; (void)s;\n");
+  mtj_put(b, "  const int64_t *z __attribute__((unused)) = A.z;\n  const double *s __attribute__((unused)) = A.s;\n");
   for (int l = 0; l < c->a.nload; l++) {
     const char *T = stype(g->n[c->a.load[l]].dtype);
     mtj_put(b, "  const %s *b%d = (const %s *)A.a[%d];\n", T, l, T, l);
@@ -87,7 +86,6 @@ static void emit_head(mtj_cg *c, bool tmpl) {
     const char *T = stype(g->n[c->a.store[l]].dtype);
     mtj_put(b, "  %s *w%d = (%s *)A.a[%d];\n", T, l, T, c->a.nload + l);
   }
-  (void)na, (void)nz, (void)ns, (void)tmpl;
 }
 
 /* Offsets of general (strided) loads: o<l> for the row, mj_inner<l>(j) within it. */
@@ -133,7 +131,7 @@ static void gen_elementwise(mtj_cg *c) {
   for (int l = 0; l < c->a.nload; l++) general |= c->a.cls[l] == MTJ_LD_GENERAL;
   emit_general_macros(c);
   mtj_put(b, "template <class IX> MJ_D void mtj_b%d(const mj_a%d &A) {\n", k, k);
-  emit_head(c, true);
+  emit_head(c);
   mtj_put(b, "  const IX I = (IX)z[1], n = (IX)z[0] * I; (void)I;\n  const bool vec = z[%d] != 0; (void)vec;\n", nz - 1);
   mtj_put(b, "  const IX step = (IX)gridDim.x * blockDim.x;\n"
              "  for (IX g_ = (IX)blockIdx.x * blockDim.x + threadIdx.x; g_ < (n + 3) / 4; g_ += step) {\n"
@@ -211,7 +209,7 @@ static void gen_rows(mtj_cg *c) {
   for (int i = 0; i < g->nn; i++) memo[i] = -1;
   emit_general_macros(c);
   mtj_put(b, "extern \"C\" __global__ void __launch_bounds__(256) mtj_k%d(const mj_a%d A) {\n", k, k);
-  emit_head(c, false);
+  emit_head(c);
   mtj_put(b, "  const int64_t rows = z[0], I = z[1]; (void)I;\n");
   mtj_put(b, "  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {\n");
   emit_general_row(c);
