@@ -60,10 +60,15 @@ typedef struct entry {
 } entry;
 static entry *mem;
 
-mtj_stats mtj_get_stats(void) { return stats; }
+mtj_stats mtj_get_stats(void) {
+  mtj_stats s = stats;
+  mtj_replay_stats(&s.graph_captures, &s.graph_replays, &s.graph_failures);
+  return s;
+}
 
 void mtj_reset(void) {
   memset(&stats, 0, sizeof stats);
+  mtj_replay_reset_stats();
   while (mem) { /* handles stay loaded: compiled functions may still use them */
     entry *n = mem->next;
     free(mem);

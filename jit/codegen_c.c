@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "strbuf.h"
+#include "cg.h"
 
 
 /* float32 math: exp and log within about 1 ulp (Cephes' coefficients;
@@ -100,16 +99,7 @@ static const char *prelude =
     "#define MJ_FMAX(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)>(b)?(a):(b)))\n"
     "#define MJ_FMIN(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)<(b)?(a):(b)))\n";
 
-typedef struct cg {
-  mtj_graph *g;
-  int k;
-  mtj_kargs a;
-  mtj_buf *b;
-  char *row_done, *loop_done;
-  char *rc_done; /* rc<i> = 1/v<i> emitted in the row scope */
-  int *spill;    /* spill[i] = l: value i is kept in output w<l> between loops */
-  int ndim, p;
-} cg;
+typedef mtj_cg cg;
 
 static bool is_row(cg *c, int i) {
   const mtj_node *x = &c->g->n[i];
@@ -147,7 +137,7 @@ static void emit(cg *c, int i, bool j);
 
 static void opnd(cg *c, int i, char *out, size_t n) {
   const mtj_node *x = &c->g->n[i];
-  const char *T = mtj_ctype(x->dtype);
+  const char *T = mtj_cg_rtype(x->dtype);
   if (x->kind == JN_CONST) {
     if (x->c != x->c) snprintf(out, n, "((%s)NAN)", T);
     else if (x->c == INFINITY || x->c == -INFINITY) snprintf(out, n, "((%s)(%sINFINITY))", T, x->c < 0 ? "-" : "");
@@ -162,8 +152,11 @@ static void opnd(cg *c, int i, char *out, size_t n) {
 static const char *fsuf(int dt) { return dt == MT_FLOAT32 ? "f" : ""; }
 
 /* The C expression of unary op on x (compute dtype cdt). */
+/* The compute dtype of node n's expression (float16/bfloat16 compute in float32). */
+static int cdt_of(const mtj_node *n) { return n->cdt == MT_FLOAT16 || n->cdt == MT_BFLOAT16 ? MT_FLOAT32 : n->cdt; }
+
 static bool unary_expr(const mtj_node *n, const char *x, char *o, size_t sz) {
-  int dt = n->cdt;
+  int dt = cdt_of(n);
   bool f32 = dt == MT_FLOAT32, fl = dt == MT_FLOAT32 || dt == MT_FLOAT64;
   const char *T = mtj_ctype(dt), *s = fsuf(dt);
   switch (n->op) {
@@ -222,7 +215,7 @@ static bool unary_expr(const mtj_node *n, const char *x, char *o, size_t sz) {
 }
 
 static bool binary_expr(const mtj_node *n, const char *a, const char *b, char *o, size_t sz) {
-  int dt = n->cdt;
+  int dt = cdt_of(n);
   bool fl = dt == MT_FLOAT32 || dt == MT_FLOAT64, bo = dt == MT_BOOL;
   const char *T = mtj_ctype(dt), *s = fsuf(dt);
   switch (n->op) {
@@ -304,13 +297,13 @@ static int with_const(const mtj_graph *g, int i, int op, double v) {
 static int gelu_of(cg *c, int i) {
   const mtj_graph *g = c->g;
   const mtj_node *m = &g->n[i];
-  if (m->kind != JN_BINARY || m->op != MT_OP_mul || m->cdt != MT_FLOAT32) return -1;
+  if (m->kind != JN_BINARY || m->op != MT_OP_mul || cdt_of(m) != MT_FLOAT32) return -1;
   for (int k = 0; k < 2; k++) {
     int half = m->a[k], one = m->a[1 - k];
     int x = with_const(g, half, MT_OP_mul, 0.5), e = with_const(g, one, MT_OP_add, 1.0);
     if (x < 0 || e < 0 || !in_kernel(c, half) || !in_kernel(c, one) || !in_kernel(c, e)) continue;
     const mtj_node *en = &g->n[e];
-    if (en->kind != JN_UNARY || en->op != MT_OP_erf || en->cdt != MT_FLOAT32) continue;
+    if (en->kind != JN_UNARY || en->op != MT_OP_erf || cdt_of(en) != MT_FLOAT32) continue;
     int u = en->a[0];
     if (in_kernel(c, u) && with_const(g, u, MT_OP_mul, (double)0.70710678118654752440f) == x) return x;
     if (in_kernel(c, u) && with_const(g, u, MT_OP_mul, 0.70710678118654752440) == x) return x;
@@ -326,6 +319,9 @@ static bool below_max(const mtj_graph *g, int i) {
   return m->kind == JN_REDUCE && m->op == MT_OP_amax && m->a[0] == x->a[0];
 }
 
+/* The rounding of a float to a 16-bit dtype's values ("" for other dtypes). */
+static const char *round16(int dt) { return dt == MT_FLOAT16 ? "mj_rh" : dt == MT_BFLOAT16 ? "mj_rb" : ""; }
+
 /* Emits node i (and what it needs) into the current scope: the inner loop
  * (j) or the row scope. Row-level values are emitted in the row scope only. */
 static void emit(cg *c, int i, bool j) {
@@ -334,12 +330,17 @@ static void emit(cg *c, int i, bool j) {
   bool jj = j && (!in_kernel(c, i) || !is_row(c, i));
   char *done = jj ? c->loop_done : c->row_done;
   if (done[i]) return;
-  const char *T = mtj_ctype(x->dtype);
+  const char *T = mtj_cg_rtype(x->dtype);
   char ex[1024], o0[64], o1[64], o2[64], ix[96];
   if (!in_kernel(c, i)) { /* a load */
     int k = load_slot(c, i);
-    load_index(c, k, jj, ix, sizeof ix);
-    mtj_put(c->b, "      const %s v%d = b%d[%s];\n", T, i, k, ix);
+    const char *cv = !c->cuda ? "" : x->dtype == MT_FLOAT16 ? "h2f" : x->dtype == MT_BFLOAT16 ? "b2f" : "";
+    if (c->vec && jj && (c->a.cls[k] == MTJ_LD_FULL || c->a.cls[k] == MTJ_LD_INNER)) {
+      mtj_put(c->b, "      const %s v%d = %s(l%d.v[e_]);\n", T, i, cv, k);
+    } else {
+      load_index(c, k, jj, ix, sizeof ix);
+      mtj_put(c->b, "      const %s v%d = %s(b%d[%s]);\n", T, i, cv, k, ix);
+    }
     done[i] = 1;
     return;
   }
@@ -351,7 +352,7 @@ static void emit(cg *c, int i, bool j) {
   if (gx >= 0) { /* the whole gelu as one function */
     emit(c, gx, jj);
     opnd(c, gx, o0, sizeof o0);
-    mtj_put(c->b, "      const %s v%d = mj_geluf(%s);\n", T, i, o0);
+    mtj_put(c->b, "      const %s v%d = %s(mj_geluf(%s));\n", T, i, round16(x->dtype), o0);
     done[i] = 1;
     return;
   }
@@ -384,7 +385,7 @@ static void emit(cg *c, int i, bool j) {
     failed = true;
     snprintf(ex, sizeof ex, "0");
   }
-  mtj_put(c->b, "      const %s v%d = (%s)%s;\n", T, i, T, ex);
+  mtj_put(c->b, "      const %s v%d = %s((%s)%s);\n", T, i, round16(x->dtype), T, ex);
   done[i] = 1;
 }
 
@@ -765,4 +766,19 @@ mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a) {
   for (int l = 0; l < a->nload; l++)
     if (a->cls[l] != MTJ_LD_FULL && a->cls[l] != MTJ_LD_SCALAR) a->flat = false;
   return MT_OK;
+}
+
+/* ---- the walker's entry points for codegen_cuda.c (cg.h) ---- */
+const char *mtj_cg_rtype(int dt) { return dt == MT_FLOAT16 || dt == MT_BFLOAT16 ? "float" : mtj_ctype(dt); }
+void mtj_cg_emit(mtj_cg *c, int i, bool j) { emit(c, i, j); }
+void mtj_cg_opnd(mtj_cg *c, int i, char *out, size_t n) { opnd(c, i, out, n); }
+int mtj_cg_phase(mtj_cg *c, int i, int *memo) { return phase_of(c, i, memo); }
+bool mtj_cg_is_row(mtj_cg *c, int i) { return is_row(c, i); }
+bool mtj_cg_in_kernel(mtj_cg *c, int i) { return in_kernel(c, i); }
+void mtj_cg_row_deps(mtj_cg *c, int i) { emit_row_deps(c, i); }
+void mtj_cg_reset(void) { failed = false, failed_what[0] = 0; }
+bool mtj_cg_failed(void) { return failed; }
+void mtj_cg_fail(const char *what) {
+  if (!failed) snprintf(failed_what, sizeof failed_what, "%s", what);
+  failed = true;
 }

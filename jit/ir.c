@@ -27,6 +27,7 @@ typedef struct builder {
   } *wr;     /* in-place writes, to catch later reads through another view */
   int nwr;
   bool dynamic;
+  bool cuda;        /* a graph on a CUDA device: float16/bfloat16 values are fine */
   bool need_static; /* a size the JIT cannot keep symbolic: rebuild static */
   char why[256];
 } builder;
@@ -55,6 +56,11 @@ const char *mtj_ctype(int dt) {
   case MT_UINT8: case MT_BOOL: return "uint8_t";
   default: return NULL;
   }
+}
+
+/* Can the graph's kernels hold dtype dt? (The C kernels have no 16-bit floats.) */
+static bool dtype_ok(const builder *b, int dt) {
+  return mtj_ctype(dt) || (b->cuda && (dt == MT_FLOAT16 || dt == MT_BFLOAT16));
 }
 
 static int fail(builder *b, const char *msg, const char *arg) {
@@ -393,9 +399,9 @@ static int lower(builder *b, const mtg_trace_entry *e) {
   if (e->inplace && e->op == MT_OP_copy) return copy_into(b, e->out, o[0]);
   const mt_tensor *out = e->out;
   int dt = out->dtype, op = e->op;
-  if (!mtj_ctype(dt)) return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)dt));
+  if (!dtype_ok(b, dt)) return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)dt));
   for (int i = 0; i < e->nin; i++)
-    if (e->in[i] && !mtj_ctype(e->in[i]->dtype))
+    if (e->in[i] && !dtype_ok(b, e->in[i]->dtype))
       return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)e->in[i]->dtype));
   bool fl = mt_is_floating((mt_dtype)dt);
   switch (mt_ops[op].kind) {
@@ -541,6 +547,28 @@ void mtj_mark_live(mtj_graph *g) {
   for (int k = 0; k < g->nwb; k++) mark(g, g->wb[k]);
 }
 
+/* The graph's device: its inputs' (or, with none, its traced values'),
+ * which must all agree; a CUDA graph gets CUDA kernels. */
+static bool graph_device(builder *b, const mt_tensor *const *ins, int nin) {
+  mt_device d = mt_cpu();
+  bool set = false;
+  for (int k = 0; k < nin; k++) {
+    mt_device e = mt_tdevice(ins[k]);
+    if (set && !mt_same_device(d, e)) return fail(b, "the graph's inputs are on several devices%s", ""), false;
+    d = e, set = true;
+  }
+  for (int i = 0; i < b->tr->n; i++) {
+    const mt_tensor *t = b->tr->e[i].out;
+    if (!t || (t->flags & MT_TF_WRAPPED)) continue;
+    mt_device e = mt_tdevice(t);
+    if (set && !mt_same_device(d, e)) return fail(b, "the graph moves values between devices%s", ""), false;
+    d = e, set = true;
+  }
+  b->g->dev = d;
+  b->cuda = d.type == MT_CUDA;
+  return true;
+}
+
 static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, int nin, const double *sc,
                             const bool *sc_int, int nsc, const mt_tensor *const *outs, int nout, bool dynamic,
                             const mtj_options *o, mtj_graph **out, bool *need_static) {
@@ -551,12 +579,15 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
                 .nsct = o ? o->nsct : 0}, *b = &B_;
   g->nin = nin, g->nsc = nsc, g->is_static = !dynamic;
   g->xs_base = nsc + (o ? o->nsct : 0);
+  if (!graph_device(b, ins, nin)) {
+    free(g);
+    return mt_fail(MT_EARG, "%s", b->why);
+  }
   for (int k = 0; k < nin; k++) {
     const mt_tensor *t = ins[k];
     g->in[k].dtype = t->dtype, g->in[k].ndim = t->ndim;
     memcpy(g->in[k].shape, t->shape, sizeof t->shape);
-    if (!mtj_ctype(t->dtype)) fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)t->dtype));
-    if (mt_tdevice(t).type != MT_CPU) fail(b, "the JIT compiles CPU graphs only%s", "");
+    if (!dtype_ok(b, t->dtype)) fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)t->dtype));
     mtj_node x = blank(JN_INPUT, 0, t->dtype);
     x.slot = k, x.ndim = t->ndim;
     for (int d = 0; d < t->ndim; d++) {
@@ -639,7 +670,8 @@ static void put_shape(mtj_buf *s, mtj_graph *g, const mtj_dim *sh, int nd) {
 
 char *mtj_canon(mtj_graph *g) {
   mtj_buf s = {0};
-  mtj_put(s.s ? &s : &s, "graph %s in=%d sc=%d\n", g->is_static ? "static" : "dynamic", g->nin, g->nsc);
+  mtj_put(&s, "graph %s in=%d sc=%d\n", g->is_static ? "static" : "dynamic", g->nin, g->nsc);
+  if (g->dev.type == MT_CUDA) mtj_put(&s, "device cuda:%d\n", g->dev.index);
   for (int k = 0; k < g->nin; k++) {
     mtj_put(&s, "in%d %s rank %d ones", k, mt_dtype_name((mt_dtype)g->in[k].dtype), g->in[k].ndim);
     for (int d = 0; d < g->in[k].ndim; d++) mtj_put(&s, "%c", g->in[k].shape[d] == 1 ? '1' : '.');

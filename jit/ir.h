@@ -90,6 +90,7 @@ struct mtj_graph {
   int nsym;
   int sym_in[MTJ_MAXIN * MT_MAXDIM], sym_dim[MTJ_MAXIN * MT_MAXDIM], sym_parent[MTJ_MAXIN * MT_MAXDIM];
   bool is_static;
+  mt_device dev; /* where the graph runs (ir.c: its inputs' device); CUDA graphs get CUDA kernels */
   mtj_kernel *k;
   int nk;
   mtj_step *steps;
@@ -131,3 +132,17 @@ typedef struct mtj_kargs {
   bool flat;               /* one flat loop over all elements */
 } mtj_kargs;
 mt_status mtj_kernel_args(mtj_graph *g, int k, mtj_kargs *a);
+
+/* ---- CUDA graph replay of a compiled graph on a CUDA device (cudagraph.c) ---- */
+typedef struct mtj_replay mtj_replay;
+typedef mt_status (*mtj_steps_fn)(void *c, const mt_tensor *const *ins, const double *sc, mt_tensor **outs);
+/* Serves a run of compiled graph g (whose steps are steps(c, ...)) from its
+ * CUDA graph in *r (made on first use), capturing it when the calls have
+ * settled: returns 1 with the run's status in *st, or 0 when the caller
+ * must run the steps itself. */
+int mtj_replay_run(mtj_replay **r, const mtj_graph *g, mtj_steps_fn steps, void *c, const mt_tensor *const *ins,
+                   const double *sc, mt_tensor **outs, mt_status *st);
+void mtj_replay_free(mtj_replay *r);
+/* Counts of CUDA graphs captured, replays, and captures that failed. */
+void mtj_replay_stats(int64_t *captures, int64_t *replays, int64_t *failed);
+void mtj_replay_reset_stats(void);

@@ -61,6 +61,7 @@ typedef struct mtj_stats {
   int64_t cc_runs;    /* C compiler invocations */
   int64_t corrupt;    /* disk entries rejected by their checksum */
   double cc_seconds;  /* time spent in the C compiler */
+  int64_t graph_captures, graph_replays, graph_failures; /* CUDA graphs (cudagraph.c) */
 } mtj_stats;
 mtj_stats mtj_get_stats(void);
 /* Forgets the in-memory cache (compiled objects stay loaded) and the stats. */

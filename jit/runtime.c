@@ -7,7 +7,8 @@
 #include <time.h>
 #include <string.h>
 
-#include "ir.h"
+#include "cg.h"
+#include "cuda/mt_cuda.h"
 #include "reduce.h"
 #include "linalg.h"
 #include "nn.h"
@@ -22,6 +23,9 @@ struct mtj_compiled {
   int *direct;     /* per node: the input slot its kernel stores into in place, or -1 */
   int **frees;     /* per step: the values no later step reads, -1 ended */
   bool *copy_view; /* per node: a permutation to make contiguous before kernels read it */
+  bool cuda;       /* a graph on a CUDA device: cufn[k] (CUfunction) instead of fns */
+  void **cufn;
+  mtj_replay *replay; /* its CUDA graph (cudagraph.c) */
 };
 
 bool mtj_uses_scalar(const mtj_compiled *c, int k) {
@@ -42,7 +46,9 @@ void mtj_free(mtj_compiled *c) {
   mtj_graph_free(c->g);
   free(c->src);
   free(c->fns);
+  free(c->cufn);
   free(c->args);
+  mtj_replay_free(c->replay);
   free(c);
 }
 
@@ -139,6 +145,26 @@ static mt_status plan_frees(mtj_compiled *c) {
   return MT_OK;
 }
 
+/* MOONTORCH_JIT_CUDA_DUMP=dir: CPU graphs also write the CUDA C the GPU
+ * generator makes for them into dir/<hash>.cu (to check that source with
+ * nvcc on a machine without a GPU). */
+static void dump_cuda(mtj_graph *g) {
+  const char *dir = getenv("MOONTORCH_JIT_CUDA_DUMP");
+  if (!dir || !*dir) return;
+  char *src = mtj_codegen_cuda(g);
+  if (!src) {
+    fprintf(stderr, "jit: no CUDA code: %s\n", mtj_codegen_error());
+    return;
+  }
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char *p = src; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%016llx.cu", dir, (unsigned long long)h);
+  FILE *f = fopen(path, "w");
+  if (f) fputs(src, f), fclose(f);
+  free(src);
+}
+
 /* Fusion, kernel arguments, buffer planning, C source and loaded kernels
  * of c's graph (fields filled in c; c->g is built). */
 static mt_status finish_compiled(mtj_compiled *c) {
@@ -152,14 +178,25 @@ static mt_status finish_compiled(mtj_compiled *c) {
   if (!st && !(c->direct = malloc((size_t)c->g->nn * sizeof *c->direct))) st = mt_fail(MT_ENOMEM, "out of memory");
   if (!st) plan_direct(c), st = plan_frees(c);
   if (!st) st = plan_views(c);
+  c->cuda = c->g->dev.type == MT_CUDA;
   if (!st) {
     c->g->text = mtj_canon(c->g);
-    c->src = mtj_codegen(c->g);
+    c->src = c->cuda ? mtj_codegen_cuda(c->g) : mtj_codegen(c->g);
     if (!c->g->text || !c->src)
-      st = mt_fail(MT_EARG, "the JIT has no C code for %s yet",
+      st = mt_fail(MT_EARG, "the JIT has no %s code for %s yet", c->cuda ? "CUDA" : "C",
                    mtj_codegen_error()[0] ? mtj_codegen_error() : "an op of the graph");
   }
-  if (!st && c->g->nk) st = mtj_load(c->g->text, c->src, c->g->nk, c->fns);
+  if (!st && !c->cuda) dump_cuda(c->g);
+  if (!st && c->cuda) {
+    if (!(c->cufn = calloc((size_t)c->g->nk + 1, sizeof *c->cufn))) st = mt_fail(MT_ENOMEM, "out of memory");
+    for (int k = 0; !st && k < c->g->nk; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "mtj_k%d", k);
+      st = mt_cuda_kernel(c->g->dev.index, c->src, name, &c->cufn[k]);
+    }
+  } else if (!st && c->g->nk) {
+    st = mtj_load(c->g->text, c->src, c->g->nk, c->fns);
+  }
   return st;
 }
 
@@ -228,8 +265,10 @@ bool mtj_guard(const mtj_compiled *c, const mt_tensor *const *ins, char *why, si
       snprintf(why, n, "input %d: rank %d, compiled for rank %d", k + 1, t->ndim, m->ndim);
       return false;
     }
-    if (mt_tdevice(t).type != MT_CPU) {
-      snprintf(why, n, "input %d is not on the CPU", k + 1);
+    if (!mt_same_device(mt_tdevice(t), g->dev)) {
+      char a[32], b[32];
+      snprintf(why, n, "input %d is on %s, compiled for %s", k + 1, mt_device_str(mt_tdevice(t), a, sizeof a),
+               mt_device_str(g->dev, b, sizeof b));
       return false;
     }
     const mtj_node *xn = &g->n[g->in_node[k]];
@@ -287,7 +326,7 @@ static mt_tensor *value(const mtj_graph *g, mt_tensor **v, int i, const mt_tenso
   }
   int64_t shape[MT_MAXDIM];
   for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
-  *st = mt_full(shape, x->ndim, mt_sfloat(x->c), (mt_dtype)x->dtype, mt_cpu(), &v[i]);
+  *st = mt_full(shape, x->ndim, mt_sfloat(x->c), (mt_dtype)x->dtype, g->dev, &v[i]);
   return v[i];
 }
 
@@ -385,7 +424,51 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs);
+
+/* Launches CUDA kernel k of c: its one argument is the struct mj_a<k>
+ * (codegen_cuda.c) -- the buffers, z with the vector flag last, the scalars. */
+static mt_status launch_cuda(mtj_compiled *c, int k, void **ptr, int64_t *z, const double *sc, int64_t rows,
+                             int64_t inner) {
+  const mtj_graph *g = c->g;
+  const mtj_kernel *K = &g->k[k];
+  const mtj_kargs *a = &c->args[k];
+  int na = a->nload + a->nstore, R = K->ndim, nz = 2 + R + a->nload * R + 1, ns = g->xs_base + g->nxs;
+  int naa = na > 0 ? na : 1;
+  uint64_t w[520] = {0};
+  if (naa + nz + (ns > 0 ? ns : 1) > 520) return mt_fail(MT_EARG, "internal: a CUDA kernel's arguments are too large");
+  /* vectors of 4: a row of a broadcast operand must hold whole vectors, and every vector operand be aligned */
+  bool vec = K->p < 0 && (a->flat || inner % 4 == 0);
+  for (int l = 0; l < na && vec; l++) {
+    int cls = l < a->nload ? a->cls[l] : MTJ_LD_FULL;
+    int dt = g->n[l < a->nload ? a->load[l] : a->store[l - a->nload]].dtype;
+    if (cls == MTJ_LD_GENERAL) vec = false;
+    else if ((cls == MTJ_LD_FULL || cls == MTJ_LD_INNER) && (uintptr_t)ptr[l] % (4 * mt_dtype_size((mt_dtype)dt)))
+      vec = false;
+  }
+  z[nz - 1] = vec;
+  memcpy(w, ptr, (size_t)na * sizeof *w);
+  memcpy(w + naa, z, (size_t)nz * sizeof *w);
+  if (ns > 0) memcpy(w + naa + nz, sc, (size_t)ns * sizeof *w);
+  void *params[1] = {w};
+  if (K->p < 0) {
+    int64_t groups = (rows * inner + 3) / 4;
+    return mt_cuda_launch_grid(g->dev.index, c->cufn[k], (groups + 255) / 256, 256, params, "compiled graph");
+  }
+  int threads = 32;
+  while (threads < inner && threads < 256) threads *= 2;
+  return mt_cuda_launch_grid(g->dev.index, c->cufn[k], rows, threads, params, "compiled graph");
+}
+
 mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs) {
+  mt_status st;
+  if (c->cuda && mtj_replay_run(&c->replay, c->g, run_steps, c, ins, scalars, outs, &st)) return st;
+  return run_steps(c, ins, scalars, outs);
+}
+
+/* Runs the steps of c (kernels, engine calls, views, write-backs). */
+static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs) {
+  mtj_compiled *c = cv;
   mtj_graph *g = c->g;
   if (prof_on < 0) {
     const char *e = getenv("MOONTORCH_JIT_PROFILE");
@@ -475,10 +558,14 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         bool same = t && t->ndim == x->ndim && t->dtype == x->dtype && mt_is_contiguous(t);
         for (int d = 0; same && d < x->ndim; d++) same = t->shape[d] == shape[d];
         if (same) v[a->store[l]] = mt_retain(t); /* stored in place into the input it updates */
-        else st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &v[a->store[l]]);
+        else st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, g->dev, &v[a->store[l]]);
         if (!st) ptr[a->nload + l] = mt_data(v[a->store[l]]);
       }
       if (st) break;
+      if (c->cuda) {
+        st = launch_cuda(c, sp->kernel, ptr, z, sc, rows, inner);
+        goto step_done;
+      }
       int64_t work = rows * inner, units = a->flat ? work : rows;
       int nth = (int)(work / 32768 + 1);
       if (nth > nth_max) nth = nth_max;
@@ -489,6 +576,7 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
         st = mt_parallel_team(nth, team_run, &t);
       }
     }
+  step_done:
     if (prof_on) {
       double dt = now_s() - t0;
       prof_s[sp->kernel < 0 ? 1 : 0] += dt;
@@ -533,5 +621,5 @@ void mtj_explain(const mtj_compiled *c, FILE *f) {
       fprintf(f, "in%d <- %%%d: %s\n", c->g->wb_slot[k], c->g->wb[k],
               c->direct[c->g->wb[k]] == c->g->wb_slot[k] ? "stored in place by its kernel" : "copied at the end");
   }
-  fprintf(f, "-- generated C --\n%s", c->src);
+  fprintf(f, "-- generated %s --\n%s", c->cuda ? "CUDA C" : "C", c->src);
 }

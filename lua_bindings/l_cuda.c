@@ -62,7 +62,9 @@ static const char *const cuda_ready[] = {
     "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
     "_amp_foreach_non_finite_check_and_unscale_", /* GradScaler (tensor/amp.c) */
     /* autograd: the derivatives use the ops above */
-    "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
+    "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save",
+    /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */
+    "explain", NULL};
 /* ...of which these move data between devices, so may mix them. */
 static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor",
                                            "result_type", "no_grad", "enable_grad", "save", NULL};

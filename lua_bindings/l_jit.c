@@ -20,7 +20,6 @@
 #include "graph.h"
 #include "profiler.h"
 #include "jit.h"
-#include "cuda/mt_cuda.h"
 #include "mtl.h"
 #include "l_jit.h"
 
@@ -412,12 +411,6 @@ static int fn_call(lua_State *L) {
   int nargs = lua_gettop(L) - 1;
   if (nargs > MAXARGS) return luaL_error(L, "torch.compile: more than %d arguments", MAXARGS);
   if (f->off || f->gave_up || jit_cap.active) return lstats.eager_calls++, call_eager(L, nargs);
-  /* no GPU code generator yet: CUDA inputs run eagerly */
-  if (atomic_load_explicit(&mt_cuda_live_storages, memory_order_relaxed) > 0)
-    for (int i = 2; i <= nargs + 1; i++) {
-      const mt_tensor *t = mtl_peek_tensor(L, i);
-      if (t && mt_tdevice(t).type == MT_CUDA) return lstats.eager_calls++, call_eager(L, nargs);
-    }
   char why[200] = "no compiled graph yet";
   jentry *near = NULL;
   const mt_tensor *ins[MTJ_MAXIN];
@@ -598,6 +591,9 @@ static int l_stats(lua_State *L) {
   F("disk_hits", s.disk_hits);
   F("cc_runs", s.cc_runs);
   F("corrupt_entries", s.corrupt);
+  F("cuda_graph_captures", s.graph_captures);
+  F("cuda_graph_replays", s.graph_replays);
+  F("cuda_graph_failures", s.graph_failures);
 #undef F
   lua_pushnumber(L, s.cc_seconds);
   lua_setfield(L, -2, "cc_seconds");

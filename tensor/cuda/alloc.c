@@ -41,6 +41,8 @@ typedef struct bin {
 typedef struct devalloc {
   bin *bins;                 /* sorted by size, then stream; empty bins stay */
   int nbins, cap;
+  bool capturing;            /* a CUDA graph is being captured (graph.c): frees go to pool */
+  block *pool;               /* blocks freed during the capture: the graph's from then on */
   block *live[NBUCKET];      /* blocks in use, hashed by pointer */
   mt_cuda_memstats stats;
 } devalloc;
@@ -130,7 +132,18 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
   void *stream = mt_cuda_current_stream(dev).handle;
   devalloc *h = &heaps[dev];
   pthread_mutex_lock(&lock);
-  block *b = take_cached(h, size, stream);
+  /* while a CUDA graph is captured, blocks freed during the capture come
+   * first (best fit, at most twice the size); else the cache's bins */
+  block **best = NULL;
+  for (block **pb = &h->pool; h->capturing && *pb; pb = &(*pb)->next)
+    if ((*pb)->size >= size && (*pb)->size <= 2 * size && (!best || (*pb)->size < (*best)->size)) best = pb;
+  block *b = NULL;
+  if (best) {
+    b = *best;
+    *best = b->next;
+  } else {
+    b = take_cached(h, size, stream);
+  }
   if (b) {
     h->stats.num_cache_hits++;
   } else {
@@ -184,7 +197,10 @@ void mt_cuda_free(int dev, void *p) {
       *pb = b->next;
       h->stats.allocated -= (int64_t)b->size;
       atomic_fetch_sub(&bytes_in_use, (int64_t)b->size);
-      if (!cache_block(h, b)) { /* no host memory for the bin: give it back */
+      if (h->capturing) { /* the graph being captured may still use it when replayed */
+        b->next = h->pool;
+        h->pool = b;
+      } else if (!cache_block(h, b)) { /* no host memory for the bin: give it back */
         cu.MemFree(b->ptr);
         h->stats.reserved -= (int64_t)b->size;
         free(b);
@@ -231,4 +247,30 @@ mt_status mt_cuda_host_alloc(size_t n, void **out) {
 
 void mt_cuda_host_free(void *p) {
   if (p) cu.MemFreeHost(p);
+}
+
+bool mt_cuda_capturing(int dev) { return dev >= 0 && dev < MT_CUDA_MAXDEV && heaps[dev].capturing; }
+
+void mt_cuda_alloc_capture(int dev, bool on, void **pool) {
+  if (dev < 0 || dev >= MT_CUDA_MAXDEV) return;
+  pthread_mutex_lock(&lock);
+  heaps[dev].capturing = on;
+  if (!on && pool) *pool = heaps[dev].pool;
+  heaps[dev].pool = NULL;
+  pthread_mutex_unlock(&lock);
+}
+
+void mt_cuda_alloc_release_pool(int dev, void *pool, void *stream) {
+  if (dev < 0 || dev >= MT_CUDA_MAXDEV) return;
+  pthread_mutex_lock(&lock);
+  for (block *b = pool, *nx; b; b = nx) {
+    nx = b->next;
+    b->stream = stream;
+    if (!cache_block(&heaps[dev], b)) {
+      cu.MemFree(b->ptr);
+      heaps[dev].stats.reserved -= (int64_t)b->size;
+      free(b);
+    }
+  }
+  pthread_mutex_unlock(&lock);
 }

@@ -238,7 +238,7 @@ mt_status mt_cuda_max_pool_backward(int64_t planes, int64_t in_plane, int64_t ou
   int64_t n = planes * out_plane;
   void *fn = NULL;
   mt_status st = mt_fill_(gx, mt_sint(0));
-  if (!st && n > 0) {
+  if (!st && n > 0 && !mt_cuda_capturing(dev)) { /* (a captured CUDA graph cannot read values; the kernel skips a bad index) */
     mt_tensor *lo = NULL, *hi = NULL;
     mt_scalar a, b;
     if (!(st = mt_amin(idx, NULL, 0, false, &lo)) && !(st = mt_amax(idx, NULL, 0, false, &hi)) &&

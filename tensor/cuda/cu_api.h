@@ -16,6 +16,8 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_OUT_OF_MEMORY 2
@@ -27,6 +29,7 @@ typedef struct CUevent_st *CUevent;
 #define CU_EVENT_DEFAULT 0
 #define CU_EVENT_DISABLE_TIMING 2
 #define CU_MEMHOSTALLOC_PORTABLE 1
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 
 /* The driver entry points: X(return, name, symbol, params). The symbol is
  * the one the driver exports (versioned where the API was revised). */
@@ -65,6 +68,12 @@ typedef struct CUevent_st *CUevent;
   X(CUresult, EventElapsedTime, "cuEventElapsedTime", (float *ms, CUevent a, CUevent b))                               \
   X(CUresult, ModuleLoadData, "cuModuleLoadData", (CUmodule * m, const void *image))                                   \
   X(CUresult, ModuleGetFunction, "cuModuleGetFunction", (CUfunction * f, CUmodule m, const char *name))                \
+  X(CUresult, StreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream s, int mode))                                 \
+  X(CUresult, StreamEndCapture, "cuStreamEndCapture", (CUstream s, CUgraph * g))                                      \
+  X(CUresult, GraphInstantiate, "cuGraphInstantiateWithFlags", (CUgraphExec * e, CUgraph g, unsigned long long flags)) \
+  X(CUresult, GraphLaunch, "cuGraphLaunch", (CUgraphExec e, CUstream s))                                              \
+  X(CUresult, GraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec e))                                                \
+  X(CUresult, GraphDestroy, "cuGraphDestroy", (CUgraph g))                                                            \
   X(CUresult, LaunchKernel, "cuLaunchKernel",                                                                          \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,       \
      CUstream s, void **params, void **extra))

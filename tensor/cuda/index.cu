@@ -11,6 +11,7 @@ struct mt_igeo {
   long long xst[8];     // x's strides (the dim's used for the index value)
   long long ist[8];     // index's strides
   long long sst[8];     // src's strides (scatter)
+  long long xsize;      // x's size along dim (a bad index, unchecked in a captured CUDA graph, is skipped)
 };
 
 // 16-bit atomic add through a compare-and-swap of the enclosing word
@@ -52,7 +53,16 @@ extern "C" __global__ void mt_index(TX *x, const TX *src, const long long *idx, 
       io += c * g.ist[d];
       so += c * g.sst[d];
     }
-    if (g.nd) xo += (idx[io] - 1) * g.xst[g.dim];
+    if (g.nd) {
+      long long v = idx[io];
+      if (v < 1 || v > g.xsize) {
+#if SCATTER == 0
+        out[i] = (TX)0;
+#endif
+        continue;
+      }
+      xo += (v - 1) * g.xst[g.dim];
+    }
 #if SCATTER == 0
     out[i] = x[xo];
 #elif SCATTER == 1

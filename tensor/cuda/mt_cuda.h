@@ -218,6 +218,25 @@ mt_status mt_cuda_sort_rows(const mt_tensor *rows, bool desc, int64_t k, mt_tens
  * mode 0 position p, 1 median, 2 nanmedian, 3 mode (see tensor/sort.c). */
 mt_status mt_cuda_pick(int mode, int64_t p, const mt_tensor *vals, const mt_tensor *idx, mt_tensor *pv, mt_tensor *pi);
 
+/* ---- CUDA graphs (graph.c): stream capture and replay ---- */
+/* While capturing, blocks freed on dev go to a pool that the graph keeps
+ * (its replays write them); off hands the pool over in *pool (alloc.c). */
+void mt_cuda_alloc_capture(int dev, bool on, void **pool);
+/* True while a CUDA graph is captured on dev (ops then skip host reads). */
+bool mt_cuda_capturing(int dev);
+/* Returns a graph's pool to dev's cache, for reuse on stream. */
+void mt_cuda_alloc_release_pool(int dev, void *pool, void *stream);
+typedef struct mt_cuda_graph mt_cuda_graph;
+/* Starts capturing the work sent to dev (its current stream becomes a
+ * private capture stream until mt_cuda_capture_end). */
+mt_status mt_cuda_capture_begin(int dev);
+/* Ends the capture; when ok, instantiates the graph into *out (else, or
+ * when the capture was invalidated, fails and *out stays NULL). */
+mt_status mt_cuda_capture_end(int dev, bool ok, mt_cuda_graph **out);
+/* Replays g on its device's current stream. */
+mt_status mt_cuda_graph_launch(mt_cuda_graph *g);
+void mt_cuda_graph_free(mt_cuda_graph *g);
+
 /* ---- run-time compilation (nvrtc.c) ---- */
 /* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact
  * architecture, cached in memory and on disk. *fn is a CUfunction. */

@@ -4,6 +4,7 @@
 -- results are checked against eager ones, the fold against the IR text of
 -- torch.compiler.explain, and the cases where the pre-activation value is
 -- read elsewhere (gelu's backward, a second output) must not fold.
+cpu_only("oneDNN epilogues of the CPU backend")
 local torch = require "torch"
 local nn = require "torch.nn"
 local F = require "torch.nn.functional"

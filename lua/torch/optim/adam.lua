@@ -50,7 +50,7 @@ local function update(self, group, decoupled)
         if capturing then torch.compiler.capture_again("optim." .. self.__name .. " made its state") end
       end
       if capturing and type(st.step) == "number" then
-        st.step = torch.tensor(st.step, {dtype = torch.float64})
+        st.step = torch.tensor(st.step, {dtype = torch.float64, device = p.device})
         torch.compiler.capture_again("optim." .. self.__name .. " keeps its step count in a tensor when compiled")
       end
       local exp_avg, exp_avg_sq = st.exp_avg, st.exp_avg_sq
