@@ -20,7 +20,7 @@ static const char *const cuda_ready[] = {
     "new_empty", "new_full", "new_ones", "new_zeros", "numel", "ones_like", "permute", "pin_memory", "ravel",
     "requires_grad_", "reshape", "select", "short", "size", "squeeze", "stride", "swapaxes", "swapdims", "t", "to",
     "tolist", "totable", "transpose", "type", "unsqueeze", "view", "view_as", "zero_", "zeros_like", "_version",
-    "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "diagonal", "clamp",
+    "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "diagonal", "clamp", "clamp_", "clip",
     /* reductions and softmax (cuda/reduce.c) */
     "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any", "softmax", "log_softmax",
     /* products (cuda/blas.c) */

@@ -10,6 +10,7 @@
 #include "cpu/kernels.h"
 #include "cuda/cuda_index.h"
 #include "cuda/mt_cuda.h"
+#include "reduce.h"
 
 #define UNDEF (-1)
 
@@ -169,13 +170,20 @@ mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   return st;
 }
 
-/* Integer division/modulo by zero is an error, as in PyTorch. */
+/* Integer division/modulo by zero is an error, as in PyTorch's CPU path
+ * (on a device: one reduction and one value down). */
 static mt_status check_int_divisor(const char *name, const mt_tensor *b) {
   mt_tensor *z = NULL, *zero = NULL;
   mt_status st = mt_scalar_tensor(mt_sint(0), (mt_dtype)b->dtype, &zero);
   if (!st) st = mt_binary(MT_OP_eq, b, zero, &z);
   bool any = false;
-  if (!st) {
+  if (!st && mt_tdevice(z).type != MT_CPU) {
+    mt_tensor *r = NULL;
+    mt_scalar v = mt_sbool(false);
+    if (!(st = mt_any(z, NULL, 0, false, &r))) st = mt_item(r, &v);
+    mt_release(r);
+    any = mt_scalar_i(v) != 0;
+  } else if (!st) {
     mt_tensor *zc = NULL;
     if (!(st = mt_contiguous(z, &zc))) {
       const uint8_t *p = (const uint8_t *)mt_data(zc);
@@ -242,8 +250,15 @@ static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_ten
 }
 
 mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  if (mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA))
+  if (mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) {
+    mt_dtype cdt;
+    if ((op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder) && !mt_binary_cdt(op, a, b, &cdt) &&
+        !mt_is_floating(cdt)) {
+      mt_status st = check_int_divisor(mt_ops[op].name, b);
+      if (st) return st;
+    }
     return mt_cuda_binary(op, a, b, out);
+  }
   mt_status fst;
   if (fast_binary(op, a, b, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];

@@ -279,7 +279,10 @@ test("leaky_relu, nan_to_num, equal and matrix norms on CUDA", function()
          "matrix_norm " .. tostring(ord))
   end
   same(torch.linalg.norm(m:cuda(), "fro", {2, 3}), torch.linalg.norm(m, "fro", {2, 3}), torch.float64, "linalg.norm fro")
-  check_error(function() torch.linalg.norm(m[1]:cuda(), "nuc") end, "not implemented on CUDA yet")
+  for _, ord in ipairs{"nuc", 2, -2} do -- from cuSOLVER's singular values
+    same(torch.linalg.matrix_norm(m:cuda(), ord), torch.linalg.matrix_norm(m, ord), torch.float64,
+         "matrix_norm " .. tostring(ord))
+  end
 end)
 
 -- The gradcheck cases of these ops (tests/graph/specs_*.lua, float64): the

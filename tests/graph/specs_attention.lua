@@ -7,11 +7,15 @@ local R, NC, C = G.R, G.NC, G.C
 
 local f64 = {dtype = torch.float64}
 
--- the output of the flash backend (not its lse), with tile sizes bq x bk
+-- the output of the flash backend (not its lse), with tile sizes bq x bk.
+-- The flash backend is the CPU kernel (GPU kernels are another issue):
+-- under a GPU test device it runs on CPU copies, and its result goes back.
 local function flash(opts, bq, bk)
   return function(q, k, v)
+    local dev = q.device
+    if q.is_cuda then q, k, v = q:cpu(), k:cpu(), v:cpu() end
     local oq, ok = torch._sdpa_blocks(bq or 0, bk or 0)
-    local good, y = pcall(function() return (torch._sdpa_flash(q, k, v, opts)) end)
+    local good, y = pcall(function() return (torch._sdpa_flash(q, k, v, opts)):to(dev) end)
     torch._sdpa_blocks(oq, ok)
     if not good then error(y, 0) end
     return y

@@ -20,7 +20,9 @@ test("100,000 backward calls on a small graph keep resident memory flat", functi
   -- exit covers that build instead
   if samples[1] and not os.getenv("MOONTORCH_ASAN") then
     local plateau = math.max(samples[3], samples[4], samples[5])
-    check(samples[10] - plateau < 4, ("resident memory kept growing: %s MB"):format(
+    -- the smaller of the last two samples: a leak grows steadily, while the
+    -- driver or the collector may grow once near the end
+    check(math.min(samples[9], samples[10]) - plateau < 4, ("resident memory kept growing: %s MB"):format(
       table.concat(samples, ", ")))
     check(samples[10] - samples[1] < 100, "resident memory grew by " .. (samples[10] - samples[1]) .. " MB")
   end

@@ -35,7 +35,7 @@ test("rule 6: dtypes and devices are values", function()
   check(x.dtype == torch.float32)
   check(x:to(torch.float64).dtype == torch.float64)
   check(x:double().dtype == torch.float64 and x:long().dtype == torch.int64 and x:half().dtype == torch.float16)
-  check_eq(tostring(x.device), DEVICE)
+  check_eq(tostring(x.device):match("^%a+"), DEVICE)
   if DEVICE == "cpu" then check(x:to("cpu") == x) end
   if not torch.cuda.is_available() then check_error(function() return x:to("cuda") end, "cuda") end
 end)

@@ -190,7 +190,7 @@ test("the math backend on the suite's device equals the CPU's", function()
   m:select(2, 1):fill_(true)
   for _, o in ipairs({{}, {is_causal = true}, {attn_mask = m}, {attn_mask = torch.randn(7, 9)}}) do
     local y = F.scaled_dot_product_attention(q, k, v, o)
-    check_eq(tostring(y.device), DEVICE)
+    check_eq(tostring(y.device):match("^%a+"), DEVICE)
     local oc = {is_causal = o.is_causal, attn_mask = o.attn_mask and o.attn_mask:cpu()}
     close32(y:cpu(), torch._sdpa_math(q:cpu(), k:cpu(), v:cpu(), oc))
   end

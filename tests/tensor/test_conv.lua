@@ -121,9 +121,11 @@ test("repeated calls reuse the cached primitive and give identical results", fun
   local x, w = gen({2, 8, 9, 9, 5}, f32), gen({8, 8, 3, 3, 6}, f32)
   local a = torch.conv2d(x, w, nil, {padding = 1})
   for _ = 1, 3 do check(torch.equal(a, torch.conv2d(x, w, nil, {padding = 1}))) end
-  check_eq(torch._conv_algorithm(x, w, {padding = 1}), "direct")
-  check_eq(torch._conv_algorithm(gen({2, 1, 9, 9, 5}, f32), gen({8, 1, 3, 3, 6}, f32)), "gemm")
-  check_eq(torch._conv_algorithm(x:double(), w:double()), "ref")
+  if DEVICE == "cpu" then -- oneDNN's choice (CUDA convolutions report theirs in torch.backends.cudnn.stats())
+    check_eq(torch._conv_algorithm(x, w, {padding = 1}), "direct")
+    check_eq(torch._conv_algorithm(gen({2, 1, 9, 9, 5}, f32), gen({8, 1, 3, 3, 6}, f32)), "gemm")
+    check_eq(torch._conv_algorithm(x:double(), w:double()), "ref")
+  end
 end)
 
 test("half-precision inputs compute in float32 and keep their dtype", function()

@@ -138,7 +138,8 @@ test("float32 tanh (the JIT's formula in AVX2) on a dense sweep: within 1.5 ulp 
     local got, want = v:tanh():double(), v:double():tanh()
     local ulp = torch.exp2((want:abs():float():double():log2()):floor() - 23)
     local worst = ((got - want):abs() / ulp):max():item()
-    check(worst <= 1.5, "tanh error in ulps: " .. worst)
+    -- CUDA's tanhf is documented at 2 ulp; ours on the CPU holds 1.5
+    check(worst <= (DEVICE == "cpu" and 1.5 or 2), "tanh error in ulps: " .. worst)
   end
   local e = torch.tensor({0 / 0, math.huge, -math.huge, -0.0, 30, -30}):float():tanh()
   check(e[1]:isnan():item(), "tanh(nan)")

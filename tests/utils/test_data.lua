@@ -59,8 +59,9 @@ test("shuffle visits every sample once per epoch, reproducibly by seed", functio
 end)
 
 test("num_workers > 0 gives the same batches as loading in the loop", function()
-  local x = torch.randn(1000, 3, 4)
-  local y = torch.randint(0, 10, {1000})
+  -- datasets live on the host, as in PyTorch (workers feed pinned batches to a GPU)
+  local x = torch.randn(1000, 3, 4, {device = "cpu"})
+  local y = torch.randint(0, 10, {1000}, {device = "cpu"})
   local ds = D.TensorDataset(x, y)
   for _, shuffle in ipairs({false, true}) do
     torch.manual_seed(11)
@@ -78,7 +79,7 @@ test("num_workers > 0 gives the same batches as loading in the loop", function()
 end)
 
 test("a loop left early leaves no stuck workers", function()
-  local ds = D.TensorDataset(torch.randn(500, 2))
+  local ds = D.TensorDataset(torch.randn(500, 2, {device = "cpu"}))
   for _ = 1, 5 do
     for b in D.DataLoader(ds, {batch_size = 10, num_workers = 3}):iter() do
       check_eq(b[1]:size(1), 10)

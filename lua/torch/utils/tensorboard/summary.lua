@@ -101,6 +101,7 @@ function S.histogram_stats(values, bins)
     error(("add_histogram: bins must be 'tensorflow', a number of buckets or a list of edges, got %s"):format(
       tostring(bins)), 3)
   end
+  if values.is_cuda then values = values:cpu() end -- the statistics are made on the host, as the file needs them
   local h = C.histogram(values, bins)
   local counts, edges = h.counts, h.edges
   local first, last
