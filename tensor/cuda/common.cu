@@ -2,10 +2,27 @@
 // families (reduce.cu, softmax.cu, index.cu): the 16-bit float types and
 // their conversions, with no CUDA headers (NVRTC needs none). kernels.c
 // places this text after a member's #defines and before the family's body.
+// It is also the portability prelude for HIP (make HIP=1, hiprtc): what
+// differs there sits behind #ifdef __HIP__.
 
 typedef unsigned short mt_half;
 typedef unsigned short mt_bf16;
 
+#ifdef __HIP__
+// HIP (hiprtc, make HIP=1): clang's _Float16 converts as PTX cvt does
+// (round to nearest even); the bits travel through a copy
+__device__ __forceinline__ float h2f(mt_half h) {
+  _Float16 v;
+  __builtin_memcpy(&v, &h, 2);
+  return (float)v;
+}
+__device__ __forceinline__ mt_half f2h(float f) {
+  _Float16 v = (_Float16)f;
+  mt_half h;
+  __builtin_memcpy(&h, &v, 2);
+  return h;
+}
+#else
 __device__ __forceinline__ float h2f(mt_half h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
@@ -16,6 +33,7 @@ __device__ __forceinline__ mt_half f2h(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+#endif
 __device__ __forceinline__ float b2f(mt_bf16 h) { return __uint_as_float(((unsigned)h) << 16); }
 __device__ __forceinline__ mt_bf16 f2b(float f) {
   unsigned u = __float_as_uint(f);
