@@ -4,6 +4,8 @@
  * Memory failures drop events (marking the profile) and never fail an op. */
 #include "profiler.h"
 
+#include "cuda/mt_cuda.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,7 @@ static void close_open(mtg_profiler *p, int32_t stop, int64_t t) {
   while (p->cur >= 0 && p->cur != stop) {
     mtg_prof_event *e = &p->ev[p->cur];
     e->t1 = t;
-    if (p->flags & MTG_PROF_MEMORY) e->mem = mt_cpu_bytes_in_use() - e->mem;
+    if (p->flags & MTG_PROF_MEMORY) e->mem = mt_cpu_bytes_in_use() - e->mem, e->cmem = mt_cuda_bytes_in_use() - e->cmem;
     p->cur = e->parent;
   }
 }
@@ -142,6 +144,7 @@ static int64_t begin(mtg_profiler *p, int32_t name, int kind, const int64_t *sha
   }
   p->cur = (int32_t)k;
   e->mem = (p->flags & MTG_PROF_MEMORY) ? mt_cpu_bytes_in_use() : 0;
+  e->cmem = (p->flags & MTG_PROF_MEMORY) ? mt_cuda_bytes_in_use() : 0;
   e->t1 = -1;
   e->t0 = now_ns() - p->start_ns;
   return TOKEN(p, k);

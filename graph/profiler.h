@@ -17,6 +17,7 @@ typedef struct mtg_prof_event {
   int32_t parent; /* enclosing event, -1 at top level */
   int64_t t0, t1; /* ns since the profiler started; t1 < 0 while open */
   int64_t mem;    /* net bytes allocated between begin and end */
+  int64_t cmem;   /* the same for CUDA device memory */
   int64_t shapes; /* offset into shape_data, -1 if none */
   int32_t kind;   /* MTG_PROF_* */
   int32_t nshapes;

@@ -32,10 +32,21 @@ static const char *const cuda_ready[] = {
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "conv_input", "conv_weight", "max_pool", /* torch._backward */
+    /* elementwise with parameters, compositions of the ops above */
+    "leaky_relu", "nan_to_num", "equal", "allclose", "isclose", "lerp", "result_type", "split", "chunk", "tensor_split",
+    "unbind", "reshape_as", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "count_nonzero", "vdot",
+    "addmm_", "addmv_", "baddbmm_", "addbmm", "addbmm_", "arange",
+    /* attention: the math backend is recorded ops (graph/attention.c) */
+    "scaled_dot_product_attention", "_sdpa_math", "_sdp_selected",
+    /* statistics, norms, normalization, average pools (reduce_stats.c, cuda/norm.c, cuda/pool.c) */
+    "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "matrix_norm", "logsumexp", "nansum", "nanmean", "aminmax",
+    "where", "batch_norm", "layer_norm", "group_norm", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool", "adaptive_avg_pool",
     /* autograd: the derivatives use the ops above */
-    "backward", "retain_grad", "register_hook", "grad", NULL};
+    "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save", NULL};
 /* ...of which these move data between devices, so may mix them. */
-static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor", NULL};
+static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor",
+                                           "result_type", "no_grad", "enable_grad", "save", NULL};
 
 static bool listed(const char *const *list, const char *name) {
   for (; *list; list++)
@@ -170,6 +181,13 @@ static int c_get_device_capability(lua_State *L) {
 static int c_synchronize(lua_State *L) {
   MTL_CHECK(L, mt_cuda_synchronize(opt_index(L, 1, "synchronize")));
   return 0;
+}
+
+static int c_launch_cost(lua_State *L) {
+  double us = 0;
+  MTL_CHECK(L, mt_cuda_launch_cost(opt_index(L, 2, "_launch_cost"), (int)luaL_optinteger(L, 1, 200), &us));
+  lua_pushnumber(L, us);
+  return 1;
 }
 
 static int c_mem_get_info(lua_State *L) {
@@ -385,6 +403,8 @@ static const mtl_reg cuda_regs[] = {
     {"get_device_capability", c_get_device_capability, MTL_FN,
      "torch.cuda.get_device_capability([i]) -- {major, minor} compute capability"},
     {"synchronize", c_synchronize, MTL_FN, "torch.cuda.synchronize([i]) -- wait for all work on the device"},
+    {"_launch_cost", c_launch_cost, MTL_FN,
+     "torch.cuda._launch_cost([n=200[, i]]) -- host microseconds per launch of an empty kernel (the driver's share)"},
     {"mem_get_info", c_mem_get_info, MTL_FN, "torch.cuda.mem_get_info([i]) -- free, total bytes of the device"},
     {"memory_allocated", c_memory_allocated, MTL_FN, "torch.cuda.memory_allocated([i]) -- bytes held by tensors"},
     {"max_memory_allocated", c_max_memory_allocated, MTL_FN,

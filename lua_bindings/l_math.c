@@ -328,6 +328,13 @@ static int l_isclose(lua_State *L) {
 }
 
 static bool all_true(const mt_tensor *t) {
+  if (mt_tdevice(t).type != MT_CPU) { /* one reduction there, one value down */
+    mt_tensor *r = NULL;
+    mt_scalar v = mt_sbool(false);
+    if (!mt_all(t, NULL, 0, false, &r)) mt_item(r, &v);
+    mt_release(r);
+    return mt_scalar_i(v) != 0;
+  }
   int64_t idx[MT_MAXDIM] = {0};
   int64_t n = mt_numel(t);
   for (int64_t k = 0; k < n; k++) {

@@ -187,6 +187,13 @@ static int t_tostring(lua_State *L) {
   } else {
     emit(&b, v, &f, 0, idx, 7);
   }
+  /* PyTorch's order: device, size, dtype */
+  if (mt_tdevice(t).type != MT_CPU) {
+    char buf[32];
+    luaL_addstring(&b, ", device='");
+    luaL_addstring(&b, mt_device_str(mt_tdevice(t), buf, sizeof buf));
+    luaL_addstring(&b, "'");
+  }
   if (numel == 0 && t->ndim > 1) {
     luaL_addstring(&b, ", size=(");
     for (int i = 0; i < t->ndim; i++) {
@@ -203,12 +210,6 @@ static int t_tostring(lua_State *L) {
   } else if (numel == 0 && dt != mt_default_dtype()) {
     luaL_addstring(&b, ", dtype=");
     luaL_addstring(&b, mt_dtype_name(dt));
-  }
-  if (mt_tdevice(t).type != MT_CPU) {
-    char buf[32];
-    luaL_addstring(&b, ", device='");
-    luaL_addstring(&b, mt_device_str(mt_tdevice(t), buf, sizeof buf));
-    luaL_addstring(&b, "'");
   }
   mtl_autograd_suffix(L, t, &b);
   luaL_addchar(&b, ')');

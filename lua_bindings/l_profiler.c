@@ -150,8 +150,8 @@ static int l_stop(lua_State *L) {
   lua_createtable(L, p->nnames, 0);
   for (int32_t i = 0; i < p->nnames; i++) lua_pushstring(L, p->names[i]), lua_rawseti(L, -2, i + 1);
   lua_setfield(L, out, "names");
-  static const char *const cols[] = {"name", "kind", "parent", "t0", "t1", "mem", "shapes"};
-  for (int c = 0; c < 7; c++) {
+  static const char *const cols[] = {"name", "kind", "parent", "t0", "t1", "mem", "cmem", "shapes"};
+  for (int c = 0; c < 8; c++) {
     push_column(L, p->nev);
     for (int64_t i = 0; i < p->nev; i++) {
       const mtg_prof_event *e = &p->ev[i];
@@ -162,6 +162,7 @@ static int l_stop(lua_State *L) {
       case 3: lua_pushinteger(L, e->t0); break;
       case 4: lua_pushinteger(L, e->t1); break;
       case 5: lua_pushinteger(L, e->mem); break;
+      case 6: lua_pushinteger(L, e->cmem); break;
       default:
         if (e->shapes >= 0) push_shapes(L, p, e);
         else lua_pushboolean(L, 0);

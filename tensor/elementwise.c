@@ -319,10 +319,31 @@ DEF_SELECT(uint16_t)
 DEF_SELECT(uint32_t)
 DEF_SELECT(uint64_t)
 
+/* where on CUDA tensors: two selections by relu_backward (a where c > 0,
+ * else 0: a pick, not a product, so NaN and inf in the operand not chosen
+ * do not leak) added together. bool results: bitwise on uint8. */
+static mt_status where_cuda(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_dtype rt,
+                            mt_tensor **out) {
+  mt_tensor *t[7] = {NULL};
+  bool bl = rt == MT_BOOL;
+  mt_status st = mt_to_dtype(a, bl ? MT_UINT8 : rt, false, &t[0]);
+  if (!st) st = mt_to_dtype(b, bl ? MT_UINT8 : rt, false, &t[1]);
+  if (!st) st = mt_to_dtype(cond, MT_BOOL, false, &t[6]);
+  if (!st) st = mt_binary(MT_OP_relu_backward, t[0], t[6], &t[2]);
+  if (!st) st = mt_unary(MT_OP_logical_not, t[6], &t[3]);
+  if (!st) st = mt_binary(MT_OP_relu_backward, t[1], t[3], &t[4]);
+  if (!st && !bl) st = mt_binary(MT_OP_add, t[2], t[4], out);
+  if (!st && bl && !(st = mt_binary(MT_OP_bitwise_or, t[2], t[4], &t[5]))) st = mt_to_dtype(t[5], MT_BOOL, false, out);
+  for (int i = 0; i < 7; i++) mt_release(t[i]);
+  return st;
+}
+
 mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (cond->dtype != MT_BOOL && cond->dtype != MT_UINT8)
     return mt_fail(MT_EDTYPE, "where: condition must be a bool tensor, got %s", mt_dtype_name((mt_dtype)cond->dtype));
   mt_dtype rt = mt_result_type(a, b);
+  if (mt_tdevice(cond).type == MT_CUDA || mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA)
+    return where_cuda(cond, a, b, rt, out);
   mt_tensor *ac = NULL, *bc = NULL;
   mt_status st = mt_to_dtype(a, rt, false, &ac);
   if (!st) st = mt_to_dtype(b, rt, false, &bc);
@@ -418,6 +439,7 @@ mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double ne
   if (!mt_is_floating(dt)) return mt_clone(x, out);
   double big = dt == MT_FLOAT64 ? DBL_MAX : dt == MT_FLOAT32 ? FLT_MAX : dt == MT_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
   fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf, 0};
+  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_nan_to_num(x, p.nan, p.posinf, p.neginf, out);
   return run_param("nan_to_num", PICK(nan2num), p, x, out);
 }
 
@@ -426,6 +448,7 @@ mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
   if (!mt_is_floating(dt))
     return mt_fail(MT_EDTYPE, "leaky_relu: only floating tensors are supported, got %s", mt_dtype_name(dt));
   fparams p = {0, 0, 0, slope};
+  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_leaky_relu(x, slope, out);
   return run_param("leaky_relu", PICK(leaky), p, x, out);
 }
 

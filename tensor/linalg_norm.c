@@ -1,12 +1,15 @@
 /* linalg_norm.c -- torch.linalg's norms (vector_norm, matrix_norm, norm)
  * and cross. Vector norms run their own small reduction loop (accumulating
- * in double) so that they do not depend on the reduction kernels; matrix
+ * in double) so that they do not depend on the reduction kernels (CUDA
+ * tensors: norm of reduce_stats.c in float64 over the rows); matrix
  * norms compose vector norms and singular values from linalg.c. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu/dtypes.h"
+#include "cuda/mt_cuda.h"
 #include "linalg.h"
+#include "reduce.h"
 
 typedef double (*row_fn)(const char *p, int64_t n, double ord);
 
@@ -90,6 +93,21 @@ static mt_status hand_over(const char *op, mt_tensor *r, mt_tensor **out) {
   return st;
 }
 
+/* vals (outer values, float64) = the ord-norms of the rows of xc (outer,
+ * inner), on xc's CUDA device, in float64 through mt_norm. */
+static mt_status cuda_rows(const mt_tensor *xc, int64_t outer, int64_t inner, double ord, mt_tensor *vals) {
+  int64_t s2[2] = {outer, inner};
+  int one = 1;
+  mt_tensor *v = NULL, *d = NULL, *r = NULL, *o = NULL;
+  mt_status st = mt_view(xc, s2, 2, &v);
+  if (!st) st = mt_to_dtype(v, MT_FLOAT64, false, &d);
+  if (!st) st = mt_norm(d, ord, &one, 1, false, -1, &r);
+  if (!st) st = mt_view(vals, &outer, 1, &o);
+  if (!st) st = mt_copy_(o, r);
+  mt_release(v), mt_release(d), mt_release(r), mt_release(o);
+  return st;
+}
+
 mt_status mt_linalg_vector_norm(const mt_tensor *x, double ord, const int *dims, int ndims, bool keepdim, int dt,
                                 mt_tensor **out) {
   const char *op = "linalg.vector_norm";
@@ -127,7 +145,9 @@ mt_status mt_linalg_vector_norm(const mt_tensor *x, double ord, const int *dims,
   st = mt_permute(x, perm, x->ndim, &xp);
   if (!st) st = (mt_dtype)x->dtype == cdt ? mt_contiguous(xp, &xc) : mt_to_dtype(xp, cdt, true, &xc);
   if (!st) st = mt_empty(kshape, nk, MT_FLOAT64, mt_tdevice(x), &vals);
-  if (!st) {
+  if (!st && mt_tdevice(x).type == MT_CUDA) {
+    st = cuda_rows(xc, outer, inner, ord, vals);
+  } else if (!st) {
     norm_job j = {mt_data(xc),          inner, (size_t)inner * mt_elsize(xc), ord, (double *)mt_data(vals),
                   rows_table[xc->dtype]};
     st = mt_parallel_for(outer, (1 << 16) / (inner + 1) + 1, norm_rows, &j);
@@ -171,6 +191,8 @@ mt_status mt_linalg_matrix_norm(const mt_tensor *x, const char *sord, double ord
   if (sord && strcmp(sord, "fro") == 0) return mt_linalg_vector_norm(x, 2, pair, 2, keepdim, -1, out);
   bool nuc = sord && strcmp(sord, "nuc") == 0;
   if (sord && !nuc) return mt_fail(MT_EARG, "%s: ord must be 'fro', 'nuc' or a number, got '%s'", op, sord);
+  if ((nuc || fabs(ord) == 2) && mt_tdevice(x).type == MT_CUDA) /* LAPACK reads host memory */
+    return mt_cuda_unsupported("linalg.matrix_norm with ord 2, -2 or 'nuc'");
   if (nuc || fabs(ord) == 2) { /* from the singular values */
     int perm[MT_MAXDIM], n = 0;
     for (int i = 0; i < x->ndim; i++)

@@ -207,9 +207,6 @@ static mt_status run_product(const char *op, const mt_tensor *a2, const mt_tenso
   mt_dtype dt = (mt_dtype)a2->dtype;
   bool cuda = mt_tdevice(a2).type == MT_CUDA; /* cuBLAS takes half types as they are */
   mt_dtype cdt = (dt == MT_FLOAT16 || dt == MT_BFLOAT16) && !cuda ? MT_FLOAT32 : dt;
-  if (cuda && !mt_is_floating(dt))
-    return mt_fail(MT_EDTYPE, "%s: %s tensors are not supported on CUDA yet (cuBLAS multiplies floating types)", op,
-                   mt_dtype_name(dt));
   int64_t m = a2->shape[a2->ndim - 2], k = a2->shape[a2->ndim - 1], n = b2->shape[b2->ndim - 1];
   int64_t full[MT_MAXDIM], ashape[MT_MAXDIM], bshape[MT_MAXDIM], strides[MT_MAXDIM];
   char s1[128], s2[128];

@@ -2,11 +2,13 @@
  * backward: argument checks (messages name the op and the shapes), compute
  * dtypes, running-statistics updates; loops in cpu/norm_kernels.c.
  * Statistics are kept in float64 buffers and handed out in the compute
- * dtype (float32 for float32/half inputs, float64 for float64). */
+ * dtype (float32 for float32/half inputs, float64 for float64). CUDA
+ * tensors run the same steps with the loops of cuda/norm.c on the device. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu/norm_kernels.h"
+#include "cuda/mt_cuda.h"
 #include "nn.h"
 #include "reduce_util.h"
 
@@ -50,7 +52,8 @@ static mt_status check_param(const char *op, const mt_tensor *t, const char *wha
   return MT_OK;
 }
 
-static mt_status dbl(int64_t n, mt_tensor **t) { return mt_empty(&n, 1, MT_FLOAT64, mt_cpu(), t); }
+static mt_status dbl(int64_t n, mt_device dev, mt_tensor **t) { return mt_empty(&n, 1, MT_FLOAT64, dev, t); }
+static bool on_cuda(const mt_tensor *x) { return mt_tdevice(x).type == MT_CUDA; }
 static double *D(mt_tensor *t) { return t ? (double *)mt_data(t) : NULL; }
 
 /* Hands out a float64 statistic as dtype dt with shape (shape, nd); consumes s. */
@@ -61,6 +64,30 @@ static mt_status hand_out(const char *op, mt_tensor *s, mt_dtype dt, const int64
   mt_release(v);
   mt_release(s);
   return st ? st : mt_deliver(op, c, out);
+}
+
+/* The CPU loops with the CUDA ones' signature (dev unused), so each op
+ * picks its loops by device in one expression. */
+static mt_status cpu_bn_fwd(int dev, mt_dtype dt, int64_t N, int64_t C, int64_t S, const void *x, const void *w,
+                            const void *b, bool stats, double eps, double *mean, double *var, double *inv, void *y) {
+  (void)dev;
+  return mt_cpu_bn_fwd(dt, N, C, S, x, w, b, stats, eps, mean, var, inv, y);
+}
+static mt_status cpu_bn_bwd(int dev, mt_dtype dt, int64_t N, int64_t C, int64_t S, const void *gy, const void *x,
+                            const void *w, const double *mean, const double *inv, bool training, void *gx, double *gw,
+                            double *gb) {
+  (void)dev;
+  return mt_cpu_bn_bwd(dt, N, C, S, gy, x, w, mean, inv, training, gx, gw, gb);
+}
+static mt_status cpu_rows_fwd(int dev, mt_dtype dt, const mt_rows_problem *p, const void *x, const void *w,
+                              const void *b, double eps, double *mean, double *rstd, void *y) {
+  (void)dev;
+  return mt_cpu_rows_fwd(dt, p, x, w, b, eps, mean, rstd, y);
+}
+static mt_status cpu_rows_bwd(int dev, mt_dtype dt, const mt_rows_problem *p, const void *gy, const void *x,
+                              const void *w, const double *mean, const double *rstd, void *gx, double *gw, double *gb) {
+  (void)dev;
+  return mt_cpu_rows_bwd(dt, p, gy, x, w, mean, rstd, gx, gw, gb);
 }
 
 /* ---- batch norm ---- */
@@ -88,21 +115,24 @@ mt_status mt_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_te
                    shp(x->shape, x->ndim, a));
   if (eps < 0 || momentum < 0) return mt_fail(MT_EARG, "%s: eps and momentum must be non-negative", op);
   mt_dtype cd = compute_dtype(x);
+  mt_device dev = mt_tdevice(x);
+  bool gpu = on_cuda(x);
   mt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL, *mean = NULL, *var = NULL, *inv = NULL, *tmp = NULL;
   if ((st = as_compute(x, cd, &xc)) || (st = as_compute(weight, cd, &wc)) || (st = as_compute(bias, cd, &bc)) ||
-      (st = mt_empty(x->shape, x->ndim, cd, mt_cpu(), &y)) || (st = dbl(C, &mean)) || (st = dbl(C, &var)) ||
-      (st = dbl(C, &inv)))
+      (st = mt_empty(x->shape, x->ndim, cd, dev, &y)) || (st = dbl(C, dev, &mean)) || (st = dbl(C, dev, &var)) ||
+      (st = dbl(C, dev, &inv)))
     goto done;
   if (!training) { /* the running statistics normalize */
     if ((st = as_compute(running_mean, MT_FLOAT64, &tmp)) || (st = mt_copy_(mean, tmp))) goto done;
     mt_release(tmp), tmp = NULL;
     if ((st = as_compute(running_var, MT_FLOAT64, &tmp))) goto done;
-    for (int64_t c = 0; c < C; c++) D(inv)[c] = 1.0 / sqrt(D(tmp)[c] + eps);
+    if (gpu && (st = mt_cuda_bn_invstd(dev.index, C, D(tmp), eps, D(inv)))) goto done;
+    for (int64_t c = 0; !gpu && c < C; c++) D(inv)[c] = 1.0 / sqrt(D(tmp)[c] + eps);
     mt_release(tmp), tmp = NULL;
   }
   if (N * C * S > 0 || training)
-    st = mt_cpu_bn_fwd(cd, N, C, S, mt_data(xc), wc ? mt_data(wc) : NULL, bc ? mt_data(bc) : NULL, training, eps,
-                       D(mean), D(var), D(inv), mt_data(y));
+    st = (gpu ? mt_cuda_bn_fwd : cpu_bn_fwd)(dev.index, cd, N, C, S, mt_data(xc), wc ? mt_data(wc) : NULL,
+                                            bc ? mt_data(bc) : NULL, training, eps, D(mean), D(var), D(inv), mt_data(y));
   if (st) goto done;
   if (training && (running_mean || running_var)) { /* running = (1 - m) running + m stat */
     double cnt = (double)(N * S);
@@ -111,7 +141,8 @@ mt_status mt_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_te
       if (!run) continue;
       if ((st = as_compute(run, MT_FLOAT64, &tmp))) break;
       double *r = D(tmp);
-      for (int64_t c = 0; c < C; c++)
+      if (gpu && (st = mt_cuda_bn_running(dev.index, C, r, D(k ? var : mean), momentum, k, cnt))) break;
+      for (int64_t c = 0; !gpu && c < C; c++)
         r[c] = (1 - momentum) * r[c] + momentum * (k ? D(var)[c] * cnt / (cnt - 1) : D(mean)[c]);
       mt_tensor *rv = NULL;
       if (!(st = mt_view(tmp, run->shape, run->ndim, &rv))) st = mt_copy_(run, rv);
@@ -167,14 +198,16 @@ mt_status mt_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, 
     return st;
   if (!save_mean || !save_invstd) return mt_fail(MT_EARG, "%s: save_mean and save_invstd are required", op);
   mt_dtype cd = compute_dtype(x);
+  mt_device dev = mt_tdevice(x);
   mt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *mc = NULL, *ic = NULL, *gx = NULL, *gw = NULL, *gb = NULL, *r = NULL;
   if ((st = as_compute(x, cd, &xc)) || (st = as_compute(grad_out, cd, &gc)) || (st = as_compute(weight, cd, &wc)) ||
       (st = as_compute(save_mean, MT_FLOAT64, &mc)) || (st = as_compute(save_invstd, MT_FLOAT64, &ic)) ||
-      (grad_in && (st = mt_empty(x->shape, x->ndim, cd, mt_cpu(), &gx))) || (grad_weight && (st = dbl(C, &gw))) ||
-      (grad_bias && (st = dbl(C, &gb))))
+      (grad_in && (st = mt_empty(x->shape, x->ndim, cd, dev, &gx))) || (grad_weight && (st = dbl(C, dev, &gw))) ||
+      (grad_bias && (st = dbl(C, dev, &gb))))
     goto done;
-  if ((st = mt_cpu_bn_bwd(cd, N, C, S, mt_data(gc), mt_data(xc), wc ? mt_data(wc) : NULL, D(mc), D(ic), training,
-                          gx ? mt_data(gx) : NULL, D(gw), D(gb))))
+  if ((st = (on_cuda(x) ? mt_cuda_bn_bwd : cpu_bn_bwd)(dev.index, cd, N, C, S, mt_data(gc), mt_data(xc),
+                                                      wc ? mt_data(wc) : NULL, D(mc), D(ic), training,
+                                                      gx ? mt_data(gx) : NULL, D(gw), D(gb))))
     goto done;
   if (grad_in && ((st = mt_to_dtype(gx, (mt_dtype)x->dtype, false, &r)) || (st = mt_deliver(op, r, grad_in)))) goto done;
   st = param_grad(op, gw, weight, (mt_dtype)x->dtype, grad_weight);
@@ -198,14 +231,15 @@ static mt_status rows_forward(const char *op, const mt_tensor *x, const mt_rows_
   mt_status st;
   if (eps < 0) return mt_fail(MT_EARG, "%s: eps must be non-negative", op);
   if ((st = as_compute(x, cd, &xc)) || (st = as_compute(weight, cd, &wc)) || (st = as_compute(bias, cd, &bc)) ||
-      (st = mt_empty(x->shape, x->ndim, cd, mt_cpu(), &y)) || (st = dbl(p->R, &m)) || (st = dbl(p->R, &rs)))
+      (st = mt_empty(x->shape, x->ndim, cd, mt_tdevice(x), &y)) || (st = dbl(p->R, mt_tdevice(x), &m)) ||
+      (st = dbl(p->R, mt_tdevice(x), &rs)))
     goto done;
   if (p->R * p->L > 0 &&
-      (st = mt_cpu_rows_fwd(cd, p, mt_data(xc), wc ? mt_data(wc) : NULL, bc ? mt_data(bc) : NULL, eps, D(m), D(rs),
-                            mt_data(y))))
+      (st = (on_cuda(x) ? mt_cuda_rows_fwd : cpu_rows_fwd)(mt_tdevice(x).index, cd, p, mt_data(xc),
+                                                          wc ? mt_data(wc) : NULL, bc ? mt_data(bc) : NULL, eps, D(m),
+                                                          D(rs), mt_data(y))))
     goto done;
-  if (p->L == 0)
-    for (int64_t i = 0; i < p->R; i++) D(m)[i] = NAN, D(rs)[i] = NAN;
+  if (p->L == 0 && ((st = mt_fill_(m, mt_sfloat(NAN))) || (st = mt_fill_(rs, mt_sfloat(NAN))))) goto done;
   if ((st = mt_to_dtype(y, (mt_dtype)x->dtype, false, &r)) || (st = mt_deliver(op, r, out))) goto done;
   if (mean) st = hand_out(op, mt_retain(m), cd, sshape, snd, mean);
   if (!st && rstd) st = hand_out(op, mt_retain(rs), cd, sshape, snd, rstd);
@@ -228,14 +262,14 @@ static mt_status rows_backward(const char *op, const mt_tensor *g, const mt_tens
   mt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *mc = NULL, *rc = NULL, *gx = NULL, *gw = NULL, *gb = NULL, *r = NULL;
   if ((st = as_compute(x, cd, &xc)) || (st = as_compute(g, cd, &gc)) || (st = as_compute(weight, cd, &wc)) ||
       (st = as_compute(mean, MT_FLOAT64, &mc)) || (st = as_compute(rstd, MT_FLOAT64, &rc)) ||
-      (grad_in && (st = mt_empty(x->shape, x->ndim, cd, mt_cpu(), &gx))) || (grad_weight && (st = dbl(P, &gw))) ||
-      (grad_bias && (st = dbl(P, &gb))))
+      (grad_in && (st = mt_empty(x->shape, x->ndim, cd, mt_tdevice(x), &gx))) ||
+      (grad_weight && (st = dbl(P, mt_tdevice(x), &gw))) || (grad_bias && (st = dbl(P, mt_tdevice(x), &gb))))
     goto done;
-  if (gw) memset(D(gw), 0, sizeof(double) * (size_t)P);
-  if (gb) memset(D(gb), 0, sizeof(double) * (size_t)P);
+  if ((gw && (st = mt_fill_(gw, mt_sint(0)))) || (gb && (st = mt_fill_(gb, mt_sint(0))))) goto done;
   if (p->R * p->L > 0 &&
-      (st = mt_cpu_rows_bwd(cd, p, mt_data(gc), mt_data(xc), wc ? mt_data(wc) : NULL, D(mc), D(rc),
-                            gx ? mt_data(gx) : NULL, D(gw), D(gb))))
+      (st = (on_cuda(x) ? mt_cuda_rows_bwd : cpu_rows_bwd)(mt_tdevice(x).index, cd, p, mt_data(gc), mt_data(xc),
+                                                          wc ? mt_data(wc) : NULL, D(mc), D(rc),
+                                                          gx ? mt_data(gx) : NULL, D(gw), D(gb))))
     goto done;
   if (grad_in && ((st = mt_to_dtype(gx, (mt_dtype)x->dtype, false, &r)) || (st = mt_deliver(op, r, grad_in)))) goto done;
   st = param_grad(op, gw, weight, (mt_dtype)x->dtype, grad_weight);

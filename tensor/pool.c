@@ -1,7 +1,8 @@
 /* pool.c -- pooling ops (nn.h): max, average and adaptive pools over 1 to 3
  * spatial dims and their backward ops. Checks and output sizes follow
  * PyTorch 1.13 (pooling_output_shape, pool2d_shape_check); the loops are in
- * cpu/pool_kernels.c (max pools of CUDA tensors: cuda/conv.c). Inputs are
+ * cpu/pool_kernels.c (CUDA tensors: max pools in cuda/conv.c, average pools in
+ * cuda/pool.c). Inputs are
  * (N, C, *sp) or (C, *sp). */
 #include <stdio.h>
 #include <string.h>
@@ -116,13 +117,12 @@ static mt_status pool_fwd(const char *op, const mt_tensor *x, const mt_pool_prob
   mt_tensor *xc = NULL, *y = NULL, *ix = NULL;
   mt_status st;
   mt_device dev = mt_tdevice(x);
-  if (dev.type == MT_CUDA && avg) return mt_cuda_unsupported(op);
   if ((st = prep(x, &xc)) || (st = mt_empty(ys, x->ndim, (mt_dtype)xc->dtype, dev, &y)) ||
       (indices && (st = mt_empty(ys, x->ndim, MT_INT64, dev, &ix))))
     goto fail;
   if (numel(ys, x->ndim) > 0) {
     mt_dtype dt = (mt_dtype)xc->dtype;
-    st = dev.type == MT_CUDA ? mt_cuda_max_pool(p, xc, y, ix)
+    st = dev.type == MT_CUDA ? (avg ? mt_cuda_avg_pool(p, false, xc, y) : mt_cuda_max_pool(p, xc, y, ix))
          : avg               ? mt_cpu_avg_pool(dt, p, mt_data(xc), mt_data(y))
                              : mt_cpu_max_pool(dt, p, mt_data(xc), mt_data(y), ix ? (int64_t *)mt_data(ix) : NULL);
     if (st) goto fail;
@@ -196,9 +196,10 @@ static mt_status avg_bwd(const char *op, const mt_tensor *g, const int64_t *xs, 
                          mt_tensor **grad_in) {
   mt_tensor *gc = NULL, *gx = NULL;
   mt_status st;
-  if (mt_tdevice(g).type == MT_CUDA) return mt_cuda_unsupported(op);
-  if ((st = prep(g, &gc)) || (st = mt_zeros(xs, nd, (mt_dtype)gc->dtype, mt_cpu(), &gx))) goto fail;
-  if (numel(xs, nd) > 0 && (st = mt_cpu_avg_pool_backward((mt_dtype)gc->dtype, p, mt_data(gc), mt_data(gx))))
+  bool gpu = mt_tdevice(g).type == MT_CUDA;
+  if ((st = prep(g, &gc)) || (st = mt_zeros(xs, nd, (mt_dtype)gc->dtype, mt_tdevice(g), &gx))) goto fail;
+  if (numel(xs, nd) > 0 && (st = gpu ? mt_cuda_avg_pool(p, true, gc, gx)
+                                     : mt_cpu_avg_pool_backward((mt_dtype)gc->dtype, p, mt_data(gc), mt_data(gx))))
     goto fail;
   mt_release(gc);
   return finish(op, gx, (mt_dtype)g->dtype, grad_in);

@@ -2,14 +2,18 @@
  * cuMemAlloc and cuMemFree synchronise the device and cost tens of
  * microseconds, so freed blocks are kept on a free list and handed out
  * again. Sizes are rounded (512 bytes below 1 MB, 2 MB above) so that
- * similar requests share blocks; a cached block serves requests down to half
- * its size (no splitting yet). A block is reused only for work on the stream
+ * similar requests share blocks; cached blocks sit in bins by size and
+ * stream (a sorted array, so a request finds its block in O(log bins) even
+ * when thousands of tensors were just collected), and a cached block serves
+ * requests down to half its size (no splitting yet). A block is reused only for work on the stream
  * it was allocated for, so stream order keeps reuse safe without events.
  * Also page-locked host memory for pinned tensors. Nothing here launches
  * kernels. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cu_api.h"
 #include "mt_cuda.h"
@@ -26,15 +30,68 @@ typedef struct block {
   struct block *next;
 } block;
 
+/* Cached blocks of one size for one stream, most recently freed first. */
+typedef struct bin {
+  size_t size;
+  void *stream;
+  block *head;
+} bin;
+
 #define NBUCKET 1024
 typedef struct devalloc {
-  block *free_list;          /* cached blocks, unsorted */
+  bin *bins;                 /* sorted by size, then stream; empty bins stay */
+  int nbins, cap;
   block *live[NBUCKET];      /* blocks in use, hashed by pointer */
   mt_cuda_memstats stats;
 } devalloc;
 
 static devalloc heaps[MT_CUDA_MAXDEV];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The index of the first bin of h not below (size, stream). */
+static int lower_bound(const devalloc *h, size_t size, void *stream) {
+  int lo = 0, hi = h->nbins;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    const bin *b = &h->bins[mid];
+    if (b->size < size || (b->size == size && (uintptr_t)b->stream < (uintptr_t)stream)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Takes the smallest cached block of stream that holds size bytes and is at
+ * most twice as large (a bigger one would waste too much), or NULL. */
+static block *take_cached(devalloc *h, size_t size, void *stream) {
+  for (int i = lower_bound(h, size, NULL); i < h->nbins && h->bins[i].size <= 2 * size; i++) {
+    bin *b = &h->bins[i];
+    if (b->stream == stream && b->head) {
+      block *k = b->head;
+      b->head = k->next;
+      return k;
+    }
+  }
+  return NULL;
+}
+
+/* Puts k on its bin (made when new); false when out of host memory. */
+static bool cache_block(devalloc *h, block *k) {
+  int i = lower_bound(h, k->size, k->stream);
+  if (i == h->nbins || h->bins[i].size != k->size || h->bins[i].stream != k->stream) {
+    if (h->nbins == h->cap) {
+      int cap = h->cap ? 2 * h->cap : 64;
+      bin *nb = realloc(h->bins, (size_t)cap * sizeof *nb);
+      if (!nb) return false;
+      h->bins = nb, h->cap = cap;
+    }
+    memmove(&h->bins[i + 1], &h->bins[i], (size_t)(h->nbins - i) * sizeof *h->bins);
+    h->bins[i] = (bin){k->size, k->stream, NULL};
+    h->nbins++;
+  }
+  k->next = h->bins[i].head;
+  h->bins[i].head = k;
+  return true;
+}
 
 static size_t round_size(size_t n) {
   if (n < ((size_t)1 << 20)) return (n + 511) & ~(size_t)511;
@@ -52,13 +109,15 @@ static void fmt_bytes(size_t n, char *buf, size_t len) {
 
 /* Frees every cached block of h (lock held, dev's context current). */
 static void release_cached(devalloc *h) {
-  for (block *b = h->free_list, *nx; b; b = nx) {
-    nx = b->next;
-    cu.MemFree(b->ptr);
-    h->stats.reserved -= (int64_t)b->size;
-    free(b);
+  for (int i = 0; i < h->nbins; i++) {
+    for (block *b = h->bins[i].head, *nx; b; b = nx) {
+      nx = b->next;
+      cu.MemFree(b->ptr);
+      h->stats.reserved -= (int64_t)b->size;
+      free(b);
+    }
+    h->bins[i].head = NULL;
   }
-  h->free_list = NULL;
 }
 
 mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
@@ -71,17 +130,8 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
   void *stream = mt_cuda_current_stream(dev).handle;
   devalloc *h = &heaps[dev];
   pthread_mutex_lock(&lock);
-  /* best fit among cached blocks of this stream, at most twice the size */
-  block **best = NULL;
-  for (block **pb = &h->free_list; *pb; pb = &(*pb)->next) {
-    block *b = *pb;
-    if (b->stream == stream && b->size >= size && b->size <= 2 * size && (!best || b->size < (*best)->size))
-      best = pb;
-  }
-  block *b = NULL;
-  if (best) {
-    b = *best;
-    *best = b->next;
+  block *b = take_cached(h, size, stream);
+  if (b) {
     h->stats.num_cache_hits++;
   } else {
     CUdeviceptr p = 0;
@@ -134,8 +184,11 @@ void mt_cuda_free(int dev, void *p) {
       *pb = b->next;
       h->stats.allocated -= (int64_t)b->size;
       atomic_fetch_sub(&bytes_in_use, (int64_t)b->size);
-      b->next = h->free_list;
-      h->free_list = b;
+      if (!cache_block(h, b)) { /* no host memory for the bin: give it back */
+        cu.MemFree(b->ptr);
+        h->stats.reserved -= (int64_t)b->size;
+        free(b);
+      }
       break;
     }
   pthread_mutex_unlock(&lock);
@@ -145,7 +198,7 @@ void mt_cuda_empty_cache(void) {
   int n = mt_cuda_device_count();
   for (int d = 0; d < n; d++) {
     mt_device dv = {MT_CUDA, (int8_t)d};
-    if (!heaps[d].free_list || mt_cuda_check_device(dv, "empty_cache")) continue;
+    if (!heaps[d].nbins || mt_cuda_check_device(dv, "empty_cache")) continue;
     pthread_mutex_lock(&lock);
     release_cached(&heaps[d]);
     pthread_mutex_unlock(&lock);

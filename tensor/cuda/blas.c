@@ -91,10 +91,48 @@ static int64_t batch_offset(const mt_tensor *t, int nb, int64_t i) {
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= 0x7fffffff; }
 
+extern const char mt_cuda_gemm_int_cu[];
+
+/* Integer products through gemm_int.cu: one launch per outer batch element,
+ * the innermost batch dim along the grid's z. */
+static mt_status int_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb,
+                          mt_tensor *c, int nb, double alpha, double beta) {
+  mt_dtype dt = (mt_dtype)c->dtype;
+  if (dt == MT_BOOL)
+    return mt_fail(MT_EDTYPE, "matmul: bool tensors are not supported (convert them with :int() or :float())");
+  int dev = mt_tdevice(c).index;
+  char defs[96];
+  snprintf(defs, sizeof defs, "#define TX %s\n", mt_cuda_dt(dt)->store);
+  void *fn = NULL;
+  mt_status st = mt_cuda_family(dev, defs, mt_cuda_gemm_int_cu, "mt_gemm_int", &fn);
+  if (st) return st;
+  long long m = c->shape[nb], n = c->shape[nb + 1], k = a->shape[nb + 1], la = lda, lb = ldb;
+  int ita = ta, itb = tb;
+  long long al = (long long)alpha, be = (long long)beta, sa = 0, sb = 0;
+  int64_t nbatch = 1, inner = 1;
+  for (int d = 0; d < nb; d++) nbatch *= c->shape[d];
+  if (nb > 0) inner = c->shape[nb - 1], sa = a->strides[nb - 1], sb = b->strides[nb - 1];
+  if ((m + 15) / 16 > 65535 || inner > 65535)
+    return mt_fail(MT_ESHAPE, "matmul: integer products with more than 2^20 rows or 65535 batch elements are not "
+                   "supported on CUDA");
+  size_t es = mt_elsize(c);
+  for (int64_t outer = 0; outer < nbatch / inner && !st; outer++) {
+    int64_t i = outer * inner;
+    unsigned long long A = (unsigned long long)(uintptr_t)(mt_data(a) + batch_offset(a, nb, i) * (int64_t)es);
+    unsigned long long B = (unsigned long long)(uintptr_t)(mt_data(b) + batch_offset(b, nb, i) * (int64_t)es);
+    unsigned long long C = (unsigned long long)(uintptr_t)(mt_data(c) + i * m * n * (int64_t)es);
+    void *args[] = {&A, &B, &C, &m, &n, &k, &la, &lb, &ita, &itb, &sa, &sb, &al, &be};
+    st = mt_cuda_launch_dims(dev, fn, (unsigned)((n + 15) / 16), (unsigned)((m + 15) / 16), (unsigned)inner, 16, 16,
+                             args, "matmul");
+  }
+  return st;
+}
+
 mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb, mt_tensor *c,
                        int nb, double alpha, double beta) {
   const char *op = "matmul";
   mt_dtype dt = (mt_dtype)c->dtype;
+  if (!mt_is_floating(dt)) return int_gemm(a, ta, lda, b, tb, ldb, c, nb, alpha, beta);
   int ty = cuda_type(dt);
   if (ty < 0) return mt_fail(MT_EDTYPE, "matmul: not supported for %s tensors on CUDA yet", mt_dtype_name(dt));
   int dev = mt_tdevice(c).index;
@@ -138,6 +176,5 @@ mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor
                                          MT_CUBLAS_GEMM_DEFAULT),
                  op);
   }
-  mt_bump_version(c);
   return st;
 }

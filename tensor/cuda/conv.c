@@ -3,7 +3,8 @@
  * chunk; its input gradient is the transposed product followed by col2im,
  * its weight gradient a product per sample summed over the batch. The
  * checks, shapes and dtype handling stay in tensor/conv.c and pool.c; this
- * file sees contiguous float32/float64 tensors only. */
+ * file sees contiguous float32/float64 tensors only. Grouped convolutions
+ * run one ungrouped problem per group. */
 #include <stdio.h>
 #include <string.h>
 
@@ -78,9 +79,50 @@ static mt_status batch_of(const mt_tensor *w2, bool transposed, int64_t cn, mt_t
   return st;
 }
 
+/* Channels [g * n, (g + 1) * n) of t seen as (d0, c, rest): a view
+ * (contiguous when d0 == 1), or a contiguous copy when copy. */
+static mt_status group_of(const mt_tensor *t, int64_t d0, int64_t c, int64_t g, int64_t n, bool copy, mt_tensor **out) {
+  int64_t s[3] = {d0, c, mt_numel(t) / (d0 * c > 0 ? d0 * c : 1)};
+  mt_tensor *v = NULL, *w = NULL;
+  mt_status st = mt_view(t, s, 3, &v);
+  if (!st) st = mt_narrow(v, 1, g * n, n, &w);
+  if (!st && copy) st = mt_contiguous(w, out);
+  else if (!st) *out = mt_retain(w);
+  mt_release(v), mt_release(w);
+  return st;
+}
+
+/* groups > 1: one ungrouped problem per group on copies of its channels of
+ * the data operands and views of its rows of the weight (and bias). */
+static mt_status grouped(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b,
+                         mt_tensor *y, mt_tensor *y2) {
+  struct mt_conv_problem q = *p;
+  int64_t G = p->G, Cg = p->C / G, Kg = p->K / G;
+  q.G = 1, q.C = Cg, q.K = Kg;
+  const mt_tensor *xt = kind == 0 ? a : kind == 2 ? b : y, *wt = kind == 2 ? y : b, *yt = kind == 0 ? y : a;
+  mt_status st = MT_OK;
+  for (int64_t g = 0; g < G && !st; g++) {
+    mt_tensor *xg = NULL, *wg = NULL, *yg = NULL, *bg = NULL, *dst = NULL, *tmp = NULL;
+    bool x_out = kind == 1, y_out = kind == 0;
+    if ((st = group_of(wt, 1, p->K, g, Kg, false, &wg)) || (y2 && (st = mt_narrow(y2, 0, g * Kg, Kg, &bg))))
+      goto next;
+    if ((st = group_of(xt, p->N, p->C, g, Cg, !x_out, x_out ? &dst : &xg)) ||
+        (st = group_of(yt, p->N, p->K, g, Kg, !y_out, y_out ? &dst : &yg)))
+      goto next;
+    if (dst && (st = mt_empty(dst->shape, 3, (mt_dtype)dst->dtype, mt_tdevice(dst), &tmp))) goto next;
+    if (kind == 0) st = mt_cuda_conv(0, &q, xg, wg, tmp, bg);
+    else if (kind == 1) st = mt_cuda_conv(1, &q, yg, wg, tmp, NULL);
+    else st = mt_cuda_conv(2, &q, yg, xg, wg, bg);
+    if (!st && dst) st = mt_copy_(dst, tmp);
+  next:
+    mt_release(xg), mt_release(wg), mt_release(yg), mt_release(bg), mt_release(dst), mt_release(tmp);
+  }
+  return st;
+}
+
 mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
                        mt_tensor *y2) {
-  if (p->G != 1) return mt_cuda_unsupported("grouped convolution");
+  if (p->G != 1) return grouped(kind, p, a, b, y, y2);
   mt_dtype dt = (mt_dtype)y->dtype;
   int64_t L = p->out[0] * p->out[1] * p->out[2], KK = p->k[0] * p->k[1] * p->k[2];
   int64_t S = p->in[0] * p->in[1] * p->in[2], CKK = p->C * KK, N = p->N;

@@ -27,6 +27,20 @@ __device__ __forceinline__ void add16(unsigned short *p, float v, bool bf) {
   } while (old != assumed);
 }
 
+// 8- and 16-bit integer atomic add (bool: or) through a compare-and-swap of
+// the enclosing word; the sum wraps as on the CPU
+template <typename T> __device__ __forceinline__ void add_small(T *p, long long v, bool is_bool) {
+  unsigned *w = (unsigned *)((size_t)p & ~(size_t)3);
+  unsigned shift = (unsigned)((size_t)p & 3) * 8, mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+  unsigned old = *w, assumed;
+  do {
+    assumed = old;
+    unsigned cur = (assumed & mask) >> shift;
+    unsigned nv = is_bool ? (unsigned)((cur | (unsigned)(v != 0)) != 0) : cur + (unsigned)v;
+    old = atomicCAS(w, assumed, (assumed & ~mask) | ((nv << shift) & mask));
+  } while (old != assumed);
+}
+
 extern "C" __global__ void mt_index(TX *x, const TX *src, const long long *idx, TX *out, mt_igeo g) {
   long long step = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < g.n; i += step) {

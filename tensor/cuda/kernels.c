@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cu_api.h"
 #include "files.h"
@@ -238,11 +239,77 @@ static bool make_geo(const mt_tensor *o, const operand *in, int nin, geo *g) {
   return true;
 }
 
+static mt_status build_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
+                          int nin, bool contig, int dev, void **fn);
+
+/* What selects an elementwise member: the expression (a static string of
+ * the table above, so its address names it), the dtypes and operand kinds.
+ * A launch of a member seen before finds its kernel by this key alone,
+ * without writing out and hashing the definitions (about 1 us a launch). */
+typedef struct {
+  const char *expr;
+  int8_t dev, out, a, b, cdt, nin, ascalar, bscalar, sint, contig;
+} ew_key;
+#define NEWKEY 2048
+static struct {
+  ew_key k;
+  void *fn;
+} ew_seen[NEWKEY];
+static pthread_mutex_t ew_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned ew_slot(const ew_key *k) {
+  return (unsigned)(mt_fnv1a(k, sizeof *k, 0xcbf29ce484222325ull) % NEWKEY);
+}
+
+static void *ew_lookup(const ew_key *k) {
+  unsigned i = ew_slot(k);
+  pthread_mutex_lock(&ew_lock);
+  void *fn = memcmp(&ew_seen[i].k, k, sizeof *k) == 0 ? ew_seen[i].fn : NULL;
+  pthread_mutex_unlock(&ew_lock);
+  return fn;
+}
+
+static void ew_remember(const ew_key *k, void *fn) {
+  unsigned i = ew_slot(k);
+  pthread_mutex_lock(&ew_lock);
+  ew_seen[i].k = *k, ew_seen[i].fn = fn; /* a collision replaces the older one */
+  pthread_mutex_unlock(&ew_lock);
+}
+
 /* Builds and launches the family member computing out = expr(a[, b]) in
- * compute dtype cdt. Tensors must be on out's device. */
+ * compute dtype cdt. Tensors must be on out's device. keyed: expr is a
+ * static string (its address may name the member); an expression written
+ * for this call is found by its text instead. */
 static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
-                           int nin) {
+                           int nin, bool keyed) {
   int dev = mt_tdevice(out).index;
+  geo g;
+  bool contig = make_geo(out, in, nin, &g);
+  ew_key key;
+  memset(&key, 0, sizeof key); /* the padding is hashed and compared too */
+  key.expr = expr, key.dev = (int8_t)dev, key.out = (int8_t)out->dtype, key.a = (int8_t)in[0].dt;
+  key.b = (int8_t)(nin > 1 ? (int)in[1].dt : -1), key.cdt = (int8_t)cdt, key.nin = (int8_t)nin;
+  key.ascalar = in[0].t == NULL, key.bscalar = nin > 1 && in[1].t == NULL, key.contig = contig;
+  for (int k = 0; k < nin; k++)
+    if (!in[k].t) key.sint = !mt_is_floating(in[k].dt);
+  void *fn = keyed ? ew_lookup(&key) : NULL;
+  if (fn) mt_cuda_note_mem_hit();
+  mt_status st = fn ? MT_OK : build_ew(name, expr, cdt, out, in, nin, contig, dev, &fn);
+  if (st) return st;
+  if (keyed) ew_remember(&key, fn);
+  CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
+  if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
+  if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
+  double fa = in[0].f, fb = nin > 1 ? in[1].f : 0;
+  long long ia = in[0].i, ib = nin > 1 ? in[1].i : 0;
+  void *args[] = {&po, &pa, &pb, &fa, &ia, &fb, &ib, &g};
+  mt_bump_version(out);
+  return mt_cuda_launch(dev, fn, g.n, args, name);
+}
+
+/* Writes out the member's definitions and finds (or compiles) its kernel. */
+static mt_status build_ew(const char *name, const char *expr, mt_dtype cdt, mt_tensor *out, const operand *in,
+                          int nin, bool contig, int dev, void **fn) {
   char src[1024]; /* the member's definitions */
   const char *ta = dts[in[0].dt].store, *tb = nin > 1 ? dts[in[1].dt].store : "char";
   bool sint = false;
@@ -256,19 +323,7 @@ static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_
                      nin > 1 ? dts[in[1].dt].load : "(x)", dts[cdt].compute, expr, nin, in[0].t == NULL,
                      nin > 1 && in[1].t == NULL, sint);
   if (len < 0 || (size_t)len >= sizeof src) return mt_fail(MT_EARG, "%s: kernel source too long", name);
-  geo g;
-  bool contig = make_geo(out, in, nin, &g);
-  void *fn = NULL;
-  mt_status st = mt_cuda_family(dev, src, mt_cuda_elementwise_cu, contig ? "mt_ew_contig" : "mt_ew_strided", &fn);
-  if (st) return st;
-  CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
-  if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
-  if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
-  double fa = in[0].f, fb = nin > 1 ? in[1].f : 0;
-  long long ia = in[0].i, ib = nin > 1 ? in[1].i : 0;
-  void *args[] = {&po, &pa, &pb, &fa, &ia, &fb, &ib, &g};
-  mt_bump_version(out);
-  return mt_cuda_launch(dev, fn, g.n, args, name);
+  return mt_cuda_family(dev, src, mt_cuda_elementwise_cu, contig ? "mt_ew_contig" : "mt_ew_strided", fn);
 }
 
 /* A 0-dim CPU tensor (a Lua number or a CPU scalar) as a by-value operand. */
@@ -321,6 +376,7 @@ static mt_status finish_out(mt_status st, mt_tensor *target, mt_tensor **out) {
     return st;
   }
   if (!*out) {
+    target->storage->version = 0; /* a fresh result, as on the CPU */
     *out = target;
     return MT_OK;
   }
@@ -346,7 +402,7 @@ mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   mt_tensor *target = NULL;
   if ((st = prepare_out(info->name, x->shape, x->ndim, is_predicate(op) ? MT_BOOL : cdt, dev, out, &target))) return st;
   operand in = {x, dt, 0, 0};
-  return finish_out(launch_ew(info->name, e, cdt, target, &in, 1), target, out);
+  return finish_out(launch_ew(info->name, e, cdt, target, &in, 1, true), target, out);
 }
 
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
@@ -370,7 +426,50 @@ mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_te
   operand in[2] = {{a, (mt_dtype)a->dtype, 0, 0}, {b, (mt_dtype)b->dtype, 0, 0}};
   if (ha) in[0] = host_scalar(a);
   if (hb) in[1] = host_scalar(b);
-  return finish_out(launch_ew(info->name, e, cdt, target, in, 2), target, out);
+  return finish_out(launch_ew(info->name, e, cdt, target, in, 2, true), target, out);
+}
+
+/* out = expr(x, p) for a floating x and a number p (b in expr), in x's
+ * dtype; expr is static when keyed. */
+static mt_status param_unary(const char *name, const char *expr, bool keyed, const mt_tensor *x, double p,
+                             mt_tensor **out) {
+  mt_status st = mt_cuda_check_device(mt_tdevice(x), name);
+  if (st) return st;
+  mt_dtype dt = (mt_dtype)x->dtype;
+  mt_tensor *target = NULL;
+  if ((st = prepare_out(name, x->shape, x->ndim, dt, mt_tdevice(x), out, &target))) return st;
+  operand in[2] = {{x, dt, 0, 0}, {NULL, MT_FLOAT64, p, (long long)p}};
+  return finish_out(launch_ew(name, expr, dt, target, in, 2, keyed), target, out);
+}
+
+mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
+  return param_unary("leaky_relu", "(a > (T)0 ? a : a * (T)b)", true, x, slope, out);
+}
+
+/* The replacements are written into the expression as literals. */
+mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
+  char e[256];
+  snprintf(e, sizeof e, "(a != a ? (T)(%.17g) : a - a != a - a ? (a > (T)0 ? (T)(%.17g) : (T)(%.17g)) : a)", nan,
+           posinf, neginf);
+  return param_unary("nan_to_num", e, false, x, 0, out);
+}
+
+mt_status mt_cuda_launch_cost(int dev, int n, double *us) {
+  static const char body[] = "extern \"C\" __global__ void mt_noop(int x) {}\n";
+  mt_device d = {MT_CUDA, (int8_t)dev};
+  mt_status st = mt_cuda_check_device(d, "_launch_cost");
+  void *fn = NULL;
+  if (!st) st = mt_cuda_family(dev, "", body, "mt_noop", &fn);
+  if (!st) st = mt_cuda_synchronize(dev);
+  int x = 0;
+  void *args[] = {&x};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < n && !st; i++) st = mt_cuda_launch(dev, fn, 1, args, "_launch_cost");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (!st) st = mt_cuda_synchronize(dev);
+  *us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (n > 0 ? n : 1);
+  return st;
 }
 
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v) {
@@ -380,7 +479,7 @@ mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v) {
                 mt_scalar_f(v), (long long)mt_scalar_i(v)};
   mt_dtype cdt = (mt_dtype)dst->dtype;
   if (mt_is_floating(in.dt) && !mt_is_floating(cdt)) cdt = MT_FLOAT64; /* the store truncates */
-  return launch_ew("fill_", "a", cdt, dst, &in, 1);
+  return launch_ew("fill_", "a", cdt, dst, &in, 1, true);
 }
 
 /* ---- copies ---- */
@@ -438,7 +537,7 @@ mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking)
                            dd.index, "copy_");
     }
     operand in = {src, (mt_dtype)src->dtype, 0, 0};
-    return launch_ew("copy_", "a", (mt_dtype)src->dtype, dst, &in, 1);
+    return launch_ew("copy_", "a", (mt_dtype)src->dtype, dst, &in, 1, true);
   }
   /* between host and device: move the bytes as they are (made dense, in
    * the dtype and shape of dst on the host side), then convert on the

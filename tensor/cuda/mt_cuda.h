@@ -88,6 +88,12 @@ mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking)
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v);
 mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* Host microseconds per launch of an empty one-thread kernel, over n
+ * launches sent after a sync (the driver's share of a small op's cost). */
+mt_status mt_cuda_launch_cost(int dev, int n, double *us);
+/* leaky_relu and nan_to_num of a floating CUDA tensor (checked by the caller) */
+mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
+mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
 /* A copy of t on dev (a new reference to t when already there). */
 mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking, mt_tensor **out);
 /* The failure "<op>: not implemented on CUDA yet". */
@@ -115,7 +121,7 @@ mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor
  * tensors; tensor/conv.c and pool.c check shapes and make the results.
  * kind 0: y = conv(a = x, b = w) + y2 (bias, may be NULL); 1: y = grad input
  * from a = grad_out, b = w; 2: y = grad weight (and y2 = grad bias unless
- * NULL) from a = grad_out, b = x. groups must be 1. */
+ * NULL) from a = grad_out, b = x; groups > 1 run group by group. */
 struct mt_conv_problem;
 struct mt_pool_problem;
 mt_status mt_cuda_conv(int kind, const struct mt_conv_problem *p, const mt_tensor *a, const mt_tensor *b, mt_tensor *y,
@@ -125,6 +131,25 @@ mt_status mt_cuda_max_pool(const struct mt_pool_problem *p, const mt_tensor *x, 
 /* gx = zeros plus gy summed at idx (checked to lie in the plane first). */
 mt_status mt_cuda_max_pool_backward(int64_t planes, int64_t in_plane, int64_t out_plane, const mt_tensor *gy,
                                     const mt_tensor *idx, mt_tensor *gx);
+/* Normalization (norm.c): the CPU loops of cpu/norm_kernels.h on device
+ * pointers (contiguous float32/float64 of dt; statistics float64). */
+struct mt_rows_problem;
+mt_status mt_cuda_bn_fwd(int dev, mt_dtype dt, int64_t N, int64_t C, int64_t S, const void *x, const void *w,
+                         const void *b, bool stats, double eps, double *mean, double *var, double *invstd, void *y);
+mt_status mt_cuda_bn_bwd(int dev, mt_dtype dt, int64_t N, int64_t C, int64_t S, const void *gy, const void *x,
+                         const void *w, const double *mean, const double *invstd, bool training, void *gx, double *gw,
+                         double *gb);
+/* invstd = 1 / sqrt(var + eps); run = (1 - m) run + m stat (unbias: * cnt / (cnt - 1)). */
+mt_status mt_cuda_bn_invstd(int dev, int64_t C, const double *var, double eps, double *invstd);
+mt_status mt_cuda_bn_running(int dev, int64_t C, double *run, const double *stat, double momentum, bool unbias,
+                             double cnt);
+mt_status mt_cuda_rows_fwd(int dev, mt_dtype dt, const struct mt_rows_problem *p, const void *x, const void *w,
+                           const void *b, double eps, double *mean, double *rstd, void *y);
+mt_status mt_cuda_rows_bwd(int dev, mt_dtype dt, const struct mt_rows_problem *p, const void *gy, const void *x,
+                           const void *w, const double *mean, const double *rstd, void *gx, double *gw, double *gb);
+/* Average pools (pool.c): y from x, or (back) gx, zeroed first, from gy;
+ * contiguous float32/float64. */
+mt_status mt_cuda_avg_pool(const struct mt_pool_problem *p, bool back, const mt_tensor *in, mt_tensor *out);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
 void mt_cuda_set_tf32(bool allow);
 bool mt_cuda_tf32(void);
@@ -140,6 +165,9 @@ mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char
 void mt_cuda_note_mem_hit(void);
 /* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
+/* A launch with a 3-D grid of 2-D blocks (bx x by threads). */
+mt_status mt_cuda_launch_dims(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              void **args, const char *op);
 
 /* ---- run-time compilation (nvrtc.c) ---- */
 /* The kernel `name` of the CUDA C `src`, compiled by NVRTC for dev's exact

@@ -82,11 +82,6 @@ test("conv1d, conv3d and conv_transpose2d forward and gradients equal the CPU's"
           {4, 3, 3, 3}, 3, torch.float64, "conv_transpose2d")
 end)
 
-test("grouped convolutions on CUDA say they are not implemented yet", function()
-  local x, w = torch.randn(1, 4, 5, 5):cuda(), torch.randn(4, 2, 3, 3):cuda()
-  check_error(function() torch.conv2d(x, w, nil, {groups = 2}) end, "grouped convolution: not implemented on CUDA yet")
-end)
-
 test("max_pool2d values, indices and gradients equal the CPU's, overlapping windows included", function()
   torch.manual_seed(3)
   local cases = {

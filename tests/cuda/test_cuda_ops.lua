@@ -133,7 +133,8 @@ end)
 
 test("gather and scatter_add along a dim against the CPU; a bad index is an error", function()
   torch.manual_seed(4)
-  for _, dt in ipairs{torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64} do
+  for _, dt in ipairs{torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int16, torch.int8,
+                      torch.uint8, torch.bool} do
     local x = rand({5, 6}, dt)
     for d = 1, 2 do
       local idx = torch.randint(1, x:size(d) + 1, {4, 3})
@@ -189,8 +190,29 @@ test("matmul, mm, bmm, mv, dot, addmm on CUDA equal the CPU, transposed and broa
   check_error(function() return torch.randn(2, 3):cuda():matmul(torch.randn(4, 5):cuda()) end,
               "matmul: shapes 2x3 and 4x5 cannot be multiplied (3 ~= 4) (both on cuda:0)")
   check_error(function() return torch.randn(2, 3):cuda():matmul(torch.randn(3, 5)) end, "cuda:0 and cpu")
-  check_error(function() return torch.ones(2, 2, {dtype = torch.int32, device = "cuda"}):matmul(
-                torch.ones(2, 2, {dtype = torch.int32, device = "cuda"})) end, "not supported on CUDA")
+  check_error(function() return torch.ones(2, 2, {dtype = torch.bool, device = "cuda"}):matmul(
+                torch.ones(2, 2, {dtype = torch.bool, device = "cuda"})) end, "bool tensors are not supported")
+end)
+
+test("integer products on CUDA equal the CPU's, wrapping alike (cuBLAS has none: gemm_int.cu)", function()
+  torch.manual_seed(15)
+  for _, dt in ipairs{torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8} do
+    local function mm(a, b, what)
+      local g = a:cuda():matmul(b:cuda())
+      check(g.is_cuda and g.dtype == dt, what)
+      check_eq(g:cpu():totable(), a:matmul(b):totable(), dt.name .. " " .. what)
+    end
+    local function ri(...) return torch.randint(-40, 40, {...}):to(dt) end
+    mm(ri(33, 17), ri(17, 9), "2-D")
+    mm(ri(17, 33):t(), ri(9, 17):t(), "both transposed")
+    mm(ri(4, 33, 17), ri(4, 17, 9), "batched")
+    mm(ri(2, 3, 5, 7), ri(2, 1, 7, 4), "two batch dims, broadcast")
+    mm(ri(40), ri(40, 3), "vector @ matrix")
+    mm(ri(1, 100), ri(100, 1), "long k")
+    local x, y, bias = ri(6, 5), ri(5, 3), ri(3)
+    check_eq(torch.addmm(bias:cuda(), x:cuda(), y:cuda(), {beta = 2, alpha = 3}):cpu():totable(),
+             torch.addmm(bias, x, y, {beta = 2, alpha = 3}):totable(), dt.name .. " addmm")
+  end
 end)
 
 test("TF32 only when asked: float32 matmul is full precision by default", function()

@@ -11,6 +11,18 @@ local F = require("torch.nn").functional
 local refs = ref("sdpa")
 local f64 = {dtype = torch.float64}
 
+-- The flash backend is the CPU kernel (the GPU's kernels are another
+-- issue): under a GPU test device the cases about it run on the CPU.
+local function cpu_test(name, fn)
+  test(name, function()
+    if DEVICE == "cpu" then return fn() end
+    torch.set_default_device("cpu")
+    local ok, err = xpcall(fn, debug.traceback)
+    torch.set_default_device(DEVICE)
+    if not ok then error(err, 0) end
+  end)
+end
+
 -- Runs fn with only the named backend enabled.
 local function with_backend(name, fn)
   local g <close> = torch.backends.sdp_kernel{flash = name == "flash", math = name == "math"}
@@ -39,7 +51,7 @@ for name in pairs(refs) do names[#names + 1] = name end
 table.sort(names)
 for _, backend in ipairs({"flash", "math"}) do
   for _, name in ipairs(names) do
-    test(("%s backend matches PyTorch's math composition: %s"):format(backend, name), function()
+    (backend == "flash" and cpu_test or test)(("%s backend matches PyTorch's math composition: %s"):format(backend, name), function()
       local c = refs[name]
       local q, k, v, o = ref_inputs(c)
       q:requires_grad_(); k:requires_grad_(); v:requires_grad_()
@@ -90,7 +102,7 @@ for _, ls in ipairs(sizes) do
   local L, S = ls[1], ls[2]
   for _, mask in ipairs({"none", "bool", "float", "causal"}) do
     for _, gqa in ipairs({false, true}) do
-      test(("flash matches math, float32, L=%d S=%d mask=%s gqa=%s"):format(L, S, mask, tostring(gqa)), function()
+      cpu_test(("flash matches math, float32, L=%d S=%d mask=%s gqa=%s"):format(L, S, mask, tostring(gqa)), function()
         local hq, hk = 4, gqa and 2 or 4
         local o = {enable_gqa = gqa or nil, is_causal = mask == "causal" or nil}
         local kind = (mask == "bool" or mask == "float") and mask or nil
@@ -101,7 +113,7 @@ for _, ls in ipairs(sizes) do
 end
 
 for rank = 2, 4 do
-  test(("flash matches math for batch rank %d with broadcast masks and small tiles"):format(rank), function()
+  cpu_test(("flash matches math for batch rank %d with broadcast masks and small tiles"):format(rank), function()
     local lead = ({{}, {3}, {2, 3}})[rank - 1]
     local function shp(...)
       local s = {}
@@ -117,7 +129,7 @@ for rank = 2, 4 do
   end)
 end
 
-test("flash matches math with the scale option and non-contiguous inputs", function()
+cpu_test("flash matches math with the scale option and non-contiguous inputs", function()
   local q = torch.randn(2, 4, 8, 40):transpose(3, 4)
   local k = torch.randn(2, 4, 8, 50):transpose(3, 4)
   local v = torch.randn(2, 50, 4, 6):transpose(2, 3)
@@ -126,7 +138,7 @@ test("flash matches math with the scale option and non-contiguous inputs", funct
           torch._sdpa_math(q, k, v, o))
 end)
 
-test("a fully masked row gives NaN in both backends, as PyTorch's math path", function()
+cpu_test("a fully masked row gives NaN in both backends, as PyTorch's math path", function()
   local q, k, v = torch.randn(1, 3, 4), torch.randn(1, 5, 4), torch.randn(1, 5, 2)
   local m = torch.ones(3, 5):bool()
   m[2]:fill_(false)
@@ -140,7 +152,7 @@ test("a fully masked row gives NaN in both backends, as PyTorch's math path", fu
   check(y[1][2][1]:item() ~= y[1][2][1]:item(), "float mask of -inf: NaN")
 end)
 
-test("selection rule: flash when it can run, else math, saying why", function()
+cpu_test("selection rule: flash when it can run, else math, saying why", function()
   local q, k, v = torch.randn(2, 2, 8, 4), torch.randn(2, 2, 8, 4), torch.randn(2, 2, 8, 4)
   local sel = torch.backends.sdp_selected
   check_eq(sel(q, k, v), "flash")
@@ -167,9 +179,24 @@ test("selection rule: flash when it can run, else math, saying why", function()
     check_error(function() F.scaled_dot_product_attention(q, k, v) end, "flash is disabled; math is disabled")
   end
   check_error(function() torch.backends.sdp_kernel{fast = true} end, "unknown backend 'fast'")
+  if torch.cuda.is_available() then -- the CPU kernel does not take GPU tensors
+    check_eq(sel(q:cuda(), k:cuda(), v:cuda()), "math")
+  end
 end)
 
-test("the flash backend records a node whose backward is the flash backward op", function()
+test("the math backend on the suite's device equals the CPU's", function()
+  local q, k, v = torch.randn(2, 3, 7, 8), torch.randn(2, 3, 9, 8), torch.randn(2, 3, 9, 5)
+  local m = torch.rand(7, 9):lt(0.7)
+  m:select(2, 1):fill_(true)
+  for _, o in ipairs({{}, {is_causal = true}, {attn_mask = m}, {attn_mask = torch.randn(7, 9)}}) do
+    local y = F.scaled_dot_product_attention(q, k, v, o)
+    check_eq(tostring(y.device), DEVICE)
+    local oc = {is_causal = o.is_causal, attn_mask = o.attn_mask and o.attn_mask:cpu()}
+    close32(y:cpu(), torch._sdpa_math(q:cpu(), k:cpu(), v:cpu(), oc))
+  end
+end)
+
+cpu_test("the flash backend records a node whose backward is the flash backward op", function()
   local q = torch.randn(1, 5, 4):requires_grad_()
   local y = F.scaled_dot_product_attention(q, torch.randn(1, 6, 4), torch.randn(1, 6, 3))
   check_eq(tostring(y.grad_fn), "<SdpaFlashBackward0>")
@@ -189,7 +216,7 @@ test("dropout runs on the math backend with the torch RNG", function()
   check_close(F.scaled_dot_product_attention(q, k, v, {dropout_p = 0.4}), y, {atol = 0, rtol = 0})
 end)
 
-test("memory stays linear in L: L=S=4096 without the 64 MB score matrix", function()
+cpu_test("memory stays linear in L: L=S=4096 without the 64 MB score matrix", function()
   local n = 4096
   local q, k, v = torch.randn(1, n, 16), torch.randn(1, n, 16), torch.randn(1, n, 16)
   collectgarbage()
@@ -225,7 +252,7 @@ test("bad input gives clear errors", function()
   check_error(function() sdpa(q, k, v, {attn_mask = 3}) end, "attn_mask must be a tensor or nil")
 end)
 
-test("double backward through the flash backend (create_graph)", function()
+cpu_test("double backward through the flash backend (create_graph)", function()
   local q = torch.randn({1, 2, 5, 3}, f64):requires_grad_()
   local k = torch.randn({1, 2, 6, 3}, f64):requires_grad_()
   local v = torch.randn({1, 2, 6, 2}, f64):requires_grad_()

@@ -129,7 +129,11 @@ test("profile_memory records the bytes an op allocates", function()
     check_eq(keep:numel(), 1000)
   end)
   local z = by_name(prof).zeros
-  check(z.cpu_memory_usage >= 8000 and z.cpu_memory_usage < 8000 + 4096, "about 8000 bytes: " .. z.cpu_memory_usage)
+  local bytes = DEVICE == "cpu" and z.cpu_memory_usage or z.cuda_memory_usage
+  check(bytes >= 8000 and bytes < 8000 + 4096, "about 8000 bytes: " .. bytes)
+  if DEVICE ~= "cpu" then
+    check(prof:key_averages():table():find("CUDA Mem", 1, true), "the table shows CUDA memory")
+  end
 end)
 
 test("autograd nodes run by backward appear inside it", function()

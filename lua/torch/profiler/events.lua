@@ -7,7 +7,8 @@ M.KIND = {[0] = "op", [1] = "range", [2] = "autograd", [3] = "jit"}
 
 -- records(cols) -> list of {name, kind, parent (index or nil), start_us,
 -- end_us, duration_us, self_us, input_shapes (string or nil),
--- cpu_memory_usage, self_cpu_memory_usage} in start order.
+-- cpu_memory_usage, self_cpu_memory_usage, cuda_memory_usage,
+-- self_cuda_memory_usage} in start order.
 function M.records(cols)
   local names, n = cols.names, #cols.name
   local out = {}
@@ -18,6 +19,7 @@ function M.records(cols)
       name = names[cols.name[i]], kind = M.KIND[cols.kind[i]], parent = cols.parent[i] > 0 and cols.parent[i] or nil,
       start_us = t0 / 1000, end_us = t1 / 1000, duration_us = dur, self_us = dur,
       input_shapes = cols.shapes[i] or nil, cpu_memory_usage = cols.mem[i], self_cpu_memory_usage = cols.mem[i],
+      cuda_memory_usage = cols.cmem[i], self_cuda_memory_usage = cols.cmem[i],
     }
   end
   for i = 1, n do
@@ -25,6 +27,7 @@ function M.records(cols)
     if p then
       out[p].self_us = out[p].self_us - out[i].duration_us
       out[p].self_cpu_memory_usage = out[p].self_cpu_memory_usage - out[i].cpu_memory_usage
+      out[p].self_cuda_memory_usage = out[p].self_cuda_memory_usage - out[i].cuda_memory_usage
     end
   end
   return out

@@ -1,6 +1,7 @@
 -- torch.profiler.key_averages -- events grouped by name (and input shapes
 -- on request) and printed as PyTorch's profiler table: Name, Self CPU %,
--- Self CPU, CPU total %, CPU total, CPU time avg, [CPU Mem, Self CPU Mem],
+-- Self CPU, CPU total %, CPU total, CPU time avg, [CPU Mem, Self CPU Mem,
+-- and CUDA Mem, Self CUDA Mem when CUDA memory moved],
 -- # of Calls, [Input Shapes]; times in microseconds.
 local M = {}
 
@@ -9,7 +10,8 @@ KeyAverages.__index = KeyAverages
 
 -- group(records, by_shape, memory, shapes) -> a KeyAverages list of
 -- {key, count, cpu_time_total, self_cpu_time_total, cpu_time,
--- cpu_memory_usage, self_cpu_memory_usage, input_shapes} in order of
+-- cpu_memory_usage, self_cpu_memory_usage, cuda_memory_usage,
+-- self_cuda_memory_usage, input_shapes} in order of
 -- first appearance.
 function M.group(records, by_shape, memory, shapes)
   local out, index = setmetatable({memory = memory, shapes = shapes and by_shape}, KeyAverages), {}
@@ -18,7 +20,7 @@ function M.group(records, by_shape, memory, shapes)
     local a = index[k]
     if not a then
       a = {key = e.name, count = 0, cpu_time_total = 0, self_cpu_time_total = 0, cpu_memory_usage = 0,
-        self_cpu_memory_usage = 0, input_shapes = by_shape and (e.input_shapes or "[]") or nil}
+        self_cpu_memory_usage = 0, cuda_memory_usage = 0, self_cuda_memory_usage = 0, input_shapes = by_shape and (e.input_shapes or "[]") or nil}
       index[k] = a
       out[#out + 1] = a
     end
@@ -27,6 +29,9 @@ function M.group(records, by_shape, memory, shapes)
     a.self_cpu_time_total = a.self_cpu_time_total + e.self_us
     a.cpu_memory_usage = a.cpu_memory_usage + e.cpu_memory_usage
     a.self_cpu_memory_usage = a.self_cpu_memory_usage + e.self_cpu_memory_usage
+    a.cuda_memory_usage = a.cuda_memory_usage + e.cuda_memory_usage
+    a.self_cuda_memory_usage = a.self_cuda_memory_usage + e.self_cuda_memory_usage
+    if e.cuda_memory_usage ~= 0 then out.cuda_memory = true end
   end
   for _, a in ipairs(out) do a.cpu_time = a.cpu_time_total / a.count end
   return out
@@ -53,7 +58,7 @@ end
 M.format_time = format_time
 
 local SORT_KEYS = {cpu_time_total = true, self_cpu_time_total = true, cpu_time = true, count = true,
-  cpu_memory_usage = true, self_cpu_memory_usage = true}
+  cpu_memory_usage = true, self_cpu_memory_usage = true, cuda_memory_usage = true, self_cuda_memory_usage = true}
 
 -- Cuts s to width w - 3 with "..." when it does not fit (as PyTorch).
 local function fit(s, w)
@@ -101,6 +106,10 @@ function KeyAverages:table(opts)
   if self.memory then
     headers[#headers + 1], widths[#widths + 1] = "CPU Mem", 12
     headers[#headers + 1], widths[#widths + 1] = "Self CPU Mem", 12
+    if self.cuda_memory then
+      headers[#headers + 1], widths[#widths + 1] = "CUDA Mem", 12
+      headers[#headers + 1], widths[#widths + 1] = "Self CUDA Mem", 13
+    end
   end
   headers[#headers + 1], widths[#widths + 1] = "# of Calls", 12
   if self.shapes then headers[#headers + 1], widths[#widths + 1] = "Input Shapes", shapes_w end
@@ -120,6 +129,10 @@ function KeyAverages:table(opts)
     if self.memory then
       cells[#cells + 1] = format_memory(a.cpu_memory_usage)
       cells[#cells + 1] = format_memory(a.self_cpu_memory_usage)
+      if self.cuda_memory then
+        cells[#cells + 1] = format_memory(a.cuda_memory_usage)
+        cells[#cells + 1] = format_memory(a.self_cuda_memory_usage)
+      end
     end
     cells[#cells + 1] = tostring(a.count)
     if self.shapes then cells[#cells + 1] = fit(a.input_shapes, shapes_w) end

@@ -1,0 +1,35 @@
+-- bench/cuda_host.lua -- host time of small CUDA ops: what the CPU spends
+-- per op (dispatch, checks, allocation, kernel lookup, the launch) on
+-- 16-element tensors. Launches go out 200 at a time after a sync, below the
+-- launch queue's depth, so the GPU never pushes back and the figure is
+-- host work only; median of 100 rounds, in microseconds per op.
+-- Peer: bench/peers/cuda_host.py (run both in one call on the GPU machine).
+local a, b = torch.randn(16, {device = "cuda"}), torch.randn(16, {device = "cuda"})
+
+local function host_us(fn)
+  for _ = 1, 1000 do fn() end
+  local ts = {}
+  for r = 1, 100 do
+    torch.cuda.synchronize()
+    local t0 = torch.time()
+    for _ = 1, 200 do fn() end
+    ts[r] = (torch.time() - t0) / 200 * 1e6
+  end
+  torch.cuda.synchronize()
+  table.sort(ts)
+  return ts[50]
+end
+
+local rows = {
+  {"add", function() local c = a + b end},
+  {"mul_scalar", function() local c = a * 2 end},
+  {"relu", function() local c = a:relu() end},
+  {"add_inplace", function() a:add_(b) end},
+  {"sum", function() local c = a:sum() end},
+}
+for _, r in ipairs(rows) do print(("small_%s_host_us %.2f"):format(r[1], host_us(r[2]))) end
+-- the driver's part: cuLaunchKernel of an empty kernel alone
+local ts = {}
+for r = 1, 100 do ts[r] = torch.cuda._launch_cost(200) end
+table.sort(ts)
+print(("empty_launch_host_us %.2f"):format(ts[50]))
