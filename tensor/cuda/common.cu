@@ -40,3 +40,14 @@ __device__ __forceinline__ mt_bf16 f2b(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return (mt_bf16)((u >> 16) | 0x40); // NaN stays NaN
   return (mt_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                // round to nearest even
 }
+
+// mt_ballot32(p): the predicates of the calling thread's 32-lane warp (bit i
+// from lane i = threadIdx.x & 31), as __ballot_sync(0xffffffff, p) on CUDA.
+// Kernels call this rather than __ballot_sync, which HIP 5 lacks: on AMD
+// GPUs with 64-lane wavefronts it cuts the wavefront's ballot into its two
+// 32-lane halves, so code written for 32-lane warps works unchanged.
+#ifdef __HIP__
+__device__ __forceinline__ unsigned mt_ballot32(bool p) { return (unsigned)(__ballot(p) >> (__lane_id() & 32u)); }
+#else
+__device__ __forceinline__ unsigned mt_ballot32(bool p) { return __ballot_sync(0xffffffffu, p); }
+#endif
