@@ -2,6 +2,13 @@
 # Layers build bottom-up: tensor/ (engine, C only) -> lua_bindings/ -> repl/.
 
 CC      ?= cc
+# make HIP=1: the same program with the GPU backend bound to HIP (AMD GPUs)
+# instead of CUDA, in build-hip/, and every kernel family compiled offline
+# by hipcc (see "HIP" below and docs/cuda.md)
+HIP     ?=
+ifeq ($(HIP),1)
+BUILD   ?= build-hip
+endif
 BUILD   ?= build
 PREFIX  ?= /usr/local
 OPT     ?= -O2
@@ -42,10 +49,46 @@ HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/cuda/*.h ten
 
 all: $(BUILD)/moontorch $(BUILD)/torch.so $(BUILD)/test_engine
 
+# HIP: tensor/cuda/gpu_port.h gives the CUDA names of the host sources HIP's
+# libraries (libamdhip64, hiprtc, hipBLAS: dlopen'ed at run time, as CUDA's
+# are), so nothing of HIP is linked. The build also proves, with the
+# installed hipcc and hiprtc (no GPU needed): gpu_port.h agrees with HIP's
+# headers (tests/hip/port_check.cc), and every kernel family compiles for
+# AMD GPUs (scripts/hip_kernels.sh, one stamp per tensor/cuda/*.cu family
+# from the members in its .samples file: hipcc for HIP_ARCHS, and hiprtc
+# through gpu_port.h for HIP_RTC_ARCHS; ROCm 5.2's hiprtc knows no gfx94x).
+ifeq ($(HIP),1)
+HIPCC         ?= hipcc
+HIP_ARCHS     ?= gfx90a gfx940
+HIP_RTC_ARCHS ?= gfx90a
+CFLAGS        += -DMT_HIP
+HIP_FAMILIES := $(filter-out common,$(CU_SRC:tensor/cuda/%.cu=%))
+HIP_CHECKS   := $(BUILD)/hip/gpu_port.ok $(HIP_FAMILIES:%=$(BUILD)/hip/%.ok)
+
+all: $(HIP_CHECKS)
+
+$(BUILD)/hip/gpu_port.ok: tests/hip/port_check.cc $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -fsyntax-only -Wall -Wextra -Werror -Wno-deprecated-declarations -DMT_HIP -Itensor/cuda $<
+	@touch $@
+
+$(BUILD)/hip/hiprtc_check: tests/hip/hiprtc_check.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itensor/cuda -o $@ $< -ldl
+
+$(BUILD)/hip/%.ok: tensor/cuda/%.cu tensor/cuda/common.cu $(wildcard tensor/cuda/*.samples) scripts/hip_kernels.sh \
+                   $(BUILD)/hip/hiprtc_check
+	HIPCC="$(HIPCC)" HIP_ARCHS="$(HIP_ARCHS)" HIPRTC_CHECK=$(BUILD)/hip/hiprtc_check HIP_RTC_ARCHS="$(HIP_RTC_ARCHS)" \
+	  scripts/hip_kernels.sh $* $(BUILD)/hip
+	@touch $@
+endif
+
 help:
 	@echo "make            build $(BUILD)/moontorch, $(BUILD)/torch.so (Lua C module) and the C tests"
 	@echo "make test       build, then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
 	@echo "make asan       the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+	@echo "make HIP=1      the program with its GPU backend on HIP (AMD GPUs) in build-hip/, and every kernel family"
+	@echo "                compiled offline by hipcc for HIP_ARCHS (default gfx90a gfx940); needs Debian's hipcc"
 	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ for the safetensors and idx parsers,"
 	@echo "                each run FUZZ_TIME seconds (default 60) from the seeds in tests/fuzz/corpus_*/"
 	@echo "make bench      benchmarks: ours vs PyTorch on this machine, 'name ours peer ratio' rows"
@@ -127,4 +170,4 @@ install: all
 	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/lua/5.4/$$f" || exit 1; done
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-hip

@@ -263,6 +263,11 @@ void mtj_rewrite(mtj_graph *g) {
   if (off && strcmp(off, "0") == 0) return;
   for (int i = 0; i < g->nn; i++)
     if (g->n[i].live && g->n[i].kind == JN_UNARY && g->n[i].op == MT_OP_relu) swap_relu_pool(g, i);
+  /* the rest call CPU kernels (compact pools) and oneDNN (epilogues) */
+  if (g->dev.type != MT_CPU) {
+    mtj_mark_live(g);
+    return;
+  }
   for (int i = 0; i < g->nn; i++) compact_pool(g, i);
   if (epi && strcmp(epi, "0") == 0) return;
   int nn = g->nn;

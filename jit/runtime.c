@@ -540,8 +540,15 @@ static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *
         else inner *= z[2 + d];
       }
       z[0] = rows, z[1] = inner;
-      for (int l = 0; l < a->nload; l++) {
+      mt_tensor *moved[MTJ_KLOAD] = {NULL}; /* host values a CUDA kernel reads, copied up for this launch */
+      for (int l = 0; l < a->nload && !st; l++) {
         const mt_tensor *t = v[a->load[l]];
+        if (c->cuda && mt_tdevice(t).type != MT_CUDA) {
+          /* an extern op's host result (a 0-dim statistic, a host-made
+           * constant): a kernel must never get a host address */
+          if ((st = mt_cuda_to_device(t, g->dev, false, &moved[l]))) break;
+          t = moved[l];
+        }
         ptr[l] = mt_data(t);
         if (a->cls[l] == MTJ_LD_GENERAL) /* strides aligned to F, 0 where broadcast */
           for (int d = 0; d < K->ndim; d++) {
@@ -561,11 +568,13 @@ static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *
         else st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, g->dev, &v[a->store[l]]);
         if (!st) ptr[a->nload + l] = mt_data(v[a->store[l]]);
       }
-      if (st) break;
       if (c->cuda) {
-        st = launch_cuda(c, sp->kernel, ptr, z, sc, rows, inner);
+        if (!st) st = launch_cuda(c, sp->kernel, ptr, z, sc, rows, inner);
+        for (int l = 0; l < a->nload; l++) mt_release(moved[l]); /* stream order keeps them until the kernel ran */
+        if (st) break;
         goto step_done;
       }
+      if (st) break;
       int64_t work = rows * inner, units = a->flat ? work : rows;
       int nth = (int)(work / 32768 + 1);
       if (nth > nth_max) nth = nth_max;

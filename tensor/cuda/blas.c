@@ -30,20 +30,20 @@ void mt_cuda_set_tf32(bool allow) { allow_tf32 = allow; }
 bool mt_cuda_tf32(void) { return allow_tf32; }
 
 /* $MOONTORCH_CUBLAS, then the versioned names in the loader's path and in
- * /usr/local/cuda (libcublas finds its libcublasLt beside itself). */
+ * /usr/local/cuda (libcublas finds its libcublasLt beside itself); with
+ * make HIP=1, hipBLAS (gpu_port.h). */
 static void load(void) {
-  static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-  static const char *dirs[] = {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
-                               "/usr/lib/x86_64-linux-gnu/"};
-  void *h = mt_dlopen_first("MOONTORCH_CUBLAS", names, sizeof names / sizeof *names, dirs, sizeof dirs / sizeof *dirs);
+  static const char *names[] = {MT_GPU_BLAS_LIBS};
+  static const char *dirs[] = {MT_GPU_LIB_DIRS};
+  void *h = mt_dlopen_first(MT_GPU_BLAS_ENV, names, sizeof names / sizeof *names, dirs, sizeof dirs / sizeof *dirs);
   if (!h) {
     snprintf(load_error, sizeof load_error,
-             "cuBLAS (libcublas.so.13/.12) was not found; install CUDA's cuBLAS or set MOONTORCH_CUBLAS to its path");
+             MT_GPU_BLAS_DESC " was not found; install it or set " MT_GPU_BLAS_ENV " to its path");
     return;
   }
 #define MT_CUBLAS_LOAD(R, name, sym, params)                                                                           \
-  if (!(*(void **)&cb.name = dlsym(h, sym))) {                                                                         \
-    snprintf(load_error, sizeof load_error, "cuBLAS lacks %s", sym);                                                   \
+  if (!(*(void **)&cb.name = dlsym(h, MT_SYM(sym)))) {                                                                 \
+    snprintf(load_error, sizeof load_error, MT_GPU_BLAS_DESC " lacks %s", MT_SYM(sym));                               \
     return;                                                                                                            \
   }
   MT_CUBLAS_FUNCS(MT_CUBLAS_LOAD)

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "gpu_port.h" /* make HIP=1: HIP's names for the lists below */
+
 typedef int CUresult; /* 0 is CUDA_SUCCESS */
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
@@ -19,6 +21,7 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 
+#ifndef MT_HIP
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_OUT_OF_MEMORY 2
 #define CUDA_ERROR_NOT_READY 600
@@ -77,6 +80,7 @@ typedef struct CUgraphExec_st *CUgraphExec;
   X(CUresult, LaunchKernel, "cuLaunchKernel",                                                                          \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,       \
      CUstream s, void **params, void **extra))
+#endif
 
 typedef struct mt_cu_api {
 #define MT_CU_FIELD(R, name, sym, params) R(*name) params;
@@ -91,6 +95,7 @@ extern mt_cu_api cu;
 typedef int nvrtcResult; /* 0 is NVRTC_SUCCESS */
 typedef struct _nvrtcProgram *nvrtcProgram;
 
+#ifndef MT_HIP
 #define MT_NVRTC_FUNCS(X)                                                                                              \
   X(nvrtcResult, Version, "nvrtcVersion", (int *major, int *minor))                                                    \
   X(const char *, GetErrorString, "nvrtcGetErrorString", (nvrtcResult r))                                              \
@@ -103,6 +108,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
   X(nvrtcResult, GetProgramLog, "nvrtcGetProgramLog", (nvrtcProgram p, char *log))                                     \
   X(nvrtcResult, GetCUBINSize, "nvrtcGetCUBINSize", (nvrtcProgram p, size_t *n))                                       \
   X(nvrtcResult, GetCUBIN, "nvrtcGetCUBIN", (nvrtcProgram p, char *cubin))
+#endif
 
 typedef struct mt_nvrtc_api {
 #define MT_NVRTC_FIELD(R, name, sym, params) R(*name) params;

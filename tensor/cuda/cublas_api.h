@@ -7,6 +7,9 @@
 typedef struct cublasContext *cublasHandle_t;
 typedef int cublasStatus_t; /* 0: CUBLAS_STATUS_SUCCESS */
 
+#include "gpu_port.h" /* make HIP=1: hipBLAS's names for what follows */
+#ifndef MT_HIP
+
 /* cublasOperation_t */
 #define MT_CUBLAS_OP_N 0
 #define MT_CUBLAS_OP_T 1
@@ -35,5 +38,6 @@ typedef int cublasStatus_t; /* 0: CUBLAS_STATUS_SUCCESS */
     (cublasHandle_t h, int transa, int transb, int m, int n, int k, const void *alpha, const void *A, int Atype,       \
      int lda, long long strideA, const void *B, int Btype, int ldb, long long strideB, const void *beta, void *C,      \
      int Ctype, int ldc, long long strideC, int batchCount, int computeType, int algo))
+#endif
 
 #endif

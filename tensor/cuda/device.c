@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cu_api.h"
+#include "files.h"
 #include "mt_cuda.h"
 
 mt_cu_api cu;
@@ -26,33 +27,44 @@ static CUstream current_streams[MT_CUDA_MAXDEV];
 static char last_op[MT_CUDA_MAXDEV][48];
 static _Thread_local int thread_ctx = -1; /* device whose context this thread has current */
 
+/* The name (CUDA_ERROR_...) or the description of a result; NULL if unknown. */
+static const char *err_text(CUresult r, bool name) {
+  const char *s = NULL;
+#ifdef MT_HIP
+  if (name ? !cu.ErrorName : !cu.ErrorString) return NULL;
+  s = name ? cu.ErrorName(r) : cu.ErrorString(r);
+#else
+  if (name ? !cu.GetErrorName : !cu.GetErrorString) return NULL;
+  (name ? cu.GetErrorName : cu.GetErrorString)(r, &s);
+#endif
+  return s;
+}
+
 /* Opens the driver and resolves every entry point; records why not. */
 static void load(void) {
-  const char *env = getenv("MOONTORCH_CUDA_DRIVER");
-  const char *names[] = {env && *env ? env : "libcuda.so.1", "libcuda.so"};
-  void *h = NULL;
-  for (int i = 0; i < 2 && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  static const char *const libs[] = {MT_GPU_DRIVER_LIBS};
+  void *h = mt_dlopen_first(MT_GPU_DRIVER_ENV, libs, sizeof libs / sizeof *libs, NULL, 0);
   if (!h) {
-    snprintf(load_error, sizeof load_error, "no CUDA driver found (libcuda.so.1 could not be loaded)");
+    snprintf(load_error, sizeof load_error, "no " MT_GPU_DRIVER_DESC " found (%s could not be loaded)", libs[0]);
     return;
   }
 #define MT_CU_LOAD(R, name, sym, params)                                                                               \
-  if (!(*(void **)&cu.name = dlsym(h, sym))) {                                                                         \
-    snprintf(load_error, sizeof load_error, "the CUDA driver lacks %s (driver too old?)", sym);                        \
+  if (!(*(void **)&cu.name = dlsym(h, MT_SYM(sym)))) {                                                                 \
+    snprintf(load_error, sizeof load_error, "the " MT_GPU_DRIVER_DESC " lacks %s (too old?)", MT_SYM(sym));            \
     return;                                                                                                            \
   }
   MT_CU_FUNCS(MT_CU_LOAD)
 #undef MT_CU_LOAD
   CUresult r = cu.Init(0);
   if (r != CUDA_SUCCESS) {
-    const char *s = NULL;
-    cu.GetErrorString(r, &s);
-    snprintf(load_error, sizeof load_error, "the CUDA driver failed to initialise: %s", s ? s : "unknown error");
+    const char *s = err_text(r, false);
+    snprintf(load_error, sizeof load_error, "the " MT_GPU_DRIVER_DESC " failed to initialise: %s",
+             s ? s : "unknown error");
     return;
   }
   int n = 0;
   if (cu.DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0) {
-    snprintf(load_error, sizeof load_error, "the CUDA driver reports no GPU");
+    snprintf(load_error, sizeof load_error, "the " MT_GPU_DRIVER_DESC " reports no GPU");
     return;
   }
   if (n > MT_CUDA_MAXDEV) n = MT_CUDA_MAXDEV;
@@ -69,9 +81,7 @@ bool mt_cuda_available(void) {
 int mt_cuda_device_count(void) { return mt_cuda_available() ? ndev : 0; }
 
 static const char *errname(CUresult r) {
-  const char *n = NULL, *s = NULL;
-  if (cu.GetErrorName) cu.GetErrorName(r, &n);
-  if (cu.GetErrorString) cu.GetErrorString(r, &s);
+  const char *n = err_text(r, true), *s = err_text(r, false);
   static _Thread_local char buf[256];
   snprintf(buf, sizeof buf, "%s (%s)", s ? s : "unknown error", n ? n : "?");
   return buf;
@@ -140,6 +150,23 @@ mt_status mt_cuda_capability(int idx, int *major, int *minor) {
   if (!st) st = mt_cuda_check(cu.DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, devs[idx]),
                               idx, "get_device_capability");
   return st;
+}
+
+mt_status mt_cuda_arch(int idx, char *buf, size_t n) {
+#ifdef MT_HIP
+  /* hipDeviceProp_t is 792 bytes in ROCm 5.2; later 5.x releases (the
+   * layout ROCm 6 keeps for this symbol) appended fields: room to spare */
+  _Alignas(16) char prop[4 * MT_HIP_PROP_SIZE];
+  mt_status st = check_index(idx, "get_arch");
+  if (!st) st = mt_cuda_check(cu.GetDeviceProperties(prop, idx), idx, "get_arch");
+  if (!st) snprintf(buf, n, "%.*s", 255, prop + MT_HIP_PROP_ARCH_OFFSET);
+  return st;
+#else
+  int major = 0, minor = 0;
+  mt_status st = mt_cuda_capability(idx, &major, &minor);
+  if (!st) snprintf(buf, n, "sm_%d%d", major, minor);
+  return st;
+#endif
 }
 
 mt_status mt_cuda_total_memory(int idx, size_t *total, size_t *free) {

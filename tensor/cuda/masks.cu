@@ -83,7 +83,7 @@ extern "C" __global__ void mt_mask_apply(const unsigned char *m, const long long
         }
         p = m[mo] != 0;
       }
-      unsigned bal = __ballot_sync(0xffffffffu, p);
+      unsigned bal = mt_ballot32(p);
       int rank = __popc(bal & ((1u << lane) - 1u));
       if (lane == 0) wsum[w] = __popc(bal);
       __syncthreads();

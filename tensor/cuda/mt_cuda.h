@@ -23,6 +23,9 @@ int mt_cuda_current_device(void);
 mt_status mt_cuda_set_device(int idx);
 mt_status mt_cuda_device_name(int idx, char *buf, size_t n);
 mt_status mt_cuda_capability(int idx, int *major, int *minor);
+/* The architecture kernels are compiled for: "sm_90" (CUDA), the gfx target ID
+ * "gfx90a:sramecc+:xnack-" (HIP, make HIP=1). */
+mt_status mt_cuda_arch(int idx, char *buf, size_t n);
 mt_status mt_cuda_total_memory(int idx, size_t *total, size_t *free);
 /* Waits for all work on device idx; reports an earlier asynchronous kernel
  * error naming the last op launched there. */

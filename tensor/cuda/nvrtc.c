@@ -29,23 +29,25 @@ static bool loaded;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static mt_cuda_jitstats stats;
 
-#define OPTS "-default-device --std=c++17"
+/* the compiler's options after the architecture (gpu_port.h), also hashed
+ * into the disk key */
+static const char *const rtc_opts[] = {MT_GPU_RTC_OPTS};
+#define NOPTS ((int)(sizeof rtc_opts / sizeof *rtc_opts))
 
 /* Tries $MOONTORCH_NVRTC, then the versioned names CUDA installs, in the
- * loader's path and in /usr/local/cuda. */
+ * loader's path and in /usr/local/cuda (HIP: hiprtc, gpu_port.h). */
 static void load(void) {
-  static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
-  static const char *dirs[] = {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/",
-                               "/usr/lib/x86_64-linux-gnu/"};
-  void *h = mt_dlopen_first("MOONTORCH_NVRTC", names, sizeof names / sizeof *names, dirs, sizeof dirs / sizeof *dirs);
+  static const char *names[] = {MT_GPU_RTC_LIBS};
+  static const char *dirs[] = {MT_GPU_LIB_DIRS};
+  void *h = mt_dlopen_first(MT_GPU_RTC_ENV, names, sizeof names / sizeof *names, dirs, sizeof dirs / sizeof *dirs);
   if (!h) {
     snprintf(load_error, sizeof load_error,
-             "NVRTC (libnvrtc.so.13/.12) was not found; install CUDA's NVRTC or set MOONTORCH_NVRTC to its path");
+             MT_GPU_RTC_DESC " was not found; install it or set " MT_GPU_RTC_ENV " to its path");
     return;
   }
 #define MT_NVRTC_LOAD(R, name, sym, params)                                                                            \
-  if (!(*(void **)&nvrtc.name = dlsym(h, sym))) {                                                                      \
-    snprintf(load_error, sizeof load_error, "NVRTC lacks %s", sym);                                                    \
+  if (!(*(void **)&nvrtc.name = dlsym(h, MT_SYM(sym)))) {                                                              \
+    snprintf(load_error, sizeof load_error, MT_GPU_RTC_DESC " lacks %s", MT_SYM(sym));                                 \
     return;                                                                                                            \
   }
   MT_NVRTC_FUNCS(MT_NVRTC_LOAD)
@@ -109,12 +111,13 @@ static double now(void) {
 static mt_status compile(const char *src, const char *arch, char **bin, size_t *n) {
   nvrtcProgram p = NULL;
   nvrtcResult r = nvrtc.CreateProgram(&p, src, "moontorch.cu", 0, NULL, NULL);
-  if (r) return mt_fail(MT_EIO, "NVRTC could not create a program: %s", nvrtc.GetErrorString(r));
-  char archopt[64];
-  snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-  const char *opts[] = {archopt, "-default-device", "--std=c++17"};
+  if (r) return mt_fail(MT_EIO, MT_GPU_RTC_NAME " could not create a program: %s", nvrtc.GetErrorString(r));
+  char archopt[300];
+  snprintf(archopt, sizeof archopt, MT_GPU_ARCH_OPT, arch);
+  const char *opts[NOPTS + 1] = {archopt};
+  for (int i = 0; i < NOPTS; i++) opts[i + 1] = rtc_opts[i];
   double t0 = now();
-  r = nvrtc.CompileProgram(p, 3, opts);
+  r = nvrtc.CompileProgram(p, NOPTS + 1, opts);
   stats.compile_seconds += now() - t0;
   stats.compiles++;
   mt_status st = MT_OK;
@@ -134,9 +137,11 @@ static mt_status compile(const char *src, const char *arch, char **bin, size_t *
       first[strcspn(first, "\n")] = 0;
     }
     free(log);
-    st = mt_fail(MT_EIO, "NVRTC failed to compile a kernel for %s: %s: %s", arch, nvrtc.GetErrorString(r), first);
+    st = mt_fail(MT_EIO, MT_GPU_RTC_NAME " failed to compile a kernel for %s: %s: %s", arch, nvrtc.GetErrorString(r),
+                 first);
   } else if ((r = nvrtc.GetCUBINSize(p, n)) || !(*bin = malloc(*n ? *n : 1)) || (r = nvrtc.GetCUBIN(p, *bin))) {
-    st = mt_fail(MT_EIO, "NVRTC gave no cubin for %s%s%s", arch, r ? ": " : "", r ? nvrtc.GetErrorString(r) : "");
+    st = mt_fail(MT_EIO, MT_GPU_RTC_NAME " gave no code for %s%s%s", arch, r ? ": " : "",
+                 r ? nvrtc.GetErrorString(r) : "");
   }
   nvrtc.DestroyProgram(&p);
   return st;
@@ -163,13 +168,14 @@ static mt_status get_module(int dev, const char *src, CUmodule *out) {
     }
   pthread_once(&load_once, load);
   if (!loaded) return mt_fail(MT_EDEVICE, "cannot compile CUDA kernels: %s", load_error);
-  int major = 0, minor = 0, vmaj = 0, vmin = 0;
-  mt_status st = mt_cuda_capability(dev, &major, &minor);
+  int vmaj = 0, vmin = 0;
+  char arch[256], stamp[400];
+  mt_status st = mt_cuda_arch(dev, arch, sizeof arch);
   if (st) return st;
   nvrtc.Version(&vmaj, &vmin);
-  char arch[32], stamp[96];
-  snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-  snprintf(stamp, sizeof stamp, "%s nvrtc %d.%d " OPTS, arch, vmaj, vmin);
+  int len = snprintf(stamp, sizeof stamp, "%s nvrtc %d.%d", arch, vmaj, vmin);
+  for (int i = 0; i < NOPTS && len > 0 && (size_t)len < sizeof stamp; i++)
+    len += snprintf(stamp + len, sizeof stamp - (size_t)len, " %s", rtc_opts[i]);
   uint64_t k1 = fnv(stamp, strlen(stamp), h1), k2 = fnv(stamp, strlen(stamp), h2);
   char dir[1024], path[1200], key[40];
   cache_dir(dir, sizeof dir);
