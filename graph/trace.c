@@ -222,7 +222,7 @@ void mtg_trace_arange(const mt_tensor *t, mt_scalar start, mt_scalar end, mt_sca
 }
 
 static mt_status rp_bernoulli_(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  return mt_bernoulli_(out[0], f[0], mt_default_generator());
+  return mt_bernoulli_(out[0], f[0], NULL); /* the generator of the tensor's device, as eager */
 }
 
 void mtg_trace_bernoulli_(const mt_tensor *t, double p) {

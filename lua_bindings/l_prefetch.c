@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "mtl.h"
 
 #define PF_MT "torch.Prefetcher"
@@ -170,7 +171,14 @@ static int pf_put(lua_State *L) {
   }
   t->ticket = ticket;
   t->n = idx->shape[0];
-  for (int64_t j = 0; j < t->n; j++) t->idx[j] = *(const int64_t *)(mt_data(idx) + j * idx->strides[0] * 8);
+  mt_tensor *host = NULL; /* indices drawn on a GPU (default device cuda) are read from a host copy */
+  if (mt_tdevice(idx).type != MT_CPU && mt_cuda_to_device(idx, mt_cpu(), false, &host)) {
+    free(t->idx), free(t);
+    return luaL_error(L, "prefetcher:put: %s", mt_errmsg());
+  }
+  const mt_tensor *hi = host ? host : idx;
+  for (int64_t j = 0; j < t->n; j++) t->idx[j] = *(const int64_t *)(mt_data(hi) + j * hi->strides[0] * 8);
+  mt_release(host);
   pthread_mutex_lock(&p->mu);
   if (p->tail) p->tail->next = t;
   else p->tasks = t;

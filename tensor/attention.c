@@ -214,6 +214,10 @@ static int64_t nblocks(int64_t n, int64_t b) { return (n + b - 1) / b; }
 mt_status mt_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
   const char *op = "sdpa_flash";
+  const mt_tensor *all[4] = {q, k, v, mask};
+  for (int i = 0; i < 4; i++) /* the CPU kernel below reads host memory */
+    if (all[i] && mt_tdevice(all[i]).type != MT_CPU)
+      return mt_fail(MT_EDEVICE, "%s: the flash backend runs on the CPU only (GPU tensors take the math backend)", op);
   prep p;
   mt_status st = prepare(op, q, k, v, mask, o, &p);
   if (st) return st;

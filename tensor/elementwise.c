@@ -170,32 +170,30 @@ mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   return st;
 }
 
-/* Integer division/modulo by zero is an error, as in PyTorch's CPU path
- * (on a device: one reduction and one value down). */
-static mt_status check_int_divisor(const char *name, const mt_tensor *b) {
-  mt_tensor *z = NULL, *zero = NULL;
+/* *any: some element of b compares true with 0 by cmp (eq, lt); on a
+ * device one reduction and one value down. */
+static mt_status any_vs_zero(mt_op cmp, const mt_tensor *b, bool *any) {
+  mt_tensor *z = NULL, *zero = NULL, *r = NULL;
+  mt_scalar v = mt_sbool(false);
   mt_status st = mt_scalar_tensor(mt_sint(0), (mt_dtype)b->dtype, &zero);
-  if (!st) st = mt_binary(MT_OP_eq, b, zero, &z);
+  if (!st) st = mt_binary(cmp, b, zero, &z);
+  if (!st) st = mt_any(z, NULL, 0, false, &r);
+  if (!st) st = mt_item(r, &v);
+  mt_release(r), mt_release(z), mt_release(zero);
+  *any = mt_scalar_i(v) != 0;
+  return st;
+}
+
+/* Integer division/modulo by zero and integers to negative powers are
+ * errors, as in PyTorch's CPU path; b is in the compute dtype cdt. */
+static mt_status check_int_operands(mt_op op, mt_dtype cdt, const mt_tensor *b) {
+  bool div = op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder;
+  if (mt_is_floating(cdt) || !(div || op == MT_OP_pow)) return MT_OK;
   bool any = false;
-  if (!st && mt_tdevice(z).type != MT_CPU) {
-    mt_tensor *r = NULL;
-    mt_scalar v = mt_sbool(false);
-    if (!(st = mt_any(z, NULL, 0, false, &r))) st = mt_item(r, &v);
-    mt_release(r);
-    any = mt_scalar_i(v) != 0;
-  } else if (!st) {
-    mt_tensor *zc = NULL;
-    if (!(st = mt_contiguous(z, &zc))) {
-      const uint8_t *p = (const uint8_t *)mt_data(zc);
-      for (int64_t i = 0, n = mt_numel(zc); i < n && !any; i++) any = p[i] != 0;
-      mt_release(zc);
-    }
-  }
-  mt_release(z);
-  mt_release(zero);
-  if (st) return st;
-  if (any) return mt_fail(MT_EARG, "%s: integer division by zero", name);
-  return MT_OK;
+  mt_status st = any_vs_zero(div ? MT_OP_eq : MT_OP_lt, b, &any);
+  if (st || !any) return st;
+  if (div) return mt_fail(MT_EARG, "%s: integer division by zero", mt_ops[op].name);
+  return mt_fail(MT_EARG, "pow: integers to negative integer powers are not allowed");
 }
 
 bool mt_binary_is_plain(mt_op op, const mt_tensor *a, const mt_tensor *b) {
@@ -252,12 +250,9 @@ static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_ten
 mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) {
     mt_dtype cdt;
-    if ((op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder) && !mt_binary_cdt(op, a, b, &cdt) &&
-        !mt_is_floating(cdt)) {
-      mt_status st = check_int_divisor(mt_ops[op].name, b);
-      if (st) return st;
-    }
-    return mt_cuda_binary(op, a, b, out);
+    mt_status st = mt_binary_cdt(op, a, b, &cdt);
+    if (!st) st = check_int_operands(op, cdt, b);
+    return st ? st : mt_cuda_binary(op, a, b, out);
   }
   mt_status fst;
   if (fast_binary(op, a, b, out, &fst)) return fst;
@@ -275,26 +270,7 @@ mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor 
   mt_tensor *ain = NULL, *bin = NULL;
   mt_status st = mt_to_dtype(a, cdt, false, &ain);
   if (!st) st = mt_to_dtype(b, cdt, false, &bin);
-  if (!st && !mt_is_floating(cdt) &&
-      (op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder))
-    st = check_int_divisor(info->name, bin);
-  if (!st && op == MT_OP_pow && !mt_is_floating(cdt)) {
-    mt_tensor *zero = NULL, *neg = NULL;
-    if (!(st = mt_scalar_tensor(mt_sint(0), cdt, &zero)) && !(st = mt_binary(MT_OP_lt, bin, zero, &neg))) {
-      mt_tensor *nc = NULL;
-      if (!(st = mt_contiguous(neg, &nc))) {
-        const uint8_t *p = (const uint8_t *)mt_data(nc);
-        for (int64_t i = 0, n = mt_numel(nc); i < n; i++)
-          if (p[i]) {
-            st = mt_fail(MT_EARG, "pow: integers to negative integer powers are not allowed");
-            break;
-          }
-        mt_release(nc);
-      }
-    }
-    mt_release(zero);
-    mt_release(neg);
-  }
+  if (!st) st = check_int_operands(op, cdt, bin);
   if (!st) {
     mt_tensor *ins[2] = {ain, bin};
     st = run_ew(info->name, k, info->kind == MT_K_COMPARE ? MT_BOOL : cdt, ins, 2, out);

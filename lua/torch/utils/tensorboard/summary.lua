@@ -162,7 +162,7 @@ function S.image_hwc(img, dataformats)
   if img.dtype ~= torch.uint8 then
     img = (img:double() * 255):clamp(0, 255):to(torch.uint8)
   end
-  return img:contiguous()
+  return img:cpu():contiguous() -- encoded on the host
 end
 
 function S.image(tag, img, dataformats)
