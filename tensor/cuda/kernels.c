@@ -366,6 +366,9 @@ static mt_status prepare_out(const char *name, const int64_t *shape, int nd, mt_
     *target = mt_retain(o);
     return MT_OK;
   }
+  if (mt_dtype_category(dt) > mt_dtype_category((mt_dtype)o->dtype)) /* PyTorch's can_cast, as on the CPU */
+    return mt_fail(MT_EDTYPE, "%s: result type %s can't be cast to the output's dtype %s", name, mt_dtype_name(dt),
+                   mt_dtype_name((mt_dtype)o->dtype));
   return mt_empty(shape, nd, dt, dev, target);
 }
 

@@ -13,7 +13,15 @@ local f64 = {dtype = torch.float64}
 local function flash(opts, bq, bk)
   return function(q, k, v)
     local dev = q.device
-    if q.is_cuda then q, k, v = q:cpu(), k:cpu(), v:cpu() end
+    if q.is_cuda then
+      q, k, v = q:cpu(), k:cpu(), v:cpu()
+      if opts and opts.attn_mask then
+        local o = {}
+        for key, val in pairs(opts) do o[key] = val end
+        o.attn_mask = opts.attn_mask:cpu()
+        opts = o
+      end
+    end
     local oq, ok = torch._sdpa_blocks(bq or 0, bk or 0)
     local good, y = pcall(function() return (torch._sdpa_flash(q, k, v, opts)):to(dev) end)
     torch._sdpa_blocks(oq, ok)

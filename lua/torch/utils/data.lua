@@ -81,7 +81,7 @@ function data.random_split(ds, lengths, gen)
   local n, total = #ds, 0
   for _, l in ipairs(lengths) do total = total + l end
   if total ~= n then error(("random_split: lengths sum to %d, the dataset has %d samples"):format(total, n), 2) end
-  local perm = torch.randperm(n, {generator = gen})
+  local perm = torch.randperm(n, {generator = gen, device = "cpu"}) -- indices live on the host
   local out, start = {}, 1
   for k, l in ipairs(lengths) do
     out[k] = Subset(ds, perm:narrow(1, start, l))
@@ -157,8 +157,9 @@ end
 -- the sample order of one epoch: an int64 tensor of 1-based indices
 function DataLoader:_order()
   local n = #self.dataset
-  if self.shuffle then return torch.randperm(n, {generator = self.generator}) end
-  return torch.arange(1, n + 1)
+  -- indices live on the host, as PyTorch's samplers yield Python ints
+  if self.shuffle then return torch.randperm(n, {generator = self.generator, device = "cpu"}) end
+  return torch.arange(1, n + 1, {device = "cpu"})
 end
 
 -- batch k of an epoch's order (nil past the end)
