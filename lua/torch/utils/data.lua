@@ -56,7 +56,8 @@ function TensorDataset:__getitem(i)
 end
 function TensorDataset:get_batch(idx)
   local b = {}
-  for k, t in ipairs(self._t) do b[k] = t:index_select(1, idx) end
+  -- the sampler's indices are on the host; a dataset on a GPU gathers there
+  for k, t in ipairs(self._t) do b[k] = t:index_select(1, idx:to(t.device)) end
   return b
 end
 function TensorDataset:tensors() return self._t end
@@ -67,7 +68,8 @@ data.Subset = Dataset:extend("Subset")
 local Subset = data.Subset
 function Subset:__init(ds, indices)
   self.dataset = ds
-  self.indices = torch.is_tensor(indices) and indices:long() or torch.tensor(indices, {dtype = torch.int64})
+  self.indices = torch.is_tensor(indices) and indices:long():cpu()
+    or torch.tensor(indices, {dtype = torch.int64, device = "cpu"})
 end
 function Subset:__len() return self.indices:numel() end
 function Subset:__getitem(i) return self.dataset:get(self.indices[i]:item()) end
