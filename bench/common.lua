@@ -49,4 +49,22 @@ function M.report(name, secs, extra, unit)
   end
 end
 
+-- Device milliseconds per call of fn on CUDA: events around `inner` calls
+-- (default 1), median of `reps`, after a warm-up (the GPU benchmarks).
+function M.cuda_ms(fn, reps, inner)
+  inner = inner or 1
+  for _ = 1, 3 do fn() end
+  torch.cuda.synchronize()
+  local ts = {}
+  for i = 1, reps do
+    local a, b = torch.cuda.Event({enable_timing = true}), torch.cuda.Event({enable_timing = true})
+    a:record()
+    for _ = 1, inner do fn() end
+    b:record(); b:synchronize()
+    ts[i] = a:elapsed_time(b) / inner
+  end
+  table.sort(ts)
+  return ts[(reps + 1) // 2]
+end
+
 return M

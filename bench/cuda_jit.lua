@@ -6,22 +6,9 @@
 -- eager (three ops); then the host cost of a small compiled graph replayed
 -- as a CUDA graph, against the same graph without graphs and eagerly.
 -- Peer: bench/peers/cuda_jit.py (torch.compile in PyTorch, same run).
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 
--- device ms per call: events around `inner` calls, median of `reps`
-local function time_ms(fn, reps, inner)
-  for _ = 1, 3 do fn() end
-  torch.cuda.synchronize()
-  local ts = {}
-  for i = 1, reps do
-    local a, b = torch.cuda.Event({enable_timing = true}), torch.cuda.Event({enable_timing = true})
-    a:record()
-    for _ = 1, inner do fn() end
-    b:record(); b:synchronize()
-    ts[i] = a:elapsed_time(b) / inner
-  end
-  return median(ts)
-end
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "bench") .. "/?.lua;" .. package.path
+local time_ms = require("common").cuda_ms
 
 local M, N = 65536, 1024
 local n = M * N

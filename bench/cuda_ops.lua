@@ -6,19 +6,9 @@
 -- forward + backward (input and weight gradients) in float32, bfloat16 and
 -- float16 (cuDNN). `cuda_ops.lua conv` runs only the conv rows.
 -- Peer: bench/peers/cuda_ops.py (same arguments).
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 
-local function time_ms(fn, reps)
-  fn(); fn()
-  torch.cuda.synchronize()
-  local ts = {}
-  for i = 1, reps do
-    local a, b = torch.cuda.Event({enable_timing = true}), torch.cuda.Event({enable_timing = true})
-    a:record(); fn(); b:record(); b:synchronize()
-    ts[i] = a:elapsed_time(b)
-  end
-  return median(ts)
-end
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "bench") .. "/?.lua;" .. package.path
+local time_ms = require("common").cuda_ms
 
 local only = arg and arg[1]
 

@@ -1,19 +1,9 @@
 -- bench/cuda_random_sort.lua -- CUDA figures for device random draws
 -- (Philox), sorts and scans: ms (median of 10 after warm-up) and GB/s of
 -- output written for the draws. Run: build/moontorch bench/cuda_random_sort.lua
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 
-local function time_ms(fn, reps)
-  fn(); fn()
-  torch.cuda.synchronize()
-  local ts = {}
-  for i = 1, reps do
-    local a, b = torch.cuda.Event({enable_timing = true}), torch.cuda.Event({enable_timing = true})
-    a:record(); fn(); b:record(); b:synchronize()
-    ts[i] = a:elapsed_time(b)
-  end
-  return median(ts)
-end
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "bench") .. "/?.lua;" .. package.path
+local time_ms = require("common").cuda_ms
 
 local C = {device = "cuda"}
 local n = 1 << 26
