@@ -184,9 +184,6 @@ mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char
 void mt_cuda_note_mem_hit(void);
 /* Launches fn on `blocks` blocks of `threads` threads on dev's current stream. */
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op);
-/* A launch with a 3-D grid of 2-D blocks (bx x by threads). */
-mt_status mt_cuda_launch_dims(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                              void **args, const char *op);
 
 /* ---- random numbers on the device (random.c) ---- */
 struct mt_generator;

@@ -225,14 +225,6 @@ mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *
   return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, s.handle, args, NULL), dev, op);
 }
 
-mt_status mt_cuda_launch_dims(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                              void **args, const char *op) {
-  if (!gx || !gy || !gz) return MT_OK;
-  mt_cuda_stream s = mt_cuda_current_stream(dev);
-  mt_cuda_note_launch(dev, op);
-  return mt_cuda_check(cu.LaunchKernel(fn, gx, gy, gz, bx, by, 1, 0, s.handle, args, NULL), dev, op);
-}
-
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op) {
   if (blocks <= 0) return MT_OK;
   if (blocks > (1 << 20)) blocks = 1 << 20; /* the kernels loop over the rest */
