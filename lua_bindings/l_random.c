@@ -172,7 +172,8 @@ static void set_state(lua_State *L, mt_generator *g, int idx, const char *op) {
     luaL_error(L,
                "%s: expected the uint8 tensor of %d bytes that get_rng_state returns, got a %s tensor of %I elements",
                op, MT_RNG_STATE_BYTES, mt_dtype_name((mt_dtype)t->dtype), (lua_Integer)mt_numel(t));
-  MTL_CHECK(L, mt_contiguous(t, &c));
+  if (mt_tdevice(t).type != MT_CPU) MTL_CHECK(L, mt_cuda_to_device(t, mt_cpu(), false, &c)); /* read on the host */
+  else MTL_CHECK(L, mt_contiguous(t, &c));
   mt_generator_set_state(g, (const uint8_t *)mt_data(c));
   mt_release(c);
 }
