@@ -17,40 +17,9 @@ local optim = require "torch.optim"
 -- (Winograd, FFT) differ from the CPU's sums by ~1e-5 of the largest value,
 -- not of each value (TF32 would give ~3e-4)
 local REL = {[torch.float16] = 1e-2, [torch.float32] = 1e-4, [torch.float64] = 1e-10}
-local worst = 0
-
-local function same(g, c, dt, what)
-  check(g.is_cuda, what .. " stays on cuda")
-  check_eq(g.dtype, c.dtype, what)
-  local gd, cd = g:cpu():double(), c:double()
-  local err, scale = (gd - cd):abs():max():item(), math.max(1, cd:abs():max():item())
-  if dt == torch.float32 then worst = math.max(worst, err / scale) end
-  check(err <= REL[dt] * scale, ("%s: max error %.3g over scale %.3g (allowed %.1g relative)"):format(what, err, scale,
-                                                                                                     REL[dt]))
-end
-
--- runs f(x, w, b) on the CPU and on CUDA with gradients for all three and
--- compares outputs and gradients (the upstream gradient is random too)
-local function compare(f, xs, ws, bs, dt, what)
-  local x, w = torch.randn(table.unpack(xs)):to(dt), torch.randn(table.unpack(ws)):to(dt)
-  local b = bs and torch.randn(bs):to(dt) or nil
-  local function run(dev)
-    local xd, wd = x:to(dev):requires_grad_(), w:to(dev):requires_grad_()
-    local bd = b and b:to(dev):requires_grad_() or nil
-    local y = f(xd, wd, bd)
-    local g = torch.randn(table.unpack(y:size())):to(dt):to(dev)
-    ;(y * g):sum():backward()
-    return y, xd.grad, wd.grad, bd and bd.grad
-  end
-  torch.manual_seed(7)
-  local yc, gxc, gwc, gbc = run("cpu")
-  torch.manual_seed(7)
-  local yg, gxg, gwg, gbg = run("cuda")
-  same(yg, yc, dt, what .. " output")
-  same(gxg, gxc, dt, what .. " grad input")
-  same(gwg, gwc, dt, what .. " grad weight")
-  if b then same(gbg, gbc, dt, what .. " grad bias") end
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
+package.path = here .. "/?.lua;" .. package.path
+local same, compare, worst = require("convlib").new({check = check, check_eq = check_eq}, REL)
 
 test("conv2d forward and gradients equal the CPU's for strides, paddings, dilations, bias and dtypes", function()
   torch.manual_seed(1)
@@ -177,6 +146,6 @@ test("three SGD steps of the Fashion-MNIST CNN equal the CPU's", function()
 end)
 
 test("float32 differences from the CPU stay far below TF32's", function()
-  io.write(("note: worst float32 difference over the file: %.2g of the largest value\n"):format(worst))
-  check(worst < 1e-4, "worst " .. worst)
+  io.write(("note: worst float32 difference over the file: %.2g of the largest value\n"):format(worst()))
+  check(worst() < 1e-4, "worst " .. worst())
 end)

@@ -21,37 +21,9 @@ end
 -- on the two devices (the CPU rounds a float32 result once)
 local REL = {[torch.float64] = 1e-10, [torch.float32] = 1e-5, [torch.float16] = 4e-3, [torch.bfloat16] = 2e-2}
 
-local function same(g, c, dt, what)
-  check(g.is_cuda, what .. " stays on cuda")
-  check_eq(g.dtype, c.dtype, what .. " dtype")
-  local gd, cd = g:cpu():double(), c:double()
-  local err, scale = (gd - cd):abs():max():item(), math.max(1, cd:abs():max():item())
-  check(err <= REL[dt] * scale, ("%s: max error %.3g over scale %.3g (allowed %.1g relative)"):format(what, err, scale,
-                                                                                                     REL[dt]))
-end
-
--- f(x, w, b) on the CPU and on CUDA with gradients for all three (the
--- upstream gradient random too); outputs and gradients compared
-local function compare(f, xs, ws, bs, dt, what)
-  local x, w = torch.randn(table.unpack(xs)):to(dt), torch.randn(table.unpack(ws)):to(dt)
-  local b = bs and torch.randn(bs):to(dt) or nil
-  local function run(dev)
-    local xd, wd = x:to(dev):requires_grad_(), w:to(dev):requires_grad_()
-    local bd = b and b:to(dev):requires_grad_() or nil
-    local y = f(xd, wd, bd)
-    local g = torch.randn(table.unpack(y:size())):to(dt):to(dev)
-    ;(y * g):sum():backward()
-    return y, xd.grad, wd.grad, bd and bd.grad
-  end
-  torch.manual_seed(7)
-  local yc, gxc, gwc, gbc = run("cpu")
-  torch.manual_seed(7)
-  local yg, gxg, gwg, gbg = run("cuda")
-  same(yg, yc, dt, what .. " output")
-  same(gxg, gxc, dt, what .. " grad input")
-  same(gwg, gwc, dt, what .. " grad weight")
-  if b then same(gbg, gbc, dt, what .. " grad bias") end
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
+package.path = here .. "/?.lua;" .. package.path
+local same, compare = require("convlib").new({check = check, check_eq = check_eq}, REL)
 
 local conv = {torch.conv1d, torch.conv2d, torch.conv3d}
 local convt = {torch.conv_transpose1d, torch.conv_transpose2d, torch.conv_transpose3d}
