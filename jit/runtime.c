@@ -466,6 +466,119 @@ mt_status mtj_run(mtj_compiled *c, const mt_tensor *const *ins, const double *sc
   return run_steps(c, ins, scalars, outs);
 }
 
+/* Step sp that is not a kernel: an engine call, a view, an extern op
+ * (its value goes to v[sp->node]). */
+static mt_status run_node_step(mtj_compiled *c, const mtj_step *sp, mt_tensor **v, const mt_tensor *const *ins) {
+  mtj_graph *g = c->g;
+  const mtj_node *x = &g->n[sp->node];
+  int64_t shape[MT_MAXDIM];
+  for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
+  mt_status st = MT_OK;
+  mt_tensor *src = value(g, v, x->a[0], ins, &st), *r = NULL;
+  if (st || x->kind == JN_XOUT) return st; /* an extra output is set by its call */
+  if (x->fn) return run_call(g, sp->node, v, ins);
+  if (x->kind == JN_VIEW) {
+    if (x->op == MT_OP_permute) {
+      int perm[MT_MAXDIM];
+      for (int d = 0; d < x->ndim; d++) perm[d] = (int)x->attr[d];
+      st = mt_permute(src, perm, x->ndim, &r);
+      if (!st && c->copy_view[sp->node] && !mt_is_contiguous(r)) { /* see plan_views */
+        mt_tensor *t = NULL;
+        st = mt_contiguous(r, &t);
+        mt_release(r);
+        r = t;
+      }
+    } else if (x->op == MT_OP_expand) {
+      st = mt_expand(src, shape, x->ndim, &r);
+    } else {
+      st = mt_reshape(src, shape, x->ndim, &r);
+    }
+    v[sp->node] = r;
+    return st;
+  }
+  st = run_extern(x, v, &r);
+  if (!st) st = mt_contiguous(r, &v[sp->node]);
+  mt_release(r);
+  return st;
+}
+
+/* Kernel step sp: its operands' pointers and strides, its results made
+ * (or the inputs they update in place), then the C kernel on a team of up
+ * to nth_max threads or the CUDA kernel on the current stream. */
+static mt_status run_kernel_step(mtj_compiled *c, const mtj_step *sp, mt_tensor **v, const mt_tensor *const *ins,
+                                 const double *sc, int nth_max) {
+  mtj_graph *g = c->g;
+  const mtj_kernel *K = &g->k[sp->kernel];
+  const mtj_kargs *a = &c->args[sp->kernel];
+  void *ptr[MTJ_KLOAD + MTJ_KSTORE];
+  int64_t z[2 + MT_MAXDIM + MTJ_KLOAD * MT_MAXDIM];
+  int64_t rows = 1, inner = 1;
+  for (int d = 0; d < K->ndim; d++) {
+    z[2 + d] = dim_value(g, K->F[d], ins);
+    if (d < a->p) rows *= z[2 + d];
+    else inner *= z[2 + d];
+  }
+  z[0] = rows, z[1] = inner;
+  mt_status st = MT_OK;
+  mt_tensor *moved[MTJ_KLOAD] = {NULL}; /* host values a CUDA kernel reads, copied up for this launch */
+  for (int l = 0; l < a->nload && !st; l++) {
+    const mt_tensor *t = v[a->load[l]];
+    if (c->cuda && mt_tdevice(t).type != MT_CUDA) {
+      /* an extern op's host result (a 0-dim statistic, a host-made
+       * constant): a kernel must never get a host address */
+      if ((st = mt_cuda_to_device(t, g->dev, false, &moved[l]))) break;
+      t = moved[l];
+    }
+    ptr[l] = mt_data(t);
+    if (a->cls[l] == MTJ_LD_GENERAL) /* strides aligned to F, 0 where broadcast */
+      for (int d = 0; d < K->ndim; d++) {
+        int e = d - (K->ndim - t->ndim);
+        z[2 + K->ndim + l * K->ndim + d] = e < 0 || t->shape[e] == 1 ? 0 : t->strides[e];
+      }
+  }
+  for (int l = 0; l < a->nstore && !st; l++) {
+    const mtj_node *x = &g->n[a->store[l]];
+    int64_t shape[MT_MAXDIM];
+    for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
+    int s = c->direct[a->store[l]];
+    mt_tensor *t = s >= 0 ? (mt_tensor *)ins[s] : NULL;
+    bool same = t && t->ndim == x->ndim && t->dtype == x->dtype && mt_is_contiguous(t);
+    for (int d = 0; same && d < x->ndim; d++) same = t->shape[d] == shape[d];
+    if (same) v[a->store[l]] = mt_retain(t); /* stored in place into the input it updates */
+    else st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, g->dev, &v[a->store[l]]);
+    if (!st) ptr[a->nload + l] = mt_data(v[a->store[l]]);
+  }
+  if (c->cuda) {
+    if (!st) st = launch_cuda(c, sp->kernel, ptr, z, sc, rows, inner);
+    for (int l = 0; l < a->nload; l++) mt_release(moved[l]); /* stream order keeps them until the kernel ran */
+    return st;
+  }
+  int64_t work = rows * inner, units = a->flat ? work : rows;
+  if (st || work <= 0) return st;
+  int nth = (int)(work / 32768 + 1);
+  if (nth > nth_max) nth = nth_max;
+  if (nth > units) nth = units > 0 ? (int)units : 1;
+  int64_t ns = nth > 1 ? 8 * (int64_t)nth : 1; /* 8 slices a thread */
+  team_ctx t = {c->fns[sp->kernel], ptr, z, sc, (int)(ns < units ? ns : units), 0};
+  return mt_parallel_team(nth, team_run, &t);
+}
+
+/* MOONTORCH_JIT_PROFILE: adds step sp's dt seconds to its row. */
+static void prof_step(const mtj_graph *g, const mtj_step *sp, double dt) {
+  prof_s[sp->kernel < 0 ? 1 : 0] += dt;
+  if (sp->kernel < 0) {
+    const mtj_node *x = &g->n[sp->node];
+    prof_op(x->fn ? x->name : x->kind == JN_VIEW ? "(views)" : x->kind == JN_XOUT ? "(xout)" : mt_ops[x->op].name, dt);
+  } else if (sp->kernel < 32) { /* the first kernels one by one */
+    static const char *knames[32] = {"kernel 0", "kernel 1", "kernel 2", "kernel 3", "kernel 4", "kernel 5",
+      "kernel 6", "kernel 7", "kernel 8", "kernel 9", "kernel 10", "kernel 11", "kernel 12", "kernel 13",
+      "kernel 14", "kernel 15", "kernel 16", "kernel 17", "kernel 18", "kernel 19", "kernel 20", "kernel 21",
+      "kernel 22", "kernel 23", "kernel 24", "kernel 25", "kernel 26", "kernel 27", "kernel 28", "kernel 29",
+      "kernel 30", "kernel 31"};
+    prof_op(knames[sp->kernel], dt);
+  }
+}
+
 /* Runs the steps of c (kernels, engine calls, views, write-backs). */
 static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *scalars, mt_tensor **outs) {
   mtj_compiled *c = cv;
@@ -496,112 +609,9 @@ static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *
   for (int si = 0; si < g->nsteps && !st; si++) {
     const mtj_step *sp = &g->steps[si];
     if (prof_on) t0 = now_s();
-    if (sp->kernel < 0) {
-      const mtj_node *x = &g->n[sp->node];
-      int64_t shape[MT_MAXDIM];
-      for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
-      mt_tensor *src = value(g, v, x->a[0], ins, &st), *r = NULL;
-      if (st) break;
-      if (x->kind == JN_XOUT) {
-        /* set by its call */
-      } else if (x->fn) {
-        st = run_call(g, sp->node, v, ins);
-      } else if (x->kind == JN_VIEW) {
-        if (x->op == MT_OP_permute) {
-          int perm[MT_MAXDIM];
-          for (int d = 0; d < x->ndim; d++) perm[d] = (int)x->attr[d];
-          st = mt_permute(src, perm, x->ndim, &r);
-          if (!st && c->copy_view[sp->node] && !mt_is_contiguous(r)) { /* see plan_views */
-            mt_tensor *t = NULL;
-            st = mt_contiguous(r, &t);
-            mt_release(r);
-            r = t;
-          }
-        } else if (x->op == MT_OP_expand) {
-          st = mt_expand(src, shape, x->ndim, &r);
-        } else {
-          st = mt_reshape(src, shape, x->ndim, &r);
-        }
-        v[sp->node] = r;
-      } else {
-        st = run_extern(x, v, &r);
-        if (!st) st = mt_contiguous(r, &v[sp->node]);
-        mt_release(r);
-      }
-    } else {
-      const mtj_kernel *K = &g->k[sp->kernel];
-      const mtj_kargs *a = &c->args[sp->kernel];
-      void *ptr[MTJ_KLOAD + MTJ_KSTORE];
-      int64_t z[2 + MT_MAXDIM + MTJ_KLOAD * MT_MAXDIM];
-      int64_t rows = 1, inner = 1;
-      for (int d = 0; d < K->ndim; d++) {
-        z[2 + d] = dim_value(g, K->F[d], ins);
-        if (d < a->p) rows *= z[2 + d];
-        else inner *= z[2 + d];
-      }
-      z[0] = rows, z[1] = inner;
-      mt_tensor *moved[MTJ_KLOAD] = {NULL}; /* host values a CUDA kernel reads, copied up for this launch */
-      for (int l = 0; l < a->nload && !st; l++) {
-        const mt_tensor *t = v[a->load[l]];
-        if (c->cuda && mt_tdevice(t).type != MT_CUDA) {
-          /* an extern op's host result (a 0-dim statistic, a host-made
-           * constant): a kernel must never get a host address */
-          if ((st = mt_cuda_to_device(t, g->dev, false, &moved[l]))) break;
-          t = moved[l];
-        }
-        ptr[l] = mt_data(t);
-        if (a->cls[l] == MTJ_LD_GENERAL) /* strides aligned to F, 0 where broadcast */
-          for (int d = 0; d < K->ndim; d++) {
-            int e = d - (K->ndim - t->ndim);
-            z[2 + K->ndim + l * K->ndim + d] = e < 0 || t->shape[e] == 1 ? 0 : t->strides[e];
-          }
-      }
-      for (int l = 0; l < a->nstore && !st; l++) {
-        const mtj_node *x = &g->n[a->store[l]];
-        int64_t shape[MT_MAXDIM];
-        for (int d = 0; d < x->ndim; d++) shape[d] = dim_value(g, x->shape[d], ins);
-        int s = c->direct[a->store[l]];
-        mt_tensor *t = s >= 0 ? (mt_tensor *)ins[s] : NULL;
-        bool same = t && t->ndim == x->ndim && t->dtype == x->dtype && mt_is_contiguous(t);
-        for (int d = 0; same && d < x->ndim; d++) same = t->shape[d] == shape[d];
-        if (same) v[a->store[l]] = mt_retain(t); /* stored in place into the input it updates */
-        else st = mt_empty(shape, x->ndim, (mt_dtype)x->dtype, g->dev, &v[a->store[l]]);
-        if (!st) ptr[a->nload + l] = mt_data(v[a->store[l]]);
-      }
-      if (c->cuda) {
-        if (!st) st = launch_cuda(c, sp->kernel, ptr, z, sc, rows, inner);
-        for (int l = 0; l < a->nload; l++) mt_release(moved[l]); /* stream order keeps them until the kernel ran */
-        if (st) break;
-        goto step_done;
-      }
-      if (st) break;
-      int64_t work = rows * inner, units = a->flat ? work : rows;
-      int nth = (int)(work / 32768 + 1);
-      if (nth > nth_max) nth = nth_max;
-      if (nth > units) nth = units > 0 ? (int)units : 1;
-      if (work > 0) {
-        int64_t ns = nth > 1 ? 8 * (int64_t)nth : 1; /* 8 slices a thread */
-        team_ctx t = {c->fns[sp->kernel], ptr, z, sc, (int)(ns < units ? ns : units), 0};
-        st = mt_parallel_team(nth, team_run, &t);
-      }
-    }
-  step_done:
-    if (prof_on) {
-      double dt = now_s() - t0;
-      prof_s[sp->kernel < 0 ? 1 : 0] += dt;
-      if (sp->kernel < 0) {
-        const mtj_node *x = &g->n[sp->node];
-        prof_op(x->fn ? x->name : x->kind == JN_VIEW ? "(views)" : x->kind == JN_XOUT ? "(xout)" : mt_ops[x->op].name,
-                dt);
-      } else if (sp->kernel < 32) { /* the first kernels one by one */
-        static const char *knames[32] = {"kernel 0", "kernel 1", "kernel 2", "kernel 3", "kernel 4", "kernel 5",
-          "kernel 6", "kernel 7", "kernel 8", "kernel 9", "kernel 10", "kernel 11", "kernel 12", "kernel 13",
-          "kernel 14", "kernel 15", "kernel 16", "kernel 17", "kernel 18", "kernel 19", "kernel 20", "kernel 21",
-          "kernel 22", "kernel 23", "kernel 24", "kernel 25", "kernel 26", "kernel 27", "kernel 28", "kernel 29",
-          "kernel 30", "kernel 31"};
-        prof_op(knames[sp->kernel], dt);
-      }
-    }
+    st = sp->kernel < 0 ? run_node_step(c, sp, v, ins) : run_kernel_step(c, sp, v, ins, sc, nth_max);
+    if (st) break;
+    if (prof_on) prof_step(g, sp, now_s() - t0);
     /* free values whose last reader was this step */
     for (const int *f = c->frees[si]; *f >= 0; f++) {
       mt_release(v[*f]);
