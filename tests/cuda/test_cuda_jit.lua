@@ -15,6 +15,9 @@ end
 
 local nn = require "torch.nn"
 local optim = require "torch.optim"
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
+package.path = here .. "/../jit/?.lua;" .. package.path
+local J = require "jitlib"
 
 local F32 = {atol = 2e-5, rtol = 2e-5, equal_nan = true}
 local F16 = {atol = 2e-2, rtol = 2e-2}
@@ -131,17 +134,9 @@ test("a compiled MLP training step (SGD with momentum, then Adam) on CUDA equals
                        function(p) return optim.Adam(p, {lr = 1e-2}) end} do
     torch.compiler.reset()
     local function setup()
-      torch.manual_seed(7)
-      local m = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.Linear(32, 5)):cuda()
-      local opt = mk(m:parameters())
-      local lf = nn.CrossEntropyLoss()
-      return m, function(x, y)
-        opt:zero_grad()
-        local loss = lf(m(x), y)
-        loss:backward()
-        opt:step()
-        return loss
-      end
+      local m, _, step = J.train_setup(function() return nn.Sequential(nn.Linear(12, 32), nn.GELU(),
+                                                                   nn.Linear(32, 5)):cuda() end, mk, 7)
+      return m, step
     end
     local me, se = setup()
     local mc, sc = setup()

@@ -1,6 +1,6 @@
 -- tests/jit/jitlib.lua -- helpers of the JIT tests: running a snippet in a
 -- child moontorch with a chosen environment (cache dir, CC, MOONTORCH_JIT)
--- and reading back what it printed.
+-- and reading back what it printed; a model with a training step.
 local M = {}
 
 M.exe = (arg and arg[-1] and arg[-1]:match("moontorch$")) and arg[-1] or "build/moontorch"
@@ -23,6 +23,26 @@ function M.child(env, code)
   p:close()
   os.remove(f)
   return out
+end
+
+-- A model from make(), its optimizer make_opt(params) and a training step
+-- step(x, y) (cross entropy, backward, optimizer step; returns the loss);
+-- seed fixes the weights. Returns m, opt, step.
+function M.train_setup(make, make_opt, seed)
+  local torch = require "torch"
+  local nn = require "torch.nn"
+  torch.manual_seed(seed)
+  local m = make()
+  local opt = make_opt(m:parameters())
+  local lf = nn.CrossEntropyLoss()
+  local function step(x, y)
+    opt:zero_grad()
+    local loss = lf(m(x), y)
+    loss:backward()
+    opt:step()
+    return loss
+  end
+  return m, opt, step
 end
 
 return M

@@ -137,17 +137,8 @@ local steps = {
 for _, s in ipairs(steps) do
   test("compiled vs eager training step: " .. s[1], function()
     local function make()
-      torch.manual_seed(11)
-      local m = s[2]()
-      local opt = optim.SGD(m:parameters(), {lr = 0.1, momentum = 0.5})
-      local lf = nn.CrossEntropyLoss()
-      return m, function(x, y)
-        opt:zero_grad()
-        local loss = lf(m(x), y)
-        loss:backward()
-        opt:step()
-        return loss
-      end
+      local m, _, step = J.train_setup(s[2], function(p) return optim.SGD(p, {lr = 0.1, momentum = 0.5}) end, 11)
+      return m, step
     end
     local me, se = make()
     local mc, sc = make()

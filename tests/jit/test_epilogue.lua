@@ -118,17 +118,8 @@ end)
 -- explain text of the compiled step
 local function train_agree(make, x, y, n)
   local function setup()
-    torch.manual_seed(11)
-    local m = make()
-    local opt = optim.SGD(m:parameters(), {lr = 0.05, momentum = 0.9})
-    local lf = nn.CrossEntropyLoss()
-    return m, function(a, b)
-      opt:zero_grad()
-      local loss = lf(m(a), b)
-      loss:backward()
-      opt:step()
-      return loss
-    end
+    local m, _, step = J.train_setup(make, function(p) return optim.SGD(p, {lr = 0.05, momentum = 0.9}) end, 11)
+    return m, step
   end
   local me, se = setup()
   local mc, sc = setup()

@@ -6,6 +6,9 @@
 local torch = require "torch"
 local nn = require "torch.nn"
 local optim = require "torch.optim"
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/jit"
+package.path = here .. "/?.lua;" .. package.path
+local J = require "jitlib"
 
 local TOL = {atol = 2e-5, rtol = 1e-4}
 
@@ -15,21 +18,7 @@ local function cnn()
     nn.ReLU(), nn.AvgPool2d(2), nn.Flatten(), nn.Linear(6, 5))
 end
 
--- a model, its optimizer and a step function; seed fixes the weights
-local function setup(make, make_opt, seed)
-  torch.manual_seed(seed)
-  local m = make()
-  local opt = make_opt(m:parameters())
-  local lf = nn.CrossEntropyLoss()
-  local function step(x, y)
-    opt:zero_grad()
-    local loss = lf(m(x), y)
-    loss:backward()
-    opt:step()
-    return loss
-  end
-  return m, opt, step
-end
+local setup = J.train_setup -- a model, its optimizer and a step function
 
 -- runs n steps eagerly and compiled on the same data; compares as it goes
 local function agree(make, make_opt, xs, y, n, between)
