@@ -31,8 +31,6 @@ static mt_tensor *nonzero(mtg_scope *s, const mt_tensor *y) {
     mt_status st = mt_binary(MT_OP_eq, y, z, &c);
     c = mtg_track(s, st, c);
   }
-  if (DL_device(s).type == MT_CUDA) /* no where kernel there yet: y + (y == 0), the same values */
-    return D_add(s, y, c && DL_LIVE(s) ? D_cast(s, c, (mt_dtype)y->dtype) : NULL);
   return D_where(s, c, D_num(s, 1, (mt_dtype)y->dtype), y);
 }
 

@@ -249,9 +249,10 @@ static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_ten
 
 mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) {
-    mt_dtype cdt;
-    mt_status st = mt_binary_cdt(op, a, b, &cdt);
-    if (!st) st = check_int_operands(op, cdt, b);
+    mt_dtype cdt; /* the integer checks need the compute dtype; other ops leave it to mt_cuda_binary */
+    bool checked = op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder || op == MT_OP_pow;
+    mt_status st = checked ? mt_binary_cdt(op, a, b, &cdt) : MT_OK;
+    if (checked && !st) st = check_int_operands(op, cdt, b);
     return st ? st : mt_cuda_binary(op, a, b, out);
   }
   mt_status fst;

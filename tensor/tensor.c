@@ -292,6 +292,20 @@ void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *sh
   mt_contiguous_strides(shape, ndim, t->strides);
 }
 
+/* *out = a contiguous tensor of shape over all of storage s (whose
+ * reference it takes); s is released when out of memory. */
+static mt_status wrap_storage(mt_storage *s, const int64_t *shape, int ndim, mt_dtype dt, mt_tensor **out) {
+  mt_tensor *t = tensor_shell(s, ndim, dt);
+  if (!t) {
+    storage_release(s);
+    return mt_fail(MT_ENOMEM, "out of memory");
+  }
+  if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+  mt_contiguous_strides(shape, ndim, t->strides);
+  *out = t;
+  return MT_OK;
+}
+
 mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out) {
   char b[128];
   if (ndim < 0 || ndim > MT_MAXDIM)
@@ -318,15 +332,7 @@ mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, m
                      (double)nbytes / 1e9, mt_dtype_name(dt), mt_shape_str(shape, ndim, b, sizeof b));
     return st;
   }
-  mt_tensor *t = tensor_shell(s, ndim, dt);
-  if (!t) {
-    storage_release(s);
-    return mt_fail(MT_ENOMEM, "out of memory");
-  }
-  if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
-  mt_contiguous_strides(shape, ndim, t->strides);
-  *out = t;
-  return MT_OK;
+  return wrap_storage(s, shape, ndim, dt, out);
 }
 
 mt_status mt_empty_pinned(const int64_t *shape, int ndim, mt_dtype dt, mt_tensor **out) {
@@ -342,15 +348,7 @@ mt_status mt_empty_pinned(const int64_t *shape, int ndim, mt_dtype dt, mt_tensor
   }
   *s = (mt_storage){.data = s->data, .nbytes = nbytes, .refs = 1, .device = {MT_CPU, 0}, .pinned = 1};
   atomic_fetch_add(&cpu_bytes, (int64_t)nbytes + STORAGE_CHARGE);
-  mt_tensor *t = tensor_shell(s, ndim, dt);
-  if (!t) {
-    storage_release(s);
-    return mt_fail(MT_ENOMEM, "out of memory");
-  }
-  if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
-  mt_contiguous_strides(shape, ndim, t->strides);
-  *out = t;
-  return MT_OK;
+  return wrap_storage(s, shape, ndim, dt, out);
 }
 
 mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out) {
