@@ -246,6 +246,14 @@ static int c_empty_cache(lua_State *L) {
   return 0;
 }
 
+/* lazy_fusion([on]) -> whether eager elementwise ops wait to be fused (before setting on) */
+static int c_lazy_fusion(lua_State *L) {
+  bool was = lua_isnoneornil(L, 1) ? mt_cuda_lazy_enable(true) : mt_cuda_lazy_enable(lua_toboolean(L, 1));
+  if (lua_isnoneornil(L, 1)) mt_cuda_lazy_enable(was);
+  lua_pushboolean(L, was);
+  return 1;
+}
+
 static int c_memory_stats(lua_State *L) {
   mt_cuda_memstats s = mt_cuda_memory_stats(opt_index(L, 1, "memory_stats"));
   mt_cuda_jitstats j = mt_cuda_jit_stats();
@@ -261,6 +269,12 @@ static int c_memory_stats(lua_State *L) {
   FIELD("kernel_compiles", j.compiles);
   FIELD("kernel_disk_hits", j.disk_hits);
   FIELD("kernel_mem_hits", j.mem_hits);
+  mt_cuda_lazystats z = mt_cuda_lazy_stats();
+  FIELD("lazy_ops", z.ops);
+  FIELD("lazy_groups", z.groups);
+  FIELD("lazy_fused_groups", z.fused_groups);
+  FIELD("lazy_fused_ops", z.fused_ops);
+  FIELD("lazy_compiles", z.compiles);
 #undef FIELD
   lua_pushnumber(L, j.compile_seconds);
   lua_setfield(L, -2, "kernel_compile_seconds");
@@ -442,7 +456,11 @@ static const mtl_reg cuda_regs[] = {
     {"reset_peak_memory_stats", c_reset_peak_memory_stats, MTL_FN,
      "torch.cuda.reset_peak_memory_stats([i]) -- peaks restart from now"},
     {"empty_cache", c_empty_cache, MTL_FN, "torch.cuda.empty_cache() -- give cached unused blocks back to the driver"},
-    {"memory_stats", c_memory_stats, MTL_FN, "torch.cuda.memory_stats([i]) -- allocator and kernel-cache counters"},
+    {"memory_stats", c_memory_stats, MTL_FN,
+     "torch.cuda.memory_stats([i]) -- allocator, kernel-cache and lazy-fusion counters"},
+    {"lazy_fusion", c_lazy_fusion, MTL_FN,
+     "torch.cuda.lazy_fusion([on]) -- whether dense eager elementwise ops wait to go out as one fused kernel "
+     "(default true; MOONTORCH_CUDA_LAZY=0 starts it off); with on, sets it and returns the previous setting"},
     {"Stream", c_stream, MTL_FN, "torch.cuda.Stream([{device=}]) -- a new stream"},
     {"current_stream", c_current_stream, MTL_FN, "torch.cuda.current_stream([i]) -- the stream new work goes to"},
     {"default_stream", c_default_stream, MTL_FN, "torch.cuda.default_stream([i]) -- the device's default stream"},

@@ -138,6 +138,9 @@ static inline bool mt_borrowed_unshared(const mt_tensor *t) { return t->refs == 
 
 mt_tensor *mt_retain(mt_tensor *t);
 void mt_release(mt_tensor *t);
+/* One more (one fewer) reference to a storage; the last release frees it. */
+void mt_storage_retain(mt_storage *s);
+void mt_storage_release(mt_storage *s);
 /* Hook called when a tensor with autograd != NULL is freed (set by graph/). */
 extern void (*mt_autograd_free_hook)(mt_tensor *t);
 

@@ -204,6 +204,9 @@ static void storage_release(mt_storage *s) {
   free(s);
 }
 
+void mt_storage_retain(mt_storage *s) { s->refs++; }
+void mt_storage_release(mt_storage *s) { storage_release(s); }
+
 mt_tensor *mt_retain(mt_tensor *t) {
   if (t) t->refs++;
   return t;

@@ -8,7 +8,7 @@
  * requests down to half its size (no splitting yet). A block is reused only for work on the stream
  * it was allocated for, so stream order keeps reuse safe without events.
  * Also page-locked host memory for pinned tensors. Nothing here launches
- * kernels. */
+ * kernels (but asking for statistics sends the ops waiting in lazy.c). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -129,7 +129,7 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
   mt_status st = mt_cuda_check_device(d, "allocate");
   if (st) return st;
   size_t size = round_size(n);
-  void *stream = mt_cuda_current_stream(dev).handle;
+  void *stream = mt_cuda_stream_handle(dev); /* (not current_stream: that would send waiting ops) */
   devalloc *h = &heaps[dev];
   pthread_mutex_lock(&lock);
   /* while a CUDA graph is captured, blocks freed during the capture come
@@ -214,6 +214,7 @@ void mt_cuda_empty_cache(void) {
   int n = mt_cuda_device_count();
   for (int d = 0; d < n; d++) {
     mt_device dv = {MT_CUDA, (int8_t)d};
+    mt_cuda_lazy_flush(d);
     if (!heaps[d].nbins || mt_cuda_check_device(dv, "empty_cache")) continue;
     pthread_mutex_lock(&lock);
     release_cached(&heaps[d]);
@@ -224,6 +225,7 @@ void mt_cuda_empty_cache(void) {
 mt_cuda_memstats mt_cuda_memory_stats(int dev) {
   mt_cuda_memstats s = {0};
   if (dev < 0 || dev >= MT_CUDA_MAXDEV) return s;
+  mt_cuda_lazy_flush(dev); /* waiting ops hold their operands: send them, so freed tensors count as freed */
   pthread_mutex_lock(&lock);
   s = heaps[dev].stats;
   pthread_mutex_unlock(&lock);

@@ -88,7 +88,7 @@ static const char *errname(CUresult r) {
 }
 
 mt_status mt_cuda_check(int res, int dev, const char *op) {
-  if (res == CUDA_SUCCESS) return MT_OK;
+  if (res == CUDA_SUCCESS) return mt_cuda_lazy_failed ? mt_cuda_lazy_failure() : MT_OK;
   if (res == CUDA_ERROR_OUT_OF_MEMORY) return mt_fail(MT_ENOMEM, "%s: CUDA out of memory", op);
   if (dev >= 0 && dev < MT_CUDA_MAXDEV && last_op[dev][0])
     return mt_fail(MT_EDEVICE, "%s: CUDA error: %s; it may come from an earlier asynchronous kernel (the last op "
@@ -177,6 +177,7 @@ mt_status mt_cuda_total_memory(int idx, size_t *total, size_t *free) {
 
 mt_status mt_cuda_synchronize(int idx) {
   mt_status st = check_index(idx, "synchronize");
+  if (!st) mt_cuda_lazy_flush(idx);
   if (!st) st = mt_cuda_check(cu.CtxSynchronize(), idx, "synchronize");
   return st;
 }
@@ -195,6 +196,7 @@ mt_status mt_cuda_stream_create(int dev, mt_cuda_stream *out) {
 
 void mt_cuda_stream_destroy(mt_cuda_stream *s) {
   if (!s->handle || check_index(s->device, "Stream")) return;
+  mt_cuda_lazy_flush(s->device);
   if (current_streams[s->device] == s->handle) current_streams[s->device] = NULL;
   cu.StreamDestroy(s->handle);
   s->handle = NULL;
@@ -202,12 +204,14 @@ void mt_cuda_stream_destroy(mt_cuda_stream *s) {
 
 mt_status mt_cuda_stream_synchronize(const mt_cuda_stream *s) {
   mt_status st = check_index(s->device, "stream:synchronize");
+  if (!st) mt_cuda_lazy_flush(s->device);
   if (!st) st = mt_cuda_check(cu.StreamSynchronize(s->handle), s->device, "stream:synchronize");
   return st;
 }
 
 int mt_cuda_stream_query(const mt_cuda_stream *s) {
   if (check_index(s->device, "stream:query")) return -1;
+  mt_cuda_lazy_flush(s->device);
   CUresult r = cu.StreamQuery(s->handle);
   if (r == CUDA_SUCCESS) return 1;
   if (r == CUDA_ERROR_NOT_READY) return 0;
@@ -215,17 +219,23 @@ int mt_cuda_stream_query(const mt_cuda_stream *s) {
   return -1;
 }
 
+void *mt_cuda_stream_handle(int dev) { return dev >= 0 && dev < MT_CUDA_MAXDEV ? current_streams[dev] : NULL; }
+
 mt_cuda_stream mt_cuda_current_stream(int dev) {
-  mt_cuda_stream s = {dev >= 0 && dev < MT_CUDA_MAXDEV ? current_streams[dev] : NULL, dev};
+  mt_cuda_lazy_flush(dev);
+  mt_cuda_stream s = {mt_cuda_stream_handle(dev), dev};
   return s;
 }
 
 void mt_cuda_set_stream(mt_cuda_stream s) {
-  if (s.device >= 0 && s.device < MT_CUDA_MAXDEV) current_streams[s.device] = s.handle;
+  if (s.device < 0 || s.device >= MT_CUDA_MAXDEV) return;
+  mt_cuda_lazy_flush(s.device);
+  current_streams[s.device] = s.handle;
 }
 
 mt_status mt_cuda_stream_wait_event(const mt_cuda_stream *s, void *ev) {
   mt_status st = check_index(s->device, "wait_event");
+  if (!st) mt_cuda_lazy_flush(s->device);
   if (!st) st = mt_cuda_check(cu.StreamWaitEvent(s->handle, ev, 0), s->device, "wait_event");
   return st;
 }
@@ -246,6 +256,7 @@ void mt_cuda_event_destroy(int dev, void *ev) {
 
 mt_status mt_cuda_event_record(void *ev, const mt_cuda_stream *s) {
   mt_status st = check_index(s->device, "event:record");
+  if (!st) mt_cuda_lazy_flush(s->device);
   if (!st) st = mt_cuda_check(cu.EventRecord(ev, s->handle), s->device, "event:record");
   return st;
 }

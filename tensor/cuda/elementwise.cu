@@ -1,5 +1,6 @@
 // elementwise.cu -- the one kernel family behind moontorch's CUDA fills,
-// copies, casts and elementwise ops. kernels.c prepends the definitions
+// copies, casts and elementwise ops, one op per kernel or (MT_LAZY) a
+// fused group of them. kernels.c prepends the definitions
 // that make one member of the family (NVRTC compiles it per device
 // architecture):
 //   TO, TA, TB   storage types of the output and of inputs a, b
@@ -50,6 +51,26 @@ template <class F> __device__ __forceinline__ F fmodpy(F a, F b) {
 template <class F> __device__ __forceinline__ F fmaxnan(F a, F b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 template <class F> __device__ __forceinline__ F fminnan(F a, F b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 
+#ifdef MT_LAZY
+// A group of eager ops over the same n dense elements, fused (lazy.c): the
+// definitions give LZ_NW, the argument words (n, the group's buffer
+// pointers from word 1, then its numbers as double bits from word LZ_F0
+// and as integers from word LZ_I0), and LZ_BODY, the ops of one element e
+// in order (each buffer held in a variable of its storage type, read once
+// before its first use, written back after the last op).
+struct mt_lazy_args {
+  unsigned long long w[LZ_NW];
+};
+#define LZ_P(k, ty) ((ty *)A.w[1 + (k)])
+#define LZ_F(j) __longlong_as_double((long long)A.w[LZ_F0 + (j)])
+#define LZ_I(j) ((long long)A.w[LZ_I0 + (j)])
+extern "C" __global__ void mt_lazy(mt_lazy_args A) {
+  long long n = (long long)A.w[0], step = (long long)gridDim.x * blockDim.x;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
+    LZ_BODY
+  }
+}
+#else
 struct mt_geo {
   int nd;                  // dimensions after collapsing (0: contiguous)
   long long n;             // elements
@@ -102,3 +123,4 @@ extern "C" __global__ void mt_ew_strided(TO *o, const TA *pa, const TB *pb, doub
                                          long long sb_i, mt_geo g) {
   body<0>(o, pa, pb, sa_f, sa_i, sb_f, sb_i, g);
 }
+#endif

@@ -42,6 +42,7 @@ mt_status mt_cuda_capture_begin(int dev) {
 mt_status mt_cuda_capture_end(int dev, bool ok, mt_cuda_graph **out) {
   *out = NULL;
   void *pool = NULL;
+  mt_cuda_lazy_flush(dev); /* waiting ops belong to the capture, and the blocks they free to its pool */
   mt_cuda_alloc_capture(dev, false, &pool);
   mt_cuda_set_stream(saved[dev]);
   CUgraph g = NULL;

@@ -179,22 +179,8 @@ static const char *op_expression(mt_op op, mt_dtype cdt) {
   return NULL;
 }
 
-/* One operand of a kernel: a tensor (on the kernel's device) or a number. */
-typedef struct {
-  const mt_tensor *t; /* NULL: the number below */
-  mt_dtype dt;
-  double f;
-  long long i;
-} operand;
-
-/* The launch geometry; layout matches struct mt_geo in elementwise.cu. */
-typedef struct {
-  int32_t nd;
-  int32_t pad;
-  int64_t n;
-  int64_t size[MT_MAXDIM];
-  int64_t st[3][MT_MAXDIM];
-} geo;
+typedef mt_cuda_operand operand;
+typedef mt_cuda_geo geo;
 
 /* Strides of t (in elements) broadcast to shape[nd]: 0 where t has size 1
  * or lacks the dimension. */
@@ -297,13 +283,17 @@ static mt_status launch_ew(const char *name, const char *expr, mt_dtype cdt, mt_
   mt_status st = fn ? MT_OK : build_ew(name, expr, cdt, out, in, nin, contig, dev, &fn);
   if (st) return st;
   if (keyed) ew_remember(&key, fn);
+  mt_bump_version(out);
+  if (contig && keyed) { /* a dense op waits to be fused with the next ones */
+    mt_cuda_ewop op = {name, expr, cdt, key.sint, nin, out, {in[0], nin > 1 ? in[1] : in[0]}, g.n, fn};
+    if (mt_cuda_lazy_add(dev, &op)) return MT_OK;
+  }
   CUdeviceptr po = (CUdeviceptr)(uintptr_t)mt_data(out), pa = 0, pb = 0;
   if (in[0].t) pa = (CUdeviceptr)(uintptr_t)mt_data(in[0].t);
   if (nin > 1 && in[1].t) pb = (CUdeviceptr)(uintptr_t)mt_data(in[1].t);
   double fa = in[0].f, fb = nin > 1 ? in[1].f : 0;
   long long ia = in[0].i, ib = nin > 1 ? in[1].i : 0;
   void *args[] = {&po, &pa, &pb, &fa, &ia, &fb, &ib, &g};
-  mt_bump_version(out);
   return mt_cuda_launch(dev, fn, g.n, args, name);
 }
 

@@ -45,8 +45,12 @@ void mt_cuda_stream_destroy(mt_cuda_stream *s);
 mt_status mt_cuda_stream_synchronize(const mt_cuda_stream *s);
 /* 1 when all work on s has finished, 0 if not, -1 on error (message set). */
 int mt_cuda_stream_query(const mt_cuda_stream *s);
-/* The stream new work on dev goes to; set_stream changes it. */
+/* The stream new work on dev goes to; set_stream changes it. Asking for it
+ * sends dev's waiting elementwise ops first (lazy.c), so that whatever the
+ * caller queues comes after them. */
 mt_cuda_stream mt_cuda_current_stream(int dev);
+/* The current stream's handle without sending anything (the allocator). */
+void *mt_cuda_stream_handle(int dev);
 void mt_cuda_set_stream(mt_cuda_stream s);
 mt_status mt_cuda_event_create(int dev, bool timing, void **out);
 void mt_cuda_event_destroy(int dev, void *ev);
@@ -98,6 +102,60 @@ mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, doub
 mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking, mt_tensor **out);
 /* The failure "<op>: not implemented on CUDA yet". */
 mt_status mt_cuda_unsupported(const char *op);
+
+/* ---- eager elementwise ops that wait to be fused (lazy.c) ----
+ * A dense elementwise op (every operand contiguous with the same n elements)
+ * is not launched at once: it joins its device's waiting group. The group
+ * goes to the GPU as one generated kernel (elementwise.cu, MT_LAZY) when
+ * anything else uses the device's stream (mt_cuda_current_stream), when a
+ * later op cannot join, or when it is full. Every op's result is written,
+ * so the outcome is the eager one; only the number of launches changes. */
+/* One operand: a tensor on the kernel's device, or a number (t NULL). */
+typedef struct mt_cuda_operand {
+  const mt_tensor *t;
+  mt_dtype dt;
+  double f;
+  long long i;
+} mt_cuda_operand;
+/* The launch geometry of elementwise.cu's kernels (struct mt_geo there). */
+typedef struct mt_cuda_geo {
+  int32_t nd;
+  int32_t pad;
+  int64_t n;
+  int64_t size[MT_MAXDIM];
+  int64_t st[3][MT_MAXDIM];
+} mt_cuda_geo;
+/* out = expr(in[0][, in[1]]) in compute dtype cdt over n dense elements.
+ * expr is a static string of kernels.c's table (its address names it);
+ * sint: numbers are read from their integer value; fn: the op's own kernel
+ * (an mt_ew_contig member), used when the group is launched op by op. */
+typedef struct mt_cuda_ewop {
+  const char *name, *expr;
+  mt_dtype cdt;
+  bool sint;
+  int nin;
+  mt_tensor *out;
+  mt_cuda_operand in[2];
+  int64_t n;
+  void *fn;
+} mt_cuda_ewop;
+/* Queues op on dev's waiting group (retaining its storages); false when
+ * it cannot wait (the caller launches it now). */
+bool mt_cuda_lazy_add(int dev, const mt_cuda_ewop *op);
+/* Sends dev's waiting group. Most flushes have no caller to report to, so
+ * a failure is kept and reported by the next checked CUDA call
+ * (mt_cuda_check) with the group's ops named. */
+void mt_cuda_lazy_flush(int dev);
+/* Turns waiting on or off (MOONTORCH_CUDA_LAZY=0 starts it off); returns
+ * the previous setting. Off sends what waits. */
+bool mt_cuda_lazy_enable(bool on);
+typedef struct mt_cuda_lazystats {
+  int64_t ops, groups, fused_groups, fused_ops, compiles;
+} mt_cuda_lazystats;
+mt_cuda_lazystats mt_cuda_lazy_stats(void);
+/* A kept flush failure, once (MT_OK if none); mt_cuda_check calls it. */
+extern bool mt_cuda_lazy_failed;
+mt_status mt_cuda_lazy_failure(void);
 
 /* ---- the other kernel families (reduce.c, index.c, blas.c) ---- */
 /* Over mask's dims of x (CUDA): kind is an mt_rkind; acc (float64 for
@@ -249,6 +307,8 @@ mt_cuda_jitstats mt_cuda_jit_stats(void);
 /* Launches fn over n threads (a 1-D grid of 256-thread blocks, grid-stride
  * loops inside) on dev's current stream; checks the launch and names op. */
 mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op);
+/* The same on stream (a CUstream) as it is, sending nothing waiting first. */
+mt_status mt_cuda_launch_on(int dev, void *stream, void *fn, int64_t n, void **args, const char *op);
 
 /* ---- dense solvers (solver.c, cuSOLVER) ----
  * Each runs over nb column-major matrices stored one after another (float64

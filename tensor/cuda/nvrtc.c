@@ -216,13 +216,17 @@ mt_status mt_cuda_kernel(int dev, const char *src, const char *name, void **fn) 
   return st;
 }
 
-mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op) {
+mt_status mt_cuda_launch_on(int dev, void *stream, void *fn, int64_t n, void **args, const char *op) {
   if (n <= 0) return MT_OK;
   int64_t blocks = (n + 255) / 256;
   if (blocks > (1 << 16)) blocks = 1 << 16; /* grid-stride loops cover the rest */
-  mt_cuda_stream s = mt_cuda_current_stream(dev);
   mt_cuda_note_launch(dev, op);
-  return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, s.handle, args, NULL), dev, op);
+  return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, stream, args, NULL), dev, op);
+}
+
+mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op) {
+  if (n <= 0) return MT_OK;
+  return mt_cuda_launch_on(dev, mt_cuda_current_stream(dev).handle, fn, n, args, op);
 }
 
 mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, void **args, const char *op) {
