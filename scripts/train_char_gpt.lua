@@ -12,7 +12,8 @@
 --       [--eval-every 100] [--eval-iters 20] [--checkpoint char_gpt.ckpt]
 --       [--resume] [--seed 0] [--threads N] [--untied] [--data FILE]
 --       [--time-limit SECONDS] [--sample N] [--prompt TEXT]
---       [--temperature 0.8] [--top-k 20] [--compile]
+--       [--temperature 0.8] [--top-k 20] [--compile] [--device cpu|cuda]
+--       [--amp none|bf16|fp16]
 --
 -- The corpus is every plain fortune file in /usr/share/games/fortunes
 -- (Debian's fortunes package; .dat/.u8 index files and subdirectories are
@@ -32,6 +33,10 @@
 -- ten times per --eval-every steps and val_loss at each evaluation through
 -- torch.experiment.log. --sample N (with --steps 0 and --resume: sample only)
 -- prints N generated characters after --prompt (default a newline).
+-- --device cuda trains on the GPU (the corpus stays on the host; each batch
+-- is copied up). --amp bf16 or fp16 runs the forward under torch.autocast
+-- on the model's device (fp16 with a GradScaler); parameters, optimizer
+-- state and the loss stay float32.
 local torch = require "torch"
 local nn = require "torch.nn"
 local F = require "torch.nn.functional"
@@ -45,13 +50,13 @@ local function parse(argv)
     lr = 1e-3, min_lr = 1e-4, warmup = 50, schedule = "cosine", weight_decay = 0.1, grad_clip = 1.0,
     eval_every = 100, eval_iters = 20, checkpoint = "char_gpt.ckpt", resume = false, seed = 0, threads = nil,
     untied = false, data = nil, time_limit = nil, sample = 0, prompt = "\n", temperature = 0.8, top_k = 20,
-    compile = false}
+    compile = false, device = "cpu", amp = "none"}
   local numeric = {steps = "int", batch_size = "int", block_size = "int", layers = "int", heads = "int",
     embed = "int", dropout = "num", lr = "num", min_lr = "num", warmup = "int", weight_decay = "num",
     grad_clip = "num", eval_every = "int", eval_iters = "int", seed = "int", threads = "int", time_limit = "num",
     sample = "int", temperature = "num", top_k = "int"}
   local flags = {resume = true, untied = true, compile = true}
-  local strings = {schedule = true, checkpoint = true, data = true, prompt = true}
+  local strings = {schedule = true, checkpoint = true, data = true, prompt = true, device = true, amp = true}
   local i = 1
   while i <= #argv do
     local a = argv[i]
@@ -97,6 +102,15 @@ local function parse(argv)
   if o.temperature <= 0 then error("--temperature must be positive, got " .. o.temperature, 0) end
   if o.top_k < 0 then error("--top-k must be 0 (off) or positive, got " .. o.top_k, 0) end
   if o.dropout < 0 or o.dropout >= 1 then error("--dropout must be in [0, 1), got " .. o.dropout, 0) end
+  if o.device ~= "cpu" and not o.device:match("^cuda") then
+    error("--device must be cpu or cuda, got '" .. o.device .. "'", 0)
+  end
+  if o.device ~= "cpu" and not torch.cuda.is_available() then
+    error("--device " .. o.device .. ": no CUDA GPU is available on this machine", 0)
+  end
+  if o.amp ~= "none" and o.amp ~= "bf16" and o.amp ~= "fp16" then
+    error("--amp must be none, bf16 or fp16, got '" .. o.amp .. "'", 0)
+  end
   return o
 end
 
@@ -261,14 +275,16 @@ function GPT:forward(idx, pos0, caches)
   if pos0 + T > self.config.block_size then
     error(("GPT: sequence of %d positions exceeds the block size %d"):format(pos0 + T, self.config.block_size), 2)
   end
-  local pos = torch.arange(pos0 + 1, pos0 + T + 1, {dtype = torch.int64})
+  local pos = torch.arange(pos0 + 1, pos0 + T + 1, {dtype = torch.int64, device = idx.device})
   local x = self.drop(self.wte(idx) + self.wpe(pos))
   for i, b in ipairs(self.h) do x = b(x, caches and caches[i]) end
   x = self.ln_f(x)
   return F.linear(x, self.lm_head and self.lm_head.weight or self.wte.weight)
 end
 
-local function loss_of(model, x, y)
+-- amp: nil, or {device_type, dtype} to run the forward under torch.autocast
+local function loss_of(model, x, y, amp)
+  local ac <close> = amp and torch.autocast(amp[1], amp[2]) or nil
   local logits = model(x)
   local V = logits:size(3)
   return F.cross_entropy(logits:view(-1, V), y:reshape(-1))
@@ -296,12 +312,13 @@ local function generate(model, prompt, n, temperature, top_k)
   local out = {}
   model:eval()
   local g <close> = torch.no_grad()
+  local dev = model.wte.weight.device
   local caches, pos, logits
   local function prefill()
     local ctx = {table.unpack(ids, math.max(1, #ids - bs // 2 + 1))}
     caches = {}
     for i = 1, #model.h do caches[i] = {} end
-    logits = model(torch.tensor({ctx}, {dtype = torch.int64}), 0, caches)
+    logits = model(torch.tensor({ctx}, {dtype = torch.int64, device = dev}), 0, caches)
     pos = #ctx
     return logits[1][-1]
   end
@@ -312,7 +329,7 @@ local function generate(model, prompt, n, temperature, top_k)
     if pos >= bs then
       last = prefill()
     else
-      last = model(torch.tensor({{id}}, {dtype = torch.int64}), pos, caches)[1][1]
+      last = model(torch.tensor({{id}}, {dtype = torch.int64, device = dev}), pos, caches)[1][1]
       pos = pos + 1
     end
   end
@@ -347,13 +364,14 @@ local function lr_at(o, step)
   return o.min_lr + 0.5 * (o.lr - o.min_lr) * (1 + math.cos(math.pi * t))
 end
 
-local function evaluate(model, val, starts, B, T)
+local function evaluate(model, val, starts, B, T, amp)
   model:eval()
   local total, n = 0, 0
+  local dev = model.wte.weight.device
   torch.no_grad(function()
     for i = 1, starts:size(1), B do
       local x, y = blocks(val, starts:narrow(1, i, math.min(B, starts:size(1) - i + 1)), T)
-      total = total + loss_of(model, x, y):item()
+      total = total + loss_of(model, x:to(dev), y:to(dev), amp):item()
       n = n + 1
     end
   end)
@@ -390,6 +408,10 @@ local function main(argv)
   local train, val = ids:narrow(1, 1, ntrain), ids:narrow(1, ntrain + 1, n - ntrain)
   local model = GPT{vocab_size = #vocab, block_size = o.block_size, n_layer = o.layers, n_head = o.heads,
                     n_embd = o.embed, dropout = o.dropout, tied = not o.untied}
+  model:to(o.device)
+  local amp = o.amp ~= "none" and {o.device:match("^%a+"), o.amp == "bf16" and torch.bfloat16 or torch.float16}
+    or nil
+  local scaler = o.amp == "fp16" and torch.amp.GradScaler(o.device:match("^%a+")) or nil
   local opt = optim.AdamW(model:parameters(), {lr = o.lr, betas = {0.9, 0.99}, weight_decay = o.weight_decay})
   local step = 0
   if ck then
@@ -403,9 +425,10 @@ local function main(argv)
   for _, p in ipairs(model:parameters()) do nparams = nparams + p:numel() end
   print(("corpus %s (%d file%s): %d characters, vocabulary %d; train %d, val %d"):format(source, nfiles,
     nfiles == 1 and "" or "s", n, #vocab, ntrain, n - ntrain))
-  print(("GPT: %d layers, %d heads, embed %d, block %d, %s head; %d parameters; batch %d; %d threads"):format(
+  print(("GPT: %d layers, %d heads, embed %d, block %d, %s head; %d parameters; batch %d; %s%s"):format(
     o.layers, o.heads, o.embed, o.block_size, o.untied and "untied" or "tied", nparams, o.batch_size,
-    torch.get_num_threads()))
+    o.device == "cpu" and torch.get_num_threads() .. " threads" or "device " .. o.device,
+    amp and ", autocast " .. o.amp or ""))
   local starts = eval_starts(val, o.eval_iters, o.batch_size, o.block_size)
   local tokens = o.batch_size * o.block_size
   local t0, t_train, trained, running = torch.time(), 0, 0, nil
@@ -420,8 +443,18 @@ local function main(argv)
   -- as one graph (the learning rate set on the groups below is a runtime
   -- scalar of that graph, so the schedule needs no recompile)
   local function train_step(x, y)
-    local loss = loss_of(model, x, y)
+    local loss = loss_of(model, x, y, amp)
     opt:zero_grad()
+    if scaler then
+      scaler:scale(loss):backward()
+      if o.grad_clip > 0 then
+        scaler:unscale_(opt)
+        nn.utils.clip_grad_norm_(model:parameters(), o.grad_clip)
+      end
+      scaler:step(opt)
+      scaler:update()
+      return loss
+    end
     loss:backward()
     if o.grad_clip > 0 then nn.utils.clip_grad_norm_(model:parameters(), o.grad_clip) end
     opt:step()
@@ -434,7 +467,7 @@ local function main(argv)
     local lr = lr_at(o, step)
     for _, g in ipairs(opt.param_groups) do g.lr = lr end
     local x, y = random_batch(train, o.batch_size, o.block_size)
-    local loss = run_step(x, y)
+    local loss = run_step(x:to(o.device), y:to(o.device))
     step = step + 1
     local l = loss:item()
     running = running and 0.95 * running + 0.05 * l or l
@@ -449,7 +482,7 @@ local function main(argv)
     end
     progress(step, o.steps, running, rate, eta, at_eval)
     if at_eval then
-      last_val = evaluate(model, val, starts, o.batch_size, o.block_size)
+      last_val = evaluate(model, val, starts, o.batch_size, o.block_size, amp)
       experiment.log{step = step, train_loss = running, val_loss = last_val, lr = lr}
       print(("step %d: train loss %.4f, val loss %.4f, lr %.2e, %.0f tok/s, %s elapsed"):format(step, running,
         last_val, lr, rate, fmt_time(torch.time() - t0)))

@@ -1,0 +1,61 @@
+-- bench/cuda_gpt.lua -- training throughput of the char GPT of issue 9 on
+-- the GPU: scripts/train_char_gpt.lua's model with 6 layers, 6 heads,
+-- width 384, block 256, batch 64, vocabulary 65, tied head, no dropout; one
+-- step = forward, backward, gradient clipping, AdamW, on random tokens.
+-- Rows: float32 (full-precision matmuls, 'highest') eager and compiled,
+-- bfloat16 autocast eager and compiled; tokens/s over 20 timed steps after
+-- warm-up, and the seconds of the first (compiling) step.
+-- Peer: bench/peers/cuda_gpt.py (run both in one call on the GPU machine).
+local torch = require "torch"
+local nn = require "torch.nn"
+local F = require "torch.nn.functional"
+local optim = require "torch.optim"
+if not torch.cuda.is_available() then print("cuda_gpt: no CUDA GPU here; skipped") return end
+local lib = assert(loadfile("scripts/train_char_gpt.lua"))("--lib")
+local B, T, V = 64, 256, 65
+local only = arg and arg[1]
+
+local function run(name, compile, amp_dtype)
+  if only and only ~= name then return end
+  torch.manual_seed(0)
+  local m = lib.GPT{vocab_size = V, block_size = T, n_layer = 6, n_head = 6, n_embd = 384, dropout = 0, tied = true}
+  m:to("cuda")
+  local opt = optim.AdamW(m:parameters(), {lr = 1e-3, betas = {0.9, 0.99}, weight_decay = 0.1})
+  local x = torch.randint(1, V + 1, {B, T}, {dtype = torch.int64, device = "cuda"})
+  local y = torch.randint(1, V + 1, {B, T}, {dtype = torch.int64, device = "cuda"})
+  local function step(xb, yb)
+    local loss
+    do
+      local ac <close> = amp_dtype and torch.autocast("cuda", amp_dtype) or nil
+      local logits = m(xb)
+      loss = F.cross_entropy(logits:view(-1, V), yb:reshape(-1))
+    end
+    opt:zero_grad()
+    loss:backward()
+    nn.utils.clip_grad_norm_(m:parameters(), 1.0)
+    opt:step()
+    return loss
+  end
+  local f = compile and torch.compile(step) or step
+  local ok, err = pcall(function()
+    local t0 = torch.time()
+    local l0 = f(x, y):item()
+    local first = torch.time() - t0
+    for _ = 1, 5 do f(x, y) end
+    torch.cuda.synchronize()
+    t0 = torch.time()
+    local n = 20
+    local l
+    for _ = 1, n do l = f(x, y) end
+    local last = l:item()
+    local s = (torch.time() - t0) / n
+    print(("%s %.0f tokens/s (%.2f ms/step, first step %.2f s, loss %.3f -> %.3f)"):format(name, B * T / s, s * 1e3,
+      first, l0, last))
+  end)
+  if not ok then print(("%s failed: %s"):format(name, tostring(err))) end
+end
+
+run("gpt_fp32_eager", false, nil)
+run("gpt_fp32_compiled", true, nil)
+run("gpt_bf16_eager", false, torch.bfloat16)
+run("gpt_bf16_compiled", true, torch.bfloat16)
