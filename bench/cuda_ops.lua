@@ -5,6 +5,11 @@
 -- conv2d (N=32, 64 -> 64 channels, 56x56, 3x3, padding 1) forward and
 -- forward + backward (input and weight gradients) in float32, bfloat16 and
 -- float16 (cuDNN). `cuda_ops.lua conv` runs only the conv rows.
+-- `cuda_ops.lua poolnorm` runs only the pooling and batch-norm rows:
+-- ResNet-like max_pool2d and avg_pool2d (3x3, stride 2, padding 1 on
+-- 64x64x112x112) and batch_norm (training, 64x256x56x56), float32 and
+-- bfloat16, each on our kernels (route native), on cuDNN (route cudnn)
+-- and as selected (route auto), in ms.
 -- Peer: bench/peers/cuda_ops.py (same arguments).
 
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "bench") .. "/?.lua;" .. package.path
@@ -33,8 +38,62 @@ local function conv_rows()
   end
 end
 
+-- ms of fn under each pooling/batch-norm route: native, cudnn, auto
+local function by_route(fn)
+  local r = {}
+  for _, route in ipairs{"native", "cudnn", "auto"} do
+    torch._cudnn{route = route}
+    r[#r + 1] = ("%s %.3f"):format(route, time_ms(fn, 20))
+  end
+  torch._cudnn{route = "auto"}
+  return table.concat(r, ", ") .. " ms"
+end
+
+local function pool_norm_rows()
+  local o = {stride = 2, padding = 1}
+  for _, dt in ipairs{"float32", "bfloat16"} do
+    torch.manual_seed(0)
+    local x = torch.randn(64, 64, 112, 112, {device = "cuda"}):to(dt)
+    local g = torch.randn(64, 64, 56, 56, {device = "cuda"}):to(dt)
+    local xr = x:clone():requires_grad_()
+    for _, kind in ipairs{"max", "avg"} do
+      local f = kind == "max" and torch.max_pool2d or torch.avg_pool2d
+      print(("%s_pool2d_%s fwd: %s"):format(kind, dt, by_route(function() f(x, 3, o) end)))
+      print(("%s_pool2d_%s fwd+bwd: %s"):format(kind, dt, by_route(function()
+        xr.grad = nil
+        f(xr, 3, o):backward(g)
+      end)))
+    end
+    x, g, xr = nil, nil, nil
+    collectgarbage()
+    local b = torch.randn(64, 256, 56, 56, {device = "cuda"}):to(dt)
+    local gb = torch.randn(64, 256, 56, 56, {device = "cuda"}):to(dt)
+    local w, bias = torch.randn(256, {device = "cuda"}), torch.randn(256, {device = "cuda"})
+    local rm, rv = torch.zeros(256, {device = "cuda"}), torch.ones(256, {device = "cuda"})
+    print(("batch_norm_%s train fwd: %s"):format(dt, by_route(function()
+      torch.batch_norm(b, w, bias, rm, rv, true, 0.1, 1e-5)
+    end)))
+    print(("batch_norm_%s eval fwd: %s"):format(dt, by_route(function()
+      torch.batch_norm(b, w, bias, rm, rv, false, 0.1, 1e-5)
+    end)))
+    local br, wr, biasr = b:clone():requires_grad_(), w:clone():requires_grad_(), bias:clone():requires_grad_()
+    print(("batch_norm_%s train fwd+bwd: %s"):format(dt, by_route(function()
+      br.grad, wr.grad, biasr.grad = nil, nil, nil
+      torch.batch_norm(br, wr, biasr, rm, rv, true, 0.1, 1e-5):backward(gb)
+    end)))
+    b, gb, br = nil, nil, nil
+    collectgarbage()
+  end
+  local s = torch.backends.cudnn.stats()
+  print(("  cuDNN pools %d, norms %d, declined %d (%s)"):format(s.pools, s.norms, s.ops_declined, s.last_ops_declined))
+end
+
 if only == "conv" then
   conv_rows()
+  return
+end
+if only == "poolnorm" then
+  pool_norm_rows()
   return
 end
 
@@ -62,3 +121,4 @@ end, 20)
 print(("mlp_train_step %.3f ms"):format(ms))
 
 conv_rows()
+pool_norm_rows()

@@ -482,11 +482,25 @@ static int t_get_float32_matmul_precision(lua_State *L) {
   return 1;
 }
 
-/* torch._cudnn([{enabled=}]) -> {available=, enabled=, version=, convs=,
- * declined=, last_declined=, load_error=, last_algorithms=}; enabled turns cuDNN on or off
- * for CUDA convolutions (off: im2col + cuBLAS). */
+static const char *const cudnn_routes[] = {"auto", "cudnn", "native", NULL};
+
+/* torch._cudnn([{enabled=, route=}]) -> {available=, enabled=, version=, convs=,
+ * declined=, last_declined=, load_error=, last_algorithms=, pools=, norms=,
+ * ops_declined=, last_ops_declined=, route=}; enabled turns cuDNN on or off
+ * for CUDA convolutions (off: im2col + cuBLAS), pooling and batch norm;
+ * route picks for the last two: "auto" (cuDNN where it measured faster),
+ * "cudnn" (wherever it takes the problem), "native" (our kernels). */
 static int t_cudnn(lua_State *L) {
   if (lua_istable(L, 1) && lua_getfield(L, 1, "enabled") != LUA_TNIL) mt_cudnn_set_enabled(lua_toboolean(L, -1));
+  if (lua_istable(L, 1) && lua_getfield(L, 1, "route") != LUA_TNIL) {
+    const char *r = lua_tostring(L, -1);
+    int i = 0;
+    while (cudnn_routes[i] && !(r && strcmp(r, cudnn_routes[i]) == 0)) i++;
+    if (!cudnn_routes[i])
+      return luaL_error(L, "torch._cudnn: route must be 'auto', 'cudnn' or 'native', got %s",
+                        r ? r : luaL_typename(L, -1));
+    mt_cudnn_set_route(i);
+  }
   mt_cudnn_info s = mt_cudnn_stats();
   lua_newtable(L);
   lua_pushboolean(L, s.loaded && mt_cuda_available());
@@ -506,12 +520,22 @@ static int t_cudnn(lua_State *L) {
   lua_pushfstring(L, "forward %d, backward data %d, backward filter %d (math types %d %d %d)", s.algo[0], s.algo[1],
                   s.algo[2], s.math[0], s.math[1], s.math[2]);
   lua_setfield(L, -2, "last_algorithms");
+  lua_pushinteger(L, (lua_Integer)s.pools);
+  lua_setfield(L, -2, "pools");
+  lua_pushinteger(L, (lua_Integer)s.norms);
+  lua_setfield(L, -2, "norms");
+  lua_pushinteger(L, (lua_Integer)s.ops_declined);
+  lua_setfield(L, -2, "ops_declined");
+  lua_pushstring(L, s.last_ops_declined);
+  lua_setfield(L, -2, "last_ops_declined");
+  lua_pushstring(L, cudnn_routes[s.route]);
+  lua_setfield(L, -2, "route");
   return 1;
 }
 
 static const mtl_reg tensor_regs[] = {
     {"_cudnn", t_cudnn, MTL_FN,
-     "torch._cudnn([{enabled=}]) -- internal: cuDNN's state and counters (torch.backends.cudnn wraps it)"},
+     "torch._cudnn([{enabled=, route=}]) -- internal: cuDNN's state and counters (torch.backends.cudnn wraps it)"},
     {"set_float32_matmul_precision", t_set_float32_matmul_precision, MTL_FN,
      "torch.set_float32_matmul_precision('highest'|'high'|'medium') -- 'high' lets CUDA float32 matmul use TF32"},
     {"get_float32_matmul_precision", t_get_float32_matmul_precision, MTL_FN,

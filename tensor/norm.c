@@ -3,7 +3,8 @@
  * dtypes, running-statistics updates; loops in cpu/norm_kernels.c.
  * Statistics are kept in float64 buffers and handed out in the compute
  * dtype (float32 for float32/half inputs, float64 for float64). CUDA
- * tensors run the same steps with the loops of cuda/norm.c on the device. */
+ * tensors run the same steps with the loops of cuda/norm.c on the device,
+ * or batch norm on cuDNN where cuda/cudnn_ops.c takes it. */
 #include <math.h>
 #include <string.h>
 
@@ -116,7 +117,11 @@ mt_status mt_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_te
   if (eps < 0 || momentum < 0) return mt_fail(MT_EARG, "%s: eps and momentum must be non-negative", op);
   mt_dtype cd = compute_dtype(x);
   mt_device dev = mt_tdevice(x);
-  bool gpu = on_cuda(x);
+  bool gpu = on_cuda(x), done = false;
+  if (gpu && ((st = mt_cudnn_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, out,
+                                        save_mean, save_invstd, &done)) ||
+              done))
+    return st;
   mt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL, *mean = NULL, *var = NULL, *inv = NULL, *tmp = NULL;
   if ((st = as_compute(x, cd, &xc)) || (st = as_compute(weight, cd, &wc)) || (st = as_compute(bias, cd, &bc)) ||
       (st = mt_empty(x->shape, x->ndim, cd, dev, &y)) || (st = dbl(C, dev, &mean)) || (st = dbl(C, dev, &var)) ||
@@ -197,6 +202,12 @@ mt_status mt_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, 
       (st = check_param(op, save_invstd, "save_invstd", C, NULL, 0)))
     return st;
   if (!save_mean || !save_invstd) return mt_fail(MT_EARG, "%s: save_mean and save_invstd are required", op);
+  bool done = false;
+  if (training && on_cuda(x) &&
+      ((st = mt_cudnn_batch_norm_backward(grad_out, x, weight, save_mean, save_invstd, grad_in, grad_weight, grad_bias,
+                                          &done)) ||
+       done))
+    return st;
   mt_dtype cd = compute_dtype(x);
   mt_device dev = mt_tdevice(x);
   mt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *mc = NULL, *ic = NULL, *gx = NULL, *gw = NULL, *gb = NULL, *r = NULL;

@@ -1,8 +1,8 @@
 /* pool.c -- pooling ops (nn.h): max, average and adaptive pools over 1 to 3
  * spatial dims and their backward ops. Checks and output sizes follow
  * PyTorch 1.13 (pooling_output_shape, pool2d_shape_check); the loops are in
- * cpu/pool_kernels.c (CUDA tensors: max pools in cuda/conv.c, average pools in
- * cuda/pool.c). Inputs are
+ * cpu/pool_kernels.c (CUDA tensors: 2-D pools on cuDNN where cuda/cudnn_ops.c
+ * takes them, else max pools in cuda/conv.c, average pools in cuda/pool.c). Inputs are
  * (N, C, *sp) or (C, *sp). */
 #include <stdio.h>
 #include <string.h>
@@ -111,12 +111,34 @@ static mt_status finish(const char *op, mt_tensor *r, mt_dtype dt, mt_tensor **o
 
 static int64_t numel(const int64_t *s, int nd) { return mt_checked_numel(s, nd); }
 
+/* A CUDA pool on cuDNN (cuda/cudnn_ops.c: 2-D or 1-D, max without
+ * indices, avg and its backward) in x's dtype, where it takes the problem:
+ * out = the result of shape (ys, nd) from in; *done false otherwise. */
+static mt_status cudnn_pool(const char *op, const mt_tensor *in, int nsp, const mt_pool_problem *p, bool avg, bool back,
+                            const int64_t *ys, int nd, mt_tensor **out, bool *done) {
+  *done = false;
+  if (mt_tdevice(in).type != MT_CUDA || !mt_cudnn_pool_takes(p, avg, back, (mt_dtype)in->dtype)) return MT_OK;
+  const int64_t *xs = back ? ys : in->shape; /* the input's shape: C is the dim before the spatial ones */
+  mt_tensor *c = NULL, *r = NULL;
+  mt_status st = mt_contiguous(in, &c);
+  if (!st) st = mt_empty(ys, nd, (mt_dtype)in->dtype, mt_tdevice(in), &r);
+  if (!st) st = mt_cudnn_pool(p, avg, back, xs[nd - nsp - 1], c, r, done);
+  mt_release(c);
+  if (!st && *done) return mt_deliver(op, r, out);
+  mt_release(r);
+  return st;
+}
+
 /* Forward of max (kind 0) or avg (kind 1) pools given a problem. */
-static mt_status pool_fwd(const char *op, const mt_tensor *x, const mt_pool_problem *p, const int64_t *ys, bool avg,
-                          mt_tensor **out, mt_tensor **indices) {
+static mt_status pool_fwd(const char *op, const mt_tensor *x, int nsp, const mt_pool_problem *p, const int64_t *ys,
+                          bool avg, mt_tensor **out, mt_tensor **indices) {
   mt_tensor *xc = NULL, *y = NULL, *ix = NULL;
   mt_status st;
   mt_device dev = mt_tdevice(x);
+  bool done = false;
+  if (!indices && numel(ys, x->ndim) > 0 &&
+      ((st = cudnn_pool(op, x, nsp, p, avg, false, ys, x->ndim, out, &done)) || done))
+    return st;
   if ((st = prep(x, &xc)) || (st = mt_empty(ys, x->ndim, (mt_dtype)xc->dtype, dev, &y)) ||
       (indices && (st = mt_empty(ys, x->ndim, MT_INT64, dev, &ix))))
     goto fail;
@@ -147,7 +169,7 @@ mt_status mt_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out
   int64_t ys[5];
   mt_status st = check_float(op, x);
   if (!st) st = plain_problem(op, x->shape, x->ndim, o, false, &p, ys);
-  return st ? st : pool_fwd(op, x, &p, ys, false, out, indices);
+  return st ? st : pool_fwd(op, x, o->nsp, &p, ys, false, out, indices);
 }
 
 mt_status mt_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
@@ -157,7 +179,7 @@ mt_status mt_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out
   int64_t ys[5];
   mt_status st = check_float(op, x);
   if (!st) st = plain_problem(op, x->shape, x->ndim, o, true, &p, ys);
-  return st ? st : pool_fwd(op, x, &p, ys, true, out, NULL);
+  return st ? st : pool_fwd(op, x, o->nsp, &p, ys, true, out, NULL);
 }
 
 mt_status mt_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
@@ -167,7 +189,7 @@ mt_status mt_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *outpu
   int64_t ys[5];
   mt_status st = check_float(op, x);
   if (!st) st = adaptive_problem(op, x->shape, x->ndim, nsp, output_size, &p, ys);
-  return st ? st : pool_fwd(op, x, &p, ys, true, out, NULL);
+  return st ? st : pool_fwd(op, x, nsp, &p, ys, true, out, NULL);
 }
 
 mt_status mt_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out,
@@ -178,7 +200,7 @@ mt_status mt_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *outpu
   int64_t ys[5];
   mt_status st = check_float(op, x);
   if (!st) st = adaptive_problem(op, x->shape, x->ndim, nsp, output_size, &p, ys);
-  return st ? st : pool_fwd(op, x, &p, ys, false, out, indices);
+  return st ? st : pool_fwd(op, x, nsp, &p, ys, false, out, indices);
 }
 
 /* grad_out must have shape ys (what the forward gave for input shape xs). */
@@ -192,11 +214,14 @@ static mt_status check_grad_shape(const char *op, const mt_tensor *g, const int6
   return MT_OK;
 }
 
-static mt_status avg_bwd(const char *op, const mt_tensor *g, const int64_t *xs, int nd, const mt_pool_problem *p,
-                         mt_tensor **grad_in) {
+static mt_status avg_bwd(const char *op, const mt_tensor *g, const int64_t *xs, int nd, int nsp,
+                         const mt_pool_problem *p, mt_tensor **grad_in) {
   mt_tensor *gc = NULL, *gx = NULL;
   mt_status st;
-  bool gpu = mt_tdevice(g).type == MT_CUDA;
+  bool gpu = mt_tdevice(g).type == MT_CUDA, done = false;
+  if (numel(xs, nd) > 0 && mt_numel(g) > 0 &&
+      ((st = cudnn_pool(op, g, nsp, p, true, true, xs, nd, grad_in, &done)) || done))
+    return st;
   if ((st = prep(g, &gc)) || (st = mt_zeros(xs, nd, (mt_dtype)gc->dtype, mt_tdevice(g), &gx))) goto fail;
   if (numel(xs, nd) > 0 && (st = gpu ? mt_cuda_avg_pool(p, true, gc, gx)
                                      : mt_cpu_avg_pool_backward((mt_dtype)gc->dtype, p, mt_data(gc), mt_data(gx))))
@@ -217,7 +242,7 @@ mt_status mt_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_s
   mt_status st = check_float(op, grad_out);
   if (!st) st = plain_problem(op, input_shape, ndim, o, true, &p, ys);
   if (!st) st = check_grad_shape(op, grad_out, ys, ndim);
-  return st ? st : avg_bwd(op, grad_out, input_shape, ndim, &p, grad_in);
+  return st ? st : avg_bwd(op, grad_out, input_shape, ndim, o->nsp, &p, grad_in);
 }
 
 mt_status mt_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
@@ -231,7 +256,7 @@ mt_status mt_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t
   if (st) return st;
   for (int i = 0; i < nsp && i < ndim; i++) size[i] = grad_out->shape[ndim - nsp + i];
   if (!(st = adaptive_problem(op, input_shape, ndim, nsp, size, &p, ys))) st = check_grad_shape(op, grad_out, ys, ndim);
-  return st ? st : avg_bwd(op, grad_out, input_shape, ndim, &p, grad_in);
+  return st ? st : avg_bwd(op, grad_out, input_shape, ndim, nsp, &p, grad_in);
 }
 
 mt_status mt_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,

@@ -37,8 +37,40 @@ def conv_rows():
     torch.backends.cudnn.deterministic = False
     torch.backends.cudnn.allow_tf32 = True
 
+def pool_norm_rows():
+    for dt in ["float32", "bfloat16"]:
+        t = getattr(torch, dt)
+        torch.manual_seed(0)
+        x = torch.randn(64, 64, 112, 112, device="cuda").to(t)
+        g = torch.randn(64, 64, 56, 56, device="cuda").to(t)
+        xr = x.clone().requires_grad_()
+        for kind, f in [("max", F.max_pool2d), ("avg", F.avg_pool2d)]:
+            with torch.no_grad():
+                fwd = time_ms(lambda: f(x, 3, 2, 1), 20)
+            def both():
+                xr.grad = None
+                f(xr, 3, 2, 1).backward(g)
+            print(f"peer {kind}_pool2d_{dt} fwd {fwd:.3f} ms, fwd+bwd {time_ms(both, 20):.3f} ms")
+        del x, g, xr
+        b = torch.randn(64, 256, 56, 56, device="cuda").to(t)
+        gb = torch.randn(64, 256, 56, 56, device="cuda").to(t)
+        w, bias = torch.randn(256, device="cuda"), torch.randn(256, device="cuda")
+        rm, rv = torch.zeros(256, device="cuda"), torch.ones(256, device="cuda")
+        with torch.no_grad():
+            tr = time_ms(lambda: F.batch_norm(b, rm, rv, w, bias, True, 0.1, 1e-5), 20)
+            ev = time_ms(lambda: F.batch_norm(b, rm, rv, w, bias, False, 0.1, 1e-5), 20)
+        br, wr, biasr = b.clone().requires_grad_(), w.clone().requires_grad_(), bias.clone().requires_grad_()
+        def bn_both():
+            br.grad = wr.grad = biasr.grad = None
+            F.batch_norm(br, rm, rv, wr, biasr, True, 0.1, 1e-5).backward(gb)
+        print(f"peer batch_norm_{dt} train fwd {tr:.3f} ms, eval fwd {ev:.3f} ms, train fwd+bwd {time_ms(bn_both, 20):.3f} ms")
+        del b, gb, br
+
 if only == "conv":
     conv_rows()
+    sys.exit(0)
+if only == "poolnorm":
+    pool_norm_rows()
     sys.exit(0)
 
 N = 8192
@@ -57,3 +89,4 @@ def step():
     opt.zero_grad(); F.cross_entropy(m(x), y).backward(); opt.step()
 print(f"peer mlp_train_step {time_ms(step, 20):.3f} ms")
 conv_rows()
+pool_norm_rows()

@@ -46,10 +46,14 @@ function M.sdp_enabled() return torch._sdp_enabled() end
 -- F.scaled_dot_product_attention would run for these inputs.
 function M.sdp_selected(q, k, v, opts) return torch._sdp_selected(q, k, v, opts) end
 
--- torch.backends.cudnn: cuDNN for CUDA convolutions (tensor/cuda/cudnn.c).
--- is_available(), version() (e.g. 91900; nil without cuDNN), stats()
--- (counters: convs, declined, last_declined, load_error) and the field
--- `enabled` (true by default; false routes convolutions to im2col + cuBLAS).
+-- torch.backends.cudnn: cuDNN for CUDA convolutions (tensor/cuda/cudnn.c),
+-- 2-D pooling and batch norm (cudnn_ops.c). is_available(), version()
+-- (e.g. 91900; nil without cuDNN), stats() (counters: convs, declined,
+-- last_declined, load_error, pools, norms, ops_declined, route) and the
+-- field `enabled` (true by default; false routes convolutions to im2col +
+-- cuBLAS and pooling/batch norm to our kernels). torch._cudnn{route=
+-- "auto"|"cudnn"|"native"} picks for pooling and batch norm (auto: cuDNN
+-- where it measured faster).
 -- Algorithms are always deterministic ones; `benchmark` and `deterministic`
 -- may be set and are kept, as plain fields.
 local cudnn = {}

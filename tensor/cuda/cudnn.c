@@ -6,7 +6,9 @@
  * deterministic one that fits the workspace cap) and cached. float32 runs
  * in full precision (FMA math) unless set_float32_matmul_precision allows
  * TF32. A problem cuDNN cannot run is declined (*done false): cuda/conv.c
- * then takes its im2col + cuBLAS path. */
+ * then takes its im2col + cuBLAS path. The optional cudnn_ops entries
+ * (pooling, batch norm) are loaded here too and used by cudnn_ops.c
+ * through mt_cudnn_lib / mt_cudnn_handle. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,11 +20,7 @@
 #include "files.h"
 #include "mt_cuda.h"
 
-static struct {
-#define MT_CUDNN_FIELD(R, name, sym, params) R(*name) params;
-  MT_CUDNN_FUNCS(MT_CUDNN_FIELD)
-#undef MT_CUDNN_FIELD
-} dn;
+static mt_cudnn_fns dn;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -55,6 +53,9 @@ static void load(void) {
   }
   MT_CUDNN_FUNCS(MT_CUDNN_LOAD)
 #undef MT_CUDNN_LOAD
+#define MT_CUDNN_LOAD_OPTIONAL(R, name, sym, params) *(void **)&dn.name = dlsym(h, sym);
+  MT_CUDNN_OPS_FUNCS(MT_CUDNN_LOAD_OPTIONAL)
+#undef MT_CUDNN_LOAD_OPTIONAL
   version = dn.GetVersion();
   if (version < 8000) {
     snprintf(load_error, sizeof load_error, "cuDNN %zu is too old (8 or 9 needed)", version);
@@ -76,6 +77,7 @@ mt_cudnn_info mt_cudnn_stats(void) {
   snprintf(r.last_declined, sizeof r.last_declined, "%s", last_declined);
   pthread_mutex_unlock(&lock);
   snprintf(r.load_error, sizeof r.load_error, "%s", loaded ? "" : load_error);
+  mt_cudnn_ops_stats(&r);
   return r;
 }
 
@@ -259,6 +261,15 @@ static cudnnStatus_t handle_of(int dev, cudnnHandle_t *out) {
   *out = handles[dev];
   return s;
 }
+
+const mt_cudnn_fns *mt_cudnn_lib(size_t *ver) {
+  if (!enabled) return NULL;
+  pthread_once(&load_once, load);
+  if (ver) *ver = version;
+  return loaded ? &dn : NULL;
+}
+
+cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *h) { return handle_of(dev, h); }
 
 /* The cache key of problem p in direction kind. */
 static void make_key(const mt_conv_problem *p, int kind, mt_dtype dt, int dev, bool tf32, key *k) {

@@ -1,7 +1,9 @@
 /* cudnn_api.h -- the few cuDNN declarations moontorch uses (the legacy
- * convolution API, present in cuDNN 8 and 9), written from NVIDIA's
- * documented C API (cudnn_graph.h, cudnn_cnn.h) so that no cuDNN headers
- * are needed at build time; cudnn.c fills the table by dlopen/dlsym. */
+ * convolution API, present in cuDNN 8 and 9, and the legacy pooling and
+ * batch-norm calls of cudnn_ops, deprecated but present in 9.x), written
+ * from NVIDIA's documented C API (cudnn_graph.h, cudnn_cnn.h, cudnn_ops.h)
+ * so that no cuDNN headers are needed at build time; cudnn.c fills the
+ * table by dlopen/dlsym (the ops entries are optional: NULL when absent). */
 #ifndef MT_CUDNN_API_H
 #define MT_CUDNN_API_H
 
@@ -11,6 +13,7 @@ typedef struct cudnnContext *cudnnHandle_t;
 typedef struct cudnnTensorStruct *cudnnTensorDescriptor_t;
 typedef struct cudnnFilterStruct *cudnnFilterDescriptor_t;
 typedef struct cudnnConvolutionStruct *cudnnConvolutionDescriptor_t;
+typedef struct cudnnPoolingStruct *cudnnPoolingDescriptor_t;
 typedef int cudnnStatus_t; /* 0: CUDNN_STATUS_SUCCESS */
 
 /* cudnnDataType_t */
@@ -29,6 +32,16 @@ typedef int cudnnStatus_t; /* 0: CUDNN_STATUS_SUCCESS */
 #define MT_CUDNN_FMA_MATH 3
 /* cudnnDeterminism_t */
 #define MT_CUDNN_DETERMINISTIC 1
+/* cudnnPoolingMode_t */
+#define MT_CUDNN_POOLING_MAX 0
+#define MT_CUDNN_POOLING_AVG_INCLUDE_PAD 1
+#define MT_CUDNN_POOLING_AVG_EXCLUDE_PAD 2
+#define MT_CUDNN_POOLING_MAX_DETERMINISTIC 3
+/* cudnnNanPropagation_t */
+#define MT_CUDNN_PROPAGATE_NAN 1
+/* cudnnBatchNormMode_t */
+#define MT_CUDNN_BATCHNORM_SPATIAL 1
+#define MT_CUDNN_BATCHNORM_SPATIAL_PERSISTENT 2
 
 /* cudnnConvolutionFwdAlgoPerf_t, ...BwdDataAlgoPerf_t and
  * ...BwdFilterAlgoPerf_t share this layout (algo is the direction's enum). */
@@ -45,6 +58,7 @@ typedef struct mt_cudnn_perf {
 typedef cudnnTensorDescriptor_t TD;
 typedef cudnnFilterDescriptor_t FD;
 typedef cudnnConvolutionDescriptor_t CD;
+typedef cudnnPoolingDescriptor_t PD;
 
 /* X(return, name, symbol, params) */
 #define MT_CUDNN_FUNCS(X)                                                                                              \
@@ -87,5 +101,44 @@ typedef cudnnConvolutionDescriptor_t CD;
   X(cudnnStatus_t, BackwardFilter, "cudnnConvolutionBackwardFilter",                                                   \
     (cudnnHandle_t h, const void *alpha, TD xd, const void *x, TD dyd, const void *dy, CD c, int algo, void *ws,       \
      size_t wsbytes, const void *beta, FD dwd, void *dw))
+
+/* Optional (cudnn_ops): pooling and batch norm; a missing one leaves its
+ * entry NULL and the native kernels run. */
+#define MT_CUDNN_OPS_FUNCS(X)                                                                                          \
+  X(cudnnStatus_t, CreatePoolingDescriptor, "cudnnCreatePoolingDescriptor", (PD * d))                                 \
+  X(cudnnStatus_t, DestroyPoolingDescriptor, "cudnnDestroyPoolingDescriptor", (PD d))                                 \
+  X(cudnnStatus_t, SetPooling2dDescriptor, "cudnnSetPooling2dDescriptor",                                             \
+    (PD d, int mode, int nanOpt, int wh, int ww, int ph, int pw, int sh, int sw))                                     \
+  X(cudnnStatus_t, PoolingForward, "cudnnPoolingForward",                                                             \
+    (cudnnHandle_t h, PD p, const void *alpha, TD xd, const void *x, const void *beta, TD yd, void *y))               \
+  X(cudnnStatus_t, PoolingBackward, "cudnnPoolingBackward",                                                           \
+    (cudnnHandle_t h, PD p, const void *alpha, TD yd, const void *y, TD dyd, const void *dy, TD xd, const void *x,    \
+     const void *beta, TD dxd, void *dx))                                                                             \
+  X(cudnnStatus_t, DeriveBNTensorDescriptor, "cudnnDeriveBNTensorDescriptor", (TD bn, TD x, int mode))                \
+  X(cudnnStatus_t, BNForwardTraining, "cudnnBatchNormalizationForwardTraining",                                       \
+    (cudnnHandle_t h, int mode, const void *alpha, const void *beta, TD xd, const void *x, TD yd, void *y, TD bnd,     \
+     const void *scale, const void *bias, double factor, void *runMean, void *runVar, double eps, void *saveMean,     \
+     void *saveInvStd))                                                                                                \
+  X(cudnnStatus_t, BNForwardInference, "cudnnBatchNormalizationForwardInference",                                     \
+    (cudnnHandle_t h, int mode, const void *alpha, const void *beta, TD xd, const void *x, TD yd, void *y, TD bnd,     \
+     const void *scale, const void *bias, const void *mean, const void *var, double eps))                             \
+  X(cudnnStatus_t, BNBackward, "cudnnBatchNormalizationBackward",                                                     \
+    (cudnnHandle_t h, int mode, const void *alphaData, const void *betaData, const void *alphaParam,                  \
+     const void *betaParam, TD xd, const void *x, TD dyd, const void *dy, TD dxd, void *dx, TD bnd, const void *scale, \
+     void *dScale, void *dBias, double eps, const void *saveMean, const void *saveInvStd))
+
+/* The table cudnn.c fills. */
+typedef struct mt_cudnn_fns {
+#define MT_CUDNN_FIELD(R, name, sym, params) R(*name) params;
+  MT_CUDNN_FUNCS(MT_CUDNN_FIELD)
+  MT_CUDNN_OPS_FUNCS(MT_CUDNN_FIELD)
+#undef MT_CUDNN_FIELD
+} mt_cudnn_fns;
+
+/* For cudnn_ops.c (cudnn.c): the table once loaded (optional entries may
+ * be NULL) and the version, NULL when cuDNN is absent or switched off;
+ * dev's handle bound to its current stream. */
+const mt_cudnn_fns *mt_cudnn_lib(size_t *version);
+cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *h);
 
 #endif

@@ -195,9 +195,38 @@ typedef struct mt_cudnn_info {
   int64_t version, convs, declined; /* version as cudnnGetVersion: 91900 */
   int algo[3], math[3];              /* per direction: the last algorithm run (-1: none) and its math type */
   char last_declined[240], load_error[300];
+  /* pooling and batch norm (cudnn_ops.c): calls run by cuDNN, calls it
+   * could not run (the native kernels did), the route (MT_CUDNN_ROUTE_*) */
+  int64_t pools, norms, ops_declined;
+  int route;
+  char last_ops_declined[160];
 } mt_cudnn_info;
 mt_cudnn_info mt_cudnn_stats(void);
 void mt_cudnn_set_enabled(bool on);
+/* cuDNN pooling and batch norm (cudnn_ops.c), on contiguous CUDA tensors
+ * of float32, float16 or bfloat16; tensor/pool.c and norm.c check the
+ * arguments first and run their native kernels when *done is false (cuDNN
+ * absent, switched off, the problem unsupported, or our kernel measured
+ * faster for it under the auto route). */
+enum { MT_CUDNN_ROUTE_AUTO, MT_CUDNN_ROUTE_CUDNN, MT_CUDNN_ROUTE_NATIVE };
+void mt_cudnn_set_route(int route);
+void mt_cudnn_ops_stats(mt_cudnn_info *r);
+/* Whether mt_cudnn_pool would take p: 2-D or 1-D, not adaptive, no
+ * dilation, ceil_mode or divisor_override changing the result, a route
+ * that picks cuDNN. */
+bool mt_cudnn_pool_takes(const struct mt_pool_problem *p, bool avg, bool back, mt_dtype dt);
+/* out = the pool of in (max without indices, or avg) or, back (avg only),
+ * the input gradient of gradient in; C the channels (planes = N * C). */
+mt_status mt_cudnn_pool(const struct mt_pool_problem *p, bool avg, bool back, int64_t C, const mt_tensor *in,
+                        mt_tensor *out, bool *done);
+/* mt_batch_norm and mt_batch_norm_backward (training) through cuDNN, same
+ * arguments and results (statistics float32). */
+mt_status mt_cudnn_batch_norm(const mt_tensor *x, const mt_tensor *w, const mt_tensor *b, mt_tensor *running_mean,
+                              mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
+                              mt_tensor **save_mean, mt_tensor **save_invstd, bool *done);
+mt_status mt_cudnn_batch_norm_backward(const mt_tensor *gy, const mt_tensor *x, const mt_tensor *w,
+                                       const mt_tensor *save_mean, const mt_tensor *save_invstd, mt_tensor **grad_in,
+                                       mt_tensor **grad_weight, mt_tensor **grad_bias, bool *done);
 /* y (and idx, int64 1-based positions in the plane, unless NULL) of a max pool. */
 mt_status mt_cuda_max_pool(const struct mt_pool_problem *p, const mt_tensor *x, mt_tensor *y, mt_tensor *idx);
 /* gx = zeros plus gy summed at idx (checked to lie in the plane first). */
