@@ -1,5 +1,7 @@
 -- torch.optim.adam -- Adam and AdamW (amsgrad, maximize): PyTorch 1.13's
--- single-tensor updates, op for op (addcmul/addcdiv spelled as mul + add).
+-- single-tensor updates, op for op (addcmul/addcdiv spelled as mul + add);
+-- on CUDA the same update in one kernel per parameter (fused, the default
+-- there; fused=false or foreach=true keeps the ops).
 local torch = require "torch"
 local U = require "torch.nn.util"
 local Optimizer = require "torch.optim.optimizer"
@@ -24,8 +26,54 @@ local function setup(self, name, params, wd_default, ...)
     error(("optim.%s: betas must be a list of two numbers in [0, 1)"):format(name), 3)
   end
   if o.weight_decay < 0 then error(("optim.%s: invalid weight_decay value %s"):format(name, o.weight_decay), 3) end
+  if o.fused and o.foreach then error(("optim.%s: `fused` and `foreach` cannot be `true` together"):format(name), 3) end
+  if o.fused and o.differentiable then error(("optim.%s: `fused` does not support `differentiable`"):format(name), 3) end
+  -- fused (PyTorch's fused=True): one kernel per CUDA parameter; the
+  -- default on CUDA unless foreach or differentiable is asked for. The CPU
+  -- always runs the ops below (PyTorch's fused CPU step is the same math).
+  self._fused = o.fused ~= false and not o.foreach and not o.differentiable
   o.foreach, o.capturable, o.differentiable, o.fused = nil, nil, nil, nil
   self:_setup(params, o)
+end
+
+local function fusable(p, grad, st, amsgrad)
+  if not (p.is_cuda and grad.is_cuda and grad.dtype == p.dtype and p:is_contiguous() and grad:is_contiguous()) then
+    return false
+  end
+  for _, t in ipairs{st.exp_avg, st.exp_avg_sq, amsgrad and st.max_exp_avg_sq or nil} do
+    if not (t.is_cuda and t.dtype == p.dtype and t:is_contiguous()) then return false end
+  end
+  return type(st.step) == "number"
+end
+
+-- The fused step of a group's CUDA parameters (torch._fused_adam_); returns
+-- the set of parameters it updated.
+local function fused_update(self, group, decoupled)
+  local amsgrad = group.amsgrad
+  local ps, gs, ms, vs, maxs, steps, done = {}, {}, {}, {}, {}, {}, {}
+  for _, p in ipairs(group.params) do
+    local grad, st = p.grad, self.state[p]
+    if grad ~= nil and p.is_cuda and st == nil then
+      st = {step = 0, exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p)}
+      if amsgrad then st.max_exp_avg_sq = torch.zeros_like(p) end
+      self.state[p] = st
+    end
+    if grad ~= nil and st ~= nil and amsgrad and st.max_exp_avg_sq == nil then st.max_exp_avg_sq = torch.zeros_like(p) end
+    if grad ~= nil and st ~= nil and fusable(p, grad, st, amsgrad) then
+      local k = #ps + 1
+      st.step = st.step + 1
+      ps[k], gs[k], ms[k], vs[k], steps[k] = p, grad, st.exp_avg, st.exp_avg_sq, st.step
+      maxs[k] = amsgrad and st.max_exp_avg_sq or false
+      done[p] = true
+    end
+  end
+  if #ps > 0 then
+    torch._fused_adam_(ps, gs, ms, vs, amsgrad and maxs or nil, steps,
+                       {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2], eps = group.eps,
+                        weight_decay = group.weight_decay, amsgrad = amsgrad, maximize = group.maximize,
+                        decoupled = decoupled})
+  end
+  return done
 end
 
 -- Under torch.compile the step count is a float64 0-dim tensor (updated
@@ -38,9 +86,10 @@ local function update(self, group, decoupled)
   if capturing then lr = torch.compiler.scalar(group, "lr") end
   local amsgrad, maximize = group.amsgrad, group.maximize
   local state = self.state
+  local done = (self._fused and not capturing) and fused_update(self, group, decoupled) or {}
   for _, p in ipairs(group.params) do
     local grad = p.grad
-    if grad ~= nil then
+    if grad ~= nil and not done[p] then
       if maximize then grad = -grad end
       local st = state[p]
       if st == nil then
