@@ -4,25 +4,46 @@
 -- several steps: every floating dtype, weight decay, amsgrad, maximize,
 -- AdamW, parameter groups, odd shapes, a parameter without a gradient and a
 -- non-contiguous one (which falls back to the ops); the fused/foreach
--- options; bad input to torch._fused_adam_. Skips without a GPU.
+-- options; bad input to torch._fused_adam_. The CPU loop (fused = true on
+-- the CPU) against the ops runs everywhere; the rest skips without a GPU.
 local optim = require "torch.optim"
-
-if not torch.cuda.is_available() then
-  io.write("note: no CUDA GPU/driver here; fused Adam tests skipped\n")
-  test("Adam accepts fused/foreach on the CPU and rejects both at once", function()
-    local p = torch.zeros(3):requires_grad_()
-    p.grad = torch.ones(3)
-    optim.Adam({p}, {lr = 0.1, fused = true}):step()
-    check_close(p, torch.full({3}, -0.1), {atol = 1e-6})
-    check_error(function() optim.Adam({p}, {fused = true, foreach = true}) end, "cannot be `true` together")
-  end)
-  return
-end
 
 local function close(got, want, tol, what)
   local ok, err = pcall(check_close, got, want, tol)
   if not ok then error((what or "") .. ": " .. tostring(err), 2) end
 end
+
+test("fused = true on the CPU (float32/float64) matches the ops; fused with foreach is an error", function()
+  for _, dt in ipairs{torch.float32, torch.float64} do
+    for _, o in ipairs{{lr = 0.1}, {lr = 0.05, weight_decay = 0.2, amsgrad = true, maximize = true}} do
+      for _, Opt in ipairs{optim.Adam, optim.AdamW} do
+        local function run(fused)
+          torch.manual_seed(7)
+          local ps = {torch.randn(5, 3, {dtype = dt}):requires_grad_(), torch.randn(4, {dtype = dt}):requires_grad_()}
+          local oo = {fused = fused}
+          for k, v in pairs(o) do oo[k] = v end
+          local opt = Opt(ps, oo)
+          for _ = 1, 4 do
+            for _, p in ipairs(ps) do p.grad = torch.randn(p.shape, {dtype = dt}) end
+            opt:step()
+          end
+          return ps
+        end
+        local a, b = run(true), run(false)
+        local tol = dt == torch.float32 and {atol = 1e-6, rtol = 1e-6} or {atol = 1e-14, rtol = 1e-14}
+        for i = 1, #a do close(a[i], b[i], tol, ("%s %s param %d"):format(tostring(dt), tostring(o.amsgrad), i)) end
+      end
+    end
+  end
+  local p = torch.zeros(3):requires_grad_()
+  check_error(function() optim.Adam({p}, {fused = true, foreach = true}) end, "cannot be `true` together")
+end)
+
+if not torch.cuda.is_available() then
+  io.write("note: no CUDA GPU/driver here; fused Adam tests on the GPU skipped\n")
+  return
+end
+
 
 local SHAPES = {{33, 77}, {19}, {1}, {4, 5, 6}}
 
@@ -156,8 +177,9 @@ test("torch._fused_adam_ rejects bad input with clear errors", function()
   check_error(function() torch._fused_adam_({p}, {gr}, {m}, {v}, nil, {2}, {lr = "x"}) end, "number")
   check_error(function() torch._fused_adam_({p}, {gr:cpu()}, {m}, {v}, nil, {2}, o) end, "cpu")
   check_error(function()
-    torch._fused_adam_({torch.zeros(4)}, {torch.ones(4)}, {torch.zeros(4)}, {torch.zeros(4)}, nil, {1}, o)
-  end, "CUDA")
+    torch._fused_adam_({torch.zeros(4, {dtype = torch.float16})}, {torch.ones(4, {dtype = torch.float16})},
+                       {torch.zeros(4, {dtype = torch.float16})}, {torch.zeros(4, {dtype = torch.float16})}, nil, {1}, o)
+  end, "on the CPU are not supported")
   check_error(function() torch._fused_adam_({p:int()}, {gr:int()}, {m:int()}, {v:int()}, nil, {2}, o) end,
               "floating")
 end)

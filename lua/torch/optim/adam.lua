@@ -1,7 +1,8 @@
 -- torch.optim.adam -- Adam and AdamW (amsgrad, maximize): PyTorch 1.13's
 -- single-tensor updates, op for op (addcmul/addcdiv spelled as mul + add);
 -- on CUDA the same update in one kernel per parameter (fused, the default
--- there; fused=false or foreach=true keeps the ops).
+-- there; fused=false or foreach=true keeps the ops; fused=true also fuses
+-- float32/float64 CPU parameters).
 local torch = require "torch"
 local U = require "torch.nn.util"
 local Optimizer = require "torch.optim.optimizer"
@@ -28,51 +29,62 @@ local function setup(self, name, params, wd_default, ...)
   if o.weight_decay < 0 then error(("optim.%s: invalid weight_decay value %s"):format(name, o.weight_decay), 3) end
   if o.fused and o.foreach then error(("optim.%s: `fused` and `foreach` cannot be `true` together"):format(name), 3) end
   if o.fused and o.differentiable then error(("optim.%s: `fused` does not support `differentiable`"):format(name), 3) end
-  -- fused (PyTorch's fused=True): one kernel per CUDA parameter; the
-  -- default on CUDA unless foreach or differentiable is asked for. The CPU
-  -- always runs the ops below (PyTorch's fused CPU step is the same math).
-  self._fused = o.fused ~= false and not o.foreach and not o.differentiable
+  -- fused (PyTorch's fused=True): one kernel per CUDA parameter, the
+  -- default there unless foreach or differentiable is asked for; on the CPU
+  -- (float32/float64) only when fused = true is given.
+  self._fused = o.fused
+  if o.foreach or o.differentiable then self._fused = false end
   o.foreach, o.capturable, o.differentiable, o.fused = nil, nil, nil, nil
   self:_setup(params, o)
 end
 
+-- whether p's step runs fused: CUDA unless fused = false; the CPU when fused = true
+local function fused_device(self, p)
+  if p.is_cuda then return self._fused ~= false end
+  return self._fused == true and (p.dtype == torch.float32 or p.dtype == torch.float64)
+end
+
 local function fusable(p, grad, st, amsgrad)
-  if not (p.is_cuda and grad.is_cuda and grad.dtype == p.dtype and p:is_contiguous() and grad:is_contiguous()) then
+  if not (grad.device == p.device and grad.dtype == p.dtype and p:is_contiguous() and grad:is_contiguous()) then
     return false
   end
   for _, t in ipairs{st.exp_avg, st.exp_avg_sq, amsgrad and st.max_exp_avg_sq or nil} do
-    if not (t.is_cuda and t.dtype == p.dtype and t:is_contiguous()) then return false end
+    if not (t.device == p.device and t.dtype == p.dtype and t:is_contiguous()) then return false end
   end
   return type(st.step) == "number"
 end
 
--- The fused step of a group's CUDA parameters (torch._fused_adam_); returns
--- the set of parameters it updated.
+-- The fused step of a group's parameters that take it (torch._fused_adam_,
+-- one call per device); returns the set of parameters it updated.
 local function fused_update(self, group, decoupled)
   local amsgrad = group.amsgrad
-  local ps, gs, ms, vs, maxs, steps, done = {}, {}, {}, {}, {}, {}, {}
+  local per_device, done = {}, {}
   for _, p in ipairs(group.params) do
     local grad, st = p.grad, self.state[p]
-    if grad ~= nil and p.is_cuda and st == nil then
+    local on = grad ~= nil and fused_device(self, p)
+    if on and st == nil then
       st = {step = 0, exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p)}
       if amsgrad then st.max_exp_avg_sq = torch.zeros_like(p) end
       self.state[p] = st
     end
-    if grad ~= nil and st ~= nil and amsgrad and st.max_exp_avg_sq == nil then st.max_exp_avg_sq = torch.zeros_like(p) end
-    if grad ~= nil and st ~= nil and fusable(p, grad, st, amsgrad) then
-      local k = #ps + 1
+    if on and amsgrad and st.max_exp_avg_sq == nil then st.max_exp_avg_sq = torch.zeros_like(p) end
+    if on and fusable(p, grad, st, amsgrad) then
+      local key = tostring(p.device)
+      local l = per_device[key]
+      if not l then
+        l = {{}, {}, {}, {}, {}, {}}
+        per_device[key] = l
+      end
+      local k = #l[1] + 1
       st.step = st.step + 1
-      ps[k], gs[k], ms[k], vs[k], steps[k] = p, grad, st.exp_avg, st.exp_avg_sq, st.step
-      maxs[k] = amsgrad and st.max_exp_avg_sq or false
+      l[1][k], l[2][k], l[3][k], l[4][k], l[6][k] = p, grad, st.exp_avg, st.exp_avg_sq, st.step
+      l[5][k] = amsgrad and st.max_exp_avg_sq or false
       done[p] = true
     end
   end
-  if #ps > 0 then
-    torch._fused_adam_(ps, gs, ms, vs, amsgrad and maxs or nil, steps,
-                       {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2], eps = group.eps,
-                        weight_decay = group.weight_decay, amsgrad = amsgrad, maximize = group.maximize,
-                        decoupled = decoupled})
-  end
+  local o = {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2], eps = group.eps,
+             weight_decay = group.weight_decay, amsgrad = amsgrad, maximize = group.maximize, decoupled = decoupled}
+  for _, l in pairs(per_device) do torch._fused_adam_(l[1], l[2], l[3], l[4], amsgrad and l[5] or nil, l[6], o) end
   return done
 end
 
@@ -86,7 +98,7 @@ local function update(self, group, decoupled)
   if capturing then lr = torch.compiler.scalar(group, "lr") end
   local amsgrad, maximize = group.amsgrad, group.maximize
   local state = self.state
-  local done = (self._fused and not capturing) and fused_update(self, group, decoupled) or {}
+  local done = (self._fused ~= false and not capturing) and fused_update(self, group, decoupled) or {}
   for _, p in ipairs(group.params) do
     local grad = p.grad
     if grad ~= nil and not done[p] then

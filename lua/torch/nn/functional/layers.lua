@@ -22,9 +22,11 @@ end
 -- linear(input, weight[, bias]): input @ weight^T + bias.
 function F.linear(x, w, b)
   if type(b) == "table" then b = b.bias end
-  if b ~= nil and x.is_cuda and x:dim() >= 2 and w:dim() == 2 and b:dim() == 1 and x.dtype == w.dtype and
-     x.dtype == b.dtype and w.shape[2] == x.shape[x:dim()] and b.shape[1] == w.shape[1] and
-     not torch.compiler.is_compiling() then
+  -- is_compiling first: a capture and its replays must make the same calls
+  -- (a replay's stand-in temporaries are CPU tensors)
+  if b ~= nil and not torch.compiler.is_compiling() and x.is_cuda and x:dim() >= 2 and w:dim() == 2 and
+     b:dim() == 1 and x.dtype == w.dtype and x.dtype == b.dtype and w.shape[2] == x.shape[x:dim()] and
+     b.shape[1] == w.shape[1] then
     return linear_cuda(x, w, b)
   end
   local y = x:matmul(w:t())
