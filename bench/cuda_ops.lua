@@ -108,17 +108,51 @@ for _, case in ipairs{{"float32", "highest"}, {"float32", "high"}, {"bfloat16", 
 end
 torch.set_float32_matmul_precision("highest")
 
-local nn = torch.nn
-torch.manual_seed(0)
-local m = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 10)):cuda()
-local opt = torch.optim.Adam(m:parameters(), {lr = 1e-3})
-local x, y = torch.randn(256, 1024, {device = "cuda"}), torch.randint(1, 11, {256}):cuda()
-local ms = time_ms(function()
-  opt:zero_grad()
-  torch.nn.functional.cross_entropy(m(x), y):backward()
-  opt:step()
-end, 20)
-print(("mlp_train_step %.3f ms"):format(ms))
+-- The MLP training step; `cuda_ops.lua mlp` runs only these rows: the
+-- default (cuBLASLt bias epilogues, fused Adam), each switched off, both
+-- off (the path before them), and a linear + tanh-GELU forward (eager: one
+-- Lt call and the GELU kernel; compiled: one Lt call).
+local function mlp_rows(all)
+  local nn, F = torch.nn, torch.nn.functional
+  local variants = all and {{"", true, true}, {"_lt_off", false, true}, {"_unfused_adam", true, false},
+                            {"_both_off", false, false}} or {{"", true, true}}
+  for _, v in ipairs(variants) do
+    torch._set_cublaslt_enabled(v[2])
+    torch.manual_seed(0)
+    local m = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 10))
+      :cuda()
+    local opt = torch.optim.Adam(m:parameters(), {lr = 1e-3, fused = v[3]})
+    local x, y = torch.randn(256, 1024, {device = "cuda"}), torch.randint(1, 11, {256}):cuda()
+    local ms = time_ms(function()
+      opt:zero_grad()
+      F.cross_entropy(m(x), y):backward()
+      opt:step()
+    end, 20)
+    print(("mlp_train_step%s %.3f ms"):format(v[1], ms))
+  end
+  torch._set_cublaslt_enabled(true)
+  if not all then return end
+  for _, dt in ipairs{"float32", "bfloat16"} do
+    torch.manual_seed(0)
+    local x = torch.randn(256, 1024, {device = "cuda"}):to(dt)
+    local w, b = (torch.randn(4096, 1024, {device = "cuda"}) * 0.03):to(dt), torch.randn(4096, {device = "cuda"}):to(dt)
+    local f = function(p, q, r) return F.gelu(F.linear(p, q, r), "tanh") end
+    local c = torch.compile(f)
+    local eager = time_ms(function() torch.no_grad(function() f(x, w, b) end) end, 50)
+    local comp = dt == "float32" and time_ms(function() torch.no_grad(function() c(x, w, b) end) end, 50)
+    torch._set_cublaslt_enabled(false)
+    local off = time_ms(function() torch.no_grad(function() f(x, w, b) end) end, 50)
+    torch._set_cublaslt_enabled(true)
+    print(("linear_gelu_fwd_%s 256x1024x4096 eager %.3f ms (Lt off %.3f)%s"):format(dt, eager, off,
+          comp and (", compiled %.3f ms"):format(comp) or ""))
+  end
+end
+
+if only == "mlp" then
+  mlp_rows(true)
+  return
+end
+mlp_rows(false)
 
 conv_rows()
 pool_norm_rows()

@@ -294,14 +294,31 @@ mt_status mtg_kron(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
  * f[0] = beta, f[1] = alpha. For the matrix products gm1 = alpha g m2^T and
  * gm2 = alpha m1^T g, which also covers addbmm (g broadcasts over the
  * batch of b1 and b2). */
+/* addmm as a linear layer on CUDA (a 1-D bias, beta = alpha = 1, no
+ * create_graph): the weight and bias gradients in one cuBLASLt call; the
+ * weight's comes out as (g^T m1)^T, so a w:t() operand's gradient is
+ * contiguous. False when that path does not apply. */
+static bool wgrad_fused(mtg_scope *s, mtg_node *n, mt_tensor *g, mt_tensor **gin) {
+  if (n->f[0] != 1 || n->f[1] != 1 || !mtg_needs(n, 0) || !mtg_needs(n, 2) || mtg_grad_enabled() ||
+      n->in[0].ndim != 1 || n->in[1].ndim != 2 || n->in[2].ndim != 2 || g->ndim != 2 ||
+      mt_tdevice(g).type != MT_CUDA)
+    return false;
+  mt_tensor *m1 = D_saved(s, 1), *gw = NULL, *gb = NULL;
+  if (!m1 || mt_linear_wgrad(g, m1, &gw, &gb) != MT_OK) return false;
+  gin[0] = D_grad_for(s, 0, mtg_track(s, MT_OK, gb));
+  gin[2] = D_grad_for(s, 2, DL_mT(s, mtg_track(s, MT_OK, gw)));
+  return true;
+}
+
 static mt_status d_addmm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   double beta = n->f[0], alpha = n->f[1];
   mt_tensor *g = go[0], *ga = alpha == 1 ? g : D_scale(s, g, alpha);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, g, beta));
+  bool fused = wgrad_fused(s, n, g, gin);
+  if (mtg_needs(n, 0) && !fused) gin[0] = D_grad_for(s, 0, D_scale(s, g, beta));
   if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, ga, DL_mT(s, D_saved(s, 2))));
-  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_matmul(s, DL_mT(s, D_saved(s, 1)), ga));
+  if (mtg_needs(n, 2) && !fused) gin[2] = D_grad_for(s, 2, D_matmul(s, DL_mT(s, D_saved(s, 1)), ga));
   return mtg_scope_end(s, gin, n->nin);
 }
 

@@ -227,6 +227,10 @@ static void matmul_epilogue(mtj_graph *g, int x) {
   mt_act act = MT_ACT_NONE;
   double alpha = 0;
   if (!find_act(g, y, &act, &alpha, s + 1, &ns)) act = MT_ACT_NONE, ns = 0;
+  /* CUDA: cuBLASLt applies the bias, relu and GELU (cuda/blaslt.c); other
+   * activations stay in a generated kernel */
+  if (g->dev.type != MT_CPU && act != MT_ACT_RELU && act != MT_ACT_GELU && act != MT_ACT_GELU_TANH)
+    act = MT_ACT_NONE, ns = 0;
   fold(g, x, s, ns + 1, b, act, alpha);
 }
 
@@ -263,8 +267,11 @@ void mtj_rewrite(mtj_graph *g) {
   if (off && strcmp(off, "0") == 0) return;
   for (int i = 0; i < g->nn; i++)
     if (g->n[i].live && g->n[i].kind == JN_UNARY && g->n[i].op == MT_OP_relu) swap_relu_pool(g, i);
-  /* the rest call CPU kernels (compact pools) and oneDNN (epilogues) */
+  /* the rest call CPU kernels (compact pools) and oneDNN (epilogues); on
+   * CUDA only a matmul's bias and activation fold (into one cuBLASLt call) */
   if (g->dev.type != MT_CPU) {
+    for (int i = 0, nn = g->nn; i < nn && !(epi && strcmp(epi, "0") == 0); i++)
+      if (g->n[i].live) matmul_epilogue(g, i);
     mtj_mark_live(g);
     return;
   }

@@ -61,6 +61,7 @@ static const char *const cuda_ready[] = {
     "vdot", "addbmm", "addmm_", "addmv_", "baddbmm_", "addbmm_", /* products (blas.c; integers: intmm.c) */
     "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
     "_amp_foreach_non_finite_check_and_unscale_", /* GradScaler (tensor/amp.c) */
+    "_fused_adam_", /* fused Adam/AdamW (tensor/optim.c, cuda/adam.c) */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save",
     /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */

@@ -18,6 +18,12 @@ mt_status mt_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
  * one after another. alpha: act's parameter. *out must be NULL. */
 mt_status mt_matmul_act(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_act act, double alpha,
                         mt_tensor **out);
+/* A linear layer's weight and bias gradients from the output gradient g
+ * (m, n) and input x (m, k) in one cuBLASLt call (CUDA, float32/16/bf16):
+ * gw = g^T x (n, k; contiguous), gb = g summed over rows (n). MT_EARG
+ * without a message when that path does not apply (the caller computes
+ * them as two ops). */
+mt_status mt_linear_wgrad(const mt_tensor *g, const mt_tensor *x, mt_tensor **gw, mt_tensor **gb);
 mt_status mt_mm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 mt_status mt_bmm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 mt_status mt_mv(const mt_tensor *a, const mt_tensor *v, mt_tensor **out);

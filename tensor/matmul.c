@@ -189,6 +189,63 @@ static bool same_shape(const mt_tensor *t, const int64_t *shape, int nd) {
   return true;
 }
 
+/* ---- cuBLASLt epilogues (CUDA; cuda/blaslt.c declines -> the plain path) ---- */
+
+/* c (m, n) = a @ b + bias (1-D of n, c's dtype) in one cuBLASLt call (addmm
+ * and F.linear on CUDA); false when Lt declines. */
+static bool lt_bias(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_lt_epi epi, mt_tensor *c) {
+  layout la = matrix_layout(a), lb = matrix_layout(b);
+  if (!bias || bias->ndim != 1 || bias->shape[0] != c->shape[1] || bias->dtype != c->dtype || !la.ok || !lb.ok ||
+      !mt_same_device(mt_tdevice(bias), mt_tdevice(c)))
+    return false;
+  return mt_cuda_lt_product(a, la.trans, la.ld, b, lb.trans, lb.ld, c, epi, bias, NULL) == MT_OK;
+}
+
+mt_status mt_linear_wgrad(const mt_tensor *g, const mt_tensor *x, mt_tensor **gw, mt_tensor **gb) {
+  if (g->ndim != 2 || x->ndim != 2 || g->shape[0] != x->shape[0] || g->dtype != x->dtype ||
+      mt_tdevice(g).type != MT_CUDA || !mt_same_device(mt_tdevice(g), mt_tdevice(x)))
+    return MT_EARG;
+  int64_t ws[2] = {g->shape[1], x->shape[1]};
+  mt_tensor *gt = NULL, *w = NULL, *b = NULL;
+  mt_status st = mt_transpose(g, 0, 1, &gt);
+  layout la = st ? (layout){0} : matrix_layout(gt), lb = matrix_layout(x);
+  if (!st && (!la.ok || !lb.ok)) st = MT_EARG;
+  if (!st) st = mt_empty(ws, 2, (mt_dtype)g->dtype, mt_tdevice(g), &w);
+  if (!st) st = mt_empty(ws, 1, (mt_dtype)g->dtype, mt_tdevice(g), &b);
+  if (!st) st = mt_cuda_lt_product(gt, la.trans, la.ld, x, lb.trans, lb.ld, w, MT_LT_BGRAD, b, NULL);
+  if (!st) *gw = w, *gb = b, w = b = NULL;
+  mt_release(gt), mt_release(w), mt_release(b);
+  return st;
+}
+
+/* act(a @ b + bias) on CUDA: one Lt call for no activation, relu and tanh
+ * GELU; exact GELU adds the bias in the call and runs the activation after;
+ * MT_EARG (no message) when Lt declines. */
+static mt_status matmul_act_lt(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_act act,
+                               double alpha, mt_tensor **out) {
+  int nd = a->ndim;
+  if (mt_tdevice(a).type != MT_CUDA || !bias || nd < 2 || b->ndim != 2 || a->shape[nd - 1] != b->shape[0] ||
+      !(act == MT_ACT_NONE || act == MT_ACT_RELU || act == MT_ACT_GELU || act == MT_ACT_GELU_TANH))
+    return MT_EARG;
+  int64_t k = b->shape[0], n = b->shape[1], m = 1, shape[MT_MAXDIM];
+  for (int d = 0; d < nd - 1; d++) m *= a->shape[d], shape[d] = a->shape[d];
+  shape[nd - 1] = n;
+  int64_t s2[2] = {m, k}, c2[2] = {m, n};
+  mt_tensor *a2 = NULL, *c = NULL, *cv = NULL;
+  mt_status st = mt_reshape(a, s2, 2, &a2);
+  if (!st) st = mt_empty(c2, 2, (mt_dtype)a->dtype, mt_tdevice(a), &c);
+  mt_lt_epi epi = act == MT_ACT_RELU ? MT_LT_BIAS_RELU : act == MT_ACT_GELU_TANH ? MT_LT_BIAS_GELU_TANH : MT_LT_BIAS;
+  if (!st && !lt_bias(a2, b, bias, epi, c)) st = MT_EARG;
+  if (!st) st = mt_view(c, shape, nd, &cv);
+  (void)alpha; /* none of these activations has a parameter */
+  if (!st && act == MT_ACT_GELU)
+    st = mt_activation(cv, act, 0, out);
+  else if (!st)
+    *out = cv, cv = NULL;
+  mt_release(a2), mt_release(c), mt_release(cv);
+  return st;
+}
+
 /* Makes a float operand readable by BLAS (copying only when its last two
  * dims are neither row- nor column-major), converting half types to float32.
  * Returns a new reference. */
@@ -243,12 +300,13 @@ static mt_status run_product(const char *op, const mt_tensor *a2, const mt_tenso
   else
     st = mt_empty(full, nbatch + 2, cdt, mt_tdevice(a2), &res);
   if (!st) st = mt_view(res, fshape, fnd, &resf);
-  if (!st && beta != 0) st = mt_copy_(resf, init);
   if (!st) st = blas_operand(a2, cdt, &a);
   if (!st) st = blas_operand(b2, cdt, &b);
+  bool fused = !st && cuda && nbatch == 0 && beta == 1 && alpha == 1 && lt_bias(a, b, init, MT_LT_BIAS, res);
+  if (!st && beta != 0 && !fused) st = mt_copy_(resf, init);
   if (!st) st = mt_expand(a, ashape, nbatch + 2, &ae);
   if (!st) st = mt_expand(b, bshape, nbatch + 2, &be);
-  if (!st) st = product(ae, be, res, nbatch, alpha, beta);
+  if (!st && !fused) st = product(ae, be, res, nbatch, alpha, beta);
   if (!st) {
     if (direct) {
       mt_bump_version(o);
@@ -525,6 +583,7 @@ static mt_status matmul_act_dnnl(const mt_tensor *a, const mt_tensor *b, const m
 mt_status mt_matmul_act(const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, mt_act act, double alpha,
                         mt_tensor **out) {
   mt_status st = matmul_act_dnnl(a, b, bias, act, alpha, out);
+  if (st == MT_EARG) st = matmul_act_lt(a, b, bias, act, alpha, out);
   if (st != MT_EARG) return st;
   mt_tensor *y = NULL, *z = NULL; /* oneDNN declined: the same ops one after another */
   st = mt_matmul(a, b, &y);

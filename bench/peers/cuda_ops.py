@@ -81,12 +81,31 @@ for dt, prec in [("float32", "highest"), ("float32", "high"), ("bfloat16", "high
     ms = time_ms(lambda: a @ b, 10)
     print(f"peer matmul_{dt}_{prec} {2 * N**3 / ms / 1e9:.1f} TFLOP/s ({ms:.2f} ms)")
 torch.set_float32_matmul_precision("highest")
-torch.manual_seed(0)
-m = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 10)).cuda()
-opt = torch.optim.Adam(m.parameters(), lr=1e-3)
-x, y = torch.randn(256, 1024, device="cuda"), torch.randint(0, 10, (256,), device="cuda")
-def step():
-    opt.zero_grad(); F.cross_entropy(m(x), y).backward(); opt.step()
-print(f"peer mlp_train_step {time_ms(step, 20):.3f} ms")
+
+def mlp_rows(all_rows):
+    # PyTorch's default Adam on CUDA is foreach; fused=True is its one-kernel step
+    for name, fused in ([("", None), ("_fused_adam", True)] if all_rows else [("", None)]):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 10)).cuda()
+        opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=fused)
+        x, y = torch.randn(256, 1024, device="cuda"), torch.randint(0, 10, (256,), device="cuda")
+        def step():
+            opt.zero_grad(); F.cross_entropy(m(x), y).backward(); opt.step()
+        print(f"peer mlp_train_step{name} {time_ms(step, 20):.3f} ms")
+    if not all_rows:
+        return
+    for dt in ["float32", "bfloat16"]:
+        torch.manual_seed(0)
+        x = torch.randn(256, 1024, device="cuda").to(getattr(torch, dt))
+        w = (torch.randn(4096, 1024, device="cuda") * 0.03).to(getattr(torch, dt))
+        b = torch.randn(4096, device="cuda").to(getattr(torch, dt))
+        with torch.no_grad():
+            eager = time_ms(lambda: F.gelu(F.linear(x, w, b), approximate="tanh"), 50)
+        print(f"peer linear_gelu_fwd_{dt} 256x1024x4096 eager {eager:.3f} ms")
+
+if only == "mlp":
+    mlp_rows(True)
+    sys.exit(0)
+mlp_rows(False)
 conv_rows()
 pool_norm_rows()

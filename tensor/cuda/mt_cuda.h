@@ -254,6 +254,28 @@ mt_status mt_cuda_avg_pool(const struct mt_pool_problem *p, bool back, const mt_
 /* c = alpha * a @ b + beta * c for integer dtypes (intmm.c): the layout
  * of mt_cuda_gemm, any strides, wrapping on overflow as on the CPU. */
 mt_status mt_cuda_int_gemm(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, int nb, double alpha, double beta);
+/* cuBLASLt (blaslt.c): c (m, n; contiguous, float32/float16/bfloat16) =
+ * a (m, k) @ b (k, n), operands laid out as for mt_cuda_gemm, then the
+ * epilogue: BIAS adds vec (n), BIAS_RELU / BIAS_GELU_TANH then apply the
+ * activation (aux, when given for GELU, receives its input, c's shape);
+ * BGRAD also writes vec (m) = a summed over k (a weight gradient g^T x with
+ * the bias gradient, the columns of g summed). MT_EARG without a message:
+ * declined (no Lt, switched off, unsupported, failed): fall back. */
+typedef enum mt_lt_epi { MT_LT_PLAIN, MT_LT_BIAS, MT_LT_BIAS_RELU, MT_LT_BIAS_GELU_TANH, MT_LT_BGRAD } mt_lt_epi;
+mt_status mt_cuda_lt_product(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb,
+                             mt_tensor *c, mt_lt_epi epi, const mt_tensor *vec, mt_tensor *aux);
+typedef struct mt_lt_info {
+  bool loaded, enabled;
+  int64_t calls, declined;
+  char load_error[300];
+} mt_lt_info;
+mt_lt_info mt_cuda_lt_stats(void);
+void mt_cuda_lt_set_enabled(bool on);
+/* Adam/AdamW on one parameter (adam.c): p, g, m, v (and vmax with amsgrad)
+ * contiguous CUDA tensors of one floating dtype and size; see mt_adam_step_. */
+struct mt_adam_opts;
+mt_status mt_cuda_adam_step_(mt_tensor *p, const mt_tensor *g, mt_tensor *m, mt_tensor *v, mt_tensor *vmax,
+                             const struct mt_adam_opts *o);
 /* GradScaler: x (contiguous) *= inv_scale; *found = 1 if a result is not finite (cuda/amp.c). */
 mt_status mt_cuda_amp_unscale_(mt_tensor *x, double inv_scale, mt_tensor *found);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */

@@ -1,5 +1,8 @@
 -- torch.optim.adam -- Adam and AdamW (amsgrad, maximize): PyTorch 1.13's
--- single-tensor updates, op for op (addcmul/addcdiv spelled as mul + add).
+-- single-tensor updates, op for op (addcmul/addcdiv spelled as mul + add);
+-- on CUDA the same update in one kernel per parameter (fused, the default
+-- there; fused=false or foreach=true keeps the ops; fused=true also fuses
+-- float32/float64 CPU parameters).
 local torch = require "torch"
 local U = require "torch.nn.util"
 local Optimizer = require "torch.optim.optimizer"
@@ -24,8 +27,65 @@ local function setup(self, name, params, wd_default, ...)
     error(("optim.%s: betas must be a list of two numbers in [0, 1)"):format(name), 3)
   end
   if o.weight_decay < 0 then error(("optim.%s: invalid weight_decay value %s"):format(name, o.weight_decay), 3) end
+  if o.fused and o.foreach then error(("optim.%s: `fused` and `foreach` cannot be `true` together"):format(name), 3) end
+  if o.fused and o.differentiable then error(("optim.%s: `fused` does not support `differentiable`"):format(name), 3) end
+  -- fused (PyTorch's fused=True): one kernel per CUDA parameter, the
+  -- default there unless foreach or differentiable is asked for; on the CPU
+  -- (float32/float64) only when fused = true is given.
+  self._fused = o.fused
+  if o.foreach or o.differentiable then self._fused = false end
   o.foreach, o.capturable, o.differentiable, o.fused = nil, nil, nil, nil
   self:_setup(params, o)
+end
+
+-- whether p's step runs fused: CUDA unless fused = false; the CPU when fused = true
+local function fused_device(self, p)
+  if p.is_cuda then return self._fused ~= false end
+  return self._fused == true and (p.dtype == torch.float32 or p.dtype == torch.float64)
+end
+
+local function fusable(p, grad, st, amsgrad)
+  if not (grad.device == p.device and grad.dtype == p.dtype and p:is_contiguous() and grad:is_contiguous()) then
+    return false
+  end
+  for _, t in ipairs{st.exp_avg, st.exp_avg_sq, amsgrad and st.max_exp_avg_sq or nil} do
+    if not (t.device == p.device and t.dtype == p.dtype and t:is_contiguous()) then return false end
+  end
+  return type(st.step) == "number"
+end
+
+-- The fused step of a group's parameters that take it (torch._fused_adam_,
+-- one call per device); returns the set of parameters it updated.
+local function fused_update(self, group, decoupled)
+  local amsgrad = group.amsgrad
+  local per_device, done = {}, {}
+  for _, p in ipairs(group.params) do
+    local grad, st = p.grad, self.state[p]
+    local on = grad ~= nil and fused_device(self, p)
+    if on and st == nil then
+      st = {step = 0, exp_avg = torch.zeros_like(p), exp_avg_sq = torch.zeros_like(p)}
+      if amsgrad then st.max_exp_avg_sq = torch.zeros_like(p) end
+      self.state[p] = st
+    end
+    if on and amsgrad and st.max_exp_avg_sq == nil then st.max_exp_avg_sq = torch.zeros_like(p) end
+    if on and fusable(p, grad, st, amsgrad) then
+      local key = tostring(p.device)
+      local l = per_device[key]
+      if not l then
+        l = {{}, {}, {}, {}, {}, {}}
+        per_device[key] = l
+      end
+      local k = #l[1] + 1
+      st.step = st.step + 1
+      l[1][k], l[2][k], l[3][k], l[4][k], l[6][k] = p, grad, st.exp_avg, st.exp_avg_sq, st.step
+      l[5][k] = amsgrad and st.max_exp_avg_sq or false
+      done[p] = true
+    end
+  end
+  local o = {lr = group.lr, beta1 = group.betas[1], beta2 = group.betas[2], eps = group.eps,
+             weight_decay = group.weight_decay, amsgrad = amsgrad, maximize = group.maximize, decoupled = decoupled}
+  for _, l in pairs(per_device) do torch._fused_adam_(l[1], l[2], l[3], l[4], amsgrad and l[5] or nil, l[6], o) end
+  return done
 end
 
 -- Under torch.compile the step count is a float64 0-dim tensor (updated
@@ -38,9 +98,10 @@ local function update(self, group, decoupled)
   if capturing then lr = torch.compiler.scalar(group, "lr") end
   local amsgrad, maximize = group.amsgrad, group.maximize
   local state = self.state
+  local done = (self._fused ~= false and not capturing) and fused_update(self, group, decoupled) or {}
   for _, p in ipairs(group.params) do
     local grad = p.grad
-    if grad ~= nil then
+    if grad ~= nil and not done[p] then
       if maximize then grad = -grad end
       local st = state[p]
       if st == nil then

@@ -7,9 +7,28 @@ local U = require "torch.nn.util"
 local F = {}
 local is_tensor = torch.is_tensor
 
+-- On CUDA (outside torch.compile, which folds the bias itself) a bias of
+-- the input's dtype goes through addmm: one cuBLASLt call with the bias
+-- epilogue, and the backward computes the weight and bias gradients in one
+-- call too (docs/cuda.md, "cuBLASLt epilogues").
+local function linear_cuda(x, w, b)
+  local k = x.shape[x:dim()]
+  if x:dim() == 2 then return torch.addmm(b, x, w:t()) end
+  local shape = {table.unpack(x.shape)}
+  shape[#shape] = w.shape[1]
+  return torch.addmm(b, x:reshape(-1, k), w:t()):view(shape)
+end
+
 -- linear(input, weight[, bias]): input @ weight^T + bias.
 function F.linear(x, w, b)
   if type(b) == "table" then b = b.bias end
+  -- is_compiling first: a capture and its replays must make the same calls
+  -- (a replay's stand-in temporaries are CPU tensors)
+  if b ~= nil and not torch.compiler.is_compiling() and x.is_cuda and x:dim() >= 2 and w:dim() == 2 and
+     b:dim() == 1 and x.dtype == w.dtype and x.dtype == b.dtype and w.shape[2] == x.shape[x:dim()] and
+     b.shape[1] == w.shape[1] then
+    return linear_cuda(x, w, b)
+  end
   local y = x:matmul(w:t())
   if b ~= nil then y = y + b end
   return y
