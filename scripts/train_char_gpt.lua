@@ -255,6 +255,9 @@ function GPT:__init(c)
   for i = 1, c.n_layer do blocks_[i] = Block(c.n_embd, c.n_head, c.dropout) end
   self.h = nn.ModuleList(blocks_)
   self.ln_f = nn.LayerNorm(c.n_embd)
+  -- positions 1..block_size, moved with the model (not saved); forward takes
+  -- a slice, so a compiled step reads it like a parameter
+  self:register_buffer("pos_ids", torch.arange(1, c.block_size + 1, {dtype = torch.int64}), false)
   if not c.tied then self.lm_head = nn.Linear(c.n_embd, c.vocab_size, {bias = false}) end
   -- GPT-2's initialisation: N(0, 0.02), residual projections scaled by
   -- 1/sqrt(2 n_layer), zero biases
@@ -275,7 +278,7 @@ function GPT:forward(idx, pos0, caches)
   if pos0 + T > self.config.block_size then
     error(("GPT: sequence of %d positions exceeds the block size %d"):format(pos0 + T, self.config.block_size), 2)
   end
-  local pos = torch.arange(pos0 + 1, pos0 + T + 1, {dtype = torch.int64, device = idx.device})
+  local pos = self.pos_ids:narrow(1, pos0 + 1, T)
   local x = self.drop(self.wte(idx) + self.wpe(pos))
   for i, b in ipairs(self.h) do x = b(x, caches and caches[i]) end
   x = self.ln_f(x)
