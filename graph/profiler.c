@@ -42,6 +42,14 @@ mt_status mtg_prof_start(unsigned flags) {
   if (!p) return mt_fail(MT_ENOMEM, "profiler: out of memory");
   p->flags = flags;
   p->cur = -1;
+  if (flags & MTG_PROF_CUDA) {
+    p->cudadev = mt_cuda_current_device();
+    mt_status st = mt_cuda_check_device((mt_device){MT_CUDA, (int8_t)p->cudadev}, "profiler");
+    if (st) {
+      free(p);
+      return st;
+    }
+  }
   p->gen = (atomic_fetch_add(&generations, 1) + 1) & 0x7fffffff;
   struct timeval tv;
   gettimeofday(&tv, NULL);
@@ -52,10 +60,31 @@ mt_status mtg_prof_start(unsigned flags) {
   return MT_OK;
 }
 
+/* MTG_PROF_CUDA: records CUDA event `which` (0 begin, 1 end) of e on the
+ * device's current stream, making the pair at begin. Failures leave e untimed. */
+static void cuda_mark(mtg_profiler *p, mtg_prof_event *e, int which) {
+  if (!which) {
+    e->cev = -1;
+    if (!grow((void **)&p->cuev, &p->capcuev, p->ncuev + 2, sizeof *p->cuev)) return;
+    void **pair = p->cuev + p->ncuev;
+    pair[0] = pair[1] = NULL;
+    if (mt_cuda_event_create(p->cudadev, true, &pair[0]) || mt_cuda_event_create(p->cudadev, true, &pair[1])) {
+      if (pair[0]) mt_cuda_event_destroy(p->cudadev, pair[0]);
+      return;
+    }
+    e->cev = p->ncuev;
+    p->ncuev += 2;
+  }
+  if (e->cev < 0) return;
+  mt_cuda_stream s = mt_cuda_current_stream(p->cudadev);
+  if (mt_cuda_event_record(p->cuev[e->cev + which], &s)) e->cev = -1;
+}
+
 /* Closes the open events from the innermost down to (excluding) stop. */
 static void close_open(mtg_profiler *p, int32_t stop, int64_t t) {
   while (p->cur >= 0 && p->cur != stop) {
     mtg_prof_event *e = &p->ev[p->cur];
+    if (p->flags & MTG_PROF_CUDA) cuda_mark(p, e, 1);
     e->t1 = t;
     if (p->flags & MTG_PROF_MEMORY) e->mem = mt_cpu_bytes_in_use() - e->mem, e->cmem = mt_cuda_bytes_in_use() - e->cmem;
     p->cur = e->parent;
@@ -69,6 +98,13 @@ mtg_profiler *mtg_prof_stop(void) {
   close_open(p, -1, t);
   p->stop_ns = t;
   mtg_prof = NULL;
+  for (int64_t i = 0; i < p->nev; i++) { /* device times, once the device has run it all */
+    mtg_prof_event *e = &p->ev[i];
+    float ms = 0;
+    if (e->cev >= 0 && !mt_cuda_event_synchronize(p->cudadev, p->cuev[e->cev + 1]) &&
+        !mt_cuda_event_elapsed(p->cudadev, p->cuev[e->cev], p->cuev[e->cev + 1], &ms))
+      e->cuda_ns = (int64_t)((double)ms * 1e6);
+  }
   return p;
 }
 
@@ -79,6 +115,8 @@ void mtg_prof_free(mtg_profiler *p) {
   free(p->slots);
   free(p->ev);
   free(p->shape_data);
+  for (int64_t i = 0; i < p->ncuev; i++) mt_cuda_event_destroy(p->cudadev, p->cuev[i]);
+  free(p->cuev);
   free(p);
 }
 
@@ -146,6 +184,8 @@ static int64_t begin(mtg_profiler *p, int32_t name, int kind, const int64_t *sha
   e->mem = (p->flags & MTG_PROF_MEMORY) ? mt_cpu_bytes_in_use() : 0;
   e->cmem = (p->flags & MTG_PROF_MEMORY) ? mt_cuda_bytes_in_use() : 0;
   e->t1 = -1;
+  e->cuda_ns = -1, e->cev = -1;
+  if (p->flags & MTG_PROF_CUDA) cuda_mark(p, e, 0);
   e->t0 = now_ns() - p->start_ns;
   return TOKEN(p, k);
 }
@@ -169,6 +209,7 @@ void mtg_prof_end(int64_t token) {
   mtg_prof_event *e = &p->ev[token];
   if (e->t1 >= 0) return; /* already closed (by an enclosing end) */
   close_open(p, (int32_t)token, t);
+  if (p->flags & MTG_PROF_CUDA) cuda_mark(p, e, 1);
   e->t1 = t;
   if (p->flags & MTG_PROF_MEMORY) e->mem = mt_cpu_bytes_in_use() - e->mem;
   p->cur = e->parent;

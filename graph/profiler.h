@@ -11,6 +11,7 @@
 enum { MTG_PROF_OP, MTG_PROF_RANGE, MTG_PROF_AUTOGRAD, MTG_PROF_JIT };
 #define MTG_PROF_SHAPES 1u /* record input shapes */
 #define MTG_PROF_MEMORY 2u /* record bytes allocated (net) */
+#define MTG_PROF_CUDA 4u   /* time each event on the current CUDA device's stream too */
 
 typedef struct mtg_prof_event {
   int32_t name;   /* index into the profiler's names */
@@ -21,6 +22,8 @@ typedef struct mtg_prof_event {
   int64_t shapes; /* offset into shape_data, -1 if none */
   int32_t kind;   /* MTG_PROF_* */
   int32_t nshapes;
+  int64_t cuda_ns; /* device time between the event's begin and end on the stream (-1: not timed) */
+  int64_t cev;     /* its pair of CUDA events in the profiler's cuev (-1: none) */
 } mtg_prof_event;
 
 typedef struct mtg_profiler {
@@ -38,6 +41,9 @@ typedef struct mtg_profiler {
   int32_t nslots;
   int64_t mem0;   /* bytes in use at start */
   bool oom;       /* an append failed: later events were dropped */
+  void **cuev;    /* MTG_PROF_CUDA: CUDA events, two per timed event (begin, end) */
+  int64_t ncuev, capcuev;
+  int cudadev;    /* the device they time */
   int64_t gen;    /* this profile's number, part of its tokens */
 } mtg_profiler;
 

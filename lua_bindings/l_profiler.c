@@ -75,11 +75,13 @@ static int l_wrap(lua_State *L) {
   return 1;
 }
 
-/* start(record_shapes, profile_memory) */
+/* start(record_shapes, profile_memory, cuda) */
 static int l_start(lua_State *L) {
-  unsigned flags = (lua_toboolean(L, 1) ? MTG_PROF_SHAPES : 0) | (lua_toboolean(L, 2) ? MTG_PROF_MEMORY : 0);
-  if (mtg_prof_start(flags) != MT_OK)
+  unsigned flags = (lua_toboolean(L, 1) ? MTG_PROF_SHAPES : 0) | (lua_toboolean(L, 2) ? MTG_PROF_MEMORY : 0) |
+                   (lua_toboolean(L, 3) ? MTG_PROF_CUDA : 0);
+  if (MTG_PROFILING())
     return luaL_error(L, "torch.profiler.profile: a profile is already running; stop it before starting another");
+  if (mtg_prof_start(flags) != MT_OK) return luaL_error(L, "torch.profiler.profile: %s", mt_errmsg());
   generation++;
   return 0;
 }
@@ -150,8 +152,8 @@ static int l_stop(lua_State *L) {
   lua_createtable(L, p->nnames, 0);
   for (int32_t i = 0; i < p->nnames; i++) lua_pushstring(L, p->names[i]), lua_rawseti(L, -2, i + 1);
   lua_setfield(L, out, "names");
-  static const char *const cols[] = {"name", "kind", "parent", "t0", "t1", "mem", "cmem", "shapes"};
-  for (int c = 0; c < 8; c++) {
+  static const char *const cols[] = {"name", "kind", "parent", "t0", "t1", "mem", "cmem", "cuda", "shapes"};
+  for (int c = 0; c < 9; c++) {
     push_column(L, p->nev);
     for (int64_t i = 0; i < p->nev; i++) {
       const mtg_prof_event *e = &p->ev[i];
@@ -163,6 +165,7 @@ static int l_stop(lua_State *L) {
       case 4: lua_pushinteger(L, e->t1); break;
       case 5: lua_pushinteger(L, e->mem); break;
       case 6: lua_pushinteger(L, e->cmem); break;
+      case 7: lua_pushinteger(L, e->cuda_ns); break;
       default:
         if (e->shapes >= 0) push_shapes(L, p, e);
         else lua_pushboolean(L, 0);
@@ -176,13 +179,14 @@ static int l_stop(lua_State *L) {
   lua_pushboolean(L, p->oom), lua_setfield(L, out, "dropped");
   lua_pushboolean(L, (p->flags & MTG_PROF_MEMORY) != 0), lua_setfield(L, out, "memory");
   lua_pushboolean(L, (p->flags & MTG_PROF_SHAPES) != 0), lua_setfield(L, out, "shapes_recorded");
+  lua_pushboolean(L, (p->flags & MTG_PROF_CUDA) != 0), lua_setfield(L, out, "cuda_timed");
   *box = NULL;
   mtg_prof_free(p);
   return 1;
 }
 
 static const mtl_reg regs[] = {
-    {"start", l_start, MTL_FN, "torch._profiler.start(record_shapes, profile_memory) -- start recording events"},
+    {"start", l_start, MTL_FN, "torch._profiler.start(record_shapes, profile_memory, cuda) -- start recording events (cuda: device times too)"},
     {"stop", l_stop, MTL_FN, "torch._profiler.stop() -- stop recording; the events as a table of columns"},
     {"active", l_active, MTL_FN, "torch._profiler.active() -- true while a profile runs on this thread"},
     {"wrap", l_wrap, MTL_FN, "torch._profiler.wrap(fn, name[, 'index']) -- fn, recorded as op `name` while profiling"},

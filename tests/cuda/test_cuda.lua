@@ -249,3 +249,19 @@ test("kernels are compiled once and then cached", function()
   check_eq(st2.kernel_compiles + st2.kernel_disk_hits, st.kernel_compiles + st.kernel_disk_hits)
   check(st2.kernel_mem_hits > st.kernel_mem_hits)
 end)
+
+test("the profiler times ops on the GPU with activity 'cuda'", function()
+  local a = torch.randn(2048, 2048, {device = "cuda"})
+  local prof = torch.profiler.profile({activities = {"cpu", "cuda"}}, function()
+    for _ = 1, 3 do local c = a:matmul(a) end
+  end)
+  local mm
+  for _, r in ipairs(prof:key_averages()) do if r.key == "matmul" then mm = r end end
+  check(mm, "a matmul row")
+  check_eq(mm.count, 3)
+  -- 3 products of 2 * 2048^3 flops: at least 20 us even at 1 PFLOP/s, and well under a second
+  check(mm.cuda_time_total > 20 and mm.cuda_time_total < 1e6, "matmul CUDA time " .. mm.cuda_time_total .. " us")
+  check(mm.self_cuda_time_total <= mm.cuda_time_total + 1e-9)
+  local t = prof:key_averages():table{sort_by = "cuda_time_total"}
+  check(t:find("Self CUDA", 1, true) and t:find("Self CUDA time total", 1, true), t)
+end)

@@ -182,7 +182,7 @@ test("the key_averages table has PyTorch's columns, sorting and row limit", func
   check(lines[7]:match("^Self CPU time total: [%d.]+[mu]?s$"), lines[8])
   local g = prof:key_averages{group_by_input_shape = true}:table()
   check(g:find("Input Shapes", 1, true) and g:find("[[8], []]", 1, true), g)
-  check_error(function() prof:key_averages():table{sort_by = "cuda_time"} end, "sort_by must be one of")
+  check_error(function() prof:key_averages():table{sort_by = "gpu_time"} end, "sort_by must be one of")
 end)
 
 test("export_chrome_trace writes complete events in microseconds", function()

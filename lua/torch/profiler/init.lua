@@ -31,9 +31,12 @@ local function check_opts(opts)
   for _, a in ipairs(opts.activities or {"cpu"}) do
     local s = tostring(a):lower()
     if s == "cuda" then
-      error("torch.profiler.profile: activity 'cuda' is not available (this build has no CUDA); use {'cpu'}", 3)
+      if not torch.cuda.is_available() then
+        error("torch.profiler.profile: activity 'cuda' is not available (no CUDA GPU here); use {'cpu'}", 3)
+      end
+      opts.cuda = true
     elseif s ~= "cpu" then
-      error(("torch.profiler.profile: unknown activity '%s' (use 'cpu')"):format(tostring(a)), 3)
+      error(("torch.profiler.profile: unknown activity '%s' (use 'cpu' or 'cuda')"):format(tostring(a)), 3)
     end
   end
   return opts
@@ -47,7 +50,7 @@ function Profile:start()
   end
   self.cols, self._records = nil, nil
   self._hooks = hooks.install() -- before the recorder starts: installing calls no recorded op
-  local ok, err = pcall(C.start, self.record_shapes, self.profile_memory)
+  local ok, err = pcall(C.start, self.record_shapes, self.profile_memory, self.cuda)
   if not ok then
     hooks.remove(self._hooks)
     error(err, 2)
@@ -82,7 +85,7 @@ end
 function Profile:key_averages(opts)
   finished(self, "key_averages")
   local by_shape = type(opts) == "table" and opts.group_by_input_shape or opts == true
-  return KA.group(self:events(), by_shape, self.profile_memory, self.record_shapes)
+  return KA.group(self:events(), by_shape, self.profile_memory, self.record_shapes, self.cuda)
 end
 
 local function json_string(s)
@@ -171,7 +174,7 @@ function profiler.profile(opts, fn)
   opts = check_opts(opts)
   if fn ~= nil and type(fn) ~= "function" then error("torch.profiler.profile: the second argument must be a function", 2) end
   local prof = setmetatable({record_shapes = opts.record_shapes and true or false,
-    profile_memory = opts.profile_memory and true or false}, Profile)
+    profile_memory = opts.profile_memory and true or false, cuda = opts.cuda or false}, Profile)
   prof:start()
   if fn then
     local ok, err = pcall(fn, prof)

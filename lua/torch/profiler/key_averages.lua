@@ -1,7 +1,8 @@
 -- torch.profiler.key_averages -- events grouped by name (and input shapes
 -- on request) and printed as PyTorch's profiler table: Name, Self CPU %,
 -- Self CPU, CPU total %, CPU total, CPU time avg, [CPU Mem, Self CPU Mem,
--- and CUDA Mem, Self CUDA Mem when CUDA memory moved],
+-- and CUDA Mem, Self CUDA Mem when CUDA memory moved], [Self CUDA, Self
+-- CUDA %, CUDA total, CUDA time avg when the profile timed CUDA],
 -- # of Calls, [Input Shapes]; times in microseconds.
 local M = {}
 
@@ -13,14 +14,15 @@ KeyAverages.__index = KeyAverages
 -- cpu_memory_usage, self_cpu_memory_usage, cuda_memory_usage,
 -- self_cuda_memory_usage, input_shapes} in order of
 -- first appearance.
-function M.group(records, by_shape, memory, shapes)
-  local out, index = setmetatable({memory = memory, shapes = shapes and by_shape}, KeyAverages), {}
+function M.group(records, by_shape, memory, shapes, cuda)
+  local out, index = setmetatable({memory = memory, shapes = shapes and by_shape, cuda = cuda}, KeyAverages), {}
   for _, e in ipairs(records) do
     local k = by_shape and (e.name .. "\0" .. (e.input_shapes or "")) or e.name
     local a = index[k]
     if not a then
       a = {key = e.name, count = 0, cpu_time_total = 0, self_cpu_time_total = 0, cpu_memory_usage = 0,
-        self_cpu_memory_usage = 0, cuda_memory_usage = 0, self_cuda_memory_usage = 0, input_shapes = by_shape and (e.input_shapes or "[]") or nil}
+        self_cpu_memory_usage = 0, cuda_memory_usage = 0, self_cuda_memory_usage = 0, cuda_time_total = 0,
+        self_cuda_time_total = 0, input_shapes = by_shape and (e.input_shapes or "[]") or nil}
       index[k] = a
       out[#out + 1] = a
     end
@@ -32,8 +34,10 @@ function M.group(records, by_shape, memory, shapes)
     a.cuda_memory_usage = a.cuda_memory_usage + e.cuda_memory_usage
     a.self_cuda_memory_usage = a.self_cuda_memory_usage + e.self_cuda_memory_usage
     if e.cuda_memory_usage ~= 0 then out.cuda_memory = true end
+    a.cuda_time_total = a.cuda_time_total + (e.cuda_us or 0)
+    a.self_cuda_time_total = a.self_cuda_time_total + (e.self_cuda_us or 0)
   end
-  for _, a in ipairs(out) do a.cpu_time = a.cpu_time_total / a.count end
+  for _, a in ipairs(out) do a.cpu_time, a.cuda_time = a.cpu_time_total / a.count, a.cuda_time_total / a.count end
   return out
 end
 
@@ -58,7 +62,8 @@ end
 M.format_time = format_time
 
 local SORT_KEYS = {cpu_time_total = true, self_cpu_time_total = true, cpu_time = true, count = true,
-  cpu_memory_usage = true, self_cpu_memory_usage = true, cuda_memory_usage = true, self_cuda_memory_usage = true}
+  cpu_memory_usage = true, self_cpu_memory_usage = true, cuda_memory_usage = true, self_cuda_memory_usage = true,
+  cuda_time_total = true, self_cuda_time_total = true, cuda_time = true}
 
 -- Cuts s to width w - 3 with "..." when it does not fit (as PyTorch).
 local function fit(s, w)
@@ -90,8 +95,8 @@ function KeyAverages:table(opts)
   if limit >= 0 and #rows > limit then
     for i = #rows, limit + 1, -1 do rows[i] = nil end
   end
-  local self_total = 0
-  for _, a in ipairs(self) do self_total = self_total + a.self_cpu_time_total end
+  local self_total, cuda_total = 0, 0
+  for _, a in ipairs(self) do self_total, cuda_total = self_total + a.self_cpu_time_total, cuda_total + a.self_cuda_time_total end
 
   local name_w = 0
   for _, a in ipairs(self) do name_w = math.max(name_w, #a.key) end
@@ -103,6 +108,11 @@ function KeyAverages:table(opts)
   end
   local headers, widths = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"},
     {name_w, 12, 12, 12, 12, 12}
+  if self.cuda then
+    for _, h in ipairs{"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"} do
+      headers[#headers + 1], widths[#widths + 1] = h, 13
+    end
+  end
   if self.memory then
     headers[#headers + 1], widths[#widths + 1] = "CPU Mem", 12
     headers[#headers + 1], widths[#widths + 1] = "Self CPU Mem", 12
@@ -126,6 +136,12 @@ function KeyAverages:table(opts)
   for _, a in ipairs(rows) do
     local cells = {fit(a.key, name_w), format_share(a.self_cpu_time_total, self_total), format_time(a.self_cpu_time_total),
       format_share(a.cpu_time_total, self_total), format_time(a.cpu_time_total), format_time(a.cpu_time)}
+    if self.cuda then
+      cells[#cells + 1] = format_time(a.self_cuda_time_total)
+      cells[#cells + 1] = format_share(a.self_cuda_time_total, cuda_total)
+      cells[#cells + 1] = format_time(a.cuda_time_total)
+      cells[#cells + 1] = format_time(a.cuda_time)
+    end
     if self.memory then
       cells[#cells + 1] = format_memory(a.cpu_memory_usage)
       cells[#cells + 1] = format_memory(a.self_cpu_memory_usage)
@@ -140,6 +156,7 @@ function KeyAverages:table(opts)
   end
   out[#out + 1] = sep
   out[#out + 1] = "Self CPU time total: " .. format_time(self_total)
+  if self.cuda then out[#out + 1] = "Self CUDA time total: " .. format_time(cuda_total) end
   return table.concat(out, "\n") .. "\n"
 end
 
