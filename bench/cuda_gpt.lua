@@ -5,6 +5,8 @@
 -- Rows: float32 (full-precision matmuls, 'highest') eager and compiled,
 -- bfloat16 autocast eager and compiled; tokens/s over 20 timed steps after
 -- warm-up, and the seconds of the first (compiling) step.
+-- `cuda_gpt.lua profile_gpt_fp32_eager` (any row's name) prints the
+-- profiler's table of 3 steps by GPU time instead.
 -- Peer: bench/peers/cuda_gpt.py (run both in one call on the GPU machine).
 local torch = require "torch"
 local nn = require "torch.nn"
@@ -16,7 +18,8 @@ local B, T, V = 64, 256, 65
 local only = arg and arg[1]
 
 local function run(name, compile, amp_dtype)
-  if only and only ~= name then return end
+  local profile = only == "profile_" .. name -- prints where the GPU time of 3 steps goes
+  if only and only ~= name and not profile then return end
   torch.manual_seed(0)
   local m = lib.GPT{vocab_size = V, block_size = T, n_layer = 6, n_head = 6, n_embd = 384, dropout = 0, tied = true}
   m:to("cuda")
@@ -37,6 +40,12 @@ local function run(name, compile, amp_dtype)
     return loss
   end
   local f = compile and torch.compile(step) or step
+  if profile then
+    for _ = 1, 3 do f(x, y) end
+    local prof = torch.profiler.profile({activities = {"cpu", "cuda"}}, function() for _ = 1, 3 do f(x, y) end end)
+    print(prof:key_averages():table{sort_by = "self_cuda_time_total", row_limit = 30})
+    return
+  end
   local ok, err = pcall(function()
     local t0 = torch.time()
     local l0 = f(x, y):item()
