@@ -35,40 +35,7 @@ local function same(g, c, dt, what)
   check_close(g:cpu():double(), c:double(), tol(dt))
 end
 
--- f(x, ...) on the CPU and on CUDA (under the current route); outputs, and
--- with grad the gradients of sum(y * g) for the tensors in `inputs` that
--- require grad, compared.
-local function compare(f, inputs, dt, what)
-  local function run(dev)
-    local ins = {}
-    for i, t in ipairs(inputs) do
-      if torch.is_tensor(t) then
-        ins[i] = t:detach():to(dev)
-        if t.requires_grad then ins[i]:requires_grad_() end
-      else
-        ins[i] = t
-      end
-    end
-    local outs = {f(table.unpack(ins))}
-    local grads = {}
-    if outs[1].requires_grad then
-      torch.manual_seed(11)
-      local g = torch.randn(table.unpack(outs[1]:size())):to(outs[1].dtype):to(dev)
-      ;(outs[1] * g):sum():backward()
-      for _, t in ipairs(ins) do
-        if torch.is_tensor(t) and t.requires_grad then grads[#grads + 1] = t.grad end
-      end
-    end
-    return outs, grads
-  end
-  local oc, gc = run("cpu")
-  local og, gg = run("cuda")
-  for i = 1, #oc do
-    if torch.is_tensor(oc[i]) then same(og[i], oc[i], dt, what .. " result " .. i) end
-  end
-  check_eq(#gg, #gc, what .. " gradient count")
-  for i = 1, #gc do same(gg[i], gc[i], dt, what .. " gradient " .. i) end
-end
+local compare = require("devcompare").new(check_eq, same)
 
 local function with_route(route, fn)
   torch._cudnn{route = route}

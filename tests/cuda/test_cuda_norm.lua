@@ -24,41 +24,7 @@ local function same(g, c, dt, what)
   check_close(g:cpu():double(), c:double(), tol(dt or c.dtype))
 end
 
--- f(dev, ...) on the CPU and on CUDA for the same inputs (tensors moved),
--- each result (a tensor or a list of them) compared; the inputs that
--- require grad get the gradient of sum(y * g) for a random g, compared too.
-local function compare(f, inputs, dt, what)
-  local function run(dev)
-    local ins = {}
-    for i, t in ipairs(inputs) do
-      if torch.is_tensor(t) then
-        ins[i] = t:detach():to(dev)
-        if t.requires_grad then ins[i]:requires_grad_() end
-      else
-        ins[i] = t
-      end
-    end
-    local outs = {f(table.unpack(ins))}
-    torch.manual_seed(11)
-    local y = outs[1]
-    if y.requires_grad then
-      local g = torch.randn(table.unpack(y:size())):to(y.dtype):to(dev)
-      ;(y * g):sum():backward()
-    end
-    local grads = {}
-    for i, t in ipairs(ins) do
-      if torch.is_tensor(t) and t.requires_grad then grads[#grads + 1] = t.grad end
-    end
-    return outs, grads
-  end
-  local oc, gc = run("cpu")
-  local og, gg = run("cuda")
-  for i = 1, #oc do
-    if torch.is_tensor(oc[i]) then same(og[i], oc[i], dt, what .. " result " .. i) end
-  end
-  check_eq(#gg, #gc, what .. " gradient count")
-  for i = 1, #gc do same(gg[i], gc[i], dt, what .. " gradient " .. i) end
-end
+local compare = require("devcompare").new(check_eq, same)
 
 local function rnd(dt, grad, ...)
   local t = torch.randn(...):to(dt)
