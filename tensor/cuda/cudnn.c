@@ -18,11 +18,7 @@
 #include "files.h"
 #include "mt_cuda.h"
 
-static struct {
-#define MT_CUDNN_FIELD(R, name, sym, params) R(*name) params;
-  MT_CUDNN_FUNCS(MT_CUDNN_FIELD)
-#undef MT_CUDNN_FIELD
-} dn;
+static mt_cudnn_fns dn;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -55,6 +51,7 @@ static void load(void) {
   }
   MT_CUDNN_FUNCS(MT_CUDNN_LOAD)
 #undef MT_CUDNN_LOAD
+  *(void **)&dn.GetLastErrorString = dlsym(h, "cudnnGetLastErrorString");
   version = dn.GetVersion();
   if (version < 8000) {
     snprintf(load_error, sizeof load_error, "cuDNN %zu is too old (8 or 9 needed)", version);
@@ -64,6 +61,12 @@ static void load(void) {
 }
 
 void mt_cudnn_set_enabled(bool on) { enabled = on; }
+
+const mt_cudnn_fns *mt_cudnn_api(const char **why) {
+  pthread_once(&load_once, load);
+  if (why) *why = loaded ? NULL : load_error;
+  return loaded ? &dn : NULL;
+}
 
 mt_cudnn_info mt_cudnn_stats(void) {
   pthread_once(&load_once, load);
@@ -249,8 +252,7 @@ static void choose(cudnnHandle_t h, int kind, mt_dtype dt, bool tf32, const desc
   }
 }
 
-/* dev's handle (created on first use), bound to its current stream. */
-static cudnnStatus_t handle_of(int dev, cudnnHandle_t *out) {
+cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *out) {
   cudnnStatus_t s = 0;
   pthread_mutex_lock(&lock);
   if (!handles[dev]) s = dn.Create(&handles[dev]);
@@ -311,7 +313,7 @@ mt_status mt_cudnn_conv(int kind, const mt_conv_problem *p, const mt_tensor *a, 
   cudnnHandle_t h = NULL;
   mt_status st = MT_OK;
   descs d = {0};
-  cudnnStatus_t err = handle_of(dev, &h);
+  cudnnStatus_t err = mt_cudnn_handle(dev, &h);
   const char *why = err ? "no handle" : make_descs(p, ty, &d, &err);
   if (!why && !hit) {
     choose(h, kind, dt, tf32, &d, &c);

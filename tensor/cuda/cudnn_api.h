@@ -1,11 +1,13 @@
 /* cudnn_api.h -- the few cuDNN declarations moontorch uses (the legacy
- * convolution API, present in cuDNN 8 and 9), written from NVIDIA's
+ * convolution API, present in cuDNN 8 and 9, and the backend (graph) API
+ * that cudnn_attn.c builds attention with), written from NVIDIA's
  * documented C API (cudnn_graph.h, cudnn_cnn.h) so that no cuDNN headers
  * are needed at build time; cudnn.c fills the table by dlopen/dlsym. */
 #ifndef MT_CUDNN_API_H
 #define MT_CUDNN_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cudnnContext *cudnnHandle_t;
 typedef struct cudnnTensorStruct *cudnnTensorDescriptor_t;
@@ -42,6 +44,8 @@ typedef struct mt_cudnn_perf {
   int reserved[3];
 } mt_cudnn_perf;
 
+typedef void *cudnnBackendDescriptor_t;
+typedef cudnnBackendDescriptor_t BD;
 typedef cudnnTensorDescriptor_t TD;
 typedef cudnnFilterDescriptor_t FD;
 typedef cudnnConvolutionDescriptor_t CD;
@@ -86,6 +90,27 @@ typedef cudnnConvolutionDescriptor_t CD;
      size_t wsbytes, const void *beta, TD dxd, void *dx))                                                              \
   X(cudnnStatus_t, BackwardFilter, "cudnnConvolutionBackwardFilter",                                                   \
     (cudnnHandle_t h, const void *alpha, TD xd, const void *x, TD dyd, const void *dy, CD c, int algo, void *ws,       \
-     size_t wsbytes, const void *beta, FD dwd, void *dw))
+     size_t wsbytes, const void *beta, FD dwd, void *dw))                                                              \
+  X(cudnnStatus_t, BackendCreateDescriptor, "cudnnBackendCreateDescriptor", (int type, BD * d))                        \
+  X(cudnnStatus_t, BackendDestroyDescriptor, "cudnnBackendDestroyDescriptor", (BD d))                                  \
+  X(cudnnStatus_t, BackendSetAttribute, "cudnnBackendSetAttribute",                                                    \
+    (BD d, int name, int type, int64_t count, const void *elems))                                                      \
+  X(cudnnStatus_t, BackendGetAttribute, "cudnnBackendGetAttribute",                                                    \
+    (BD d, int name, int type, int64_t requested, int64_t *count, void *elems))                                        \
+  X(cudnnStatus_t, BackendFinalize, "cudnnBackendFinalize", (BD d))                                                    \
+  X(cudnnStatus_t, BackendExecute, "cudnnBackendExecute", (cudnnHandle_t h, BD plan, BD variant_pack))
+
+/* The loaded entry points (cudnn.c). */
+typedef struct mt_cudnn_fns {
+#define MT_CUDNN_FIELD(R, name, sym, params) R(*name) params;
+  MT_CUDNN_FUNCS(MT_CUDNN_FIELD)
+#undef MT_CUDNN_FIELD
+  void (*GetLastErrorString)(char *buf, size_t n); /* cuDNN 9 only; NULL before */
+} mt_cudnn_fns;
+
+/* The table once cuDNN is loaded, else NULL (*why says why). */
+const mt_cudnn_fns *mt_cudnn_api(const char **why);
+/* dev's handle (made on first use), bound to dev's current stream. */
+cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *out);
 
 #endif
