@@ -17,6 +17,7 @@ local ROWS = { -- name, B, H, L, E, causal, backward too
   {"b4_h16_l8192_e128", 4, 16, 8192, 128, false, false},
 }
 
+print(("cuDNN %s"):format(tostring(torch.backends.cudnn.version())))
 for _, r in ipairs(ROWS) do
   local name, B, H, L, E, causal, bwd = table.unpack(r)
   torch.manual_seed(0)

@@ -167,7 +167,8 @@ mt_status mt_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, cons
   for (int i = 0; i < 3 && !st; i++) st = mt_empty(like[i]->shape, like[i]->ndim, (mt_dtype)q->dtype, mt_tdevice(q), &g[i]);
   int64_t ns = p.b * p.hq * p.sq, na = ns * p.d;
   if (!st) st = mt_empty(&ns, 1, MT_FLOAT32, mt_tdevice(q), &ssum);
-  if (!st) st = mt_zeros(&na, 1, MT_FLOAT32, mt_tdevice(q), &acc);
+  /* cuDNN zeroes dQ_acc itself from 9.6 on; before, its caller must */
+  if (!st) st = (mt_cudnn_stats().version >= 90600 ? mt_empty : mt_zeros)(&na, 1, MT_FLOAT32, mt_tdevice(q), &acc);
   why[0] = 0;
   if (!st)
     st = mt_cudnn_attn_bwd(&p, mt_data(t[0]), mt_data(t[1]), mt_data(t[2]), mt_data(t[3]), mt_data(t[4]),

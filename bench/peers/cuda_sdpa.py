@@ -20,6 +20,7 @@ ROWS = [("b4_h16_l2048_e128", 4, 16, 2048, 128, False, True),
 BACKENDS = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
 
+print(f"peer torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
 for name, B, H, L, E, causal, bwd in ROWS:
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, H, L, E, device="cuda").bfloat16() for _ in range(3))

@@ -29,8 +29,9 @@ const char *mt_cudnn_attn_unavailable(int dev);
 mt_status mt_cudnn_attn_fwd(const mt_cudnn_attn *p, const void *q, const void *k, const void *v, void *o,
                             float *stats, char *why, size_t nwhy);
 /* dq, dk, dv from the forward's q, k, v, o, stats and the gradient do of o.
- * ssum (b*hq*sq floats) and dq_acc (b*hq*sq*d floats, zeroed) are scratch
- * the caller provides. Declines as the forward does. */
+ * ssum (b*hq*sq floats) and dq_acc (b*hq*sq*d floats; zeroed before cuDNN
+ * 9.6, which zeroes it itself) are scratch the caller provides. Declines as
+ * the forward does. */
 mt_status mt_cudnn_attn_bwd(const mt_cudnn_attn *p, const void *q, const void *k, const void *v, const void *o,
                             const void *dout, const float *stats, void *dq, void *dk, void *dv, float *ssum,
                             float *dq_acc, char *why, size_t nwhy);
