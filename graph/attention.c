@@ -6,6 +6,7 @@
  * the flash backward op itself needs none (derivatives.c says so).
  * Node arguments: i[0] is_causal, i[1] enable_gqa; f[0] the scale. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "deriv.h"
@@ -16,11 +17,13 @@
 
 static _Thread_local unsigned disabled; /* backend bits switched off on this thread */
 
-unsigned mtg_sdpa_enabled(void) { return (MTG_SDPA_MATH | MTG_SDPA_FLASH) & ~disabled; }
+#define ALL_BACKENDS (MTG_SDPA_MATH | MTG_SDPA_FLASH | MTG_SDPA_CUDNN)
+
+unsigned mtg_sdpa_enabled(void) { return ALL_BACKENDS & ~disabled; }
 
 unsigned mtg_sdpa_set_enabled(unsigned bits) {
   unsigned old = mtg_sdpa_enabled();
-  disabled = (MTG_SDPA_MATH | MTG_SDPA_FLASH) & ~bits;
+  disabled = ALL_BACKENDS & ~bits;
   return old;
 }
 
@@ -38,24 +41,56 @@ static const char *flash_refusal(const mt_tensor *q, const mt_tensor *mask, cons
   return NULL;
 }
 
-mt_status mtg_sdpa_select(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                          const mt_sdpa_opts *o, int *backend) {
+/* Why cuDNN cannot take these inputs (NULL: it can; buf holds longer reasons). */
+static const char *cudnn_refusal(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                 const mt_sdpa_opts *o, const mt_sdpa_dims *d, char *buf, size_t n) {
+  const mt_tensor *ins[3] = {q, k, v};
+  bool grad = mtg_grad_enabled() && mtg_any_requires_grad(ins, 3);
+  if (mask && mtg_requires_grad(mask)) return "the attention mask requires grad";
+  return mt_sdpa_cudnn_refusal(q, k, v, mask, o, d, grad, buf, n);
+}
+
+/* Appends "name: why" as a line of notes. */
+static void add_note(char *notes, size_t n, const char *name, const char *why) {
+  size_t used = notes ? strlen(notes) : 0;
+  if (notes && used < n) snprintf(notes + used, n - used, "%s%s: %s", used ? "\n" : "", name, why);
+}
+
+mt_status mtg_sdpa_select_notes(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                const mt_sdpa_opts *o, int *backend, char *notes, size_t n) {
   mt_sdpa_dims d;
   mt_status st = mt_sdpa_check(OP, q, k, v, mask, o, &d);
   if (st) return st;
+  if (notes && n) notes[0] = 0;
   unsigned on = mtg_sdpa_enabled();
-  const char *why = flash_refusal(q, mask, o, &d);
-  if ((on & MTG_SDPA_FLASH) && !why) {
-    *backend = MTG_SDPA_FLASH;
-    return MT_OK;
+  char buf[160], err[400] = "";
+  const char *names[2] = {"cudnn", "flash"}, *whys[2] = {NULL, NULL};
+  int bits[2] = {MTG_SDPA_CUDNN, MTG_SDPA_FLASH};
+  for (int i = mt_tdevice(q).type == MT_CUDA ? 0 : 1; i < 2; i++) {
+    bool enabled = (on & bits[i]) != 0;
+    whys[i] = !enabled ? "is disabled"
+              : i == 0 ? cudnn_refusal(q, k, v, mask, o, &d, buf, sizeof buf)
+                       : flash_refusal(q, mask, o, &d);
+    if (!whys[i]) {
+      *backend = bits[i];
+      return MT_OK;
+    }
+    add_note(notes, n, names[i], enabled ? whys[i] : "disabled by torch.backends.sdp_kernel");
+    size_t used = strlen(err);
+    snprintf(err + used, sizeof err - used, "%s %s; ", names[i], whys[i]);
   }
   if (on & MTG_SDPA_MATH) {
     *backend = MTG_SDPA_MATH;
     return MT_OK;
   }
-  return mt_fail(MT_EARG, "%s: no enabled backend can run these inputs: flash %s; math is disabled (enable it with "
+  return mt_fail(MT_EARG, "%s: no enabled backend can run these inputs: %smath is disabled (enable it with "
                  "torch.backends.sdp_kernel{math=true})",
-                 OP, (on & MTG_SDPA_FLASH) ? why : "is disabled");
+                 OP, err);
+}
+
+mt_status mtg_sdpa_select(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                          const mt_sdpa_opts *o, int *backend) {
+  return mtg_sdpa_select_notes(q, k, v, mask, o, backend, NULL, 0);
 }
 
 /* ---- the math composition (also the create_graph derivative of flash) ---- */
@@ -333,17 +368,211 @@ mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, con
   return st;
 }
 
+/* ---- recorded cuDNN ops (CUDA float16/bfloat16) ----
+ * sdpa_cudnn: inputs (q, k, v, mask), saved as the flash op saves them
+ * (lse float32). Its derivative calls the cuDNN backward op, or writes the
+ * gradients with recorded math ops under create_graph or when cuDNN
+ * declines the backward problem. */
+
+static mt_status declined(const char *op, const char *why) {
+  return mt_fail(MT_EARG, "%s: cuDNN declined the problem: %s", op, why);
+}
+
+static mt_status d_sdpa_cudnn(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  mt_tensor *q = D_saved(s, 0), *k = D_saved(s, 1), *v = D_saved(s, 2), *mask = saved_opt(s, 3);
+  bool math = mtg_grad_enabled();
+  if (LIVE(s) && !math) {
+    mt_tensor *out = D_saved(s, 4), *lse = D_saved(s, 5);
+    mt_sdpa_opts o;
+    opts_of(n, &o);
+    mt_tensor *g[3] = {NULL, NULL, NULL};
+    char why[200] = "";
+    if (LIVE(s)) {
+      mt_status st = mtg_sdpa_cudnn_backward(go[0], q, k, v, mask, out, lse, &o, &g[0], &g[1], &g[2]);
+      if (st && strstr(mt_errmsg(), "cuDNN declined")) {
+        snprintf(why, sizeof why, "%s", mt_errmsg());
+        math = true; /* the recorded math ops below, run without grad */
+      } else if (st) {
+        s->st = st;
+      } else {
+        for (int i = 0; i < 3; i++) {
+          if (mtg_needs(n, i)) gin[i] = g[i];
+          else mt_release(g[i]);
+        }
+      }
+    }
+  }
+  if (LIVE(s) && math) math_grads(s, n, go[0], q, k, v, mask, gin);
+  return mtg_scope_end(s, gin, n->nin);
+}
+
+static mt_status d_sdpa_cudnn_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return mt_fail(MT_EARG, "sdpa_cudnn_backward has no derivative: differentiate scaled_dot_product_attention "
+                 "itself with create_graph=true instead of its backward op");
+}
+
+/* The forward on the engine, recorded; *why set (MT_OK, nothing made) when
+ * cuDNN declines. */
+static mt_status cudnn_untraced(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy) {
+  const mt_tensor *ins[4] = {q, k, v, mask};
+  if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_cudnn(q, k, v, mask, o, out, lse, why, nwhy);
+  if (*out) return no_out("sdpa_cudnn");
+  mt_tensor *r = NULL, *l = NULL;
+  mt_status st = mt_sdpa_cudnn(q, k, v, mask, o, &r, &l, why, nwhy);
+  if (st || why[0]) return st;
+  mtg_node *n = NULL;
+  st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_cudnn), d_sdpa_cudnn, ins, 4, &r, 1, &n);
+  if (!st) {
+    mt_sdpa_dims d;
+    mt_sdpa_check("sdpa_cudnn", q, k, v, mask, o, &d);
+    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale;
+    const mt_tensor *sv[4] = {q, k, v, mask};
+    for (int i = 0; i < 4 && !st; i++)
+      if (sv[i]) st = mtg_save(n, i, sv[i], false, 0);
+    if (!st) st = mtg_save(n, 4, r, true, 0);
+    if (!st) st = mtg_save(n, 5, l, false, 0);
+    if (st)
+      mtg_node_release(n);
+    else
+      st = mtg_attach(n, &r, 1);
+  }
+  if (st) {
+    mt_release(r), mt_release(l);
+    return st;
+  }
+  *out = r;
+  if (lse)
+    *lse = l;
+  else
+    mt_release(l);
+  return MT_OK;
+}
+
+static mt_status cudnn_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
+                                         const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
+                                         const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
+                                         mt_tensor **dv) {
+  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+  char why[200] = "";
+  mt_tensor *g[3] = {NULL, NULL, NULL};
+  bool rec = mtg_any_requires_grad(ins, 7);
+  if (rec && ((dq && *dq) || (dk && *dk) || (dv && *dv))) return no_out("sdpa_cudnn_backward");
+  mt_status st = mt_sdpa_cudnn_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
+                                        dv ? &g[2] : NULL, why, sizeof why);
+  if (!st && why[0]) st = declined("sdpa_cudnn_backward", why);
+  mtg_node *n = NULL;
+  if (!st && rec) {
+    mt_tensor *outs[3];
+    int no = 0;
+    for (int i = 0; i < 3; i++)
+      if (g[i]) outs[no++] = g[i];
+    st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_cudnn_backward), d_sdpa_cudnn_backward, ins, 7, outs, no, &n);
+    if (!st) st = mtg_attach(n, outs, no);
+  }
+  mt_tensor **want[3] = {dq, dk, dv};
+  for (int i = 0; i < 3; i++) {
+    if (!st && want[i])
+      *want[i] = g[i];
+    else
+      mt_release(g[i]);
+  }
+  return st;
+}
+
+static mt_status rp_cudnn(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  char why[200] = "";
+  mt_status st = mt_sdpa_cudnn(in[0], in[1], in[2], in[3], &((const flash_attr *)w)->o, &out[0], &out[1], why,
+                               sizeof why);
+  return !st && why[0] ? declined("sdpa_cudnn", why) : st;
+}
+
+static mt_status rp_cudnn_backward(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  const flash_attr *a = (const flash_attr *)w;
+  mt_tensor **slot[3] = {NULL, NULL, NULL};
+  for (int i = 0, n = 0; i < 3; i++)
+    if (a->want[i]) slot[i] = &out[n++];
+  char why[200] = "";
+  mt_status st = mt_sdpa_cudnn_backward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &a->o, slot[0], slot[1],
+                                        slot[2], why, sizeof why);
+  return !st && why[0] ? declined("sdpa_cudnn_backward", why) : st;
+}
+
+/* The recorded and traced forward; *why set when cuDNN declines. */
+static mt_status cudnn_fwd(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                           const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy) {
+  bool given = *out != NULL;
+  mt_tensor *l = NULL;
+  why[0] = 0;
+  mt_status st = cudnn_untraced(q, k, v, mask, o, out, lse ? lse : (MTG_TRACING() ? &l : NULL), why, nwhy);
+  if (!st && !why[0] && MTG_TRACING()) {
+    if (given) {
+      mtg_trace_refuse("sdpa_cudnn with out= is not replayed by the JIT");
+    } else {
+      flash_attr a = {.o = *o};
+      const mt_tensor *ins[4] = {q, k, v, mask};
+      mt_tensor *outs[2] = {*out, lse ? *lse : l};
+      mtg_trace_call("sdpa_cudnn", rp_cudnn, false, ins, 4, outs, 2, &a, sizeof a, NULL, 0);
+    }
+  }
+  mt_release(l);
+  return st;
+}
+
+mt_status mtg_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
+  char why[200];
+  mt_status st = cudnn_fwd(q, k, v, mask, o, out, lse, why, sizeof why);
+  return !st && why[0] ? declined("sdpa_cudnn", why) : st;
+}
+
+mt_status mtg_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
+  bool given = (dq && *dq) || (dk && *dk) || (dv && *dv);
+  mt_status st = cudnn_backward_untraced(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
+  if (!st && MTG_TRACING()) {
+    flash_attr a = {.o = *o, .want = {dq != NULL, dk != NULL, dv != NULL}};
+    mt_tensor *outs[3];
+    int n = 0;
+    if (dq) outs[n++] = *dq;
+    if (dk) outs[n++] = *dk;
+    if (dv) outs[n++] = *dv;
+    const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+    if (given || !n) mtg_trace_refuse("sdpa_cudnn_backward with out= is not replayed by the JIT");
+    else mtg_trace_call("sdpa_cudnn_backward", rp_cudnn_backward, false, ins, 7, outs, n, &a, sizeof a, NULL, 0);
+  }
+  return st;
+}
+
 mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                    const mt_sdpa_opts *o, mt_tensor **out) {
   int backend = 0;
   mt_status st = mtg_sdpa_select(q, k, v, mask, o, &backend);
   if (st) return st;
+  if (backend == MTG_SDPA_CUDNN) { /* when cuDNN declines, the next backend runs (said once on stderr) */
+    char why[200];
+    st = cudnn_fwd(q, k, v, mask, o, out, NULL, why, sizeof why);
+    if (st || !why[0]) return st;
+    static _Atomic bool told;
+    if (!told) {
+      told = true;
+      fprintf(stderr, "note: %s: cuDNN declined (%s); using the next backend (said once)\n", OP, why);
+    }
+    unsigned old = mtg_sdpa_set_enabled(mtg_sdpa_enabled() & ~MTG_SDPA_CUDNN);
+    st = mtg_sdpa_select(q, k, v, mask, o, &backend);
+    mtg_sdpa_set_enabled(old);
+    if (st) return st;
+  }
   if (backend == MTG_SDPA_FLASH) return mtg_sdpa_flash(q, k, v, mask, o, out, NULL);
   return mtg_sdpa_math(q, k, v, mask, o, out);
 }
 
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_sdpa_flash] = {d_sdpa_flash, 0},
+    [MT_OP_sdpa_cudnn] = {d_sdpa_cudnn, 0},
 };
 
 const mtg_deriv *mtg_deriv_attention(mt_op op) { return table[op].fn ? &table[op] : NULL; }

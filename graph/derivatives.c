@@ -35,6 +35,8 @@ static const struct {
                                 "ops (graph/nn.c), so double backward never reaches this op"},
     {MT_OP_sdpa_flash_backward, "not needed: under create_graph sdpa_flash's derivative is written with recorded "
                                 "math ops (graph/attention.c), so double backward never reaches this op"},
+    {MT_OP_sdpa_cudnn_backward, "not needed: under create_graph sdpa_cudnn's derivative is written with recorded "
+                                "math ops (graph/attention.c), so double backward never reaches this op"},
     {MT_NOPS, NULL}, /* (end) */
 };
 

@@ -3,6 +3,7 @@
  * (tests, benchmarks), the flash backward op, and the backend switches that
  * lua/torch/backends.lua wraps in torch.backends.sdp_kernel. */
 #include <math.h>
+#include <string.h>
 
 #include "graph.h"
 #include "mtl.h"
@@ -86,34 +87,79 @@ static int l_sdpa_flash_backward(lua_State *L) {
   return 3;
 }
 
-static const char *backend_name(int b) { return b == MTG_SDPA_FLASH ? "flash" : "math"; }
+/* _sdpa_cudnn(q, k, v[, opts]) -> out, lse (float32) through cuDNN */
+static int l_sdpa_cudnn(lua_State *L) {
+  sdpa_args a;
+  sdpa_inputs(L, "_sdpa_cudnn", &a);
+  mt_tensor *r = NULL, *lse = NULL;
+  MTL_CHECK(L, mtg_sdpa_cudnn(a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
+  mtl_push_tensor(L, r);
+  mtl_push_tensor(L, lse);
+  return 2;
+}
 
+/* _backward.sdpa_cudnn(grad_out, q, k, v, out, lse[, opts]) */
+static int l_sdpa_cudnn_backward(lua_State *L) {
+  const char *op = "sdpa_cudnn_backward";
+  mt_tensor *g = mtl_check_tensor(L, 1, op);
+  sdpa_args a;
+  a.q = mtl_check_tensor(L, 2, op), a.k = mtl_check_tensor(L, 3, op), a.v = mtl_check_tensor(L, 4, op);
+  mt_tensor *out = mtl_check_tensor(L, 5, op), *lse = mtl_check_tensor(L, 6, op);
+  sdpa_opts(L, 7, 7, op, &a);
+  mt_tensor *dq = NULL, *dk = NULL, *dv = NULL;
+  MTL_CHECK(L, mtg_sdpa_cudnn_backward(g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
+  mtl_push_tensor(L, dq);
+  mtl_push_tensor(L, dk);
+  mtl_push_tensor(L, dv);
+  return 3;
+}
+
+static const char *backend_name(int b) {
+  return b == MTG_SDPA_CUDNN ? "cudnn" : b == MTG_SDPA_FLASH ? "flash" : "math";
+}
+
+/* -> the backend's name and a list of "backend: why" notes for the
+ * backends preferred to it that were passed over */
 static int l_sdp_selected(lua_State *L) {
   sdpa_args a;
   sdpa_inputs(L, "sdp_selected", &a);
   int b = 0;
-  MTL_CHECK(L, mtg_sdpa_select(a.q, a.k, a.v, a.mask, &a.o, &b));
+  char notes[800];
+  MTL_CHECK(L, mtg_sdpa_select_notes(a.q, a.k, a.v, a.mask, &a.o, &b, notes, sizeof notes));
   lua_pushstring(L, backend_name(b));
-  return 1;
+  lua_newtable(L);
+  int n = 0;
+  for (char *line = notes; *line;) {
+    char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    lua_pushlstring(L, line, len);
+    lua_rawseti(L, -2, ++n);
+    line += len + (end != NULL);
+  }
+  return 2;
 }
+
+static const char *const KEYS[3] = {"flash", "math", "cudnn"};
+static const unsigned FLAGS[3] = {MTG_SDPA_FLASH, MTG_SDPA_MATH, MTG_SDPA_CUDNN};
 
 static void push_enabled(lua_State *L, unsigned bits) {
-  lua_createtable(L, 0, 2);
-  lua_pushboolean(L, (bits & MTG_SDPA_FLASH) != 0);
-  lua_setfield(L, -2, "flash");
-  lua_pushboolean(L, (bits & MTG_SDPA_MATH) != 0);
-  lua_setfield(L, -2, "math");
+  lua_createtable(L, 0, 3);
+  for (int i = 0; i < 3; i++) {
+    lua_pushboolean(L, (bits & FLAGS[i]) != 0);
+    lua_setfield(L, -2, KEYS[i]);
+  }
 }
 
-/* _sdp_enabled([{flash=, math=}]) -> the previous {flash=, math=}; absent
- * keys keep their setting. */
+/* _sdp_enabled([{flash=, math=, cudnn=}]) -> the previous {flash=, math=,
+ * cudnn=}; absent keys keep their setting. */
 static int l_sdp_enabled(lua_State *L) {
   unsigned bits = mtg_sdpa_enabled();
   if (!lua_isnoneornil(L, 1)) {
     luaL_checktype(L, 1, LUA_TTABLE);
-    const char *keys[2] = {"flash", "math"};
-    unsigned flags[2] = {MTG_SDPA_FLASH, MTG_SDPA_MATH}, now = bits;
-    for (int i = 0; i < 2; i++) {
+    const char *const *keys = KEYS;
+    const unsigned *flags = FLAGS;
+    unsigned now = bits;
+    for (int i = 0; i < 3; i++) {
       lua_getfield(L, 1, keys[i]);
       if (!lua_isnil(L, -1)) now = lua_toboolean(L, -1) ? now | flags[i] : now & ~flags[i];
       lua_pop(L, 1);
@@ -143,11 +189,15 @@ static const mtl_reg regs[] = {
      "torch._sdpa_math(q, k, v[, " SDPA_OPTS "]) -- internal: attention through the math backend (recorded ops)"},
     {"_sdpa_flash", l_sdpa_flash, MTL_FN,
      "torch._sdpa_flash(q, k, v[, " SDPA_OPTS "]) -- internal: out, lse through the flash backend (no dropout)"},
+    {"_sdpa_cudnn", l_sdpa_cudnn, MTL_FN,
+     "torch._sdpa_cudnn(q, k, v[, " SDPA_OPTS "]) -- internal: out, lse (float32) through cuDNN (CUDA float16 and "
+     "bfloat16)"},
     {"_sdp_selected", l_sdp_selected, MTL_FN,
-     "torch._sdp_selected(q, k, v[, " SDPA_OPTS "]) -- internal: 'flash' or 'math', the backend that would run"},
+     "torch._sdp_selected(q, k, v[, " SDPA_OPTS "]) -- internal: 'cudnn', 'flash' or 'math', the backend that would "
+     "run, and a list of 'backend: why' notes for the ones passed over"},
     {"_sdp_enabled", l_sdp_enabled, MTL_FN,
-     "torch._sdp_enabled([{flash=, math=}]) -- internal: sets the attention backends of this thread; returns the "
-     "previous {flash=, math=}"},
+     "torch._sdp_enabled([{flash=, math=, cudnn=}]) -- internal: sets the attention backends of this thread; "
+     "returns the previous {flash=, math=, cudnn=}"},
     {"_sdpa_blocks", l_sdpa_blocks, MTL_FN,
      "torch._sdpa_blocks([bq, bk]) -- internal: the flash tile sizes (queries, keys) before setting new ones "
      "(0: default 64)"},
@@ -157,6 +207,9 @@ static const mtl_reg backward_regs[] = {
     {"sdpa_flash", l_sdpa_flash_backward, MTL_FN,
      "torch._backward.sdpa_flash(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -- "
      "internal (autograd): dq, dk, dv of the flash backend"},
+    {"sdpa_cudnn", l_sdpa_cudnn_backward, MTL_FN,
+     "torch._backward.sdpa_cudnn(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -- "
+     "internal (autograd): dq, dk, dv of the cuDNN backend"},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_attention(lua_State *L, int torch_idx, int methods_idx) {

@@ -45,6 +45,23 @@ mt_status mt_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, cons
                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv);
 
+/* ---- the cuDNN backend (attention_cudnn.c, cuda/cudnn_attn.c) ----
+ * CUDA float16/bfloat16, head dims 64 and 128 (256 when no gradient is
+ * wanted, grad false), equal q/k/v batch dims (GQA heads aside), no
+ * dropout, a bool or additive mask of shape (batch | 1, heads | 1, L, S).
+ * Why it cannot take these inputs (NULL: it can; buf holds longer notes). */
+const char *mt_sdpa_cudnn_refusal(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                  const mt_sdpa_opts *o, const mt_sdpa_dims *d, bool grad, char *buf, size_t n);
+/* out and lse (batch..., L; float32) as mt_sdpa_flash gives them. When
+ * cuDNN has no engine for the problem: MT_OK, *out untouched and why set. */
+mt_status mt_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                        const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy);
+/* dq, dk, dv (each may be NULL) of mt_sdpa_cudnn; declines as it does. */
+mt_status mt_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                 const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                 const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv, char *why,
+                                 size_t nwhy);
+
 /* Tile sizes (queries x keys) of the flash kernels; tests shrink them to
  * exercise partial tiles. Values < 1 restore the defaults. */
 void mt_sdpa_set_blocks(int64_t bq, int64_t bk);

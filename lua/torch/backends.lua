@@ -21,7 +21,8 @@ Guard.__name = "torch.backends.SdpGuard"
 local KNOWN = {flash = true, math = true, cudnn = true}
 
 -- sdp_kernel{flash=, math=, cudnn=} -> a guard (call :close() or use <close>).
--- Absent keys keep their setting; cudnn is accepted and ignored on the CPU.
+-- Absent keys keep their setting; cudnn (cuDNN fused attention) only ever
+-- runs CUDA float16/bfloat16 inputs.
 function M.sdp_kernel(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
@@ -35,15 +36,18 @@ function M.sdp_kernel(opts)
       error(("torch.backends.sdp_kernel: %s must be true or false, got %s"):format(k, type(v)), 2)
     end
   end
-  local prev = torch._sdp_enabled{flash = opts.flash, math = opts.math}
+  local prev = torch._sdp_enabled{flash = opts.flash, math = opts.math, cudnn = opts.cudnn}
   return setmetatable({prev = prev}, Guard)
 end
 
--- The enabled backends as {flash=, math=}.
+-- The enabled backends as {flash=, math=, cudnn=}.
 function M.sdp_enabled() return torch._sdp_enabled() end
 
--- sdp_selected(q, k, v[, opts]) -> "flash" or "math": the backend that
--- F.scaled_dot_product_attention would run for these inputs.
+-- sdp_selected(q, k, v[, opts]) -> "cudnn", "flash" or "math": the backend
+-- that F.scaled_dot_product_attention would run for these inputs, and a list
+-- of one-line notes "backend: why" for the backends preferred to it (on
+-- CUDA cudnn, flash, math; on the CPU flash, math) that were passed over,
+-- e.g. "cudnn: head dim 96 unsupported (64 and 128; 256 without grad)".
 function M.sdp_selected(q, k, v, opts) return torch._sdp_selected(q, k, v, opts) end
 
 -- torch.backends.cudnn: cuDNN for CUDA convolutions (tensor/cuda/cudnn.c),
@@ -81,9 +85,10 @@ M.cudnn = cudnn
 U.doc(M, {
   sdp_kernel = "torch.backends.sdp_kernel{flash=, math=, cudnn=} -- enable/disable attention backends; returns a "
     .. "guard that restores them (local g <close> = ...)",
-  sdp_enabled = "torch.backends.sdp_enabled() -- {flash=, math=}: the attention backends enabled on this thread",
-  sdp_selected = "torch.backends.sdp_selected(q, k, v[, opts]) -- 'flash' or 'math': the attention backend that "
-    .. "would run",
+  sdp_enabled = "torch.backends.sdp_enabled() -- {flash=, math=, cudnn=}: the attention backends enabled on this "
+    .. "thread",
+  sdp_selected = "torch.backends.sdp_selected(q, k, v[, opts]) -- 'cudnn', 'flash' or 'math': the attention backend "
+    .. "that would run, and {'backend: why', ...} for the backends passed over",
 })
 
 return M

@@ -56,6 +56,7 @@ static void load(void) {
 #define MT_CUDNN_LOAD_OPTIONAL(R, name, sym, params) *(void **)&dn.name = dlsym(h, sym);
   MT_CUDNN_OPS_FUNCS(MT_CUDNN_LOAD_OPTIONAL)
 #undef MT_CUDNN_LOAD_OPTIONAL
+  *(void **)&dn.GetLastErrorString = dlsym(h, "cudnnGetLastErrorString");
   version = dn.GetVersion();
   if (version < 8000) {
     snprintf(load_error, sizeof load_error, "cuDNN %zu is too old (8 or 9 needed)", version);
@@ -251,8 +252,7 @@ static void choose(cudnnHandle_t h, int kind, mt_dtype dt, bool tf32, const desc
   }
 }
 
-/* dev's handle (created on first use), bound to its current stream. */
-static cudnnStatus_t handle_of(int dev, cudnnHandle_t *out) {
+cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *out) {
   cudnnStatus_t s = 0;
   pthread_mutex_lock(&lock);
   if (!handles[dev]) s = dn.Create(&handles[dev]);
@@ -262,14 +262,12 @@ static cudnnStatus_t handle_of(int dev, cudnnHandle_t *out) {
   return s;
 }
 
-const mt_cudnn_fns *mt_cudnn_lib(size_t *ver) {
-  if (!enabled) return NULL;
+const mt_cudnn_fns *mt_cudnn_lib(size_t *ver, const char **why) {
   pthread_once(&load_once, load);
   if (ver) *ver = version;
-  return loaded ? &dn : NULL;
+  if (why) *why = !loaded ? load_error : !enabled ? "cuDNN is switched off (torch.backends.cudnn.enabled = false)" : NULL;
+  return loaded && enabled ? &dn : NULL;
 }
-
-cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *h) { return handle_of(dev, h); }
 
 /* The cache key of problem p in direction kind. */
 static void make_key(const mt_conv_problem *p, int kind, mt_dtype dt, int dev, bool tf32, key *k) {
@@ -322,7 +320,7 @@ mt_status mt_cudnn_conv(int kind, const mt_conv_problem *p, const mt_tensor *a, 
   cudnnHandle_t h = NULL;
   mt_status st = MT_OK;
   descs d = {0};
-  cudnnStatus_t err = handle_of(dev, &h);
+  cudnnStatus_t err = mt_cudnn_handle(dev, &h);
   const char *why = err ? "no handle" : make_descs(p, ty, &d, &err);
   if (!why && !hit) {
     choose(h, kind, dt, tf32, &d, &c);

@@ -1,6 +1,7 @@
 /* cudnn_api.h -- the few cuDNN declarations moontorch uses (the legacy
- * convolution API, present in cuDNN 8 and 9, and the legacy pooling and
- * batch-norm calls of cudnn_ops, deprecated but present in 9.x), written
+ * convolution API, present in cuDNN 8 and 9, the legacy pooling and
+ * batch-norm calls of cudnn_ops, deprecated but present in 9.x, and the
+ * backend (graph) API that cudnn_attn.c builds attention with), written
  * from NVIDIA's documented C API (cudnn_graph.h, cudnn_cnn.h, cudnn_ops.h)
  * so that no cuDNN headers are needed at build time; cudnn.c fills the
  * table by dlopen/dlsym (the ops entries are optional: NULL when absent). */
@@ -8,6 +9,7 @@
 #define MT_CUDNN_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cudnnContext *cudnnHandle_t;
 typedef struct cudnnTensorStruct *cudnnTensorDescriptor_t;
@@ -55,6 +57,8 @@ typedef struct mt_cudnn_perf {
   int reserved[3];
 } mt_cudnn_perf;
 
+typedef void *cudnnBackendDescriptor_t;
+typedef cudnnBackendDescriptor_t BD;
 typedef cudnnTensorDescriptor_t TD;
 typedef cudnnFilterDescriptor_t FD;
 typedef cudnnConvolutionDescriptor_t CD;
@@ -100,7 +104,15 @@ typedef cudnnPoolingDescriptor_t PD;
      size_t wsbytes, const void *beta, TD dxd, void *dx))                                                              \
   X(cudnnStatus_t, BackwardFilter, "cudnnConvolutionBackwardFilter",                                                   \
     (cudnnHandle_t h, const void *alpha, TD xd, const void *x, TD dyd, const void *dy, CD c, int algo, void *ws,       \
-     size_t wsbytes, const void *beta, FD dwd, void *dw))
+     size_t wsbytes, const void *beta, FD dwd, void *dw))                                                              \
+  X(cudnnStatus_t, BackendCreateDescriptor, "cudnnBackendCreateDescriptor", (int type, BD * d))                        \
+  X(cudnnStatus_t, BackendDestroyDescriptor, "cudnnBackendDestroyDescriptor", (BD d))                                  \
+  X(cudnnStatus_t, BackendSetAttribute, "cudnnBackendSetAttribute",                                                    \
+    (BD d, int name, int type, int64_t count, const void *elems))                                                      \
+  X(cudnnStatus_t, BackendGetAttribute, "cudnnBackendGetAttribute",                                                    \
+    (BD d, int name, int type, int64_t requested, int64_t *count, void *elems))                                        \
+  X(cudnnStatus_t, BackendFinalize, "cudnnBackendFinalize", (BD d))                                                    \
+  X(cudnnStatus_t, BackendExecute, "cudnnBackendExecute", (cudnnHandle_t h, BD plan, BD variant_pack))
 
 /* Optional (cudnn_ops): pooling and batch norm; a missing one leaves its
  * entry NULL and the native kernels run. */
@@ -127,18 +139,20 @@ typedef cudnnPoolingDescriptor_t PD;
      const void *betaParam, TD xd, const void *x, TD dyd, const void *dy, TD dxd, void *dx, TD bnd, const void *scale, \
      void *dScale, void *dBias, double eps, const void *saveMean, const void *saveInvStd))
 
-/* The table cudnn.c fills. */
+/* The table cudnn.c fills (the cudnn_ops entries may be NULL). */
 typedef struct mt_cudnn_fns {
 #define MT_CUDNN_FIELD(R, name, sym, params) R(*name) params;
   MT_CUDNN_FUNCS(MT_CUDNN_FIELD)
   MT_CUDNN_OPS_FUNCS(MT_CUDNN_FIELD)
 #undef MT_CUDNN_FIELD
+  void (*GetLastErrorString)(char *buf, size_t n); /* cuDNN 9 only; NULL before */
 } mt_cudnn_fns;
 
-/* For cudnn_ops.c (cudnn.c): the table once loaded (optional entries may
- * be NULL) and the version, NULL when cuDNN is absent or switched off;
- * dev's handle bound to its current stream. */
-const mt_cudnn_fns *mt_cudnn_lib(size_t *version);
+/* For cudnn_ops.c and cudnn_attn.c: the table once loaded, with the
+ * version, or NULL when cuDNN is absent or switched off
+ * (torch.backends.cudnn.enabled = false); *why (unless NULL) says which. */
+const mt_cudnn_fns *mt_cudnn_lib(size_t *version, const char **why);
+/* dev's handle (made on first use), bound to dev's current stream. */
 cudnnStatus_t mt_cudnn_handle(int dev, cudnnHandle_t *h);
 
 #endif

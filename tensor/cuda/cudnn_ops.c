@@ -72,7 +72,7 @@ static const mt_cudnn_fns *usable(int op, mt_dtype dt, size_t *version) {
   int r = current_route();
   if (i < 0 || r == MT_CUDNN_ROUTE_NATIVE || broken[op][i]) return NULL;
   if (r == MT_CUDNN_ROUTE_AUTO && !faster[op][i]) return NULL;
-  const mt_cudnn_fns *f = mt_cudnn_lib(version);
+  const mt_cudnn_fns *f = mt_cudnn_lib(version, NULL);
   if (!f) return NULL;
   bool pools = f->CreatePoolingDescriptor && f->DestroyPoolingDescriptor && f->SetPooling2dDescriptor &&
                f->PoolingForward && f->PoolingBackward;

@@ -1,5 +1,5 @@
 -- torch.nn.functional attention: scaled_dot_product_attention with PyTorch's
--- argument names. The backend (flash or math) is picked in C (graph/
+-- argument names. The backend (cudnn, flash or math) is picked in C (graph/
 -- attention.c) by the selection rule and torch.backends.sdp_kernel.
 local torch = require "torch"
 

@@ -1,0 +1,185 @@
+/* attention_cudnn.c -- the cuDNN backend of scaled dot product attention
+ * in the engine: which inputs it takes, and the forward and backward ops
+ * on tensors (contiguous, 16-byte aligned copies where needed; the mask
+ * made an additive one of q's dtype) around cuda/cudnn_attn.c. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cuda/cudnn_attn.h"
+#include "cuda/mt_cuda.h"
+
+/* The problem's 4-d view: (b, h, s, d) with all leading dims folded into b. */
+static void view4(const mt_tensor *t, int64_t *b, int64_t *h) {
+  int nd = t->ndim;
+  *b = 1, *h = nd >= 3 ? t->shape[nd - 3] : 1;
+  for (int i = 0; i < nd - 3; i++) *b *= t->shape[i];
+}
+
+/* The mask's dims padded to q's rank; NULL, or why it is not (b|1, h|1, L, S). */
+static const char *mask_dims(const mt_tensor *q, const mt_tensor *mask, int64_t L, int64_t S, int64_t dims[4]) {
+  int nd = q->ndim, off = nd - mask->ndim;
+  if (off < 0) return "the mask has more dims than the query";
+  int64_t m[MT_MAXDIM];
+  for (int i = 0; i < nd; i++) m[i] = i < off ? 1 : mask->shape[i - off];
+  if (m[nd - 2] != L || m[nd - 1] != S) return "the mask broadcasts along L or S (needs its full L x S)";
+  bool all = true, none = true;
+  for (int i = 0; i < nd - 3; i++) all = all && m[i] == q->shape[i], none = none && m[i] == 1;
+  if (!all && !none) return "the mask broadcasts over part of the batch dims";
+  int64_t b, h;
+  view4(q, &b, &h);
+  int64_t mh = nd >= 3 ? m[nd - 3] : 1;
+  if (mh != 1 && mh != h) return "the mask's head dim is neither 1 nor the query's";
+  dims[0] = none ? 1 : b, dims[1] = mh, dims[2] = L, dims[3] = S;
+  return NULL;
+}
+
+const char *mt_sdpa_cudnn_refusal(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                  const mt_sdpa_opts *o, const mt_sdpa_dims *d, bool grad, char *buf, size_t n) {
+  if (mt_tdevice(q).type != MT_CUDA) return "it runs on CUDA only";
+  if (q->dtype != MT_FLOAT16 && q->dtype != MT_BFLOAT16) {
+    snprintf(buf, n, "it runs float16 and bfloat16 only (got %s)", mt_dtype_name((mt_dtype)q->dtype));
+    return buf;
+  }
+  if (o->dropout_p > 0) return "it has no dropout (dropout_p > 0)";
+  if (!d->same_batch) return "query, key and value batch dims differ (broadcasting)";
+  if (d->L == 0 || d->S == 0 || d->E == 0 || d->Ev == 0) return "an input is empty";
+  if (d->Ev != d->E) {
+    snprintf(buf, n, "value head dim %lld differs from the query's %lld", (long long)d->Ev, (long long)d->E);
+    return buf;
+  }
+  if (d->E != 64 && d->E != 128 && (d->E != 256 || grad)) {
+    snprintf(buf, n, "head dim %lld unsupported (64 and 128; 256 without grad)", (long long)d->E);
+    return buf;
+  }
+  if (mask && mask->dtype != MT_BOOL && mask->dtype != q->dtype) return "the mask's dtype is not the query's";
+  int64_t dims[4];
+  const char *why = mask ? mask_dims(q, mask, d->L, d->S, dims) : NULL;
+  if (why) return why;
+  int64_t b, h, bk, hk;
+  view4(q, &b, &h), view4(k, &bk, &hk);
+  if (b * h * d->L > INT32_MAX || b * hk * d->S > INT32_MAX) return "sizes beyond 32 bits";
+  (void)v;
+  return mt_cudnn_attn_unavailable(mt_tdevice(q).index);
+}
+
+/* t contiguous and 16-byte aligned (a new reference or a copy). */
+static mt_status prep(const mt_tensor *t, mt_tensor **out) {
+  mt_status st = mt_contiguous(t, out);
+  if (!st && ((uintptr_t)mt_data(*out) & 15)) {
+    mt_tensor *c = NULL;
+    st = mt_clone(*out, &c);
+    mt_release(*out);
+    *out = c;
+  }
+  return st;
+}
+
+/* The problem of q, k and the options; the additive mask (NULL: none) is
+ * made in *bias. */
+static mt_status problem(const mt_tensor *q, const mt_tensor *k, const mt_tensor *mask, const mt_sdpa_opts *o,
+                         const mt_sdpa_dims *d, mt_cudnn_attn *p, mt_tensor **bias) {
+  memset(p, 0, sizeof *p);
+  p->dev = mt_tdevice(q).index, p->dt = (mt_dtype)q->dtype;
+  int64_t bk;
+  view4(q, &p->b, &p->hq), view4(k, &bk, &p->hk);
+  p->sq = d->L, p->skv = d->S, p->d = d->E, p->causal = o->is_causal, p->scale = (float)d->scale;
+  *bias = NULL;
+  if (!mask) return MT_OK;
+  mask_dims(q, mask, d->L, d->S, p->bias_dims);
+  mt_status st = MT_OK;
+  mt_tensor *add = NULL;
+  if (mask->dtype == MT_BOOL) { /* true = attend: 0 there, -inf elsewhere */
+    int64_t one = 1;
+    mt_tensor *z = NULL, *ninf = NULL;
+    st = mt_zeros(&one, 1, (mt_dtype)q->dtype, mt_tdevice(q), &z);
+    if (!st) st = mt_full(&one, 1, mt_sfloat(-INFINITY), (mt_dtype)q->dtype, mt_tdevice(q), &ninf);
+    if (!st) st = mt_where(mask, z, ninf, &add);
+    mt_release(z), mt_release(ninf);
+  }
+  if (!st) st = prep(add ? add : mask, bias);
+  mt_release(add);
+  if (st) return st;
+  p->bias = mt_data(*bias);
+  int64_t *s = p->bias_str, *dm = p->bias_dims;
+  s[3] = 1, s[2] = dm[3], s[1] = dm[2] * dm[3], s[0] = dm[1] * dm[2] * dm[3];
+  return MT_OK;
+}
+
+mt_status mt_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                        const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy) {
+  static const char *OP = "sdpa_cudnn";
+  mt_sdpa_dims d;
+  mt_status st = mt_sdpa_check(OP, q, k, v, mask, o, &d);
+  if (st) return st;
+  char buf[160];
+  const char *no = mt_sdpa_cudnn_refusal(q, k, v, mask, o, &d, false, buf, sizeof buf);
+  if (no) return mt_fail(MT_EARG, "%s: the cuDNN backend cannot take these inputs: %s", OP, no);
+  if ((st = mt_cuda_check_device(mt_tdevice(q), OP))) return st;
+  mt_cudnn_attn p;
+  mt_tensor *qc = NULL, *kc = NULL, *vc = NULL, *bias = NULL, *r = NULL, *l = NULL;
+  st = problem(q, k, mask, o, &d, &p, &bias);
+  if (!st) st = prep(q, &qc);
+  if (!st) st = prep(k, &kc);
+  if (!st) st = prep(v, &vc);
+  if (!st) st = mt_empty(q->shape, q->ndim, (mt_dtype)q->dtype, mt_tdevice(q), &r);
+  if (!st) st = mt_empty(q->shape, q->ndim - 1, MT_FLOAT32, mt_tdevice(q), &l);
+  why[0] = 0;
+  if (!st) st = mt_cudnn_attn_fwd(&p, mt_data(qc), mt_data(kc), mt_data(vc), mt_data(r), (float *)mt_data(l), why, nwhy);
+  mt_release(qc), mt_release(kc), mt_release(vc), mt_release(bias);
+  if (st || why[0]) {
+    mt_release(r), mt_release(l);
+    return st;
+  }
+  if ((st = mt_deliver(OP, r, out))) {
+    mt_release(l);
+    return st;
+  }
+  if (lse) *lse = l;
+  else mt_release(l);
+  return MT_OK;
+}
+
+mt_status mt_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                                 const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                                 const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv, char *why,
+                                 size_t nwhy) {
+  static const char *OP = "sdpa_cudnn_backward";
+  mt_sdpa_dims d;
+  mt_status st = mt_sdpa_check(OP, q, k, v, mask, o, &d);
+  if (st) return st;
+  char buf[160];
+  const char *no = mt_sdpa_cudnn_refusal(q, k, v, mask, o, &d, true, buf, sizeof buf);
+  if (no) return mt_fail(MT_EARG, "%s: the cuDNN backend cannot take these inputs: %s", OP, no);
+  if (dout->ndim != q->ndim || memcmp(dout->shape, q->shape, sizeof(int64_t) * q->ndim) || dout->dtype != q->dtype ||
+      out->dtype != q->dtype || lse->dtype != MT_FLOAT32 || mt_tdevice(dout).type != MT_CUDA)
+    return mt_fail(MT_ESHAPE, "%s: grad_out and out must match the query (shape, dtype, device) and lse be float32",
+                   OP);
+  if ((st = mt_cuda_check_device(mt_tdevice(q), OP))) return st;
+  mt_cudnn_attn p;
+  mt_tensor *t[6] = {NULL}, *bias = NULL, *g[3] = {NULL}, *ssum = NULL, *acc = NULL;
+  const mt_tensor *in[6] = {q, k, v, out, dout, lse};
+  st = problem(q, k, mask, o, &d, &p, &bias);
+  for (int i = 0; i < 6 && !st; i++) st = prep(in[i], &t[i]);
+  const mt_tensor *like[3] = {q, k, v};
+  for (int i = 0; i < 3 && !st; i++) st = mt_empty(like[i]->shape, like[i]->ndim, (mt_dtype)q->dtype, mt_tdevice(q), &g[i]);
+  int64_t ns = p.b * p.hq * p.sq, na = ns * p.d;
+  if (!st) st = mt_empty(&ns, 1, MT_FLOAT32, mt_tdevice(q), &ssum);
+  /* cuDNN zeroes dQ_acc itself from 9.6 on; before, its caller must */
+  if (!st) st = (mt_cudnn_stats().version >= 90600 ? mt_empty : mt_zeros)(&na, 1, MT_FLOAT32, mt_tdevice(q), &acc);
+  why[0] = 0;
+  if (!st)
+    st = mt_cudnn_attn_bwd(&p, mt_data(t[0]), mt_data(t[1]), mt_data(t[2]), mt_data(t[3]), mt_data(t[4]),
+                           (const float *)mt_data(t[5]), mt_data(g[0]), mt_data(g[1]), mt_data(g[2]),
+                           (float *)mt_data(ssum), (float *)mt_data(acc), why, nwhy);
+  for (int i = 0; i < 6; i++) mt_release(t[i]);
+  mt_release(bias), mt_release(ssum), mt_release(acc);
+  mt_tensor **want[3] = {dq, dk, dv};
+  for (int i = 0; i < 3; i++) {
+    if (!st && !why[0] && want[i]) *want[i] = g[i];
+    else mt_release(g[i]);
+  }
+  return st;
+}
