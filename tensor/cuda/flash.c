@@ -1,0 +1,147 @@
+/* flash.c (cuda) -- launches the flash attention family (flash.cu): one
+ * member per (dtype, head dim, causal, mask kind, dropout, tile shape).
+ * Blocks use more than 48 KB of dynamic shared memory, which the driver
+ * grants only after cuFuncSetAttribute raises the kernel's limit; that entry
+ * point is looked up here (the driver is already loaded by device.c). */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_api.h"
+#include "flash.h"
+#include "mt_cuda.h"
+
+extern const char mt_cuda_flash_cu[];
+
+typedef unsigned long long dptr;
+
+/* flash.cu's struct flash_params, field for field. */
+typedef struct {
+  dptr q, k, v, mask, moff;
+  long long mrs, mcs;
+  dptr out, lse, dout, D, dq, dk, dv;
+  int L, S, hq, group, nb;
+  float scale_log2;
+  unsigned k0, k1;
+  unsigned long long base, thr;
+  float drop_scale;
+} params;
+
+static dptr P(const void *p) { return (dptr)(uintptr_t)p; }
+
+/* Tile shape: warps per block and keys per forward tile, queries per
+ * backward tile. MOONTORCH_FLASH_NW / _BK override the forward's (tuning). */
+typedef struct {
+  int nw, bk, bq;
+} shape;
+
+static int env_int(const char *name, int dflt) {
+  const char *s = getenv(name);
+  return s && atoi(s) > 0 ? atoi(s) : dflt;
+}
+
+static shape shape_for(int64_t E) {
+  shape s = {4, E == 256 ? 32 : 64, E == 64 ? 64 : 32};
+  s.nw = env_int("MOONTORCH_FLASH_NW", s.nw);
+  s.bk = env_int("MOONTORCH_FLASH_BK", s.bk);
+  return s;
+}
+
+static mt_status member(const mt_cuda_flash *f, shape s, const char *name, void **fn) {
+  char defs[336];
+  bool bf = f->dt == MT_BFLOAT16;
+  snprintf(defs, sizeof defs,
+           "#define TX %s\n#define BF16 %d\n#define HD %d\n#define NW %d\n#define BK %d\n#define BQ %d\n"
+           "#define CAUSAL %d\n#define MASK %d\n#define DROPOUT %d\n#define PART %d\n",
+           bf ? "mt_bf16" : "mt_half", bf, (int)f->E, s.nw, s.bk, s.bq, f->causal, f->mask_kind, f->dropout_p > 0,
+           strstr(name, "bwd") != NULL);
+  return mt_cuda_family(f->dev, defs, mt_cuda_flash_cu, name, fn);
+}
+
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+
+/* Lets fn use `bytes` of dynamic shared memory (above the default 48 KB). */
+static mt_status allow_smem(int dev, void *fn, int bytes, const char *op) {
+#ifdef MT_HIP
+  (void)dev, (void)fn, (void)bytes, (void)op;
+  return MT_OK;
+#else
+  typedef CUresult (*set_attr_fn)(CUfunction, int, int);
+  static set_attr_fn set_attr;
+  if (!set_attr) {
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (h) *(void **)&set_attr = dlsym(h, "cuFuncSetAttribute");
+    if (!set_attr) return mt_fail(MT_EDEVICE, "%s: cuFuncSetAttribute not found in the CUDA driver", op);
+  }
+  return mt_cuda_check(set_attr((CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), dev, op);
+#endif
+}
+
+static mt_status launch(int dev, void *fn, unsigned gx, unsigned gy, int threads, int smem, params *pp,
+                        const char *op) {
+  mt_status st = smem > 48 * 1024 ? allow_smem(dev, fn, smem, op) : MT_OK;
+  if (st || gx == 0 || gy == 0) return st;
+  void *args[] = {pp};
+  mt_cuda_note_launch(dev, op);
+  return mt_cuda_check(cu.LaunchKernel((CUfunction)fn, gx, gy, 1, (unsigned)threads, 1, 1, (unsigned)smem,
+                                       mt_cuda_current_stream(dev).handle, args, NULL),
+                       dev, op);
+}
+
+static params params_of(const mt_cuda_flash *f) {
+  params p = {P(f->q), P(f->k), P(f->v), P(f->mask), P(f->moff), f->mrs, f->mcs, P(f->out), P(f->lse), P(f->dout),
+              P(f->D), P(f->dq_acc), P(f->dk), P(f->dv), (int)f->L, (int)f->S, (int)f->hq, (int)f->group, (int)f->nb,
+              (float)(f->scale * 1.4426950408889634), (uint32_t)f->seed, (uint32_t)(f->seed >> 32), f->base,
+              (unsigned long long)((1 - f->dropout_p) * 4294967296.0), (float)(1 / (1 - f->dropout_p))};
+  return p;
+}
+
+bool mt_cuda_flash_available(void) {
+#ifdef MT_HIP
+  return false;
+#else
+  return true;
+#endif
+}
+
+mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
+  const char *op = "scaled_dot_product_attention";
+  if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
+  shape s = shape_for(f->E);
+  void *fn = NULL;
+  mt_status st = member(f, s, "mt_flash_fwd", &fn);
+  if (st) return st;
+  params p = params_of(f);
+  int bq = 16 * s.nw, smem = (bq + 4 * s.bk) * (int)f->E * 2;
+  return launch(f->dev, fn, (unsigned)f->nb, (unsigned)((f->L + bq - 1) / bq), 32 * s.nw, smem, &p, op);
+}
+
+mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f) {
+  const char *op = "scaled_dot_product_attention_backward";
+  if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
+  shape s = shape_for(f->E);
+  s.nw = 4; /* the forward's tuning knobs do not apply */
+  void *pre = NULL, *main = NULL, *post = NULL;
+  mt_status st = member(f, s, "mt_flash_bwd_pre", &pre);
+  if (!st) st = member(f, s, "mt_flash_bwd", &main);
+  if (!st) st = member(f, s, "mt_flash_bwd_post", &post);
+  if (st) return st;
+  params p = params_of(f);
+  int64_t rows = f->nb * f->L, bkb = 16 * s.nw;
+  int64_t pre_blocks = (rows + 7) / 8;
+  if (pre_blocks > 65536) pre_blocks = 65536;
+  if (!st) st = launch(f->dev, pre, (unsigned)pre_blocks, 1, 256, 0, &p, op);
+  int smem = (int)((2 * bkb * f->E + 4 * s.bq * f->E + bkb * (s.bq + 8)) * 2 + 4 * s.bq * 4);
+  if (!st) st = launch(f->dev, main, (unsigned)f->nkv, (unsigned)((f->S + bkb - 1) / bkb), 32 * s.nw, smem, &p, op);
+  if (!st && f->dq) {
+    dptr acc = P(f->dq_acc), dq = P(f->dq);
+    long long n = rows * f->E;
+    float scale = (float)f->scale;
+    void *args[] = {&acc, &dq, &n, &scale};
+    st = mt_cuda_launch_grid(f->dev, post, (n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536, 256, args, op);
+  }
+  return st;
+}
