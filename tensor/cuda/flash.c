@@ -31,10 +31,11 @@ typedef struct {
 
 static dptr P(const void *p) { return (dptr)(uintptr_t)p; }
 
-/* Tile shape: warps per block and keys per forward tile, queries per
- * backward tile. MOONTORCH_FLASH_NW / _BK override the forward's (tuning). */
+/* Tile shape: warps per block, 16-row tiles per warp (forward), keys per
+ * forward tile, queries per backward tile. MOONTORCH_FLASH_{NW,FM,BK} and
+ * MOONTORCH_FLASH_BWD_{NW,BQ} override them (tuning). */
 typedef struct {
-  int nw, bk, bq;
+  int nw, fm, bk, bq;
 } shape;
 
 static int env_int(const char *name, int dflt) {
@@ -42,20 +43,28 @@ static int env_int(const char *name, int dflt) {
   return s && atoi(s) > 0 ? atoi(s) : dflt;
 }
 
-static shape shape_for(int64_t E) {
-  shape s = {4, E == 256 ? 32 : 64, E == 64 ? 64 : 32};
+static shape fwd_shape(int64_t E) {
+  shape s = {4, 1, E == 256 ? 32 : 64, 32};
   s.nw = env_int("MOONTORCH_FLASH_NW", s.nw);
+  s.fm = env_int("MOONTORCH_FLASH_FM", s.fm);
   s.bk = env_int("MOONTORCH_FLASH_BK", s.bk);
   return s;
 }
 
+static shape bwd_shape(int64_t E) {
+  shape s = {4, 1, 64, E == 64 ? 64 : 32};
+  s.nw = env_int("MOONTORCH_FLASH_BWD_NW", s.nw);
+  s.bq = env_int("MOONTORCH_FLASH_BWD_BQ", s.bq);
+  return s;
+}
+
 static mt_status member(const mt_cuda_flash *f, shape s, const char *name, void **fn) {
-  char defs[336];
+  char defs[352];
   bool bf = f->dt == MT_BFLOAT16;
   snprintf(defs, sizeof defs,
-           "#define TX %s\n#define BF16 %d\n#define HD %d\n#define NW %d\n#define BK %d\n#define BQ %d\n"
+           "#define TX %s\n#define BF16 %d\n#define HD %d\n#define NW %d\n#define FM %d\n#define BK %d\n#define BQ %d\n"
            "#define CAUSAL %d\n#define MASK %d\n#define DROPOUT %d\n#define PART %d\n",
-           bf ? "mt_bf16" : "mt_half", bf, (int)f->E, s.nw, s.bk, s.bq, f->causal, f->mask_kind, f->dropout_p > 0,
+           bf ? "mt_bf16" : "mt_half", bf, (int)f->E, s.nw, s.fm, s.bk, s.bq, f->causal, f->mask_kind, f->dropout_p > 0,
            strstr(name, "bwd") != NULL);
   return mt_cuda_family(f->dev, defs, mt_cuda_flash_cu, name, fn);
 }
@@ -80,13 +89,13 @@ static mt_status allow_smem(int dev, void *fn, int bytes, const char *op) {
 #endif
 }
 
-static mt_status launch(int dev, void *fn, unsigned gx, unsigned gy, int threads, int smem, params *pp,
+static mt_status launch(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, int threads, int smem, params *pp,
                         const char *op) {
   mt_status st = smem > 48 * 1024 ? allow_smem(dev, fn, smem, op) : MT_OK;
-  if (st || gx == 0 || gy == 0) return st;
+  if (st || gx == 0 || gy == 0 || gz == 0) return st;
   void *args[] = {pp};
   mt_cuda_note_launch(dev, op);
-  return mt_cuda_check(cu.LaunchKernel((CUfunction)fn, gx, gy, 1, (unsigned)threads, 1, 1, (unsigned)smem,
+  return mt_cuda_check(cu.LaunchKernel((CUfunction)fn, gx, gy, gz, (unsigned)threads, 1, 1, (unsigned)smem,
                                        mt_cuda_current_stream(dev).handle, args, NULL),
                        dev, op);
 }
@@ -110,20 +119,20 @@ bool mt_cuda_flash_available(void) {
 mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention";
   if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
-  shape s = shape_for(f->E);
+  shape s = fwd_shape(f->E);
   void *fn = NULL;
   mt_status st = member(f, s, "mt_flash_fwd", &fn);
   if (st) return st;
   params p = params_of(f);
-  int bq = 16 * s.nw, smem = (bq + 4 * s.bk) * (int)f->E * 2;
-  return launch(f->dev, fn, (unsigned)f->nb, (unsigned)((f->L + bq - 1) / bq), 32 * s.nw, smem, &p, op);
+  int bq = 16 * s.nw * s.fm, smem = (bq + 4 * s.bk) * (int)f->E * 2;
+  int64_t gy = f->nb < 65535 ? f->nb : 65535, gz = (f->nb + gy - 1) / gy;
+  return launch(f->dev, fn, (unsigned)((f->L + bq - 1) / bq), (unsigned)gy, (unsigned)gz, 32 * s.nw, smem, &p, op);
 }
 
 mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention_backward";
   if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
-  shape s = shape_for(f->E);
-  s.nw = 4; /* the forward's tuning knobs do not apply */
+  shape s = bwd_shape(f->E);
   void *pre = NULL, *main = NULL, *post = NULL;
   mt_status st = member(f, s, "mt_flash_bwd_pre", &pre);
   if (!st) st = member(f, s, "mt_flash_bwd", &main);
@@ -133,9 +142,9 @@ mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f) {
   int64_t rows = f->nb * f->L, bkb = 16 * s.nw;
   int64_t pre_blocks = (rows + 7) / 8;
   if (pre_blocks > 65536) pre_blocks = 65536;
-  if (!st) st = launch(f->dev, pre, (unsigned)pre_blocks, 1, 256, 0, &p, op);
+  if (!st) st = launch(f->dev, pre, (unsigned)pre_blocks, 1, 1, 256, 0, &p, op);
   int smem = (int)((2 * bkb * f->E + 4 * s.bq * f->E + bkb * (s.bq + 8)) * 2 + 4 * s.bq * 4);
-  if (!st) st = launch(f->dev, main, (unsigned)f->nkv, (unsigned)((f->S + bkb - 1) / bkb), 32 * s.nw, smem, &p, op);
+  if (!st) st = launch(f->dev, main, (unsigned)f->nkv, (unsigned)((f->S + bkb - 1) / bkb), 1, 32 * s.nw, smem, &p, op);
   if (!st && f->dq) {
     dptr acc = P(f->dq_acc), dq = P(f->dq);
     long long n = rows * f->E;

@@ -62,6 +62,12 @@ __device__ __forceinline__ void mma(float *c, unsigned a0, unsigned a1, unsigned
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #endif
 }
+// 2^x (approximate, as exp2f under fast math): 2^-inf = 0, NaN stays NaN
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 // two floats as a packed pair of TX (lo in the low half)
 __device__ __forceinline__ unsigned pack2(float lo, float hi) {
   unsigned r;
@@ -177,16 +183,21 @@ __device__ __forceinline__ float score(const flash_params &p, int b, int i, int 
 
 #if !defined(PART) || PART == 0 // flash.c compiles each direction on its own
 // ================= forward =================
-// Block: NW warps, BQF = 16 * NW queries of item b; keys stream in tiles of
-// BK through two shared stages. Grid (nb, ceil(L / BQF)).
-#define BQF (16 * NW)
-#define FWD_SMEM ((BQF + 4 * BK) * HD * 2)
+// Block: NW warps of FM row tiles (16 queries each): BQF queries of item b;
+// keys stream in tiles of BK through two shared stages. Grid (query tiles,
+// items, items / 65535): a head's query tiles run side by side (its K, V
+// stay in L2), the longest causal ones first.
+#ifndef FM
+#define FM 1
+#endif
+#define BQF (16 * NW * FM)
 
 extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_fwd(flash_params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   TX *sq = (TX *)smem, *sk = sq + BQF * HD, *sv = sk + 2 * BK * HD;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tg = lane & 3;
-  const int b = blockIdx.x, qt = gridDim.y - 1 - blockIdx.y, q0 = qt * BQF;
+  const int b = blockIdx.z * gridDim.y + blockIdx.y, qt = gridDim.x - 1 - blockIdx.x, q0 = qt * BQF;
+  if (b >= p.nb) return;
   const long long kvb = kv_item(p, b);
   const TX *qg = p.q + (long long)b * p.L * HD, *kg = p.k + kvb * p.S * HD, *vg = p.v + kvb * p.S * HD;
   int kend = p.S;
@@ -199,11 +210,17 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_fwd(flash_params 
   load_tile<BK, NW * 32>(sv, vg, 0, p.S, tid);
   cp_commit();
 
-  float o[HD / 8][4];
+  float o[FM][HD / 8][4];
+  float m[FM][2], l[FM][2];
 #pragma unroll
-  for (int i = 0; i < HD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-  float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f};
-  const int row0 = q0 + warp * 16 + g; // this thread's rows: row0, row0 + 8
+  for (int f = 0; f < FM; f++) {
+#pragma unroll
+    for (int i = 0; i < HD / 8; i++) o[f][i][0] = o[f][i][1] = o[f][i][2] = o[f][i][3] = 0.f;
+    m[f][0] = m[f][1] = NEG_INF;
+    l[f][0] = l[f][1] = 0.f;
+  }
+  const int wrow = warp * 16 * FM;  // this warp's first row in the tile
+  const int row0 = q0 + wrow + g;   // rows row0 + 16 f + 8 h
   const unsigned sq_a = sptr(sq);
 
   for (int t = 0; t < nkt; t++) {
@@ -218,106 +235,125 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_fwd(flash_params 
     }
     __syncthreads();
     const unsigned sk_a = sptr(sk + st * BK * HD), sv_a = sptr(sv + st * BK * HD);
-    // S = Q K^T for this warp's 16 rows
-    float s[BK / 8][4];
+    // S = Q K^T for this warp's rows
+    float s[FM][BK / 8][4];
 #pragma unroll
-    for (int i = 0; i < BK / 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    for (int f = 0; f < FM; f++)
+#pragma unroll
+      for (int i = 0; i < BK / 8; i++) s[f][i][0] = s[f][i][1] = s[f][i][2] = s[f][i][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) {
-      unsigned a0, a1, a2, a3;
-      ldsm4(sq_a + 2 * swz<HD>(warp * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8), a0, a1, a2, a3);
+      unsigned a[FM][4];
+#pragma unroll
+      for (int f = 0; f < FM; f++)
+        ldsm4(sq_a + 2 * swz<HD>(wrow + f * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8), a[f][0], a[f][1], a[f][2],
+              a[f][3]);
 #pragma unroll
       for (int np = 0; np < BK / 16; np++) {
         unsigned b0, b1, b2, b3;
         ldsm4(sk_a + 2 * swz<HD>(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 16 + ((lane >> 3) & 1) * 8), b0, b1,
               b2, b3);
-        mma(s[2 * np], a0, a1, a2, a3, b0, b1);
-        mma(s[2 * np + 1], a0, a1, a2, a3, b2, b3);
+#pragma unroll
+        for (int f = 0; f < FM; f++) {
+          mma(s[f][2 * np], a[f][0], a[f][1], a[f][2], a[f][3], b0, b1);
+          mma(s[f][2 * np + 1], a[f][0], a[f][1], a[f][2], a[f][3], b2, b3);
+        }
       }
     }
     // scale, mask, online softmax
     bool edge = k0 + BK > p.S || MASK != 0;
 #if CAUSAL
-    edge = edge || k0 + BK - 1 > q0 + warp * 16;
+    edge = edge || k0 + BK - 1 > q0 + wrow;
 #endif
-    float mx[2] = {NEG_INF, NEG_INF};
 #pragma unroll
-    for (int nt = 0; nt < BK / 8; nt++)
+    for (int f = 0; f < FM; f++) {
+      float mx[2] = {NEG_INF, NEG_INF};
 #pragma unroll
-      for (int e = 0; e < 4; e++) {
-        int i = row0 + (e >> 1) * 8, j = k0 + nt * 8 + 2 * tg + (e & 1);
-        float v = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
-        s[nt][e] = v;
-        mx[e >> 1] = fmaxf(mx[e >> 1], v);
+      for (int nt = 0; nt < BK / 8; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          int i = row0 + f * 16 + (e >> 1) * 8, j = k0 + nt * 8 + 2 * tg + (e & 1);
+          float v = edge ? score(p, b, i, j, s[f][nt][e]) : s[f][nt][e] * p.scale_log2;
+          s[f][nt][e] = v;
+          mx[e >> 1] = fmaxf(mx[e >> 1], v);
+        }
+      float alpha[2], mu[2];
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        float mn = fmaxf(m[f][h], mx[h]);
+        mu[h] = mn == NEG_INF ? 0.f : mn;
+        alpha[h] = ex2(m[f][h] - mu[h]);
+        m[f][h] = mn;
+        l[f][h] *= alpha[h];
       }
-    float alpha[2], mu[2];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      float mn = fmaxf(m[h], mx[h]);
-      mu[h] = mn == NEG_INF ? 0.f : mn;
-      alpha[h] = exp2f(m[h] - mu[h]);
-      m[h] = mn;
-      l[h] *= alpha[h];
-    }
+      for (int nt = 0; nt < BK / 8; nt++)
 #pragma unroll
-    for (int nt = 0; nt < BK / 8; nt++)
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        float pe = exp2f(s[nt][e] - mu[e >> 1]);
-        l[e >> 1] += pe;
+        for (int e = 0; e < 4; e++) {
+          float pe = ex2(s[f][nt][e] - mu[e >> 1]);
+          l[f][e >> 1] += pe;
 #if DROPOUT
-        int i = row0 + (e >> 1) * 8, j = k0 + nt * 8 + 2 * tg + (e & 1);
-        if (i < p.L && j < p.S &&
-            !keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr))
-          pe = 0.f;
+          int i = row0 + f * 16 + (e >> 1) * 8, j = k0 + nt * 8 + 2 * tg + (e & 1);
+          if (i < p.L && j < p.S &&
+              !keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr))
+            pe = 0.f;
 #endif
-        s[nt][e] = pe;
-      }
+          s[f][nt][e] = pe;
+        }
 #pragma unroll
-    for (int i = 0; i < HD / 8; i++) {
-      o[i][0] *= alpha[0], o[i][1] *= alpha[0];
-      o[i][2] *= alpha[1], o[i][3] *= alpha[1];
+      for (int i = 0; i < HD / 8; i++) {
+        o[f][i][0] *= alpha[0], o[f][i][1] *= alpha[0];
+        o[f][i][2] *= alpha[1], o[f][i][3] *= alpha[1];
+      }
     }
     // O += P V
 #pragma unroll
     for (int kk = 0; kk < BK / 16; kk++) {
-      unsigned a0 = pack2(s[2 * kk][0], s[2 * kk][1]), a1 = pack2(s[2 * kk][2], s[2 * kk][3]);
-      unsigned a2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), a3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      unsigned a[FM][4];
+#pragma unroll
+      for (int f = 0; f < FM; f++) {
+        a[f][0] = pack2(s[f][2 * kk][0], s[f][2 * kk][1]), a[f][1] = pack2(s[f][2 * kk][2], s[f][2 * kk][3]);
+        a[f][2] = pack2(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
+        a[f][3] = pack2(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int np = 0; np < HD / 16; np++) {
         unsigned b0, b1, b2, b3;
         ldsm4t(sv_a + 2 * swz<HD>(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, np * 16 + (lane >> 4) * 8), b0, b1,
                b2, b3);
-        mma(o[2 * np], a0, a1, a2, a3, b0, b1);
-        mma(o[2 * np + 1], a0, a1, a2, a3, b2, b3);
+#pragma unroll
+        for (int f = 0; f < FM; f++) {
+          mma(o[f][2 * np], a[f][0], a[f][1], a[f][2], a[f][3], b0, b1);
+          mma(o[f][2 * np + 1], a[f][0], a[f][1], a[f][2], a[f][3], b2, b3);
+        }
       }
     }
     __syncthreads(); // the stage is refilled next iteration
   }
   // epilogue: row sums over the quad, normalize, store
-#pragma unroll
-  for (int h = 0; h < 2; h++) {
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-  }
   TX *og = p.out + (long long)b * p.L * HD;
 #pragma unroll
-  for (int h = 0; h < 2; h++) {
-    int i = row0 + h * 8;
-    if (i >= p.L) continue;
-    float inv = 1.f / l[h]; // l == 0 (every key masked): 0 * inf = NaN, as the math path
-#if DROPOUT
-    float sc = inv * p.drop_scale;
-#else
-    float sc = inv;
-#endif
-    unsigned *orow = (unsigned *)(og + (long long)i * HD);
+  for (int f = 0; f < FM; f++)
 #pragma unroll
-    for (int nt = 0; nt < HD / 8; nt++) orow[nt * 4 + tg] = pack2(o[nt][2 * h] * sc, o[nt][2 * h + 1] * sc);
-    if (tg == 0) p.lse[(long long)b * p.L + i] = m[h] * LN2 + logf(l[h]);
-  }
+    for (int h = 0; h < 2; h++) {
+      float lt = l[f][h];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      int i = row0 + f * 16 + h * 8;
+      if (i >= p.L) continue;
+      float inv = 1.f / lt; // lt == 0 (every key masked): 0 * inf = NaN, as the math path
+#if DROPOUT
+      float sc = inv * p.drop_scale;
+#else
+      float sc = inv;
+#endif
+      unsigned *orow = (unsigned *)(og + (long long)i * HD);
+#pragma unroll
+      for (int nt = 0; nt < HD / 8; nt++) orow[nt * 4 + tg] = pack2(o[f][nt][2 * h] * sc, o[f][nt][2 * h + 1] * sc);
+      if (tg == 0) p.lse[(long long)b * p.L + i] = m[f][h] * LN2 + logf(lt);
+    }
 }
 
 #endif
@@ -442,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd(flash_params 
       for (int e = 0; e < 4; e++) {
         int c = nt * 8 + 2 * tg + (e & 1), i = i0 + c, j = key0 + (e >> 1) * 8;
         float x = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
-        float pe = x == NEG_INF ? 0.f : exp2f(x - lse2[c]);
+        float pe = x == NEG_INF ? 0.f : ex2(x - lse2[c]);
         float dpe = dp[nt][e];
 #if DROPOUT
         if (pe != 0.f && keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr)) {
@@ -509,10 +545,10 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd(flash_params 
         if (i >= p.L) continue;
         float *dqr = p.dq + ((long long)b * p.L + i) * HD + cg * NCOL + 2 * tg;
 #pragma unroll
-        for (int nt = 0; nt < NCOL / 8; nt++) {
-          atomicAdd(dqr + nt * 8, acc[nt][2 * h]);
-          atomicAdd(dqr + nt * 8 + 1, acc[nt][2 * h + 1]);
-        }
+        for (int nt = 0; nt < NCOL / 8; nt++)
+          asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};" ::"l"(dqr + nt * 8), "f"(acc[nt][2 * h]),
+                       "f"(acc[nt][2 * h + 1])
+                       : "memory");
       }
     }
     __syncthreads(); // sds and the stage are rewritten next iteration

@@ -27,6 +27,12 @@ local function rel(a, b)
 end
 
 local function close(a, b, what, tol)
+  local ref = b:detach():cpu():double()
+  if ref:norm():item() == 0 then -- (dq when every row sees one key): absolute
+    local m = a:detach():cpu():double():abs():max():item()
+    check(m < 1e-2, ("%s: the reference is zero, got max |x| %.3g"):format(what, m))
+    return
+  end
   local r = rel(a, b)
   check(r < (tol or 1e-2), ("%s: relative error %.3g"):format(what, r))
 end
