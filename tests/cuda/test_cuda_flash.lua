@@ -170,3 +170,13 @@ test("flash selection on the GPU: 16-bit inputs take flash; float32, odd head di
   check_error(function() torch.backends.sdp_selected(f, f, f) end, "float32 and float64 take math")
   check_error(function() torch.backends.sdp_selected(y[1], y[2], y[3]) end, "head dims 64, 128 and 256")
 end)
+
+test("flash dropout under create_graph draws the forward's mask again (recorded math gradients)", function()
+  local x = inputs(torch.bfloat16, 1, 2, 2, 40, 50, 64, true)
+  local g = torch.randn(1, 2, 40, 64):to(torch.bfloat16):to("cuda")
+  torch.manual_seed(11)
+  local y = F.scaled_dot_product_attention(x[1], x[2], x[3], {dropout_p = 0.4})
+  local a = torch.autograd.grad({y}, {x[1], x[2], x[3]}, {grad_outputs = {g}, retain_graph = true})
+  local b = torch.autograd.grad({y}, {x[1], x[2], x[3]}, {grad_outputs = {g}, create_graph = true})
+  for i, n in ipairs({"dq", "dk", "dv"}) do close(b[i], a[i], n .. " recorded vs kernel", 2e-2) end
+end)
