@@ -36,6 +36,7 @@ static dptr P(const void *p) { return (dptr)(uintptr_t)p; }
  * MOONTORCH_FLASH_BWD_{NW,BQ} override them (tuning). */
 typedef struct {
   int nw, fm, bk, bq;
+  bool wg; /* the forward on wgmma (mt_flash_fwd_wg, sm_90a) */
 } shape;
 
 static int env_int(const char *name, int dflt) {
@@ -43,29 +44,47 @@ static int env_int(const char *name, int dflt) {
   return s && atoi(s) > 0 ? atoi(s) : dflt;
 }
 
-static shape fwd_shape(int64_t E) {
-  shape s = {4, E == 256 ? 1 : 2, 32, 32}; /* measured best on an H100 (docs/cuda.md) */
+/* Hopper (sm_90): wgmma is there (compiled for sm_90a). */
+static bool hopper(int dev) {
+  char arch[64];
+  return !mt_cuda_arch(dev, arch, sizeof arch) && !strcmp(arch, "sm_90");
+}
+
+/* The wgmma kernels: on Hopper, head dims 64 and 128; MOONTORCH_FLASH_WG=0
+ * turns them off, =1 on. */
+static bool use_wg(int dev, int64_t E) {
+  const char *w = getenv("MOONTORCH_FLASH_WG");
+  return E <= 128 && hopper(dev) && w && atoi(w) > 0;
+}
+
+static shape fwd_shape(int dev, int64_t E) {
+  shape s = {4, E == 256 ? 1 : 2, 32, 32, false}; /* measured best on an H100 (docs/cuda.md) */
+  if (use_wg(dev, E)) {
+    s = (shape){env_int("MOONTORCH_FLASH_WG_NW", 8), 1, 64, 32, true};
+    return s;
+  }
   s.nw = env_int("MOONTORCH_FLASH_NW", s.nw);
   s.fm = env_int("MOONTORCH_FLASH_FM", s.fm);
   s.bk = env_int("MOONTORCH_FLASH_BK", s.bk);
   return s;
 }
 
-static shape bwd_shape(int64_t E) {
-  shape s = {4, 1, 64, E == 64 ? 64 : 32};
+static shape bwd_shape(int dev, int64_t E) {
+  shape s = {4, 1, 64, E == 64 ? 64 : 32, false};
+  if (use_wg(dev, E)) return (shape){8, 1, 64, 64, true};
   s.nw = env_int("MOONTORCH_FLASH_BWD_NW", s.nw);
   s.bq = env_int("MOONTORCH_FLASH_BWD_BQ", s.bq);
   return s;
 }
 
 static mt_status member(const mt_cuda_flash *f, shape s, const char *name, void **fn) {
-  char defs[352];
+  char defs[400];
   bool bf = f->dt == MT_BFLOAT16;
   snprintf(defs, sizeof defs,
            "#define TX %s\n#define BF16 %d\n#define HD %d\n#define NW %d\n#define FM %d\n#define BK %d\n#define BQ %d\n"
-           "#define CAUSAL %d\n#define MASK %d\n#define DROPOUT %d\n#define PART %d\n",
+           "#define CAUSAL %d\n#define MASK %d\n#define DROPOUT %d\n#define PART %d\n#define WG %d\n%s",
            bf ? "mt_bf16" : "mt_half", bf, (int)f->E, s.nw, s.fm, s.bk, s.bq, f->causal, f->mask_kind, f->dropout_p > 0,
-           strstr(name, "bwd") != NULL);
+           strstr(name, "bwd") != NULL, s.wg, s.wg ? "// MT_ARCH_90A\n" : "");
   return mt_cuda_family(f->dev, defs, mt_cuda_flash_cu, name, fn);
 }
 
@@ -119,9 +138,9 @@ bool mt_cuda_flash_available(void) {
 mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention";
   if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
-  shape s = fwd_shape(f->E);
+  shape s = fwd_shape(f->dev, f->E);
   void *fn = NULL;
-  mt_status st = member(f, s, "mt_flash_fwd", &fn);
+  mt_status st = member(f, s, s.wg ? "mt_flash_fwd_wg" : "mt_flash_fwd", &fn);
   if (st) return st;
   params p = params_of(f);
   int bq = 16 * s.nw * s.fm, smem = (bq + 4 * s.bk) * (int)f->E * 2;
@@ -132,10 +151,10 @@ mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
 mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention_backward";
   if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
-  shape s = bwd_shape(f->E);
+  shape s = bwd_shape(f->dev, f->E);
   void *pre = NULL, *main = NULL, *post = NULL;
   mt_status st = member(f, s, "mt_flash_bwd_pre", &pre);
-  if (!st) st = member(f, s, "mt_flash_bwd", &main);
+  if (!st) st = member(f, s, s.wg ? "mt_flash_bwd_wg" : "mt_flash_bwd", &main);
   if (!st) st = member(f, s, "mt_flash_bwd_post", &post);
   if (st) return st;
   params p = params_of(f);
@@ -143,7 +162,9 @@ mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f) {
   int64_t pre_blocks = (rows + 7) / 8;
   if (pre_blocks > 65536) pre_blocks = 65536;
   if (!st) st = launch(f->dev, pre, (unsigned)pre_blocks, 1, 1, 256, 0, &p, op);
-  int smem = (int)((2 * bkb * f->E + 4 * s.bq * f->E + bkb * (s.bq + 8)) * 2 + 4 * s.bq * 4);
+  if (s.wg) bkb = 64 * (s.nw / 4);
+  int dsw = s.wg ? s.bq : s.bq + 8; /* dS^T row stride: padded for ldmatrix, swizzled for wgmma */
+  int smem = (int)((2 * bkb * f->E + 4 * s.bq * f->E + bkb * dsw) * 2 + 4 * s.bq * 4);
   if (!st) st = launch(f->dev, main, (unsigned)f->nkv, (unsigned)((f->S + bkb - 1) / bkb), 1, 32 * s.nw, smem, &p, op);
   if (!st && f->dq) {
     dptr acc = P(f->dq_acc), dq = P(f->dq);

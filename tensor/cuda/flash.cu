@@ -181,6 +181,91 @@ __device__ __forceinline__ float score(const flash_params &p, int b, int i, int 
   return s;
 }
 
+#if defined(WG) && WG
+// ================= forward on Hopper's wgmma (sm_90a) =================
+// flash.c marks the member so that nvrtc.c compiles it for sm_90a.
+// Same algorithm and register layout as mt_flash_fwd (a wgmma accumulator
+// of m64nN holds, per warp of the warpgroup, exactly the mma.sync C
+// fragments of its 16 rows), but the products are issued by warpgroups
+// (4 warps, 64 query rows each) reading Q, K and V straight from shared
+// memory: S = Q K^T as m64n{BK}k16 (both operands K-major), O += P V as
+// m64n{HD}k16 with P from registers and V MN-major. Tiles use the 128-byte
+// swizzle of wgmma: column blocks of 64 elements, each rows x 128 bytes,
+// 16-byte chunk c of row r at chunk c ^ (r & 7).
+#if BF16
+#define WG_T "bf16"
+#else
+#define WG_T "f16"
+#endif
+// d (64 x N per warpgroup, in mma.sync's C fragment layout) += A * B: _ss_ both from shared memory
+// (tA, tB: 1 = MN-major), _rs_ A from registers (mma.sync's A fragments) and B MN-major
+__device__ __forceinline__ void wg_ss_n64_t00(float (*d)[4], unsigned long long da, unsigned long long db) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0; }"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+               : "l"(da), "l"(db));
+}
+__device__ __forceinline__ void wg_ss_n64_t11(float (*d)[4], unsigned long long da, unsigned long long db) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 1, 1; }"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+               : "l"(da), "l"(db));
+}
+__device__ __forceinline__ void wg_ss_n32_t11(float (*d)[4], unsigned long long da, unsigned long long db) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n32k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 1, 1; }"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+               : "l"(da), "l"(db));
+}
+__device__ __forceinline__ void wg_rs_n64(float (*d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                          unsigned long long db) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1; }"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db));
+}
+__device__ __forceinline__ void wg_rs_n128(float (*d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                          unsigned long long db) {
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_T "." WG_T " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1; }"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db));
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// After wg_wait0: the compiler must not read an accumulator before the wait
+// (the wgmma writes it asynchronously); an empty asm that "rewrites" each
+// register after the wait orders them.
+template <int N> __device__ __forceinline__ void acc_fence(float (*d)[4]) {
+#pragma unroll
+  for (int i = 0; i < N; i++)
+#pragma unroll
+    for (int e = 0; e < 4; e++) asm volatile("" : "+f"(d[i][e])::"memory");
+}
+__device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// element (r, c) of a tile of R rows in the 128-byte swizzle layout
+template <int R> __device__ __forceinline__ int swzb(int r, int c) {
+  return (c >> 6) * R * 64 + r * 64 + ((((c >> 3) & 7) ^ (r & 7)) << 3) + (c & 7);
+}
+
+template <int R, int NT>
+__device__ __forceinline__ void load_tile_b(TX *tile, const TX *g, int r0, int n, int tid) {
+  const int CPR = HD / 8;
+  static_assert(R * CPR % NT == 0, "tile chunks must divide among the threads");
+  unsigned base = sptr(tile);
+#pragma unroll
+  for (int it = 0; it < R * CPR / NT; it++) {
+    int i = it * NT + tid, r = i / CPR, c = (i % CPR) * 8;
+    bool ok = r0 + r < n;
+    cp16(base + 2 * swzb<R>(r, c), ok ? (const void *)(g + (long long)(r0 + r) * HD + c) : (const void *)g, ok);
+  }
+}
+
+// shared memory descriptor: 128-byte swizzle, leading / stride byte offsets
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr >> 4) & 0x3FFF) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
+         ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+#endif // WG helpers
+
 #if !defined(PART) || PART == 0 // flash.c compiles each direction on its own
 // ================= forward =================
 // Block: NW warps of FM row tiles (16 queries each): BQF queries of item b;
@@ -356,6 +441,146 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_fwd(flash_params 
     }
 }
 
+
+#if defined(WG) && WG
+#define BQW (16 * NW)
+
+extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_fwd_wg(flash_params p) {
+  extern __shared__ __align__(1024) unsigned char smem_wg[];
+  TX *sq = (TX *)smem_wg, *sk = sq + BQW * HD, *sv = sk + 2 * BK * HD;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tg = lane & 3;
+  const int b = blockIdx.z * gridDim.y + blockIdx.y, qt = gridDim.x - 1 - blockIdx.x, q0 = qt * BQW;
+  if (b >= p.nb) return;
+  const long long kvb = kv_item(p, b);
+  const TX *qg = p.q + (long long)b * p.L * HD, *kg = p.k + kvb * p.S * HD, *vg = p.v + kvb * p.S * HD;
+  int kend = p.S;
+#if CAUSAL
+  kend = min(p.S, q0 + BQW);
+#endif
+  const int nkt = (kend + BK - 1) / BK;
+  load_tile_b<BQW, NW * 32>(sq, qg, q0, p.L, tid);
+  load_tile_b<BK, NW * 32>(sk, kg, 0, p.S, tid);
+  load_tile_b<BK, NW * 32>(sv, vg, 0, p.S, tid);
+  cp_commit();
+
+  float o[HD / 8][4];
+#pragma unroll
+  for (int i = 0; i < HD / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f};
+  const int wgr = (warp >> 2) * 64;        // this warpgroup's first row
+  const int row0 = q0 + warp * 16 + g;     // this thread's rows: row0, row0 + 8
+  const unsigned sq_a = sptr(sq) + wgr * 128;
+
+  for (int t = 0; t < nkt; t++) {
+    const int st = t & 1, k0 = t * BK;
+    if (t + 1 < nkt) {
+      load_tile_b<BK, NW * 32>(sk + (st ^ 1) * BK * HD, kg, k0 + BK, p.S, tid);
+      load_tile_b<BK, NW * 32>(sv + (st ^ 1) * BK * HD, vg, k0 + BK, p.S, tid);
+      cp_commit();
+      cp_wait<1>();
+    } else {
+      cp_wait<0>();
+    }
+    proxy_fence(); // cp.async wrote the tiles through the generic proxy; wgmma reads through the async one
+    __syncthreads();
+    const unsigned sk_a = sptr(sk + st * BK * HD), sv_a = sptr(sv + st * BK * HD);
+    float s[BK / 8][4];
+#pragma unroll
+    for (int i = 0; i < BK / 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+      unsigned off = (kk & 3) * 32; // k16 steps inside a 128-byte swizzle row
+      unsigned long long da = wg_desc(sq_a + (kk >> 2) * BQW * 128 + off, 16, 1024);
+      unsigned long long db = wg_desc(sk_a + (kk >> 2) * BK * 128 + off, 16, 1024);
+      wg_ss_n64_t00(s, da, db);
+    }
+    wg_commit();
+    wg_wait0();
+    acc_fence<BK / 8>(s);
+    bool edge = k0 + BK > p.S || MASK != 0;
+#if CAUSAL
+    edge = edge || k0 + BK - 1 > q0 + warp * 16;
+#endif
+    float mx[2] = {NEG_INF, NEG_INF};
+#pragma unroll
+    for (int nt = 0; nt < BK / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        int i = row0 + (e >> 1) * 8, j = k0 + nt * 8 + 2 * tg + (e & 1);
+        float v = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
+        s[nt][e] = v;
+        mx[e >> 1] = fmaxf(mx[e >> 1], v);
+      }
+    float alpha[2], mu[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      float mn = fmaxf(m[h], mx[h]);
+      mu[h] = mn == NEG_INF ? 0.f : mn;
+      alpha[h] = ex2(m[h] - mu[h]);
+      m[h] = mn;
+      l[h] *= alpha[h];
+    }
+#pragma unroll
+    for (int nt = 0; nt < BK / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float pe = ex2(s[nt][e] - mu[e >> 1]);
+        l[e >> 1] += pe;
+#if DROPOUT
+        int i = row0 + (e >> 1) * 8, j = k0 + nt * 8 + 2 * tg + (e & 1);
+        if (i < p.L && j < p.S && !keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr))
+          pe = 0.f;
+#endif
+        s[nt][e] = pe;
+      }
+#pragma unroll
+    for (int i = 0; i < HD / 8; i++) {
+      o[i][0] *= alpha[0], o[i][1] *= alpha[0];
+      o[i][2] *= alpha[1], o[i][3] *= alpha[1];
+    }
+    // O += P V: V as the MN-major B operand (keys are K: 8-row groups 1024
+    // bytes apart; feature column blocks BK * 128 bytes apart)
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+      unsigned a0 = pack2(s[2 * kk][0], s[2 * kk][1]), a1 = pack2(s[2 * kk][2], s[2 * kk][3]);
+      unsigned a2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), a3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      unsigned long long db = wg_desc(sv_a + kk * 16 * 128, BK * 128, 1024);
+#if HD == 64
+      wg_rs_n64(o, a0, a1, a2, a3, db);
+#else
+      wg_rs_n128(o, a0, a1, a2, a3, db);
+#endif
+    }
+    wg_commit();
+    wg_wait0();
+    acc_fence<HD / 8>(o);
+    __syncthreads(); // the stage is refilled next iteration
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+  }
+  TX *og = p.out + (long long)b * p.L * HD;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    int i = row0 + h * 8;
+    if (i >= p.L) continue;
+    float inv = 1.f / l[h];
+#if DROPOUT
+    inv *= p.drop_scale;
+#endif
+    unsigned *orow = (unsigned *)(og + (long long)i * HD);
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt++) orow[nt * 4 + tg] = pack2(o[nt][2 * h] * inv, o[nt][2 * h + 1] * inv);
+    if (tg == 0) p.lse[(long long)b * p.L + i] = m[h] * LN2 + logf(l[h]);
+  }
+}
+#endif // WG
 #endif
 #if !defined(PART) || PART == 1
 // ================= backward =================
@@ -569,5 +794,189 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd(flash_params 
     }
   }
 }
+
+#if defined(WG) && WG
+// Backward on wgmma: a block of NW warps (NW / 4 warpgroups, 64 keys each:
+// BKW keys of k/v item kvb), query tiles of BQ = 64, two stages. Per tile
+// and warpgroup: S^T = K Q^T and dP^T = V dO^T (shared x shared, K-major),
+// P^T and dS^T in registers as in mt_flash_bwd, dV += P^T dO and
+// dK += dS^T Q (registers x shared, MN-major); dS^T goes to shared memory
+// (bf16, 128-byte swizzle) for dQ += dS K, warpgroup w taking columns
+// [w HD / NG, (w + 1) HD / NG) over all BKW keys (A = dS MN-major).
+#define NG (NW / 4)
+#define BKW (64 * NG)
+extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd_wg(flash_params p) {
+  static_assert(BQ == 64, "the wgmma backward takes query tiles of 64");
+  extern __shared__ __align__(1024) unsigned char smem_wg[];
+  TX *sk = (TX *)smem_wg, *sv = sk + BKW * HD, *sq = sv + BKW * HD, *sdo = sq + 2 * BQ * HD, *sds = sdo + 2 * BQ * HD;
+  float *slse = (float *)(sds + BKW * BQ), *sD = slse + 2 * BQ;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, tg = lane & 3, wg = warp >> 2;
+  const int kvb = blockIdx.x, j0 = blockIdx.y * BKW;
+  const int hk = p.hq / p.group, outer = kvb / hk, h0 = (kvb % hk) * p.group;
+  const TX *kg = p.k + (long long)kvb * p.S * HD, *vg = p.v + (long long)kvb * p.S * HD;
+  load_tile_b<BKW, NW * 32>(sk, kg, j0, p.S, tid);
+  load_tile_b<BKW, NW * 32>(sv, vg, j0, p.S, tid);
+  const int nqt_all = (p.L + BQ - 1) / BQ;
+  int fq = 0;
+#if CAUSAL
+  fq = min(j0 / BQ, nqt_all);
+#endif
+  const int nqt = nqt_all - fq, nit = nqt * p.group;
+  auto load_stage = [&](int it, int stg) {
+    int b = outer * p.hq + h0 + it / nqt, i0 = (fq + it % nqt) * BQ;
+    load_tile_b<BQ, NW * 32>(sq + stg * BQ * HD, p.q + (long long)b * p.L * HD, i0, p.L, tid);
+    load_tile_b<BQ, NW * 32>(sdo + stg * BQ * HD, p.dout + (long long)b * p.L * HD, i0, p.L, tid);
+    for (int r = tid; r < BQ; r += NW * 32) {
+      bool ok = i0 + r < p.L;
+      slse[stg * BQ + r] = ok ? p.lse[(long long)b * p.L + i0 + r] * LOG2E : 0.f;
+      sD[stg * BQ + r] = ok ? p.D[(long long)b * p.L + i0 + r] : 0.f;
+    }
+  };
+  if (nit > 0) load_stage(0, 0);
+  cp_commit();
+
+  float dk[HD / 8][4], dv[HD / 8][4];
+#pragma unroll
+  for (int i = 0; i < HD / 8; i++)
+#pragma unroll
+    for (int e = 0; e < 4; e++) dk[i][e] = dv[i][e] = 0.f;
+  const unsigned sk_a = sptr(sk), sv_a = sptr(sv), sds_a = sptr(sds);
+  const int key0 = j0 + warp * 16 + g; // this thread's keys: key0, key0 + 8
+  const int kl0 = warp * 16 + g;       // the same within the block
+
+  for (int it = 0; it < nit; it++) {
+    const int stg = it & 1, b = outer * p.hq + h0 + it / nqt, i0 = (fq + it % nqt) * BQ;
+    if (it + 1 < nit) {
+      load_stage(it + 1, stg ^ 1);
+      cp_commit();
+      cp_wait<1>();
+    } else {
+      cp_wait<0>();
+    }
+    proxy_fence();
+    __syncthreads();
+    const unsigned sq_a = sptr(sq + stg * BQ * HD), sdo_a = sptr(sdo + stg * BQ * HD);
+    const float *lse2 = slse + stg * BQ, *Dq = sD + stg * BQ;
+    float s[BQ / 8][4], dp[BQ / 8][4];
+#pragma unroll
+    for (int i = 0; i < BQ / 8; i++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) s[i][e] = dp[i][e] = 0.f;
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+      unsigned ka = (kk >> 2) * BKW * 128 + wg * 64 * 128 + (kk & 3) * 32, qa = (kk >> 2) * BQ * 128 + (kk & 3) * 32;
+      wg_ss_n64_t00(s, wg_desc(sk_a + ka, 16, 1024), wg_desc(sq_a + qa, 16, 1024));
+      wg_ss_n64_t00(dp, wg_desc(sv_a + ka, 16, 1024), wg_desc(sdo_a + qa, 16, 1024));
+    }
+    wg_commit();
+    wg_wait0();
+    acc_fence<BQ / 8>(s);
+    acc_fence<BQ / 8>(dp);
+    bool edge = i0 + BQ > p.L || j0 + BKW > p.S || MASK != 0 || DROPOUT;
+#if CAUSAL
+    edge = edge || j0 + warp * 16 + 15 > i0;
+#endif
+#pragma unroll
+    for (int nt = 0; nt < BQ / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        int c = nt * 8 + 2 * tg + (e & 1), i = i0 + c, j = key0 + (e >> 1) * 8;
+        float x = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
+        float pe = x == NEG_INF ? 0.f : ex2(x - lse2[c]);
+        float dpe = dp[nt][e];
+#if DROPOUT
+        if (pe != 0.f && keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr)) {
+          dpe *= p.drop_scale;
+          s[nt][e] = pe * p.drop_scale;
+        } else {
+          dpe = 0.f;
+          s[nt][e] = 0.f;
+        }
+#else
+        s[nt][e] = pe;
+#endif
+        dp[nt][e] = pe * (dpe - Dq[c]);
+      }
+    // dV += P^T dO, dK += dS^T Q (B MN-major: query rows, feature column blocks BQ * 128 bytes apart)
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < BQ / 16; kk++) {
+      unsigned a0 = pack2(s[2 * kk][0], s[2 * kk][1]), a1 = pack2(s[2 * kk][2], s[2 * kk][3]);
+      unsigned a2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), a3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      unsigned d0 = pack2(dp[2 * kk][0], dp[2 * kk][1]), d1 = pack2(dp[2 * kk][2], dp[2 * kk][3]);
+      unsigned d2 = pack2(dp[2 * kk + 1][0], dp[2 * kk + 1][1]), d3 = pack2(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+      // dS^T rows kl0 and kl0 + 8, query columns kk * 16 + 2 tg (+ 8)
+      *(unsigned *)(sds + swzb<BKW>(kl0, kk * 16 + 2 * tg)) = d0;
+      *(unsigned *)(sds + swzb<BKW>(kl0 + 8, kk * 16 + 2 * tg)) = d1;
+      *(unsigned *)(sds + swzb<BKW>(kl0, kk * 16 + 8 + 2 * tg)) = d2;
+      *(unsigned *)(sds + swzb<BKW>(kl0 + 8, kk * 16 + 8 + 2 * tg)) = d3;
+#if HD == 64
+      wg_rs_n64(dv, a0, a1, a2, a3, wg_desc(sdo_a + kk * 16 * 128, BQ * 128, 1024));
+      wg_rs_n64(dk, d0, d1, d2, d3, wg_desc(sq_a + kk * 16 * 128, BQ * 128, 1024));
+#else
+      wg_rs_n128(dv, a0, a1, a2, a3, wg_desc(sdo_a + kk * 16 * 128, BQ * 128, 1024));
+      wg_rs_n128(dk, d0, d1, d2, d3, wg_desc(sq_a + kk * 16 * 128, BQ * 128, 1024));
+#endif
+    }
+    wg_commit();
+    proxy_fence(); // dS^T (ordinary stores) is read by wgmma next
+    wg_wait0();
+    acc_fence<HD / 8>(dk);
+    acc_fence<HD / 8>(dv);
+    __syncthreads();
+    // dQ (BQ x HD): this warpgroup's columns, over all BKW keys
+    {
+      const int NC = HD / NG; // 64 or 32 (HD = 128, 64 with two warpgroups)
+      float acc[NC / 8][4];
+#pragma unroll
+      for (int i = 0; i < NC / 8; i++) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+      const unsigned col = wg * NC; // first feature column
+      wg_fence();
+#pragma unroll
+      for (int kk = 0; kk < BKW / 16; kk++) {
+        unsigned long long da = wg_desc(sds_a + kk * 16 * 128, BKW * 128, 1024);
+        unsigned long long db = wg_desc(sk_a + (col >> 6) * BKW * 128 + (col & 63) * 2 + kk * 16 * 128, BKW * 128, 1024);
+#if HD / NG == 64
+        wg_ss_n64_t11(acc, da, db);
+#elif HD / NG == 32
+        wg_ss_n32_t11(acc, da, db);
+#else
+#error "the wgmma backward needs HD / (NW / 4) of 32 or 64"
+#endif
+      }
+      wg_commit();
+      wg_wait0();
+      acc_fence<NC / 8>(acc);
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        int i = i0 + (warp & 3) * 16 + g + h * 8;
+        if (i >= p.L) continue;
+        float *dqr = p.dq + ((long long)b * p.L + i) * HD + col + 2 * tg;
+#pragma unroll
+        for (int nt = 0; nt < NC / 8; nt++)
+          asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};" ::"l"(dqr + nt * 8), "f"(acc[nt][2 * h]),
+                       "f"(acc[nt][2 * h + 1])
+                       : "memory");
+      }
+    }
+    __syncthreads(); // sds and the stage are rewritten next iteration
+  }
+  cp_wait<0>();
+  const float sc = p.scale_log2 / LOG2E;
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    int j = key0 + h * 8;
+    if (j >= p.S) continue;
+    unsigned *kr = (unsigned *)(p.dk + ((long long)kvb * p.S + j) * HD);
+    unsigned *vr = (unsigned *)(p.dv + ((long long)kvb * p.S + j) * HD);
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt++) {
+      kr[nt * 4 + tg] = pack2(dk[nt][2 * h] * sc, dk[nt][2 * h + 1] * sc);
+      vr[nt * 4 + tg] = pack2(dv[nt][2 * h], dv[nt][2 * h + 1]);
+    }
+  }
+}
+#endif // WG
 #endif // PART
 #endif // __HIP__
