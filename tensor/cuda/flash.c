@@ -50,17 +50,20 @@ static bool hopper(int dev) {
   return !mt_cuda_arch(dev, arch, sizeof arch) && !strcmp(arch, "sm_90");
 }
 
-/* The wgmma kernels: on Hopper, head dims 64 and 128; MOONTORCH_FLASH_WG=0
- * turns them off, =1 on. */
+/* The wgmma kernels: on Hopper, head dims 64 and 128, unless
+ * MOONTORCH_FLASH_WG=0 (then the mma.sync ones run everywhere). */
 static bool use_wg(int dev, int64_t E) {
   const char *w = getenv("MOONTORCH_FLASH_WG");
-  return E <= 128 && hopper(dev) && w && atoi(w) > 0;
+  return E <= 128 && hopper(dev) && !(w && w[0] == '0');
 }
 
-static shape fwd_shape(int dev, int64_t E) {
-  shape s = {4, E == 256 ? 1 : 2, 32, 32, false}; /* measured best on an H100 (docs/cuda.md) */
+/* Measured on an H100 (docs/cuda.md): wgmma with two warpgroups (128 query
+ * rows) for E=128, one for E=64 and causal; mma.sync with two 16-row tiles
+ * per warp elsewhere. */
+static shape fwd_shape(int dev, int64_t E, bool causal) {
+  shape s = {4, E == 256 ? 1 : 2, 32, 32, false};
   if (use_wg(dev, E)) {
-    s = (shape){env_int("MOONTORCH_FLASH_WG_NW", 8), 1, 64, 32, true};
+    s = (shape){env_int("MOONTORCH_FLASH_WG_NW", E == 64 || causal ? 4 : 8), 1, 64, 32, true};
     return s;
   }
   s.nw = env_int("MOONTORCH_FLASH_NW", s.nw);
@@ -138,7 +141,7 @@ bool mt_cuda_flash_available(void) {
 mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention";
   if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
-  shape s = fwd_shape(f->dev, f->E);
+  shape s = fwd_shape(f->dev, f->E, f->causal);
   void *fn = NULL;
   mt_status st = member(f, s, s.wg ? "mt_flash_fwd_wg" : "mt_flash_fwd", &fn);
   if (st) return st;
