@@ -81,13 +81,15 @@ static shape bwd_shape(int dev, int64_t E) {
 }
 
 static mt_status member(const mt_cuda_flash *f, shape s, const char *name, void **fn) {
-  char defs[400];
+  char defs[440];
   bool bf = f->dt == MT_BFLOAT16;
   snprintf(defs, sizeof defs,
            "#define TX %s\n#define BF16 %d\n#define HD %d\n#define NW %d\n#define FM %d\n#define BK %d\n#define BQ %d\n"
-           "#define CAUSAL %d\n#define MASK %d\n#define DROPOUT %d\n#define PART %d\n#define WG %d\n%s",
+           "#define CAUSAL %d\n#define MASK %d\n#define DROPOUT %d\n#define PART %d\n#define WG %d\n"
+           "#define MNSWAP %d\n%s",
            bf ? "mt_bf16" : "mt_half", bf, (int)f->E, s.nw, s.fm, s.bk, s.bq, f->causal, f->mask_kind, f->dropout_p > 0,
-           strstr(name, "bwd") != NULL, s.wg, s.wg ? "// MT_ARCH_90A\n" : "");
+           strstr(name, "bwd") != NULL, s.wg, s.wg && env_int("MOONTORCH_FLASH_WG_SWAP", 0),
+           s.wg ? "// MT_ARCH_90A\n" : "");
   return mt_cuda_family(f->dev, defs, mt_cuda_flash_cu, name, fn);
 }
 

@@ -264,6 +264,17 @@ __device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lb
   return (unsigned long long)((addr >> 4) & 0x3FFF) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
          ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
+
+// MN-major operand (B = V, dO, Q; A = dS^T): lbo = the stride between
+// 64-element column blocks along MN, sbo = between 8-row groups along K
+// (MNSWAP=1 exchanges the two fields: a tuning knob kept for checking).
+__device__ __forceinline__ unsigned long long wg_desc_mn(unsigned addr, unsigned lbo, unsigned sbo) {
+#if defined(MNSWAP) && MNSWAP
+  return wg_desc(addr, sbo, lbo);
+#else
+  return wg_desc(addr, lbo, sbo);
+#endif
+}
 #endif // WG helpers
 
 #if !defined(PART) || PART == 0 // flash.c compiles each direction on its own
@@ -548,7 +559,7 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_fwd_wg(flash_para
     for (int kk = 0; kk < BK / 16; kk++) {
       unsigned a0 = pack2(s[2 * kk][0], s[2 * kk][1]), a1 = pack2(s[2 * kk][2], s[2 * kk][3]);
       unsigned a2 = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), a3 = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-      unsigned long long db = wg_desc(sv_a + kk * 16 * 128, BK * 128, 1024);
+      unsigned long long db = wg_desc_mn(sv_a + kk * 16 * 128, BK * 128, 1024);
 #if HD == 64
       wg_rs_n64(o, a0, a1, a2, a3, db);
 #else
@@ -912,11 +923,11 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd_wg(flash_para
       *(unsigned *)(sds + swzb<BKW>(kl0, kk * 16 + 8 + 2 * tg)) = d2;
       *(unsigned *)(sds + swzb<BKW>(kl0 + 8, kk * 16 + 8 + 2 * tg)) = d3;
 #if HD == 64
-      wg_rs_n64(dv, a0, a1, a2, a3, wg_desc(sdo_a + kk * 16 * 128, BQ * 128, 1024));
-      wg_rs_n64(dk, d0, d1, d2, d3, wg_desc(sq_a + kk * 16 * 128, BQ * 128, 1024));
+      wg_rs_n64(dv, a0, a1, a2, a3, wg_desc_mn(sdo_a + kk * 16 * 128, BQ * 128, 1024));
+      wg_rs_n64(dk, d0, d1, d2, d3, wg_desc_mn(sq_a + kk * 16 * 128, BQ * 128, 1024));
 #else
-      wg_rs_n128(dv, a0, a1, a2, a3, wg_desc(sdo_a + kk * 16 * 128, BQ * 128, 1024));
-      wg_rs_n128(dk, d0, d1, d2, d3, wg_desc(sq_a + kk * 16 * 128, BQ * 128, 1024));
+      wg_rs_n128(dv, a0, a1, a2, a3, wg_desc_mn(sdo_a + kk * 16 * 128, BQ * 128, 1024));
+      wg_rs_n128(dk, d0, d1, d2, d3, wg_desc_mn(sq_a + kk * 16 * 128, BQ * 128, 1024));
 #endif
     }
     wg_commit();
@@ -935,8 +946,8 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd_wg(flash_para
       wg_fence();
 #pragma unroll
       for (int kk = 0; kk < BKW / 16; kk++) {
-        unsigned long long da = wg_desc(sds_a + kk * 16 * 128, BKW * 128, 1024);
-        unsigned long long db = wg_desc(sk_a + (col >> 6) * BKW * 128 + (col & 63) * 2 + kk * 16 * 128, BKW * 128, 1024);
+        unsigned long long da = wg_desc_mn(sds_a + kk * 16 * 128, BKW * 128, 1024);
+        unsigned long long db = wg_desc_mn(sk_a + (col >> 6) * BKW * 128 + (col & 63) * 2 + kk * 16 * 128, BKW * 128, 1024);
 #if HD / NG == 64
         wg_ss_n64_t11(acc, da, db);
 #elif HD / NG == 32
