@@ -13,7 +13,8 @@
 #include "random.h"
 
 const char *mt_sdpa_flash_cuda_refusal(const mt_tensor *q, const mt_sdpa_dims *d, bool backward) {
-  if (!mt_cuda_flash_available()) return "it has no kernel for this GPU";
+  if (!mt_cuda_flash_available(mt_tdevice(q).index))
+    return "it has no kernel for this GPU (it needs compute capability 8.0 or newer)";
   if (q->dtype != MT_BFLOAT16 && q->dtype != MT_FLOAT16)
     return "on the GPU it runs bfloat16 and float16 (float32 and float64 take math)";
   if (d->E != d->Ev || (d->E != 64 && d->E != 128 && d->E != 256))
@@ -191,7 +192,8 @@ mt_status mt_sdpa_flash_backward_cuda(const mt_tensor *dout, const mt_tensor *q,
       !(st = mt_empty(q->shape, q->ndim, p.f.dt, dev, &rq)) && !(st = mt_empty(k->shape, k->ndim, p.f.dt, dev, &rk)) &&
       !(st = mt_empty(v->shape, v->ndim, p.f.dt, dev, &rv))) {
     mt_cuda_flash *f = &p.f;
-    f->dout = mt_data(gc), f->out = mt_data(oc), f->lse = (float *)mt_data(lc), f->D = (float *)mt_data(D), f->dq_acc = (float *)mt_data(acc);
+    f->dout = mt_data(gc), f->out = mt_data(oc), f->lse = (float *)mt_data(lc);
+    f->D = (float *)mt_data(D), f->dq_acc = (float *)mt_data(acc);
     f->dq = mt_data(rq), f->dk = mt_data(rk), f->dv = mt_data(rv);
     st = mt_cuda_flash_bwd(f);
   }

@@ -132,17 +132,20 @@ static params params_of(const mt_cuda_flash *f) {
   return p;
 }
 
-bool mt_cuda_flash_available(void) {
+bool mt_cuda_flash_available(int dev) {
 #ifdef MT_HIP
+  (void)dev;
   return false;
 #else
-  return true;
+  char arch[64];
+  int cc = 0; /* mma.sync bf16/f16, ldmatrix and cp.async need sm_80 */
+  return !mt_cuda_arch(dev, arch, sizeof arch) && sscanf(arch, "sm_%d", &cc) == 1 && cc >= 80;
 #endif
 }
 
 mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention";
-  if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
+  if (!mt_cuda_flash_available(f->dev)) return mt_cuda_unsupported("the flash attention kernel on this GPU");
   shape s = fwd_shape(f->dev, f->E, f->causal);
   void *fn = NULL;
   mt_status st = member(f, s, s.wg ? "mt_flash_fwd_wg" : "mt_flash_fwd", &fn);
@@ -155,7 +158,7 @@ mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f) {
 
 mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f) {
   const char *op = "scaled_dot_product_attention_backward";
-  if (!mt_cuda_flash_available()) return mt_cuda_unsupported("the flash attention kernel on this GPU");
+  if (!mt_cuda_flash_available(f->dev)) return mt_cuda_unsupported("the flash attention kernel on this GPU");
   shape s = bwd_shape(f->dev, f->E);
   void *pre = NULL, *main = NULL, *post = NULL;
   mt_status st = member(f, s, "mt_flash_bwd_pre", &pre);

@@ -27,8 +27,9 @@ typedef struct mt_cuda_flash {
   void *dq, *dk, *dv;           /* backward results */
 } mt_cuda_flash;
 
-/* False where the kernels cannot run (the HIP build: they are PTX). */
-bool mt_cuda_flash_available(void);
+/* False where the kernels cannot run: the HIP build (they are PTX) and
+ * GPUs before compute capability 8.0. */
+bool mt_cuda_flash_available(int dev);
 /* out and lse from q, k, v. */
 mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f);
 /* dq, dk, dv from dout, q, k, v, out and lse. */

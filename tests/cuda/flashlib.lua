@@ -6,6 +6,12 @@
 local F = require("torch.nn").functional
 local M = {}
 
+-- The runner's assertions live in each test file's environment: a file
+-- calls use{check = check, check_eq = check_eq} after requiring this.
+function M.use(env)
+  M.check, M.check_eq = env.check, env.check_eq
+end
+
 function M.with_backend(name, fn)
   local g <close> = torch.backends.sdp_kernel{flash = name == "flash", math = name == "math"}
   return fn()
@@ -21,11 +27,11 @@ function M.close(a, b, what, tol)
   local ref = b:detach():cpu():double()
   if ref:norm():item() == 0 then -- (dq when every row sees one key): absolute
     local m = a:detach():cpu():double():abs():max():item()
-    check(m < 1e-2, ("%s: the reference is zero, got max |x| %.3g"):format(what, m))
+    M.check(m < 1e-2, ("%s: the reference is zero, got max |x| %.3g"):format(what, m))
     return
   end
   local r = M.rel(a, b)
-  check(r < (tol or 1e-2), ("%s: relative error %.3g"):format(what, r))
+  M.check(r < (tol or 1e-2), ("%s: relative error %.3g"):format(what, r))
 end
 
 -- q (B, H, L, E), k and v (B, Hk, S, E) of dtype dt on cuda, and their
@@ -63,13 +69,13 @@ function M.compare(dt, c)
   local o, of = opts_for(c, dt, B, L, S)
   local what = ("%s E=%d L=%d S=%d H=%d/%d%s%s%s"):format(tostring(dt), E, L, S, H, Hk, c.causal and " causal" or "",
     c.mask and (" mask=" .. c.mask) or "", c.drop and (" dropout=" .. c.drop) or "")
-  check_eq(torch.backends.sdp_selected(x[1], x[2], x[3], o), "flash", what .. " selects flash")
+  M.check_eq(torch.backends.sdp_selected(x[1], x[2], x[3], o), "flash", what .. " selects flash")
   local seed = 1000 + L + S
   torch.manual_seed(seed)
   local y = M.with_backend("flash", function() return F.scaled_dot_product_attention(x[1], x[2], x[3], o) end)
   torch.manual_seed(seed)
   local yf = M.with_backend("math", function() return F.scaled_dot_product_attention(xf[1], xf[2], xf[3], of) end)
-  check_eq(y.dtype, dt, what .. " dtype")
+  M.check_eq(y.dtype, dt, what .. " dtype")
   M.close(y, yf, what .. " forward")
   if not c.grad then return end
   local g = torch.randn(table.unpack(yf:size())):to(dt):to("cuda")

@@ -11,6 +11,7 @@ torch.set_default_device("cpu") -- inputs are made on the host, then moved
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
 package.path = here .. "/?.lua;" .. package.path
 local L = require "flashlib"
+L.use({check = check, check_eq = check_eq})
 local F = require("torch.nn").functional
 local inputs, close, compare = L.inputs, L.close, L.compare
 
