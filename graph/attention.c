@@ -4,7 +4,8 @@
  * their derivatives. The flash node's derivative calls the flash backward
  * op; under create_graph it is written with recorded math ops instead, so
  * the flash backward op itself needs none (derivatives.c says so).
- * Node arguments: i[0] is_causal, i[1] enable_gqa; f[0] the scale. */
+ * Node arguments: i[0] is_causal, i[1] enable_gqa, i[2] the dropout stream
+ * is set, i[3] its seed, i[4] its first block; f[0] the scale, f[1] dropout_p. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,11 +31,17 @@ unsigned mtg_sdpa_set_enabled(unsigned bits) {
 static const char *OP = "scaled_dot_product_attention";
 
 /* Why flash cannot take these inputs (NULL: it can). */
-static const char *flash_refusal(const mt_tensor *q, const mt_tensor *mask, const mt_sdpa_opts *o,
-                                 const mt_sdpa_dims *d) {
-  if (q->dtype != MT_FLOAT32 && q->dtype != MT_FLOAT64) return "it runs float32 and float64 only";
-  if (mt_tdevice(q).type != MT_CPU) return "it runs on the CPU only";
-  if (o->dropout_p > 0) return "it has no dropout (dropout_p > 0)";
+static const char *flash_refusal(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                 const mt_sdpa_opts *o, const mt_sdpa_dims *d) {
+  if (mt_tdevice(q).type == MT_CUDA) { /* the CUDA kernels (tensor/attention_cuda.c) */
+    const mt_tensor *qkv[3] = {q, k, v};
+    const char *why = mt_sdpa_flash_cuda_refusal(q, d, mtg_grad_enabled() && mtg_any_requires_grad(qkv, 3));
+    if (why) return why;
+  } else {
+    if (q->dtype != MT_FLOAT32 && q->dtype != MT_FLOAT64) return "it runs float32 and float64 only";
+    if (mt_tdevice(q).type != MT_CPU) return "it runs on the CPU only";
+    if (o->dropout_p > 0) return "it has no dropout (dropout_p > 0)";
+  }
   if (!d->same_batch) return "query, key and value batch dims differ (broadcasting)";
   if (mask && mtg_requires_grad(mask)) return "the attention mask requires grad";
   if (d->L == 0 || d->S == 0 || d->E == 0 || d->Ev == 0) return "an input is empty";
@@ -70,7 +77,7 @@ mt_status mtg_sdpa_select_notes(const mt_tensor *q, const mt_tensor *k, const mt
     bool enabled = (on & bits[i]) != 0;
     whys[i] = !enabled ? "is disabled"
               : i == 0 ? cudnn_refusal(q, k, v, mask, o, &d, buf, sizeof buf)
-                       : flash_refusal(q, mask, o, &d);
+                       : flash_refusal(q, k, v, mask, o, &d);
     if (!whys[i]) {
       *backend = bits[i];
       return MT_OK;
@@ -181,7 +188,22 @@ mt_status mtg_sdpa_math(const mt_tensor *q, const mt_tensor *k, const mt_tensor 
  * when given), out (4) and lse (5). */
 
 static void opts_of(const mtg_node *n, mt_sdpa_opts *o) {
-  *o = (mt_sdpa_opts){.scale = n->f[0], .dropout_p = 0, .is_causal = n->i[0] != 0, .enable_gqa = n->i[1] != 0};
+  *o = (mt_sdpa_opts){.scale = n->f[0], .dropout_p = n->f[1], .is_causal = n->i[0] != 0, .enable_gqa = n->i[1] != 0,
+                      .rng_set = n->i[2] != 0, .rng_seed = (uint64_t)n->i[3], .rng_base = (uint64_t)n->i[4]};
+}
+
+/* Dropout's keep mask of the flash forward, scaled by 1 / (1 - p), as a
+ * tensor of the scores' shape: drawn again from the forward's stream (the
+ * kernel keeps element e when mt_bernoulli_ would). NULL: no dropout. */
+static mt_tensor *dropout_scale(mtg_scope *s, const mt_sdpa_opts *o, const mt_tensor *p) {
+  if (!LIVE(s) || !(o->dropout_p > 0)) return NULL;
+  mt_generator g;
+  mt_generator_seed(&g, o->rng_seed);
+  g.offset = o->rng_base;
+  mt_tensor *keep = NULL;
+  mt_status st = mt_empty(p->shape, p->ndim, (mt_dtype)p->dtype, mt_tdevice(p), &keep);
+  if (!st) st = mt_bernoulli_(keep, 1 - o->dropout_p, &g);
+  return D_scale(s, mtg_track(s, st, keep), 1 / (1 - o->dropout_p));
 }
 
 static mt_tensor *saved_opt(mtg_scope *s, int k) {
@@ -200,9 +222,11 @@ static void math_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_t
   int64_t gq = group_of(q, k, o.enable_gqa);
   mt_tensor *kk = gqa_repeat(s, k, gq), *vv = gqa_repeat(s, v, gq);
   mt_tensor *p = attn_probs(s, q, kk, mask, o.is_causal, o.scale, q->shape[nd - 2], k->shape[nd - 2]);
-  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, gqa_reduce(s, D_matmul(s, D_transpose(s, p, nd - 2, last), g), gq));
+  mt_tensor *drop = dropout_scale(s, &o, p), *pd = drop ? D_mul(s, p, drop) : p;
+  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, gqa_reduce(s, D_matmul(s, D_transpose(s, pd, nd - 2, last), g), gq));
   if (!mtg_needs(n, 0) && !mtg_needs(n, 1)) return;
   mt_tensor *dp = D_matmul(s, g, D_transpose(s, vv, nd - 2, last));
+  if (drop) dp = D_mul(s, dp, drop);
   mt_tensor *ds = D_mul(s, p, D_sub(s, dp, D_sum(s, D_mul(s, dp, p), &last, 1, true)));
   if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, D_matmul(s, ds, kk), o.scale));
   if (mtg_needs(n, 1))
@@ -251,6 +275,9 @@ static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt
   if (*out) return no_out("sdpa_flash");
   if (mask && mtg_requires_grad(mask))
     return mt_fail(MT_EARG, "sdpa_flash: the flash backend gives no gradient for attn_mask; use the math backend");
+  mt_sdpa_opts ro = *o; /* dropout's stream, kept for the backward */
+  mt_sdpa_reserve_dropout(q, k, &ro);
+  o = &ro;
   mt_tensor *r = NULL, *l = NULL;
   mt_status st = mt_sdpa_flash(q, k, v, mask, o, &r, &l);
   mtg_node *n = NULL;
@@ -258,7 +285,8 @@ static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt
   if (!st) {
     mt_sdpa_dims d;
     mt_sdpa_check("sdpa_flash", q, k, v, mask, o, &d);
-    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale;
+    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale, n->f[1] = o->dropout_p;
+    n->i[2] = o->rng_set, n->i[3] = (int64_t)o->rng_seed, n->i[4] = (int64_t)o->rng_base;
     const mt_tensor *sv[4] = {q, k, v, mask};
     for (int i = 0; i < 4 && !st; i++)
       if (sv[i]) st = mtg_save(n, i, sv[i], false, 0);
@@ -338,6 +366,8 @@ mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor
   if (!st && MTG_TRACING()) {
     if (given) {
       mtg_trace_refuse("sdpa_flash with out= is not replayed by the JIT");
+    } else if (o->dropout_p > 0) {
+      mtg_trace_refuse("sdpa_flash with dropout is not replayed by the JIT (its random stream is per call)");
     } else {
       flash_attr a = {.o = *o};
       const mt_tensor *ins[4] = {q, k, v, mask};

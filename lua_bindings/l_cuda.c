@@ -45,6 +45,7 @@ static const char *const cuda_ready[] = {
     /* attention: the math backend is recorded ops (graph/attention.c) */
     "scaled_dot_product_attention", "_sdpa_math", "_sdp_selected",
     "_sdpa_cudnn", "sdpa_cudnn", /* cuDNN fused attention (cuda/cudnn_attn.c); sdpa_cudnn: torch._backward */
+    "_sdpa_flash", "sdpa_flash", /* bf16/fp16 flash kernels (cuda/flash.cu); sdpa_flash: torch._backward */
     /* statistics, norms, normalization, average pools (reduce_stats.c, cuda/norm.c, cuda/pool.c) */
     "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "matrix_norm", "logsumexp", "nansum", "nanmean", "aminmax",
     "where", "batch_norm", "layer_norm", "group_norm", "avg_pool1d", "avg_pool2d", "avg_pool3d",

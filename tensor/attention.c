@@ -162,10 +162,10 @@ static mt_status prepare(const char *op, const mt_tensor *q, const mt_tensor *k,
     return mt_fail(MT_ESHAPE, "%s: the flash backend needs query, key and value with equal batch dims (GQA heads "
                    "aside); broadcasting ones run on the math backend", op);
   if (q->dtype != MT_FLOAT32 && q->dtype != MT_FLOAT64)
-    return mt_fail(MT_EDTYPE, "%s: the flash backend runs float32 and float64, got %s (the math backend takes it)", op,
+    return mt_fail(MT_EDTYPE, "%s: the flash backend on the CPU runs float32 and float64, got %s (the math backend takes it)", op,
                    mt_dtype_name((mt_dtype)q->dtype));
   if (o->dropout_p > 0)
-    return mt_fail(MT_EARG, "%s: the flash backend has no dropout (dropout_p > 0 runs on the math backend)", op);
+    return mt_fail(MT_EARG, "%s: the flash backend on the CPU has no dropout (dropout_p > 0 runs on the math backend)", op);
   if (mt_tdevice(q).type != MT_CPU)
     return mt_fail(MT_EDEVICE, "%s: the flash backend runs on the CPU only", op);
   if ((st = mt_contiguous(q, &p->q)) || (st = mt_contiguous(k, &p->k)) || (st = mt_contiguous(v, &p->v))) {
@@ -214,10 +214,11 @@ static int64_t nblocks(int64_t n, int64_t b) { return (n + b - 1) / b; }
 mt_status mt_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
   const char *op = "sdpa_flash";
+  if (mt_tdevice(q).type == MT_CUDA) return mt_sdpa_flash_cuda(q, k, v, mask, o, out, lse);
   const mt_tensor *all[4] = {q, k, v, mask};
   for (int i = 0; i < 4; i++) /* the CPU kernel below reads host memory */
     if (all[i] && mt_tdevice(all[i]).type != MT_CPU)
-      return mt_fail(MT_EDEVICE, "%s: the flash backend runs on the CPU only (GPU tensors take the math backend)", op);
+      return mt_fail(MT_EDEVICE, "%s: expected all tensors on the CPU, as the query", op);
   prep p;
   mt_status st = prepare(op, q, k, v, mask, o, &p);
   if (st) return st;
@@ -247,6 +248,8 @@ mt_status mt_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, cons
                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
   const char *op = "sdpa_flash_backward";
+  if (mt_tdevice(q).type == MT_CUDA)
+    return mt_sdpa_flash_backward_cuda(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
   prep p;
   mt_status st = prepare(op, q, k, v, mask, o, &p);
   if (st) return st;

@@ -13,9 +13,14 @@
 
 typedef struct mt_sdpa_opts {
   double scale;     /* <= 0 or NaN: 1/sqrt(E) */
-  double dropout_p; /* math backend only; the flash ops require 0 */
+  double dropout_p; /* math backend; flash on CUDA (the CPU flash ops require 0) */
   bool is_causal;   /* excludes an explicit mask */
   bool enable_gqa;  /* k, v may have fewer heads (dim -3) than q, dividing them */
+  /* Dropout's random stream (flash on CUDA): Philox key and first block,
+   * reserved by mt_sdpa_reserve_dropout; a forward without them reserves
+   * its own, a backward needs the forward's. */
+  bool rng_set;
+  uint64_t rng_seed, rng_base;
 } mt_sdpa_opts;
 
 /* The facts both backends need, from mt_sdpa_check. */
@@ -61,6 +66,25 @@ mt_status mt_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, cons
                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv, char *why,
                                  size_t nwhy);
+
+/* Reserves dropout's random blocks for q's device generator into o (when
+ * dropout_p > 0 and none are set): one word per score (batch..., L, S), as
+ * mt_bernoulli_ on a tensor of that shape reserves, so flash and math draw
+ * the same keep mask from the same generator state. */
+void mt_sdpa_reserve_dropout(const mt_tensor *q, const mt_tensor *k, mt_sdpa_opts *o);
+
+/* The CUDA flash kernels (attention_cuda.c): bfloat16 and float16, head
+ * dims 64 and 128 (256 forward only), dropout; lse is float32. Called by
+ * mt_sdpa_flash and mt_sdpa_flash_backward for CUDA tensors. */
+mt_status mt_sdpa_flash_cuda(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                             const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
+mt_status mt_sdpa_flash_backward_cuda(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
+                                      const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
+                                      const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
+                                      mt_tensor **dv);
+/* Why the CUDA flash kernels cannot take these inputs (NULL: they can);
+ * `backward`: a gradient will be wanted. */
+const char *mt_sdpa_flash_cuda_refusal(const mt_tensor *q, const mt_sdpa_dims *d, bool backward);
 
 /* Tile sizes (queries x keys) of the flash kernels; tests shrink them to
  * exercise partial tiles. Values < 1 restore the defaults. */

@@ -172,6 +172,8 @@ static mt_status get_module(int dev, const char *src, CUmodule *out) {
   char arch[256], stamp[400];
   mt_status st = mt_cuda_arch(dev, arch, sizeof arch);
   if (st) return st;
+  /* a source that uses Hopper's arch-specific instructions (wgmma) asks for sm_90a */
+  if (!strcmp(arch, "sm_90") && strstr(src, "// MT_ARCH_90A\n")) strcat(arch, "a");
   nvrtc.Version(&vmaj, &vmin);
   int len = snprintf(stamp, sizeof stamp, "%s nvrtc %d.%d", arch, vmaj, vmin);
   for (int i = 0; i < NOPTS && len > 0 && (size_t)len < sizeof stamp; i++)
