@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "reduce.h"
 #include "cuda/cudnn_attn.h"
 #include "cuda/mt_cuda.h"
 
@@ -108,6 +109,29 @@ static mt_status problem(const mt_tensor *q, const mt_tensor *k, const mt_tensor
   return MT_OK;
 }
 
+/* Rows of the mask that attend to no key give NaN in out, as softmax of a
+ * row of -inf does in the math and flash backends; cuDNN's engines give
+ * other values there. Replaces *out (the lse cuDNN saved is kept for its
+ * backward). */
+static mt_status nan_masked_rows(const mt_tensor *mask, mt_tensor **out) {
+  int last = mask->ndim - 1;
+  int64_t one = 1;
+  mt_tensor *open = NULL, *seen = NULL, *nan = NULL, *ninf = NULL, *o2 = NULL;
+  mt_status st = MT_OK;
+  if (mask->dtype == MT_BOOL) {
+    open = mt_retain((mt_tensor *)mask);
+  } else if (!(st = mt_full(&one, 1, mt_sfloat(-INFINITY), (mt_dtype)mask->dtype, mt_tdevice(mask), &ninf))) {
+    st = mt_binary(MT_OP_gt, mask, ninf, &open);
+  }
+  if (!st) st = mt_any(open, &last, 1, true, &seen); /* (..., L, 1): the row attends somewhere */
+  if (!st) st = mt_full(&one, 1, mt_sfloat(NAN), (mt_dtype)(*out)->dtype, mt_tdevice(*out), &nan);
+  if (!st) st = mt_where(seen, *out, nan, &o2);
+  mt_release(open), mt_release(seen), mt_release(nan), mt_release(ninf);
+  if (st) return st;
+  mt_release(*out), *out = o2;
+  return MT_OK;
+}
+
 mt_status mt_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy) {
   static const char *OP = "sdpa_cudnn";
@@ -129,6 +153,7 @@ mt_status mt_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor 
   why[0] = 0;
   if (!st) st = mt_cudnn_attn_fwd(&p, mt_data(qc), mt_data(kc), mt_data(vc), mt_data(r), (float *)mt_data(l), why, nwhy);
   mt_release(qc), mt_release(kc), mt_release(vc), mt_release(bias);
+  if (!st && !why[0] && mask) st = nan_masked_rows(mask, &r);
   if (st || why[0]) {
     mt_release(r), mt_release(l);
     return st;

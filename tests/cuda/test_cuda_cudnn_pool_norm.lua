@@ -35,6 +35,8 @@ local function same(g, c, dt, what)
   check_close(g:cpu():double(), c:double(), tol(dt))
 end
 
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
+package.path = here .. "/?.lua;" .. package.path
 local compare = require("devcompare").new(check_eq, same)
 
 local function with_route(route, fn)

@@ -54,6 +54,7 @@ test("flash lse is logsumexp of the scaled, masked scores", function()
 end)
 
 test("flash: NaN inputs give NaN outputs; a fully masked row gives NaN", function()
+  local g <close> = torch.backends.sdp_kernel{cudnn = false} -- cuDNN would come first
   local x = inputs(torch.bfloat16, 1, 2, 2, 70, 70, 64, false)
   local q = x[1]:cpu()
   q[1][1][5]:narrow(1, 3, 1):fill_(0 / 0)
@@ -67,10 +68,14 @@ test("flash: NaN inputs give NaN outputs; a fully masked row gives NaN", functio
   check(not y[1][1][10]:isnan():any():item(), "the next row is finite")
 end)
 
-test("flash selection on the GPU: 16-bit take flash; float32, odd head dims and E=256 with grad take math", function()
+test("flash selection on the GPU: 16-bit take cudnn, else flash; float32, odd head dims and E=256 with grad take math", function()
   local x = inputs(torch.bfloat16, 1, 2, 2, 16, 16, 64, false)
-  check_eq(torch.backends.sdp_selected(x[1], x[2], x[3]), "flash")
-  check_eq(torch.backends.sdp_selected(x[1], x[2], x[3], {dropout_p = 0.1}), "flash")
+  check_eq(torch.backends.sdp_selected(x[1], x[2], x[3]), torch.backends.cudnn.is_available() and "cudnn" or "flash")
+  check_eq(torch.backends.sdp_selected(x[1], x[2], x[3], {dropout_p = 0.1}), "flash") -- cuDNN has no dropout here
+  do
+    local g0 <close> = torch.backends.sdp_kernel{cudnn = false}
+    check_eq(torch.backends.sdp_selected(x[1], x[2], x[3]), "flash")
+  end
   local f = x[1]:float()
   check_eq(torch.backends.sdp_selected(f, f, f), "math")
   local y = inputs(torch.float16, 1, 2, 2, 16, 16, 32, false)

@@ -127,6 +127,9 @@ test("host reads, syncs, events and other kernels see the waiting ops", function
   local s = torch.cuda.Stream()
   x:add_(1)
   torch.cuda.set_stream(s) -- the waiting op goes out on the stream it was queued on
+  local done = torch.cuda.Event()
+  done:record(torch.cuda.default_stream()) -- s must wait for it, as in PyTorch (s:wait_stream)
+  s:wait_event(done)
   local y = x * 2
   s:synchronize()
   torch.cuda.set_stream(torch.cuda.default_stream())

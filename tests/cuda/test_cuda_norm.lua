@@ -24,6 +24,8 @@ local function same(g, c, dt, what)
   check_close(g:cpu():double(), c:double(), tol(dt or c.dtype))
 end
 
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/cuda"
+package.path = here .. "/?.lua;" .. package.path
 local compare = require("devcompare").new(check_eq, same)
 
 local function rnd(dt, grad, ...)

@@ -102,10 +102,10 @@ test("cudnn: bool and additive masks", function()
   compare(torch.bfloat16, {2, 3, 45, 64}, {2, 3, 70, 64}, {attn_mask = bias}, "additive mask (B, 1, L, S)")
   local bias2 = torch.randn(1, 3, 45, 70):cuda():half()
   compare(torch.float16, {2, 3, 45, 128}, {2, 3, 70, 128}, {attn_mask = bias2}, "additive mask (1, H, L, S)")
-  -- a mask broadcast along S is not a cuDNN shape: math runs, with a note
+  -- a mask broadcast along S is not a cuDNN shape: flash runs it, with a note
   local q, k, v = inputs(torch.bfloat16, {1, 2, 8, 64}, {1, 2, 8, 64})
   local b, notes = sel(q, k, v, {attn_mask = torch.zeros(8, 1):cuda():bfloat16()})
-  check_eq(b, "math")
+  check_eq(b, "flash")
   check(notes[1]:find("^cudnn: the mask broadcasts along L or S"), notes[1])
 end)
 
@@ -148,6 +148,17 @@ test("cudnn: NaN inputs give NaN outputs, no hang", function()
   k2[1][1][7][1] = 0 / 0
   local y2 = F.scaled_dot_product_attention(q:clone():nan_to_num(0), k2, v)
   check(y2[1][1]:float():isnan():all():item(), "a NaN key poisons every row of its head")
+  -- a row whose keys are all masked is NaN, as in the math backend
+  for _, additive in ipairs{false, true} do
+    local m = torch.ones(64, 64, {dtype = torch.bool})
+    m[9]:fill_(false)
+    m = m:cuda()
+    local mask = additive and torch.zeros(64, 64):cuda():bfloat16():masked_fill(m:logical_not(), -math.huge) or m
+    check_eq(sel(q, k, v, {attn_mask = mask}), "cudnn")
+    local y3 = F.scaled_dot_product_attention(q:clone():nan_to_num(0), k, v, {attn_mask = mask}):float()
+    check(y3[1][1][9]:isnan():all():item(), "a fully masked row is NaN (additive " .. tostring(additive) .. ")")
+    check(not y3[1][1][10]:isnan():any():item(), "the next row is finite")
+  end
 end)
 
 test("selection: notes for each backend passed over", function()
