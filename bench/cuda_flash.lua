@@ -12,6 +12,8 @@ local time_ms = require("common").cuda_ms
 local F = require("torch.nn").functional
 
 local only = arg and arg[1]
+-- cuDNN comes first on CUDA (docs/attention.md): switch it off to time our kernels
+local no_cudnn <close> = torch.backends.sdp_kernel{cudnn = false}
 
 local function row(name, B, H, L, E, causal, backward)
   torch.manual_seed(0)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "creation.h"
 #include "deriv.h"
 #include "trace.h"
 #include "random.h"
@@ -132,6 +133,16 @@ static mt_tensor *gqa_reduce(mtg_scope *s, const mt_tensor *t, int64_t g) {
   return D_sum(s, D_reshape(s, t, sh, nd + 1), &dim, 1, false);
 }
 
+/* 0, 1, ..., n - 1 (int64) on dev, traced as an arange. */
+static mt_tensor *arange_of(mtg_scope *s, int64_t n, mt_device dev) {
+  if (!LIVE(s)) return NULL;
+  mt_tensor *r = NULL;
+  mt_scalar a = mt_sint(0), b = mt_sint(n), c = mt_sint(1);
+  mt_status st = mt_arange(a, b, c, MT_INT64, dev, &r);
+  if (!st && MTG_TRACING()) mtg_trace_arange(r, a, b, c);
+  return mtg_track(s, st, r);
+}
+
 /* softmax(q kk^T * scale + mask) with the causal or given mask applied. */
 static mt_tensor *attn_probs(mtg_scope *s, const mt_tensor *q, const mt_tensor *kk, const mt_tensor *mask,
                              bool causal, double scale, int64_t L, int64_t S) {
@@ -140,13 +151,11 @@ static mt_tensor *attn_probs(mtg_scope *s, const mt_tensor *q, const mt_tensor *
   mt_tensor *sc = D_scale(s, D_matmul(s, q, D_transpose(s, kk, nd - 2, nd - 1)), scale);
   if (!LIVE(s)) return NULL;
   mt_tensor *neg = D_num(s, -INFINITY, (mt_dtype)sc->dtype);
-  if (causal) {
-    int64_t shape[2] = {L, S};
-    mt_tensor *ones = NULL, *tri = NULL;
-    mt_status st = mt_full(shape, 2, (mt_scalar){.kind = MT_SK_BOOL, .v.i = 1}, MT_BOOL, mt_tdevice(q), &ones);
-    if (!st) st = mt_tril(ones, 0, &tri);
-    mt_release(ones);
-    sc = D_where(s, mtg_track(s, st, tri), sc, neg);
+  if (causal) { /* key j <= query i, as arange(S) <= arange(L)^T: ops a trace (and the JIT) replays */
+    int64_t col[2] = {L, 1}, row[2] = {1, S};
+    sc = D_where(s, D_bin(s, MT_OP_le, D_reshape(s, arange_of(s, S, mt_tdevice(q)), row, 2),
+                          D_reshape(s, arange_of(s, L, mt_tdevice(q)), col, 2)),
+                 sc, neg);
   } else if (mask && mask->dtype == MT_BOOL) {
     sc = D_where(s, mask, sc, neg);
   } else if (mask) {

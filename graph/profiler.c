@@ -44,6 +44,8 @@ mt_status mtg_prof_start(unsigned flags) {
   p->cur = -1;
   if (flags & MTG_PROF_CUDA) {
     p->cudadev = mt_cuda_current_device();
+    const char *sync = getenv("MOONTORCH_PROFILE_SYNC");
+    p->sync = sync && strcmp(sync, "0") != 0;
     mt_status st = mt_cuda_check_device((mt_device){MT_CUDA, (int8_t)p->cudadev}, "profiler");
     if (st) {
       free(p);
@@ -78,6 +80,7 @@ static void cuda_mark(mtg_profiler *p, mtg_prof_event *e, int which) {
   if (e->cev < 0) return;
   mt_cuda_stream s = mt_cuda_current_stream(p->cudadev);
   if (mt_cuda_event_record(p->cuev[e->cev + which], &s)) e->cev = -1;
+  if (p->sync) mt_cuda_stream_synchronize(&s); /* CPU times then hold the device's time too */
 }
 
 /* Closes the open events from the innermost down to (excluding) stop. */

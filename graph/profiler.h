@@ -44,6 +44,7 @@ typedef struct mtg_profiler {
   void **cuev;    /* MTG_PROF_CUDA: CUDA events, two per timed event (begin, end) */
   int64_t ncuev, capcuev;
   int cudadev;    /* the device they time */
+  bool sync;      /* MOONTORCH_PROFILE_SYNC=1: wait for the device at every begin and end */
   int64_t gen;    /* this profile's number, part of its tokens */
 } mtg_profiler;
 

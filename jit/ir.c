@@ -558,10 +558,18 @@ static bool graph_device(builder *b, const mt_tensor *const *ins, int nin) {
     d = e, set = true;
   }
   for (int i = 0; i < b->tr->n; i++) {
-    const mt_tensor *t = b->tr->e[i].out;
+    const mtg_trace_entry *x = &b->tr->e[i];
+    const mt_tensor *t = x->out;
     if (!t || (t->flags & MT_TF_WRAPPED)) continue;
     mt_device e = mt_tdevice(t);
-    if (set && !mt_same_device(d, e)) return fail(b, "the graph moves values between devices%s", ""), false;
+    if (set && !mt_same_device(d, e)) {
+      char dd[32], de[32];
+      const char *what = x->kind == MTG_TE_CALL ? x->name : x->kind == MTG_TE_OP ? mt_ops[x->op].name : "a fill";
+      char msg[200];
+      snprintf(msg, sizeof msg, "the graph moves values between devices (%s makes a value on %s after values on %s)",
+               what, mt_device_str(e, de, sizeof de), mt_device_str(d, dd, sizeof dd));
+      return fail(b, "%s", msg), false;
+    }
     d = e, set = true;
   }
   b->g->dev = d;
