@@ -71,6 +71,7 @@ mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tenso
     n->i[0] = op;
     n->out[0].ndim = (*out)->ndim;
     n->out[0].dtype = (*out)->dtype;
+    n->out[0].device = mt_tdevice(*out); /* a gradient that never arrives is made there as zeros */
     memcpy(n->out[0].shape, (*out)->shape, (size_t)(*out)->ndim * sizeof *(*out)->shape);
     st = save_for(n, e, (const mt_tensor *const *)pre, ver, nin, *out);
   }

@@ -84,11 +84,11 @@ static void cuda_mark(mtg_profiler *p, mtg_prof_event *e, int which) {
 }
 
 /* Closes the open events from the innermost down to (excluding) stop. */
-static void close_open(mtg_profiler *p, int32_t stop, int64_t t) {
+static void close_open(mtg_profiler *p, int32_t stop) {
   while (p->cur >= 0 && p->cur != stop) {
     mtg_prof_event *e = &p->ev[p->cur];
     if (p->flags & MTG_PROF_CUDA) cuda_mark(p, e, 1);
-    e->t1 = t;
+    e->t1 = now_ns() - p->start_ns;
     if (p->flags & MTG_PROF_MEMORY) e->mem = mt_cpu_bytes_in_use() - e->mem, e->cmem = mt_cuda_bytes_in_use() - e->cmem;
     p->cur = e->parent;
   }
@@ -97,9 +97,8 @@ static void close_open(mtg_profiler *p, int32_t stop, int64_t t) {
 mtg_profiler *mtg_prof_stop(void) {
   mtg_profiler *p = mtg_prof;
   if (!p) return NULL;
-  int64_t t = now_ns() - p->start_ns;
-  close_open(p, -1, t);
-  p->stop_ns = t;
+  close_open(p, -1);
+  p->stop_ns = now_ns() - p->start_ns;
   mtg_prof = NULL;
   for (int64_t i = 0; i < p->nev; i++) { /* device times, once the device has run it all */
     mtg_prof_event *e = &p->ev[i];
@@ -208,12 +207,13 @@ void mtg_prof_end(int64_t token) {
   if (!p || token < 0 || (token >> 32) != p->gen) return;
   token &= 0xffffffff;
   if (token >= p->nev) return;
-  int64_t t = now_ns() - p->start_ns;
   mtg_prof_event *e = &p->ev[token];
   if (e->t1 >= 0) return; /* already closed (by an enclosing end) */
-  close_open(p, (int32_t)token, t);
+  close_open(p, (int32_t)token);
+  /* the end mark sends the event's waiting CUDA work (compiling it the first
+   * time): that is the event's own cost, so the clock reads after it */
   if (p->flags & MTG_PROF_CUDA) cuda_mark(p, e, 1);
-  e->t1 = t;
+  e->t1 = now_ns() - p->start_ns;
   if (p->flags & MTG_PROF_MEMORY) e->mem = mt_cpu_bytes_in_use() - e->mem;
   p->cur = e->parent;
 }
