@@ -91,6 +91,26 @@ static int64_t batch_offset(const mt_tensor *t, int nb, int64_t i) {
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= 0x7fffffff; }
 
+/* How many trailing batch dims of t (expanded to c's batch shape) one
+ * stride steps through: a strided-batched call can take them at once. */
+static int uniform_dims(const mt_tensor *t, const mt_tensor *c, int nb) {
+  int n = nb > 0 ? 1 : 0;
+  for (int d = nb - 1; d > 0 && t->strides[d - 1] == t->strides[d] * c->shape[d]; d--) n++;
+  return n;
+}
+
+/* t as a dense copy (batch..., rows, cols), when one strided-batched call
+ * cannot step through its batch dims: one copy costs far less than a call
+ * per outer batch element, each too small to fill the GPU. */
+static mt_status dense_operand(const mt_tensor *t, const mt_tensor *c, int nb, mt_tensor **copy, bool *trans,
+                               int64_t *ld) {
+  *copy = NULL;
+  if (uniform_dims(t, c, nb) == nb) return MT_OK;
+  mt_status st = mt_contiguous(t, copy);
+  if (!st) *trans = false, *ld = t->shape[nb + 1];
+  return st;
+}
+
 mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor *b, bool tb, int64_t ldb, mt_tensor *c,
                        int nb, double alpha, double beta) {
   const char *op = "matmul";
@@ -115,8 +135,17 @@ mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor
   int64_t nbatch = 1, inner = 1, sa = 0, sb = 0;
   for (int d = 0; d < nb; d++) nbatch *= c->shape[d];
   if (nbatch == 0 || m == 0 || n == 0) return MT_OK;
-  if (nb > 0) { /* the innermost batch dim goes to one strided-batched call */
-    inner = c->shape[nb - 1];
+  mt_tensor *ac = NULL, *bc = NULL; /* dense copies, when the batch dims need them */
+  if (nbatch > c->shape[nb > 0 ? nb - 1 : 0] &&
+      ((st = dense_operand(a, c, nb, &ac, &ta, &lda)) || (st = dense_operand(b, c, nb, &bc, &tb, &ldb)))) {
+    mt_release(ac);
+    return st;
+  }
+  if (ac) a = ac;
+  if (bc) b = bc;
+  if (nb > 0) { /* the batch dims one stride covers in a, b (and c, dense) go to one strided-batched call */
+    int u = uniform_dims(a, c, nb) < uniform_dims(b, c, nb) ? uniform_dims(a, c, nb) : uniform_dims(b, c, nb);
+    for (int d = nb - u; d < nb; d++) inner *= c->shape[d];
     sa = a->strides[nb - 1];
     sb = b->strides[nb - 1];
   }
@@ -138,5 +167,6 @@ mt_status mt_cuda_gemm(const mt_tensor *a, bool ta, int64_t lda, const mt_tensor
                                          MT_CUBLAS_GEMM_DEFAULT),
                  op);
   }
+  mt_release(ac), mt_release(bc);
   return st;
 }

@@ -65,6 +65,12 @@ void mt_cuda_note_mem_hit(void) {
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h) { return mt_fnv1a(p, n, h); }
 
+static void count(int64_t *c) {
+  pthread_mutex_lock(&lock);
+  (*c)++;
+  pthread_mutex_unlock(&lock);
+}
+
 static void cache_dir(char *dir, size_t n) { mt_cache_dir("cuda", dir, n); }
 
 /* The cubin stored at path if its header's length and checksum match. */
@@ -78,10 +84,10 @@ static char *read_entry(const char *path, size_t *n) {
     if (buf && (fread(buf, 1, len, f) != len || fgetc(f) != EOF || fnv(buf, len, 0xcbf29ce484222325ull) != sum)) {
       free(buf);
       buf = NULL;
-      stats.corrupt++;
+      count(&stats.corrupt);
     }
   } else {
-    stats.corrupt++;
+    count(&stats.corrupt);
   }
   fclose(f);
   *n = len;
@@ -118,8 +124,10 @@ static mt_status compile(const char *src, const char *arch, char **bin, size_t *
   for (int i = 0; i < NOPTS; i++) opts[i + 1] = rtc_opts[i];
   double t0 = now();
   r = nvrtc.CompileProgram(p, NOPTS + 1, opts);
+  pthread_mutex_lock(&lock);
   stats.compile_seconds += now() - t0;
   stats.compiles++;
+  pthread_mutex_unlock(&lock);
   mt_status st = MT_OK;
   if (r) {
     size_t ln = 0;
@@ -156,16 +164,29 @@ typedef struct entry {
 #define NSLOT 512
 static entry *table[NSLOT];
 
-/* The loaded module of src on dev: from memory, the disk cache or NVRTC. */
+/* The module of dev in the table with hashes h1, h2, or NULL; the caller
+ * holds the lock. */
+static CUmodule known(int dev, uint64_t h1, uint64_t h2) {
+  for (entry *e = table[(unsigned)((h1 ^ (uint64_t)dev) % NSLOT)]; e; e = e->next)
+    if (e->h1 == h1 && e->h2 == h2 && e->dev == dev) return e->mod;
+  return NULL;
+}
+
+/* The loaded module of src on dev: from memory, the disk cache or NVRTC.
+ * The compiler runs outside the lock, so threads compile side by side (the
+ * JIT's chunks, lazy fusion's background builds) and lookups never wait for
+ * a compile; two threads compiling the same source keep the first module. */
 static mt_status get_module(int dev, const char *src, CUmodule *out) {
   uint64_t h1 = fnv(src, strlen(src), 0xcbf29ce484222325ull), h2 = fnv(src, strlen(src), 0x84222325cbf29ce4ull);
   unsigned slot = (unsigned)((h1 ^ (uint64_t)dev) % NSLOT);
-  for (entry *e = table[slot]; e; e = e->next)
-    if (e->h1 == h1 && e->h2 == h2 && e->dev == dev) {
-      stats.mem_hits++;
-      *out = e->mod;
-      return MT_OK;
-    }
+  pthread_mutex_lock(&lock);
+  CUmodule hit = known(dev, h1, h2);
+  if (hit) stats.mem_hits++;
+  pthread_mutex_unlock(&lock);
+  if (hit) {
+    *out = hit;
+    return MT_OK;
+  }
   pthread_once(&load_once, load);
   if (!loaded) return mt_fail(MT_EDEVICE, "cannot compile CUDA kernels: %s", load_error);
   int vmaj = 0, vmin = 0;
@@ -186,7 +207,7 @@ static mt_status get_module(int dev, const char *src, CUmodule *out) {
   size_t n = 0;
   char *bin = read_entry(path, &n);
   if (bin) {
-    stats.disk_hits++;
+    count(&stats.disk_hits);
   } else {
     if ((st = compile(src, arch, &bin, &n))) return st;
     write_entry(dir, path, key, bin, n);
@@ -197,8 +218,16 @@ static mt_status get_module(int dev, const char *src, CUmodule *out) {
   if (st) return st;
   entry *e = malloc(sizeof *e);
   if (!e) return mt_fail(MT_ENOMEM, "out of memory");
-  *e = (entry){h1, h2, dev, mod, table[slot]};
-  table[slot] = e;
+  pthread_mutex_lock(&lock);
+  CUmodule first = known(dev, h1, h2);
+  if (first) { /* another thread got there first: keep its module (ours stays loaded, unused) */
+    free(e);
+    mod = first;
+  } else {
+    *e = (entry){h1, h2, dev, mod, table[slot]};
+    table[slot] = e;
+  }
+  pthread_mutex_unlock(&lock);
   *out = mod;
   return MT_OK;
 }
@@ -208,9 +237,7 @@ mt_status mt_cuda_kernel(int dev, const char *src, const char *name, void **fn) 
   mt_status st = mt_cuda_check_device(d, "kernel");
   if (st) return st;
   CUmodule mod = NULL;
-  pthread_mutex_lock(&lock);
   st = get_module(dev, src, &mod);
-  pthread_mutex_unlock(&lock);
   if (st) return st;
   CUfunction f = NULL;
   st = mt_cuda_check(cu.ModuleGetFunction(&f, mod, name), dev, "kernel lookup");
