@@ -42,7 +42,13 @@ void mtj_cg_reset(void);
 bool mtj_cg_failed(void);
 void mtj_cg_fail(const char *what);
 
-/* CUDA C source for graph g (malloc'ed; NULL on failure, mtj_codegen_error says why). */
-char *mtj_codegen_cuda(const mtj_graph *g);
+/* CUDA C source for graph g (malloc'ed; NULL on failure, mtj_codegen_error
+ * says why). ends (unless NULL) gets a malloc'ed array: ends[0] where the
+ * common header stops, ends[k + 1] where kernel k's code stops (each
+ * kernel's code stands alone after the header). */
+char *mtj_codegen_cuda(const mtj_graph *g, size_t **ends);
+/* Loads kernels mtj_k0..mtj_k<nk-1> of src (split by ends as above) on dev
+ * into fns, compiling chunks of them on parallel threads (cuda_build.c). */
+mt_status mtj_cuda_build(int dev, const char *src, const size_t *ends, int nk, void **fns);
 
 #endif

@@ -151,7 +151,7 @@ static mt_status plan_frees(mtj_compiled *c) {
 static void dump_cuda(mtj_graph *g) {
   const char *dir = getenv("MOONTORCH_JIT_CUDA_DUMP");
   if (!dir || !*dir) return;
-  char *src = mtj_codegen_cuda(g);
+  char *src = mtj_codegen_cuda(g, NULL);
   if (!src) {
     fprintf(stderr, "jit: no CUDA code: %s\n", mtj_codegen_error());
     return;
@@ -168,6 +168,7 @@ static void dump_cuda(mtj_graph *g) {
 /* Fusion, kernel arguments, buffer planning, C source and loaded kernels
  * of c's graph (fields filled in c; c->g is built). */
 static mt_status finish_compiled(mtj_compiled *c) {
+  size_t *ends = NULL; /* where each kernel's CUDA code stops (for a parallel build) */
   mt_status st = mtj_fuse(c->g);
   if (!st) {
     c->args = calloc((size_t)c->g->nk + 1, sizeof *c->args);
@@ -181,7 +182,7 @@ static mt_status finish_compiled(mtj_compiled *c) {
   c->cuda = c->g->dev.type == MT_CUDA;
   if (!st) {
     c->g->text = mtj_canon(c->g);
-    c->src = c->cuda ? mtj_codegen_cuda(c->g) : mtj_codegen(c->g);
+    c->src = c->cuda ? mtj_codegen_cuda(c->g, &ends) : mtj_codegen(c->g);
     if (!c->g->text || !c->src)
       st = mt_fail(MT_EARG, "the JIT has no %s code for %s yet", c->cuda ? "CUDA" : "C",
                    mtj_codegen_error()[0] ? mtj_codegen_error() : "an op of the graph");
@@ -189,14 +190,11 @@ static mt_status finish_compiled(mtj_compiled *c) {
   if (!st && !c->cuda) dump_cuda(c->g);
   if (!st && c->cuda) {
     if (!(c->cufn = calloc((size_t)c->g->nk + 1, sizeof *c->cufn))) st = mt_fail(MT_ENOMEM, "out of memory");
-    for (int k = 0; !st && k < c->g->nk; k++) {
-      char name[32];
-      snprintf(name, sizeof name, "mtj_k%d", k);
-      st = mt_cuda_kernel(c->g->dev.index, c->src, name, &c->cufn[k]);
-    }
+    if (!st) st = mtj_cuda_build(c->g->dev.index, c->src, ends, c->g->nk, c->cufn);
   } else if (!st && c->g->nk) {
     st = mtj_load(c->g->text, c->src, c->g->nk, c->fns);
   }
+  free(ends);
   return st;
 }
 
