@@ -15,7 +15,7 @@
 #include "cuda/mt_cuda.h"
 
 #define MAXCHUNKS 16
-#define MINPERCHUNK 4 /* kernels: below this a chunk's header costs more than it saves */
+#define MINPERCHUNK 16 /* kernels: below this a chunk's header costs more than it saves */
 
 typedef struct {
   int dev, k0, k1; /* kernels [k0, k1) */

@@ -565,9 +565,17 @@ static bool graph_device(builder *b, const mt_tensor *const *ins, int nin) {
     if (set && !mt_same_device(d, e)) {
       char dd[32], de[32];
       const char *what = x->kind == MTG_TE_CALL ? x->name : x->kind == MTG_TE_OP ? mt_ops[x->op].name : "a fill";
-      char msg[200];
-      snprintf(msg, sizeof msg, "the graph moves values between devices (%s makes a value on %s after values on %s)",
-               what, mt_device_str(e, de, sizeof de), mt_device_str(d, dd, sizeof dd));
+      char msg[250], ins[120] = "";
+      for (int j = 0; j < x->nin && strlen(ins) < 80; j++) { /* its operands, to find the op in the source */
+        char sd[32], sh[64];
+        const mt_tensor *a = x->in[j];
+        if (a)
+          snprintf(ins + strlen(ins), sizeof ins - strlen(ins), "%s%s %s", j ? ", " : "", mt_device_str(mt_tdevice(a), sd, sizeof sd),
+                   mt_shape_str(a->shape, a->ndim, sh, sizeof sh));
+      }
+      snprintf(msg, sizeof msg,
+               "the graph moves values between devices (%s(%s) makes a value on %s after values on %s)", what, ins,
+               mt_device_str(e, de, sizeof de), mt_device_str(d, dd, sizeof dd));
       return fail(b, "%s", msg), false;
     }
     d = e, set = true;

@@ -83,7 +83,8 @@ local function autocast(device, ...)
   local d = device_type(device)
   local dtype, enabled, cache, fn = parse(...)
   if dtype ~= nil then
-    dtype = torch.empty(0, {dtype = dtype}).dtype -- a name such as 'bfloat16' -> the dtype
+    -- a name such as 'bfloat16' -> the dtype (no tensor made: a compiled step would see a constant on the CPU)
+    if type(dtype) == "string" then dtype = torch[(dtype:gsub("^torch%.", ""))] or dtype end
     if dtype ~= torch.float16 and dtype ~= torch.bfloat16 then
       error(("torch.autocast: the dtype must be torch.float16 or torch.bfloat16, got %s"):format(tostring(dtype)), 2)
     end
