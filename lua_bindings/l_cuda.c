@@ -257,12 +257,6 @@ static int c_lazy_fusion(lua_State *L) {
   return 1;
 }
 
-static int c_lazy_wait(lua_State *L) {
-  (void)L;
-  mt_cuda_lazy_wait_builds();
-  return 0;
-}
-
 static int c_memory_stats(lua_State *L) {
   mt_cuda_memstats s = mt_cuda_memory_stats(opt_index(L, 1, "memory_stats"));
   mt_cuda_jitstats j = mt_cuda_jit_stats();
@@ -467,8 +461,6 @@ static const mtl_reg cuda_regs[] = {
     {"empty_cache", c_empty_cache, MTL_FN, "torch.cuda.empty_cache() -- give cached unused blocks back to the driver"},
     {"memory_stats", c_memory_stats, MTL_FN,
      "torch.cuda.memory_stats([i]) -- allocator, kernel-cache and lazy-fusion counters"},
-    {"_lazy_wait", c_lazy_wait, MTL_FN,
-     "torch.cuda._lazy_wait() -- wait until the fused kernels asked for so far are built (tests, benchmarks)"},
     {"lazy_fusion", c_lazy_fusion, MTL_FN,
      "torch.cuda.lazy_fusion([on]) -- whether dense eager elementwise ops wait to go out as one fused kernel "
      "(default true; MOONTORCH_CUDA_LAZY=0 starts it off); with on, sets it and returns the previous setting"},

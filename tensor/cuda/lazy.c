@@ -18,11 +18,11 @@
  * A group's kernel is generated for its shape of ops (which ops, dtypes,
  * operand kinds, which buffer each reads and writes), not its addresses or
  * numbers, which are arguments. The first time a shape is seen its ops go
- * out one by one with their own kernels; the second time a background
- * thread starts compiling it (NVRTC, cached in memory and on disk) while
- * its ops still go out one by one; once built, its groups launch once. So
- * no step ever waits for the compiler, and a sequence met once (a REPL
- * line, a test) never costs a compile. */
+ * out one by one with their own kernels; from the second time it is
+ * compiled (NVRTC, cached in memory and on disk) and launched once, so a
+ * sequence met once (a REPL line, a test) never waits for a compiler. (A
+ * background compiling thread was tried: a compile still under way when
+ * the process exits races the driver's and cuBLAS's own exit handlers.) */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,8 +86,7 @@ typedef struct {
   size_t len;
   unsigned char *key;
   int seen;
-  bool bad;      /* it did not compile: its groups go out op by op */
-  bool building; /* the background thread compiles it */
+  bool bad; /* it did not compile: its groups go out op by op */
   void *fn;
 } shape_entry;
 #define NSHAPE 4096
@@ -178,107 +177,8 @@ static char *group_source(const group *g) {
   return ok ? s : NULL;
 }
 
-/* ---- the background compiler ---- */
-
-/* A shape to compile: its source and its key (to find its entry again). */
-typedef struct job {
-  int dev, nops;
-  char *src;
-  uint64_t h;
-  size_t len;
-  unsigned char *key;
-  struct job *next;
-} job;
-static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t jobs_ready = PTHREAD_COND_INITIALIZER, jobs_done = PTHREAD_COND_INITIALIZER;
-static job *jobs;
-static int unfinished; /* queued or compiling */
-static bool worker_up, stopping;
-
-static void finish_job(job *j, void *fn, bool ok) {
-  pthread_mutex_lock(&lock);
-  shape_entry *e = &shapes[j->h % NSHAPE];
-  if (e->key && e->h == j->h && e->len == j->len && !memcmp(e->key, j->key, j->len)) /* not replaced meanwhile */
-    e->fn = ok ? fn : NULL, e->bad = !ok, e->building = false;
-  pthread_mutex_unlock(&lock);
-  free(j->src), free(j->key), free(j);
-}
-
-static void *worker(void *arg) {
-  (void)arg;
-  for (;;) {
-    pthread_mutex_lock(&jobs_lock);
-    while (!jobs && !stopping) pthread_cond_wait(&jobs_ready, &jobs_lock);
-    job *j = stopping ? NULL : jobs;
-    if (j) jobs = j->next;
-    pthread_mutex_unlock(&jobs_lock);
-    if (!j) return NULL;
-    void *fn = NULL;
-    mt_status st = mt_cuda_family(j->dev, j->src, mt_cuda_elementwise_cu, "mt_lazy", &fn);
-    if (st)
-      fprintf(stderr, "moontorch: note: a fused group of %d elementwise ops did not compile (%s); it runs op by op\n",
-              j->nops, mt_errmsg());
-    finish_job(j, fn, !st);
-    pthread_mutex_lock(&jobs_lock);
-    unfinished--;
-    pthread_cond_broadcast(&jobs_done);
-    pthread_mutex_unlock(&jobs_lock);
-  }
-}
-
-/* At exit: the compile under way finishes (the driver must not be torn
- * down under it); queued ones are dropped. */
-static void stop_worker(void) {
-  pthread_mutex_lock(&jobs_lock);
-  stopping = true;
-  pthread_cond_broadcast(&jobs_ready);
-  while (unfinished > 0 && jobs) { /* drop what waits */
-    job *j = jobs;
-    jobs = j->next, unfinished--;
-    free(j->src), free(j->key), free(j);
-  }
-  while (unfinished > 0) pthread_cond_wait(&jobs_done, &jobs_lock);
-  pthread_mutex_unlock(&jobs_lock);
-}
-
-/* Queues the compile of e's shape (g's source); false when it cannot. */
-static bool submit(int dev, const group *g, const shape_entry *e) {
-  job *j = calloc(1, sizeof *j);
-  if (j) j->src = group_source(g), j->key = malloc(e->len);
-  if (!j || !j->src || !j->key) {
-    if (j) free(j->src), free(j->key);
-    free(j);
-    return false;
-  }
-  memcpy(j->key, e->key, e->len);
-  j->dev = dev, j->nops = g->nops, j->h = e->h, j->len = e->len;
-  pthread_mutex_lock(&jobs_lock);
-  bool ok = !stopping;
-  if (ok && !worker_up) {
-    pthread_t t;
-    ok = worker_up = pthread_create(&t, NULL, worker, NULL) == 0;
-    if (ok) pthread_detach(t), atexit(stop_worker);
-  }
-  if (ok) {
-    job **p = &jobs;
-    while (*p) p = &(*p)->next;
-    *p = j, unfinished++;
-    pthread_cond_signal(&jobs_ready);
-  }
-  pthread_mutex_unlock(&jobs_lock);
-  if (!ok) free(j->src), free(j->key), free(j);
-  return ok;
-}
-
-void mt_cuda_lazy_wait_builds(void) {
-  pthread_mutex_lock(&jobs_lock);
-  while (unfinished > 0 && !stopping) pthread_cond_wait(&jobs_done, &jobs_lock);
-  pthread_mutex_unlock(&jobs_lock);
-}
-
 /* The fused kernel of g's shape, or NULL: not seen before (counted now),
- * being built (the second sighting starts that), or it does not compile.
- * The caller holds the lock. */
+ * or it does not compile. */
 static void *fused_kernel(int dev, const group *g) {
   unsigned char key[MAXOPS * sizeof(keyop) + MAXBUF + 8];
   size_t len = group_key(dev, g, key);
@@ -291,12 +191,17 @@ static void *fused_kernel(int dev, const group *g) {
     memcpy(e->key, key, len);
     e->h = h, e->len = len;
   }
-  if (e->fn || e->bad || e->building) return e->fn;
+  if (e->fn || e->bad) return e->fn;
   if (++e->seen < 2) return NULL;
+  char *src = group_source(g);
   stats.compiles++;
-  if (submit(dev, g, e)) e->building = true;
-  else e->bad = true;
-  return NULL;
+  if (!src || mt_cuda_family(dev, src, mt_cuda_elementwise_cu, "mt_lazy", &e->fn)) {
+    e->bad = true, e->fn = NULL; /* its ops still run, one by one */
+    fprintf(stderr, "moontorch: note: a fused group of %d elementwise ops did not compile (%s); it runs op by op\n",
+            g->nops, src ? mt_errmsg() : "out of memory");
+  }
+  free(src);
+  return e->fn;
 }
 
 /* ---- sending a group ---- */

@@ -153,9 +153,6 @@ typedef struct mt_cuda_lazystats {
   int64_t ops, groups, fused_groups, fused_ops, compiles;
 } mt_cuda_lazystats;
 mt_cuda_lazystats mt_cuda_lazy_stats(void);
-/* Waits until the background thread has built every fused kernel asked
- * for so far (tests, benchmarks). */
-void mt_cuda_lazy_wait_builds(void);
 /* A kept flush failure, once (MT_OK if none); mt_cuda_check calls it. */
 extern bool mt_cuda_lazy_failed;
 mt_status mt_cuda_lazy_failure(void);
