@@ -277,25 +277,13 @@ static mt_status no_out(const char *op) {
                  "drop out= or use torch.no_grad()", op);
 }
 
-static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                                const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
-  const mt_tensor *ins[4] = {q, k, v, mask};
-  if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_flash(q, k, v, mask, o, out, lse);
-  if (*out) return no_out("sdpa_flash");
-  if (mask && mtg_requires_grad(mask))
-    return mt_fail(MT_EARG, "sdpa_flash: the flash backend gives no gradient for attn_mask; use the math backend");
-  mt_sdpa_opts ro = *o; /* dropout's stream, kept for the backward */
-  mt_sdpa_reserve_dropout(q, k, &ro);
-  o = &ro;
-  mt_tensor *r = NULL, *l = NULL;
-  mt_status st = mt_sdpa_flash(q, k, v, mask, o, &r, &l);
-  mtg_node *n = NULL;
-  if (!st) st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_flash), d_sdpa_flash, ins, 4, &r, 1, &n);
-  if (!st) {
-    mt_sdpa_dims d;
-    mt_sdpa_check("sdpa_flash", q, k, v, mask, o, &d);
-    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale, n->f[1] = o->dropout_p;
-    n->i[2] = o->rng_set, n->i[3] = (int64_t)o->rng_seed, n->i[4] = (int64_t)o->rng_base;
+/* The end of a fused backend's recorded forward: node n (its arguments
+ * set) saves q, k, v, mask (slots 0-3), the output r (4) and lse l (5) and
+ * becomes r's history; r goes to *out and l to *lse (or is dropped). st is
+ * the status so far (on failure n, r and l are released). */
+static mt_status finish_fused(mt_status st, mtg_node *n, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                              const mt_tensor *mask, mt_tensor *r, mt_tensor *l, mt_tensor **out, mt_tensor **lse) {
+  if (n) {
     const mt_tensor *sv[4] = {q, k, v, mask};
     for (int i = 0; i < 4 && !st; i++)
       if (sv[i]) st = mtg_save(n, i, sv[i], false, 0);
@@ -316,6 +304,29 @@ static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt
   else
     mt_release(l);
   return MT_OK;
+}
+
+static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
+  const mt_tensor *ins[4] = {q, k, v, mask};
+  if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_flash(q, k, v, mask, o, out, lse);
+  if (*out) return no_out("sdpa_flash");
+  if (mask && mtg_requires_grad(mask))
+    return mt_fail(MT_EARG, "sdpa_flash: the flash backend gives no gradient for attn_mask; use the math backend");
+  mt_sdpa_opts ro = *o; /* dropout's stream, kept for the backward */
+  mt_sdpa_reserve_dropout(q, k, &ro);
+  o = &ro;
+  mt_tensor *r = NULL, *l = NULL;
+  mt_status st = mt_sdpa_flash(q, k, v, mask, o, &r, &l);
+  mtg_node *n = NULL;
+  if (!st) st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_flash), d_sdpa_flash, ins, 4, &r, 1, &n);
+  if (!st) {
+    mt_sdpa_dims d;
+    mt_sdpa_check("sdpa_flash", q, k, v, mask, o, &d);
+    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale, n->f[1] = o->dropout_p;
+    n->i[2] = o->rng_set, n->i[3] = (int64_t)o->rng_seed, n->i[4] = (int64_t)o->rng_base;
+  }
+  return finish_fused(st, n, q, k, v, mask, r, l, out, lse);
 }
 
 static mt_status flash_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
@@ -468,26 +479,8 @@ static mt_status cudnn_untraced(const mt_tensor *q, const mt_tensor *k, const mt
     mt_sdpa_dims d;
     mt_sdpa_check("sdpa_cudnn", q, k, v, mask, o, &d);
     n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale;
-    const mt_tensor *sv[4] = {q, k, v, mask};
-    for (int i = 0; i < 4 && !st; i++)
-      if (sv[i]) st = mtg_save(n, i, sv[i], false, 0);
-    if (!st) st = mtg_save(n, 4, r, true, 0);
-    if (!st) st = mtg_save(n, 5, l, false, 0);
-    if (st)
-      mtg_node_release(n);
-    else
-      st = mtg_attach(n, &r, 1);
   }
-  if (st) {
-    mt_release(r), mt_release(l);
-    return st;
-  }
-  *out = r;
-  if (lse)
-    *lse = l;
-  else
-    mt_release(l);
-  return MT_OK;
+  return finish_fused(st, n, q, k, v, mask, r, l, out, lse);
 }
 
 static mt_status cudnn_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,

@@ -61,57 +61,47 @@ static int l_sdpa_math(lua_State *L) {
   return 1;
 }
 
-static int l_sdpa_flash(lua_State *L) {
+/* The fused backends' ops share their argument handling. */
+typedef mt_status (*fused_fwd)(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                               const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
+typedef mt_status (*fused_bwd)(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
+                               const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
+                               const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv);
+
+/* name(q, k, v[, opts]) -> out, lse */
+static int fused_forward(lua_State *L, const char *name, fused_fwd f) {
   sdpa_args a;
-  sdpa_inputs(L, "_sdpa_flash", &a);
+  sdpa_inputs(L, name, &a);
   mt_tensor *r = NULL, *lse = NULL;
-  MTL_CHECK(L, mtg_sdpa_flash(a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
+  MTL_CHECK(L, f(a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
   mtl_push_tensor(L, r);
   mtl_push_tensor(L, lse);
   return 2;
 }
 
-/* _backward.sdpa_flash(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) */
+/* op(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -> dq, dk, dv */
+static int fused_backward(lua_State *L, const char *op, fused_bwd f) {
+  mt_tensor *g = mtl_check_tensor(L, 1, op);
+  sdpa_args a;
+  a.q = mtl_check_tensor(L, 2, op), a.k = mtl_check_tensor(L, 3, op), a.v = mtl_check_tensor(L, 4, op);
+  mt_tensor *out = mtl_check_tensor(L, 5, op), *lse = mtl_check_tensor(L, 6, op);
+  sdpa_opts(L, 7, 7, op, &a);
+  mt_tensor *dq = NULL, *dk = NULL, *dv = NULL;
+  MTL_CHECK(L, f(g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
+  mtl_push_tensor(L, dq);
+  mtl_push_tensor(L, dk);
+  mtl_push_tensor(L, dv);
+  return 3;
+}
+
+static int l_sdpa_flash(lua_State *L) { return fused_forward(L, "_sdpa_flash", mtg_sdpa_flash); }
 static int l_sdpa_flash_backward(lua_State *L) {
-  const char *op = "sdpa_flash_backward";
-  mt_tensor *g = mtl_check_tensor(L, 1, op);
-  sdpa_args a;
-  a.q = mtl_check_tensor(L, 2, op), a.k = mtl_check_tensor(L, 3, op), a.v = mtl_check_tensor(L, 4, op);
-  mt_tensor *out = mtl_check_tensor(L, 5, op), *lse = mtl_check_tensor(L, 6, op);
-  sdpa_opts(L, 7, 7, op, &a);
-  mt_tensor *dq = NULL, *dk = NULL, *dv = NULL;
-  MTL_CHECK(L, mtg_sdpa_flash_backward(g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
-  mtl_push_tensor(L, dq);
-  mtl_push_tensor(L, dk);
-  mtl_push_tensor(L, dv);
-  return 3;
+  return fused_backward(L, "sdpa_flash_backward", mtg_sdpa_flash_backward);
 }
-
-/* _sdpa_cudnn(q, k, v[, opts]) -> out, lse (float32) through cuDNN */
-static int l_sdpa_cudnn(lua_State *L) {
-  sdpa_args a;
-  sdpa_inputs(L, "_sdpa_cudnn", &a);
-  mt_tensor *r = NULL, *lse = NULL;
-  MTL_CHECK(L, mtg_sdpa_cudnn(a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
-  mtl_push_tensor(L, r);
-  mtl_push_tensor(L, lse);
-  return 2;
-}
-
-/* _backward.sdpa_cudnn(grad_out, q, k, v, out, lse[, opts]) */
+/* _sdpa_cudnn: through cuDNN (lse float32) */
+static int l_sdpa_cudnn(lua_State *L) { return fused_forward(L, "_sdpa_cudnn", mtg_sdpa_cudnn); }
 static int l_sdpa_cudnn_backward(lua_State *L) {
-  const char *op = "sdpa_cudnn_backward";
-  mt_tensor *g = mtl_check_tensor(L, 1, op);
-  sdpa_args a;
-  a.q = mtl_check_tensor(L, 2, op), a.k = mtl_check_tensor(L, 3, op), a.v = mtl_check_tensor(L, 4, op);
-  mt_tensor *out = mtl_check_tensor(L, 5, op), *lse = mtl_check_tensor(L, 6, op);
-  sdpa_opts(L, 7, 7, op, &a);
-  mt_tensor *dq = NULL, *dk = NULL, *dv = NULL;
-  MTL_CHECK(L, mtg_sdpa_cudnn_backward(g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
-  mtl_push_tensor(L, dq);
-  mtl_push_tensor(L, dk);
-  mtl_push_tensor(L, dv);
-  return 3;
+  return fused_backward(L, "sdpa_cudnn_backward", mtg_sdpa_cudnn_backward);
 }
 
 static const char *backend_name(int b) {
