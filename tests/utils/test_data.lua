@@ -129,3 +129,27 @@ test("bad DataLoader options are errors", function()
   check_error(function() D.DataLoader(ds10(), {batch_size = 0}) end, "batch_size must be a positive integer")
   check_error(function() D.DataLoader(ds10(), {num_workers = -1}) end, "num_workers")
 end)
+
+test("pin_memory: batches come page-locked on a GPU machine, unchanged otherwise", function()
+  check_error(function() D.DataLoader(ds10(), {pin_memory = 1}) end, "pin_memory must be true or false")
+  local host = {device = "cpu"} -- (the suite may run with the default device on a GPU)
+  local ds = D.TensorDataset(torch.arange(1, 11, host):double():view(10, 1), torch.arange(1, 11, host))
+  for _, workers in ipairs{0, 2} do
+    local plain, pinned = {}, {}
+    for b in D.DataLoader(ds, {batch_size = 4, num_workers = workers}):iter() do plain[#plain + 1] = b end
+    for b in D.DataLoader(ds, {batch_size = 4, num_workers = workers, pin_memory = true}):iter() do
+      pinned[#pinned + 1] = b
+    end
+    check_eq(#pinned, #plain)
+    for i = 1, #plain do
+      check_eq(pinned[i][1].device.type, "cpu")
+      check_eq(pinned[i][1]:is_pinned(), torch.cuda.is_available(), "pinned only where a GPU is")
+      check_eq(pinned[i][1]:totable(), plain[i][1]:totable())
+      check_eq(pinned[i][2]:totable(), plain[i][2]:totable())
+      if torch.cuda.is_available() then -- the asynchronous copy a pinned batch allows
+        local g = pinned[i][1]:to("cuda", {non_blocking = true})
+        check_eq(g:cpu():totable(), plain[i][1]:totable())
+      end
+    end
+  end
+end)

@@ -130,7 +130,11 @@ data.DataLoader = class("DataLoader")
 local DataLoader = data.DataLoader
 
 -- DataLoader{dataset, batch_size=1, shuffle=false, drop_last=false,
--- num_workers=0, collate_fn=, generator=} or DataLoader(dataset, opts)
+-- num_workers=0, collate_fn=, generator=, pin_memory=false} or
+-- DataLoader(dataset, opts). pin_memory: batches' CPU tensors come in
+-- page-locked memory, so x:to('cuda', {non_blocking=true}) copies them
+-- asynchronously (without a CUDA GPU it is ignored, with a note, as in
+-- PyTorch).
 function DataLoader:__init(a, b)
   local o = b or a
   local ds = b and a or (a.dataset or a[1])
@@ -142,6 +146,14 @@ function DataLoader:__init(a, b)
   self.num_workers = o.num_workers or 0
   self.collate_fn = o.collate_fn
   self.generator = o.generator
+  self.pin_memory = o.pin_memory or false
+  if type(self.pin_memory) ~= "boolean" then
+    error("DataLoader: pin_memory must be true or false, got " .. tostring(self.pin_memory), 3)
+  end
+  if self.pin_memory and not torch.cuda.is_available() then
+    io.stderr:write("note: DataLoader: pin_memory=true but no CUDA GPU is available; batches stay in pageable memory\n")
+    self.pin_memory = false
+  end
   if math.type(self.batch_size) ~= "integer" or self.batch_size < 1 then
     error("DataLoader: batch_size must be a positive integer, got " .. tostring(self.batch_size), 3)
   end
@@ -185,8 +197,26 @@ function DataLoader:_fetch(idx)
   return (self.collate_fn or data.default_collate)(samples)
 end
 
+-- b with its CPU tensors (in tables too) in page-locked memory
+local function pinned(b)
+  if torch.is_tensor(b) then return (b.device.type == "cpu" and not b:is_pinned()) and b:pin_memory() or b end
+  if type(b) ~= "table" then return b end
+  local out = {}
+  for k, v in pairs(b) do out[k] = pinned(v) end
+  return out
+end
+
 -- iter() -> an iterator over this epoch's batches: for batch in loader:iter() do
 function DataLoader:iter()
+  local it = self:_iter_batches()
+  if not self.pin_memory then return it end
+  return function()
+    local b = it()
+    if b ~= nil then return pinned(b) end
+  end
+end
+
+function DataLoader:_iter_batches()
   local order, k = self:_order(), 0
   local ds = self.dataset
   if self.num_workers > 0 and not self.collate_fn and ds.tensors then
