@@ -16,6 +16,7 @@ typedef struct sdpa_args {
 /* (q, k, v[, attn_mask, dropout_p, is_causal, scale, enable_gqa]) with the
  * optional ones by position or in a trailing options table from `first`. */
 static void sdpa_opts(lua_State *L, int first, int pos0, const char *op, sdpa_args *a) {
+  a->o = (mt_sdpa_opts){0}; /* fields set below; the rest (dropout's stream) start unset */
   int opt = mtl_options_index(L, first);
   if (!opt && lua_gettop(L) == first && lua_type(L, first) == LUA_TTABLE && !mtl_to_tensor(L, first))
     opt = first; /* an empty options table */
