@@ -399,22 +399,30 @@ mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor
   return st;
 }
 
+/* Appends a fused backward (flash or cuDNN) that ran to the trace as an
+ * extern call replayed by rp, or refuses the trace for out= calls. */
+static void trace_fused_backward(const char *name, mtg_replay_fn rp, bool given, const mt_tensor *dout,
+                                 const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                 const mt_tensor *out, const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq,
+                                 mt_tensor **dk, mt_tensor **dv) {
+  flash_attr a = {.o = *o, .want = {dq != NULL, dk != NULL, dv != NULL}};
+  mt_tensor *outs[3];
+  int n = 0;
+  if (dq) outs[n++] = *dq;
+  if (dk) outs[n++] = *dk;
+  if (dv) outs[n++] = *dv;
+  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+  if (given || !n) mtg_trace_refuse("%s with out= is not replayed by the JIT", name);
+  else mtg_trace_call(name, rp, false, ins, 7, outs, n, &a, sizeof a, NULL, 0);
+}
+
 mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
                                   const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
                                   const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
   bool given = (dq && *dq) || (dk && *dk) || (dv && *dv);
   mt_status st = flash_backward_untraced(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  if (!st && MTG_TRACING()) {
-    flash_attr a = {.o = *o, .want = {dq != NULL, dk != NULL, dv != NULL}};
-    mt_tensor *outs[3];
-    int n = 0;
-    if (dq) outs[n++] = *dq;
-    if (dk) outs[n++] = *dk;
-    if (dv) outs[n++] = *dv;
-    const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-    if (given || !n) mtg_trace_refuse("sdpa_flash_backward with out= is not replayed by the JIT");
-    else mtg_trace_call("sdpa_flash_backward", rp_flash_backward, false, ins, 7, outs, n, &a, sizeof a, NULL, 0);
-  }
+  if (!st && MTG_TRACING())
+    trace_fused_backward("sdpa_flash_backward", rp_flash_backward, given, dout, q, k, v, mask, out, lse, o, dq, dk, dv);
   return st;
 }
 
@@ -565,17 +573,8 @@ mt_status mtg_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, con
                                   const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
   bool given = (dq && *dq) || (dk && *dk) || (dv && *dv);
   mt_status st = cudnn_backward_untraced(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  if (!st && MTG_TRACING()) {
-    flash_attr a = {.o = *o, .want = {dq != NULL, dk != NULL, dv != NULL}};
-    mt_tensor *outs[3];
-    int n = 0;
-    if (dq) outs[n++] = *dq;
-    if (dk) outs[n++] = *dk;
-    if (dv) outs[n++] = *dv;
-    const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-    if (given || !n) mtg_trace_refuse("sdpa_cudnn_backward with out= is not replayed by the JIT");
-    else mtg_trace_call("sdpa_cudnn_backward", rp_cudnn_backward, false, ins, 7, outs, n, &a, sizeof a, NULL, 0);
-  }
+  if (!st && MTG_TRACING())
+    trace_fused_backward("sdpa_cudnn_backward", rp_cudnn_backward, given, dout, q, k, v, mask, out, lse, o, dq, dk, dv);
   return st;
 }
 
