@@ -329,23 +329,20 @@ static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt
   return finish_fused(st, n, q, k, v, mask, r, l, out, lse);
 }
 
-static mt_status flash_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
-                                        const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
-                                        const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
-                                        mt_tensor **dv) {
-  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-  if (!mtg_any_requires_grad(ins, 7)) return mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  if ((dq && *dq) || (dk && *dk) || (dv && *dv)) return no_out("sdpa_flash_backward");
-  mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
-                                        dv ? &g[2] : NULL);
-  mtg_node *n = NULL;
-  if (!st) {
+/* The end of a fused backend's backward op: when record (and st is OK) a
+ * node of op with derivative fn over ins (dout, q, k, v, mask, out, lse)
+ * becomes the history of the computed gradients g; each wanted one goes to
+ * dq, dk, dv (the others, and all of them on failure, are released). */
+static mt_status finish_fused_backward(mt_status st, bool record, mt_op op, mtg_backward_fn fn,
+                                       const mt_tensor *const *ins, mt_tensor **g, mt_tensor **dq, mt_tensor **dk,
+                                       mt_tensor **dv) {
+  if (!st && record) {
     mt_tensor *outs[3];
     int no = 0;
     for (int i = 0; i < 3; i++)
       if (g[i]) outs[no++] = g[i];
-    st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_flash_backward), d_sdpa_flash_backward, ins, 7, outs, no, &n);
+    mtg_node *n = NULL;
+    st = mtg_node_new(mtg_backward_name(op), fn, ins, 7, outs, no, &n);
     if (!st) st = mtg_attach(n, outs, no);
   }
   mt_tensor **want[3] = {dq, dk, dv};
@@ -356,6 +353,19 @@ static mt_status flash_backward_untraced(const mt_tensor *dout, const mt_tensor 
       mt_release(g[i]);
   }
   return st;
+}
+
+static mt_status flash_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
+                                        const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
+                                        const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
+                                        mt_tensor **dv) {
+  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+  if (!mtg_any_requires_grad(ins, 7)) return mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
+  if ((dq && *dq) || (dk && *dk) || (dv && *dv)) return no_out("sdpa_flash_backward");
+  mt_tensor *g[3] = {NULL, NULL, NULL};
+  mt_status st = mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
+                                        dv ? &g[2] : NULL);
+  return finish_fused_backward(st, true, MT_OP_sdpa_flash_backward, d_sdpa_flash_backward, ins, g, dq, dk, dv);
 }
 
 /* ---- the flash ops traced for the JIT as extern calls (trace.h) ----
@@ -503,23 +513,7 @@ static mt_status cudnn_backward_untraced(const mt_tensor *dout, const mt_tensor 
   mt_status st = mt_sdpa_cudnn_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
                                         dv ? &g[2] : NULL, why, sizeof why);
   if (!st && why[0]) st = declined("sdpa_cudnn_backward", why);
-  mtg_node *n = NULL;
-  if (!st && rec) {
-    mt_tensor *outs[3];
-    int no = 0;
-    for (int i = 0; i < 3; i++)
-      if (g[i]) outs[no++] = g[i];
-    st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_cudnn_backward), d_sdpa_cudnn_backward, ins, 7, outs, no, &n);
-    if (!st) st = mtg_attach(n, outs, no);
-  }
-  mt_tensor **want[3] = {dq, dk, dv};
-  for (int i = 0; i < 3; i++) {
-    if (!st && want[i])
-      *want[i] = g[i];
-    else
-      mt_release(g[i]);
-  }
-  return st;
+  return finish_fused_backward(st, rec, MT_OP_sdpa_cudnn_backward, d_sdpa_cudnn_backward, ins, g, dq, dk, dv);
 }
 
 static mt_status rp_cudnn(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {

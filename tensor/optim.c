@@ -76,8 +76,10 @@ mt_status mt_adam_step_(mt_tensor *p, const mt_tensor *g, mt_tensor *m, mt_tenso
     st = mt_cuda_adam_step_(p, g, m, v, o->amsgrad ? vmax : NULL, o);
   else if (mt_tdevice(p).type == MT_CPU)
     st = adam_cpu(p, g, m, v, o->amsgrad ? vmax : NULL, o);
-  else
-    st = mt_fail(MT_EDEVICE, "%s: not implemented for this device", op);
+  else {
+    char d[32];
+    st = mt_fail(MT_EDEVICE, "%s: parameters on %s have no fused step", op, mt_device_str(mt_tdevice(p), d, sizeof d));
+  }
   if (!st) {
     mt_bump_version(p), mt_bump_version(m), mt_bump_version(v);
     if (o->amsgrad) mt_bump_version(vmax);
