@@ -21,6 +21,7 @@ local function run(name, compile, amp_dtype)
   local profile = only == "profile_" .. name -- prints where the GPU time of 3 steps goes
   if only and only ~= name and not profile then return end
   torch.manual_seed(0)
+  torch.compiler.reset()
   local m = lib.GPT{vocab_size = V, block_size = T, n_layer = 6, n_head = 6, n_embd = 384, dropout = 0, tied = true}
   m:to("cuda")
   local opt = optim.AdamW(m:parameters(), {lr = 1e-3, betas = {0.9, 0.99}, weight_decay = 0.1})
@@ -63,6 +64,11 @@ local function run(name, compile, amp_dtype)
     local s = (torch.time() - t0) / n
     print(("%s %.0f tokens/s (%.2f ms/step, first step %.2f s, loss %.3f -> %.3f)"):format(name, B * T / s, s * 1e3,
       first, l0, last))
+    if compile then
+      local c = torch.compiler.stats()
+      print(("  compiler: %d compiled calls, %d eager, %d fallbacks, %d graph breaks, %d recompiles, %d CUDA graph replays")
+        :format(c.compiled_calls, c.eager_calls, c.fallbacks, c.graph_breaks, c.recompiles, c.cuda_graph_replays or 0))
+    end
   end)
   if not ok then print(("%s failed: %s"):format(name, tostring(err))) end
 end

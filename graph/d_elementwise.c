@@ -28,14 +28,10 @@
     END;                                                                                                               \
   }
 
-/* A comparison as a 0/1 tensor of g's dtype (not recorded: no gradient). */
+/* A comparison as a 0/1 tensor of like's dtype (no gradient). */
 static mt_tensor *mask(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *b, const mt_tensor *like) {
   if (s->st || !a || !b || !like) return NULL;
-  mt_tensor *m = NULL, *f = NULL;
-  mt_status st = mt_binary(cmp, a, b, &m);
-  if (!st) st = mt_to_dtype(m, (mt_dtype)like->dtype, false, &f);
-  mt_release(m);
-  return mtg_track(s, st, f);
+  return D_cast(s, D_bin(s, cmp, a, b), (mt_dtype)like->dtype); /* traced: a compiled backward replays it */
 }
 
 static mt_tensor *zero_of(mtg_scope *s, const mt_tensor *like) { return like ? D_num(s, 0, (mt_dtype)like->dtype) : NULL; }
@@ -108,15 +104,7 @@ DERIV(silu) {
 
 DERIV(nan_to_num) {
   BEGIN;
-  mt_tensor *fin = NULL, *f = NULL;
-  mt_tensor *x = X;
-  if (x && !s->st) {
-    mt_status st = mt_unary(MT_OP_isfinite, x, &fin);
-    if (!st) st = mt_to_dtype(fin, (mt_dtype)g->dtype, false, &f);
-    mt_release(fin);
-    f = mtg_track(s, st, f);
-  }
-  GIVE(0, D_mul(s, g, f));
+  GIVE(0, D_mul(s, g, D_cast(s, D_un(s, MT_OP_isfinite, X), (mt_dtype)g->dtype)));
   END;
 }
 

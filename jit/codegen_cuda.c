@@ -36,6 +36,9 @@ static const char *prelude =
     "MJ_D float mj_rh(float x){return h2f(f2h(x));}\n"
     "MJ_D float mj_rb(float x){return b2f(f2b(x));}\n"
     "#define mj_expf expf\n#define mj_expf_le0 expf\n#define mj_logf logf\n#define mj_tanhf tanhf\n#define mj_erff erff\n"
+    "/* offset within a row of a strided load: index t over dims hi..lo (sizes z[2+d], strides z[st+d]) */\n"
+    "MJ_D int64_t mj_inner(const int64_t *z, int64_t t, int hi, int lo, int st) {\n"
+    "  int64_t o = 0; for (int d = hi; d >= lo; d--) { o += t % z[2 + d] * z[st + d]; t /= z[2 + d]; } return o; }\n"
     "MJ_D float mj_geluf(float x){return 0.5f*x*(1.0f+erff(x*0.70710678118654752440f));}\n"
     "MJ_D double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "MJ_D int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
@@ -98,12 +101,12 @@ static void emit_general_row(mtj_cg *c) {
     }
 }
 
+/* NVRTC has no GNU statement expressions: mj_inner<l>(j) calls the prelude's mj_inner. */
 static void emit_general_macros(mtj_cg *c) {
   for (int l = 0; l < c->a.nload; l++)
     if (c->a.cls[l] == MTJ_LD_GENERAL && c->ndim - c->p > 1) {
       int st = 2 + c->ndim + l * c->ndim;
-      mtj_put(c->b, "#define mj_inner%d(j) ({ int64_t t_ = (int64_t)(j), o_ = 0; for (int d_ = %d; d_ >= %d; d_--) "
-                    "{ o_ += t_ %% z[2 + d_] * z[%d + d_]; t_ /= z[2 + d_]; } o_; })\n", l, c->ndim - 1, c->p, st);
+      mtj_put(c->b, "#define mj_inner%d(j) mj_inner(z, (int64_t)(j), %d, %d, %d)\n", l, c->ndim - 1, c->p, st);
     }
 }
 

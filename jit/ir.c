@@ -549,6 +549,17 @@ void mtj_mark_live(mtj_graph *g) {
 
 /* The graph's device: its inputs' (or, with none, its traced values'),
  * which must all agree; a CUDA graph gets CUDA kernels. */
+/* Whether trace entry x is host-scalar math: a 0-dim CPU value made by an op
+ * or fill from 0-dim CPU values only (a runtime learning rate times a
+ * constant). It belongs to no device: in a CUDA graph the kernels that read
+ * it compute it, as eager CUDA ops read a CPU scalar operand. */
+static bool host_scalar(const mtg_trace_entry *x) {
+  if (x->kind == MTG_TE_CALL || x->out->ndim != 0 || mt_tdevice(x->out).type != MT_CPU) return false;
+  for (int j = 0; j < x->nin; j++)
+    if (x->in[j] && (x->in[j]->ndim != 0 || mt_tdevice(x->in[j]).type != MT_CPU)) return false;
+  return true;
+}
+
 static bool graph_device(builder *b, const mt_tensor *const *ins, int nin) {
   mt_device d = mt_cpu();
   bool set = false;
@@ -560,7 +571,7 @@ static bool graph_device(builder *b, const mt_tensor *const *ins, int nin) {
   for (int i = 0; i < b->tr->n; i++) {
     const mtg_trace_entry *x = &b->tr->e[i];
     const mt_tensor *t = x->out;
-    if (!t || (t->flags & MT_TF_WRAPPED)) continue;
+    if (!t || (t->flags & MT_TF_WRAPPED) || host_scalar(x)) continue;
     mt_device e = mt_tdevice(t);
     if (set && !mt_same_device(d, e)) {
       char dd[32], de[32];
@@ -641,10 +652,17 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
     int id = lookup(b, ins[k]);
     if (id >= 0 && !(g->n[id].kind == JN_INPUT && g->n[id].slot == k)) g->wb[g->nwb] = id, g->wb_slot[g->nwb++] = k;
   }
+  char dd[32], de[32];
   for (int k = 0; k < nout && !b->why[0] && !b->need_static; k++) {
     int id = lookup(b, mtg_trace_root(tr, outs[k]));
     if (id < 0) fail(b, "internal: a returned tensor is not in the graph%s", "");
     g->out[k] = id;
+    if (id >= 0 && !mt_same_device(mt_tdevice(outs[k]), g->dev)) { /* host-scalar math returned (see host_scalar) */
+      char msg[100];
+      snprintf(msg, sizeof msg, "the graph returns a %s value from a graph on %s",
+               mt_device_str(mt_tdevice(outs[k]), dd, sizeof dd), mt_device_str(g->dev, de, sizeof de));
+      fail(b, "%s", msg);
+    }
   }
   g->nout = nout;
   free(b->tv);

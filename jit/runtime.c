@@ -187,7 +187,7 @@ static mt_status finish_compiled(mtj_compiled *c) {
       st = mt_fail(MT_EARG, "the JIT has no %s code for %s yet", c->cuda ? "CUDA" : "C",
                    mtj_codegen_error()[0] ? mtj_codegen_error() : "an op of the graph");
   }
-  if (!st && !c->cuda) dump_cuda(c->g);
+  if (!st) dump_cuda(c->g);
   if (!st && c->cuda) {
     if (!(c->cufn = calloc((size_t)c->g->nk + 1, sizeof *c->cufn))) st = mt_fail(MT_ENOMEM, "out of memory");
     if (!st) st = mtj_cuda_build(c->g->dev.index, c->src, ends, c->g->nk, c->cufn);
@@ -386,34 +386,52 @@ static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **
   }
 }
 
-/* MOONTORCH_JIT_PROFILE=1: seconds spent per kind of step, printed at exit. */
+/* MOONTORCH_JIT_PROFILE=1: seconds spent per kind of step, printed at
+ * exit, with the engine calls by name and the slowest kernels one by one.
+ * On CUDA every step is followed by a device sync, so the times are the
+ * GPU's (and the run is slower than without the profile). */
 static int prof_on = -1;
 static double prof_s[4]; /* kernels, engine calls and views, write-backs, whole runs */
 static int64_t prof_runs;
 static const char *prof_names[4] = {"kernels", "engine calls", "write-backs", "whole runs"};
 
-static struct {
-  const char *name;
+typedef struct {
+  char name[64];
   double s;
-} prof_ops[64];
+} prof_row;
+static prof_row prof_ops[64];   /* engine calls by name */
+static prof_row prof_k[512];    /* kernels by graph and index */
+static const void *prof_kg[512]; /* the graph of prof_k[i] */
+static int prof_kn[512];         /* its kernel index */
 
-/* Adds seconds dt to the engine call `name` (profile detail). */
-static void prof_op(const char *name, double dt) {
-  for (int k = 0; k < 64; k++) {
-    if (!prof_ops[k].name) prof_ops[k].name = name;
-    if (strcmp(prof_ops[k].name, name) == 0) {
-      prof_ops[k].s += dt;
+/* Adds seconds dt to row `name` of rows[0..n) (the first free or equal row). */
+static void prof_add(prof_row *rows, int n, const char *name, double dt) {
+  for (int k = 0; k < n; k++) {
+    if (!rows[k].name[0]) snprintf(rows[k].name, sizeof rows[k].name, "%s", name);
+    if (strcmp(rows[k].name, name) == 0) {
+      rows[k].s += dt;
       return;
     }
   }
 }
 
+static void prof_op(const char *name, double dt) { prof_add(prof_ops, 64, name, dt); }
+
+static int prof_cmp(const void *a, const void *b) {
+  double x = ((const prof_row *)a)->s, y = ((const prof_row *)b)->s;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
 static void prof_print(void) {
+  double per = 1e3 / (double)(prof_runs ? prof_runs : 1);
   fprintf(stderr, "jit profile: %lld runs;", (long long)prof_runs);
-  for (int k = 0; k < 4; k++) fprintf(stderr, " %s %.3f ms/run;", prof_names[k], prof_s[k] * 1e3 / (double)(prof_runs ? prof_runs : 1));
+  for (int k = 0; k < 4; k++) fprintf(stderr, " %s %.3f ms/run;", prof_names[k], prof_s[k] * per);
   fprintf(stderr, "\n");
-  for (int k = 0; k < 64 && prof_ops[k].name; k++)
-    fprintf(stderr, "  %-28s %.3f ms/run\n", prof_ops[k].name, prof_ops[k].s * 1e3 / (double)(prof_runs ? prof_runs : 1));
+  qsort(prof_ops, 64, sizeof *prof_ops, prof_cmp);
+  for (int k = 0; k < 64 && prof_ops[k].name[0]; k++) fprintf(stderr, "  %-40s %.3f ms/run\n", prof_ops[k].name, prof_ops[k].s * per);
+  qsort(prof_k, 512, sizeof *prof_k, prof_cmp);
+  fprintf(stderr, "  slowest kernels:\n");
+  for (int k = 0; k < 25 && prof_k[k].name[0]; k++) fprintf(stderr, "  %-40s %.3f ms/run\n", prof_k[k].name, prof_k[k].s * per);
 }
 
 static double now_s(void) {
@@ -561,19 +579,29 @@ static mt_status run_kernel_step(mtj_compiled *c, const mtj_step *sp, mt_tensor 
   return mt_parallel_team(nth, team_run, &t);
 }
 
-/* MOONTORCH_JIT_PROFILE: adds step sp's dt seconds to its row. */
-static void prof_step(const mtj_graph *g, const mtj_step *sp, double dt) {
+/* MOONTORCH_JIT_PROFILE: adds step sp's dt seconds to its row: an engine
+ * call by name, a kernel by its graph and index (named by its shape). */
+static void prof_step(const mtj_compiled *c, const mtj_step *sp, const mt_tensor *const *ins, double dt) {
+  const mtj_graph *g = c->g;
   prof_s[sp->kernel < 0 ? 1 : 0] += dt;
   if (sp->kernel < 0) {
     const mtj_node *x = &g->n[sp->node];
     prof_op(x->fn ? x->name : x->kind == JN_VIEW ? "(views)" : x->kind == JN_XOUT ? "(xout)" : mt_ops[x->op].name, dt);
-  } else if (sp->kernel < 32) { /* the first kernels one by one */
-    static const char *knames[32] = {"kernel 0", "kernel 1", "kernel 2", "kernel 3", "kernel 4", "kernel 5",
-      "kernel 6", "kernel 7", "kernel 8", "kernel 9", "kernel 10", "kernel 11", "kernel 12", "kernel 13",
-      "kernel 14", "kernel 15", "kernel 16", "kernel 17", "kernel 18", "kernel 19", "kernel 20", "kernel 21",
-      "kernel 22", "kernel 23", "kernel 24", "kernel 25", "kernel 26", "kernel 27", "kernel 28", "kernel 29",
-      "kernel 30", "kernel 31"};
-    prof_op(knames[sp->kernel], dt);
+    return;
+  }
+  for (int i = 0; i < 512; i++) {
+    if (!prof_kg[i]) {
+      const mtj_kernel *K = &g->k[sp->kernel];
+      long long rows = 1, inner = 1;
+      for (int d = 0; d < K->ndim; d++) *(d < c->args[sp->kernel].p ? &rows : &inner) *= dim_value(g, K->F[d], ins);
+      prof_kg[i] = g, prof_kn[i] = sp->kernel;
+      if (K->p < 0) snprintf(prof_k[i].name, sizeof prof_k[i].name, "kernel %d: elementwise %lld", sp->kernel, rows * inner);
+      else snprintf(prof_k[i].name, sizeof prof_k[i].name, "kernel %d: %lld rows x %lld", sp->kernel, rows, inner);
+    }
+    if (prof_kg[i] == g && prof_kn[i] == sp->kernel) {
+      prof_k[i].s += dt;
+      return;
+    }
   }
 }
 
@@ -609,7 +637,8 @@ static mt_status run_steps(void *cv, const mt_tensor *const *ins, const double *
     if (prof_on) t0 = now_s();
     st = sp->kernel < 0 ? run_node_step(c, sp, v, ins) : run_kernel_step(c, sp, v, ins, sc, nth_max);
     if (st) break;
-    if (prof_on) prof_step(g, sp, now_s() - t0);
+    if (prof_on && c->cuda) st = mt_cuda_synchronize(g->dev.index);
+    if (prof_on) prof_step(c, sp, ins, now_s() - t0);
     /* free values whose last reader was this step */
     for (const int *f = c->frees[si]; *f >= 0; f++) {
       mt_release(v[*f]);

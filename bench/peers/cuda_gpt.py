@@ -43,7 +43,9 @@ class GPT(nn.Module):
 
 
 def run(name, compile, amp):
-    if len(sys.argv) > 1 and sys.argv[1] != name: return
+    only = sys.argv[1] if len(sys.argv) > 1 else None
+    profile = only == "profile_" + name  # where the GPU time of 3 steps goes, as bench/cuda_gpt.lua prints it
+    if only and only != name and not profile: return
     torch.manual_seed(0)
     m = GPT().cuda()
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1)
@@ -60,6 +62,14 @@ def run(name, compile, amp):
         opt.step()
         return loss
 
+    if profile:
+        for _ in range(5): step()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(3): step()
+            torch.cuda.synchronize()
+        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=30))
+        return
     t0 = time.perf_counter(); l0 = step().item(); first = time.perf_counter() - t0
     for _ in range(5): step()
     torch.cuda.synchronize()

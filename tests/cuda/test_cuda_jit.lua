@@ -106,6 +106,9 @@ test("reductions, softmax, log_softmax and layer_norm compile into row kernels",
   end
   local x = cuda(torch.randn(2, 100000))
   same(function(a) return a:sum(), a:amax() end, {x}, {atol = 1e-2, rtol = 1e-4}, "all elements")
+  -- a whole-tensor reduction reading a broadcast operand (a strided load over two inner dims)
+  same(function(a, b) return (a + b):pow(2):mean() end, {cuda(torch.randn(8, 4)), cuda(torch.randn(4))},
+       {atol = 1e-5, rtol = 1e-5}, "mean of a broadcast sum")
   local xi = cuda(torch.randint(-9, 9, {5, 17}))
   same(function(a) return a:amax(-1), a:amin(-1), a:sum(-1) end, {xi}, {atol = 0, rtol = 0}, "int64 reductions")
   -- layer normalisation written out (one row kernel: mean, variance, normalise), then
@@ -158,6 +161,42 @@ test("a compiled MLP training step (SGD with momentum, then Adam) on CUDA equals
     check_eq(s.fallbacks, 0)
     check(s.cuda_graph_replays >= 1, "the step replays as a CUDA graph: " .. s.cuda_graph_replays)
   end
+end)
+
+test("a compiled AdamW step with clipping, an MSE loss and a changing learning rate on CUDA equals eager", function()
+  -- AdamW's decay (1 - lr*wd) is host-scalar math on the runtime lr: it
+  -- joins the CUDA graph as a scalar its kernels compute
+  torch.compiler.reset()
+  local function setup()
+    torch.manual_seed(5)
+    local m = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.Linear(32, 4)):cuda()
+    local opt = optim.AdamW(m:parameters(), {lr = 1e-2, weight_decay = 0.1})
+    local function step(x, y)
+      local loss = ((m(x) - y) ^ 2):mean()
+      opt:zero_grad()
+      loss:backward()
+      nn.utils.clip_grad_norm_(m:parameters(), 0.5)
+      opt:step()
+      return loss
+    end
+    return m, opt, step
+  end
+  local me, oe, se = setup()
+  local mc, oc, sc = setup()
+  local c = torch.compile(sc)
+  torch.manual_seed(9)
+  for i = 1, 7 do
+    for _, o in ipairs {oe, oc} do o.param_groups[1].lr = 1e-2 / i end
+    local x, y = cuda(torch.randn(16, 12)), cuda(torch.randn(16, 4))
+    local le, lc = se(x, y), c(x, y)
+    check(lc.is_cuda, "loss on cuda")
+    check_close(lc:cpu(), le:cpu(), {atol = 1e-5, rtol = 1e-4})
+    local pe, pc = me:parameters(), mc:parameters()
+    for k = 1, #pe do check_close(pc[k]:cpu(), pe[k]:cpu(), {atol = 1e-5, rtol = 1e-4}) end
+  end
+  local s = torch.compiler.stats()
+  check(s.compiled_calls >= 4, "compiled calls: " .. s.compiled_calls)
+  check_eq(s.fallbacks, 0)
 end)
 
 test("CUDA-graph replay: staged inputs, results not overwritten, in-place updates, shape changes", function()
