@@ -125,7 +125,7 @@ static mt_tensor *Di_pad_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_sha
   const mt_tensor *cur = g;
   for (int d = 0; d < m->ndim && LIVE(s, cur); d++) {
     if (cur->shape[d] == m->shape[d]) continue;
-    mtg_meta_shape mm = {.ndim = cur->ndim, .dtype = cur->dtype};
+    mtg_meta_shape mm = {.ndim = cur->ndim, .dtype = cur->dtype, .device = mt_tdevice(cur)};
     memcpy(mm.shape, cur->shape, sizeof mm.shape);
     mm.shape[d] = m->shape[d];
     int64_t a[MTG_NARGS] = {MT_OP_slice, d, 0, cur->shape[d], 1};

@@ -68,7 +68,7 @@ static mt_status d_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 
 /* Replays mtg_view_scatter: w = {ndim, dtype, shape[MT_MAXDIM], view description[MTG_NARGS]}. */
 static mt_status rp_view_scatter(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  mtg_meta_shape m = {.ndim = (int8_t)w[0], .dtype = (int8_t)w[1]};
+  mtg_meta_shape m = {.ndim = (int8_t)w[0], .dtype = (int8_t)w[1], .device = mt_tdevice(in[0])}; /* g's device */
   memcpy(m.shape, w + 2, sizeof m.shape);
   return scatter_into_zeros(&m, w + 2 + MT_MAXDIM, in[0], out);
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/mt_cuda.h"
 #include "graph.h"
 #include "profiler.h"
 #include "jit.h"
@@ -305,9 +306,11 @@ static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
   jit_cap.rec = f->splits ? jit_rec_new(L, nargs) : NULL;
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
+  mt_cuda_lazy_hold(true); /* the capture's eager ops run once: no fused kernels compiled for them */
   int rc = lua_pcall(L, nargs, LUA_MULTRET, 0);
   if (rc == LUA_OK && !jit_cap.retry[0] && !(jit_cap.brk[0] && !jit_cap.rec))
     jit_cap.aot = jit_aot_trace_backward(L, e, mtg_tracing, base + 1, lua_gettop(L) - base);
+  mt_cuda_lazy_hold(false);
   mtg_trace *tr = mtg_trace_end();
   jit_cap.active = false;
   if (rc != LUA_OK) {

@@ -73,6 +73,10 @@ bool mt_cuda_lazy_failed;
 static char failure[400];
 static pthread_mutex_t failure_lock = PTHREAD_MUTEX_INITIALIZER; /* apart: mt_cuda_check reads it mid-flush */
 
+/* while set (a torch.compile capture, whose eager ops run once), no group
+ * shape is counted or compiled: known ones are used, new ones go op by op */
+static bool held;
+
 /* ---- fused kernels by the group's shape ---- */
 
 /* The shape of one op in a group's key (addresses and numbers left out). */
@@ -191,7 +195,7 @@ static void *fused_kernel(int dev, const group *g) {
     memcpy(e->key, key, len);
     e->h = h, e->len = len;
   }
-  if (e->fn || e->bad) return e->fn;
+  if (e->fn || e->bad || held) return e->fn;
   if (++e->seen < 2) return NULL;
   char *src = group_source(g);
   stats.compiles++;
@@ -367,6 +371,8 @@ bool mt_cuda_lazy_add(int dev, const mt_cuda_ewop *op) {
   pthread_mutex_unlock(&lock);
   return true;
 }
+
+void mt_cuda_lazy_hold(bool on) { held = on; }
 
 bool mt_cuda_lazy_enable(bool on) {
   bool was = is_enabled();

@@ -149,6 +149,9 @@ void mt_cuda_lazy_flush(int dev);
 /* Turns waiting on or off (MOONTORCH_CUDA_LAZY=0 starts it off); returns
  * the previous setting. Off sends what waits. */
 bool mt_cuda_lazy_enable(bool on);
+/* Holds (true) or releases lazy fusion's compiles: while held, group shapes
+ * not yet compiled run op by op and are not counted as seen. */
+void mt_cuda_lazy_hold(bool on);
 typedef struct mt_cuda_lazystats {
   int64_t ops, groups, fused_groups, fused_ops, compiles;
 } mt_cuda_lazystats;

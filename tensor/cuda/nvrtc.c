@@ -9,6 +9,7 @@
  * checksum does not match is rebuilt, never loaded. Also the launcher. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,24 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* MOONTORCH_CUDA_LOG_COMPILES=1: one line on stderr per compile (seconds,
+ * source size, its first kernel's name), to see what a cold start costs. */
+static void log_compile(const char *src, double dt) {
+  static int on = -1;
+  if (on < 0) on = getenv("MOONTORCH_CUDA_LOG_COMPILES") && strcmp(getenv("MOONTORCH_CUDA_LOG_COMPILES"), "0") != 0;
+  if (!on) return;
+  const char *k = strstr(src, "__global__");
+  char name[80] = "";
+  if (k) {
+    const char *e = strchr(k, '(');
+    size_t n = e && e - k < 200 ? (size_t)(e - k) : 0;
+    const char *b = k + n;
+    while (b > k && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+    snprintf(name, sizeof name, "%.*s", (int)(k + n - b), b);
+  }
+  fprintf(stderr, "nvrtc: %.2f s for %zu bytes (%s)\n", dt, strlen(src), name);
+}
+
 /* Compiles src for arch ("sm_90") with NVRTC; returns a malloc'ed cubin. */
 static mt_status compile(const char *src, const char *arch, char **bin, size_t *n) {
   nvrtcProgram p = NULL;
@@ -124,10 +143,12 @@ static mt_status compile(const char *src, const char *arch, char **bin, size_t *
   for (int i = 0; i < NOPTS; i++) opts[i + 1] = rtc_opts[i];
   double t0 = now();
   r = nvrtc.CompileProgram(p, NOPTS + 1, opts);
+  double dt = now() - t0;
   pthread_mutex_lock(&lock);
-  stats.compile_seconds += now() - t0;
+  stats.compile_seconds += dt;
   stats.compiles++;
   pthread_mutex_unlock(&lock);
+  log_compile(src, dt);
   mt_status st = MT_OK;
   if (r) {
     size_t ln = 0;

@@ -272,6 +272,41 @@ test("compiled forward and backward (autograd) on CUDA, replayed: gradients, ret
   y3:sum():backward()
 end)
 
+test("repeated layers give equal kernels, compiled once and each run with its own operands", function()
+  torch.compiler.reset()
+  torch.manual_seed(11)
+  local layers = {}
+  for i = 1, 4 do layers[i] = nn.Sequential(nn.LayerNorm(24), nn.Linear(24, 24), nn.GELU()):cuda() end
+  local function f(x)
+    for i = 1, 4 do x = x + layers[i](x) * (0.5 * i) end
+    return x:softmax(-1)
+  end
+  same(f, {cuda(torch.randn(6, 24))}, {atol = 1e-5, rtol = 1e-5}, "4 residual blocks")
+  check_eq(torch.compiler.stats().fallbacks, 0)
+end)
+
+test("a compiled backward through selects and a permute keeps its gradients on the GPU", function()
+  -- the select's backward scatters into zeros made at replay: on the gradient's device
+  torch.compiler.reset()
+  local x = cuda(torch.randn(2, 5, 3, 4)):requires_grad_()
+  local xe = x:detach():clone():requires_grad_()
+  local function f(a)
+    local p = a:permute(3, 1, 4, 2)
+    local l = (p[1] * p[2] + p[3]):pow(2):sum()
+    l:backward()
+    return l
+  end
+  local c = torch.compile(f)
+  for _ = 1, 4 do
+    x.grad, xe.grad = nil, nil
+    c(x)
+    f(xe)
+    check(x.grad.is_cuda, "gradient on cuda")
+    check_close(x.grad:cpu(), xe.grad:cpu(), {atol = 1e-5, rtol = 1e-5})
+  end
+  check_eq(torch.compiler.stats().fallbacks, 0)
+end)
+
 test("guards: a compiled function recompiles for another device and another static shape", function()
   torch.compiler.reset()
   local f = torch.compile(function(x) return (x * 3):exp() - 1 end, {dynamic = false})
