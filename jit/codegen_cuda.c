@@ -163,9 +163,14 @@ static void gen_elementwise(mtj_cg *c) {
   emit_general_row(c);
   emit_stores(c, false);
   mtj_put(b, "    }\n  }\n}\n");
-  mtj_put(b, "extern \"C\" __global__ void __launch_bounds__(256) mtj_k%d(const mj_a%d A) {\n"
-             "  if (A.z[0] * A.z[1] < 2147483647LL - 1024) mtj_b%d<unsigned>(A); else mtj_b%d<long long>(A);\n}\n",
-          k, k, k, k);
+  /* index type: 32-bit where the sizes allow; both forms only where a size is symbolic (halves compile time) */
+  const mtj_kernel *K = &g->k[k];
+  int64_t n = 1;
+  for (int d = 0; d < K->ndim && n >= 0; d++) n = K->F[d].sym >= 0 ? -1 : n * K->F[d].c;
+  mtj_put(b, "extern \"C\" __global__ void __launch_bounds__(256) mtj_k%d(const mj_a%d A) {\n", k, k);
+  if (n >= 0) mtj_put(b, "  mtj_b%d<%s>(A);\n}\n", k, n < 2147483647LL - 1024 ? "unsigned" : "long long");
+  else
+    mtj_put(b, "  if (A.z[0] * A.z[1] < 2147483647LL - 1024) mtj_b%d<unsigned>(A); else mtj_b%d<long long>(A);\n}\n", k, k);
 }
 
 /* Is node i a live reduction of this kernel whose input has phase q? */
