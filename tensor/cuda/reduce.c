@@ -60,6 +60,40 @@ static mt_status kernel_of(int dev, int kind, mt_dtype dt, const char *name, voi
   return mt_cuda_family(dev, defs, mt_cuda_reduce_cu, name, fn);
 }
 
+/* A reduction over outer dims (mt_red_cols): enough (outputs/32 x row
+ * chunks) blocks to fill the GPU, partials folded by mt_red_combine. */
+static mt_status reduce_cols(int dev, int kind, const mt_tensor *x, rgeo *g, mt_tensor *acc, mt_tensor *idx) {
+  const char *op = kind_names[kind];
+  int64_t nob = (g->nout + 31) / 32, want = 4 * 132;
+  g->cpr = (want + nob - 1) / nob;
+  if (g->cpr > (g->nred + 63) / 64) g->cpr = (g->nred + 63) / 64;
+  if (g->cpr < 1) g->cpr = 1;
+  g->chunk = (g->nred + g->cpr - 1) / g->cpr;
+  dptr px = (dptr)(uintptr_t)mt_data(x), pv = (dptr)(uintptr_t)mt_data(acc);
+  dptr pi = idx ? (dptr)(uintptr_t)mt_data(idx) : 0;
+  void *fn = NULL;
+  mt_status st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_cols", &fn);
+  if (st || g->cpr == 1) {
+    void *args[] = {&px, &pv, &pi, g};
+    return st ? st : mt_cuda_launch_grid(dev, fn, nob, 256, args, op);
+  }
+  mt_tensor *tv = NULL, *ti = NULL;
+  int64_t np = g->nout * g->cpr;
+  st = mt_empty(&np, 1, (mt_dtype)acc->dtype, mt_tdevice(x), &tv);
+  if (!st && idx) st = mt_empty(&np, 1, MT_INT64, mt_tdevice(x), &ti);
+  if (!st) {
+    dptr qv = (dptr)(uintptr_t)mt_data(tv), qi = ti ? (dptr)(uintptr_t)mt_data(ti) : 0;
+    void *args[] = {&px, &qv, &qi, g};
+    st = mt_cuda_launch_grid(dev, fn, nob * g->cpr, 256, args, op);
+    if (!st) st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_combine", &fn);
+    void *args2[] = {&qv, &qi, &pv, &pi, g};
+    if (!st) st = mt_cuda_launch_grid(dev, fn, g->nout, block_threads(g->cpr), args2, op);
+  }
+  mt_release(tv);
+  mt_release(ti);
+  return st;
+}
+
 mt_status mt_cuda_reduce(int kind, const mt_tensor *x, uint32_t mask, double div, mt_tensor *acc, mt_tensor *idx) {
   int dev = mt_tdevice(x).index;
   const char *op = kind_names[kind];
@@ -95,10 +129,7 @@ mt_status mt_cuda_reduce(int kind, const mt_tensor *x, uint32_t mask, double div
     return st;
   }
   void *args[] = {&px, &pv, &pi, &g};
-  if (!inner_contig && g.nout >= 1024) {
-    if ((st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_thread", &fn))) return st;
-    return mt_cuda_launch_grid(dev, fn, (g.nout + 255) / 256, 256, args, op);
-  }
+  if (!inner_contig && g.nred >= 64) return reduce_cols(dev, kind, x, &g, acc, idx);
   if ((st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_block", &fn))) return st;
   return mt_cuda_launch_grid(dev, fn, g.nout, block_threads(g.nred), args, op);
 }

@@ -153,12 +153,38 @@ extern "C" __global__ void mt_red_block(const TX *x, ACC *vals, long long *idx, 
   }
 }
 
-// one thread per output, reading its elements in order (coalesced when the
-// outputs are the innermost contiguous dim)
-extern "C" __global__ void mt_red_thread(const TX *x, ACC *vals, long long *idx, mt_rgeo g) {
-  long long step = (long long)gridDim.x * blockDim.x;
-  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < g.nout; o += step)
-    store(vals, idx, o, run(x, g, o, 0, g.nred, 1), g.div);
+// reductions over outer dims (a column sum of a matrix): a block of 32 x 8
+// threads takes 32 consecutive outputs (coalesced loads when they are the
+// innermost dim) and one chunk of rows, each of the 8 thread rows every 8th
+// element of it; with cpr > 1 the results are partials as mt_red_block's
+extern "C" __global__ void mt_red_cols(const TX *x, ACC *vals, long long *idx, mt_rgeo g) {
+  __shared__ ACC sv[8][32];
+  __shared__ long long si[8][32];
+  unsigned tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  long long nob = (g.nout + 31) / 32;
+  for (long long b = blockIdx.x; b < nob * g.cpr; b += gridDim.x) {
+    long long o = (b % nob) * 32 + tx, c = b / nob;
+    long long r0 = c * g.chunk, r1 = r0 + g.chunk < g.nred ? r0 + g.chunk : g.nred;
+    acc_t a = o < g.nout ? run(x, g, o, r0 + ty, r1, 8) : identity();
+    sv[ty][tx] = a.v;
+    si[ty][tx] = a.i;
+    __syncthreads();
+    if (ty == 0 && o < g.nout) {
+      for (int k = 1; k < 8; k++) {
+        acc_t e;
+        e.v = sv[k][tx];
+        e.i = si[k][tx];
+        combine(a, e);
+      }
+      if (g.cpr == 1) {
+        store(vals, idx, o, a, g.div);
+      } else {
+        vals[o * g.cpr + c] = a.v;
+        if (idx) idx[o * g.cpr + c] = a.i;
+      }
+    }
+    __syncthreads();
+  }
 }
 
 // second pass: one block per output folds its cpr partials

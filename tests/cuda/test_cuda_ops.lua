@@ -112,6 +112,28 @@ test("max/min with a dim give values and first indices; argmax/argmin; NaN wins"
   check_error(function() return torch.zeros(0, {device = "cuda"}):amax() end, "empty")
 end)
 
+test("reductions over outer dims (column sums of tall matrices): partial chunks, ties, NaN", function()
+  torch.manual_seed(4)
+  for _, shape in ipairs{{3000, 70}, {16384, 40}, {70, 200}, {5, 700, 33}} do
+    for _, dt in ipairs{torch.float32, torch.bfloat16, torch.int64} do
+      local x = dt == torch.int64 and torch.randint(-3, 4, shape) or torch.randn(table.unpack(shape)):to(dt)
+      local xg = x:cuda()
+      local what = table.concat(shape, "x") .. " " .. tostring(dt)
+      same(xg:sum(1), x:sum(1), dt, "sum " .. what)
+      if dt ~= torch.int64 then same(xg:mean(1), x:mean(1), dt, "mean " .. what) end
+      same(xg:amax(1), x:amax(1), dt, "amax " .. what)
+      check_close(xg:argmax(1):cpu(), x:argmax(1), {}, "argmax (first of ties) " .. what)
+      check_close(xg:argmin(1):cpu(), x:argmin(1), {}, "argmin " .. what)
+      if #shape == 3 then same(xg:sum({1, 3}), x:sum({1, 3}), dt, "sum over dims 1 and 3 " .. what) end
+    end
+  end
+  local x = torch.randn(5000, 9)
+  x[{4321, 3}] = 0 / 0
+  local m = x:cuda():amax(1):cpu()
+  check(m[3] ~= m[3], "NaN wins the column max")
+  check_eq(x:cuda():argmax(1)[3]:item(), 4321)
+end)
+
 test("softmax and log_softmax along every dim, float dtypes, strided input", function()
   torch.manual_seed(3)
   for _, dt in ipairs(floats) do
