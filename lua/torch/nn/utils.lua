@@ -37,7 +37,10 @@ function Ut.clip_grad_norm_(parameters, max_norm, ...)
     elseif p == 2 and torch.compiler.is_compiling() then
       -- inside a compiled step: elementwise ops and sums the JIT fuses
       for _, g in ipairs(grads) do
-        local s = (g * g):sum()
+        -- rows first: a whole-tensor sum is one row of work (one GPU block)
+        local s = g * g
+        if s:dim() > 1 then s = s:sum(-1) end
+        s = s:sum()
         total = total and total + s or s
       end
       total = total:sqrt()
