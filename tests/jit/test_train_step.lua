@@ -97,6 +97,33 @@ test("an MSE loss written with ^2 (pow's backward masks its exponent) compiles w
   check_eq(s.fallbacks, 0)
 end)
 
+test("clip_grad_norm_ inside a compiled step: the same total norm and clipped gradients", function()
+  torch.compiler.reset()
+  local function clip_setup()
+    torch.manual_seed(6)
+    local m = nn.Sequential(nn.Linear(12, 16), nn.Tanh(), nn.Linear(16, 5))
+    return m, function(x, y)
+      m:zero_grad()
+      local loss = nn.CrossEntropyLoss()(m(x) * 5, y)
+      loss:backward()
+      return nn.utils.clip_grad_norm_(m:parameters(), 0.05)
+    end
+  end
+  local me, se = clip_setup()
+  local mc, sc = clip_setup()
+  local c = torch.compile(sc)
+  local x, y = torch.randn(8, 12), torch.randint(1, 6, {8})
+  for _ = 1, 4 do
+    local ne, nc = se(x, y), c(x, y)
+    check(ne:item() > 0.05, "the norm is clipped: " .. ne:item())
+    check_close(nc, ne, TOL)
+    local pe, pc = me:parameters(), mc:parameters()
+    for k = 1, #pe do check_close(pc[k].grad, pe[k].grad, TOL) end
+  end
+  check_eq(torch.compiler.stats().fallbacks, 0)
+  check(torch.compiler.stats().compiled_calls >= 2, "compiled")
+end)
+
 test("a learning-rate change reuses the compiled graph", function()
   torch.compiler.reset()
   local x, y = torch.randn(8, 12), torch.randint(1, 6, {8})
