@@ -71,26 +71,41 @@ UNARY(reciprocal, D_neg(s, D_mul(s, g, D_mul(s, Y, Y))))
 UNARY(square, D_mul(s, g, D_scale(s, X, 2)))
 UNARY(identity, D_mul(s, g, D_num(s, 1, g->dtype))) /* copy, cast: D_grad_for casts back */
 
-/* gelu(x) = x Phi(x): d/dx = Phi(x) + x phi(x) */
-DERIV(gelu) {
+/* gelu and gelu_tanh: g * gelu'(x) in one fused op (gelu_backward below
+ * is differentiable, so create_graph records it like any op) */
+UNARY(gelu, D_bin(s, MT_OP_gelu_backward, g, X))
+UNARY(gelu_tanh, D_bin(s, MT_OP_gelu_tanh_backward, g, X))
+
+/* gelu_backward(a, x) = a gelu'(x): linear in a; d/dx = a gelu''(x), with
+ * gelu''(x) = phi(x) (2 - x^2) */
+DERIV(gelu_backward) {
   BEGIN;
-  mt_tensor *x = X;
-  mt_tensor *cdf = D_scale(s, D_addc(s, D_un(s, MT_OP_erf, D_scale(s, x, M_SQRT1_2)), 1), 0.5);
-  mt_tensor *pdf = D_scale(s, D_un(s, MT_OP_exp, D_scale(s, D_mul(s, x, x), -0.5)), 0.39894228040143267794);
-  GIVE(0, D_mul(s, g, D_add(s, cdf, D_mul(s, x, pdf))));
+  mt_tensor *a = SAVED(0), *x = SAVED(1);
+  GIVE(0, D_bin(s, MT_OP_gelu_backward, g, x));
+  if (NEED(1)) {
+    mt_tensor *pdf = D_scale(s, D_un(s, MT_OP_exp, D_scale(s, D_mul(s, x, x), -0.5)), 0.39894228040143267794);
+    mt_tensor *dd = D_mul(s, pdf, D_sub(s, D_num(s, 2, g->dtype), D_mul(s, x, x)));
+    GIVE(1, D_mul(s, g, D_mul(s, a, dd)));
+  }
   END;
 }
 
-/* gelu_tanh(x) = x/2 (1 + tanh(u)), u = k (x + c x^3) */
-DERIV(gelu_tanh) {
+/* gelu_tanh_backward(a, x) = a d(x), d = (1 + t)/2 + x/2 (1 - t^2) u' with
+ * u = k (x + c x^3), t = tanh u, u' = k (1 + 3 c x^2):
+ * d'(x) = (1 - t^2) (u' - x t u'^2 + 3 k c x^2) */
+DERIV(gelu_tanh_backward) {
   BEGIN;
   const double k = 0.79788456080286535588, c = 0.044715;
-  mt_tensor *x = X, *x2 = D_mul(s, x, x);
-  mt_tensor *t = D_un(s, MT_OP_tanh, D_scale(s, D_add(s, x, D_scale(s, D_mul(s, x2, x), c)), k));
-  mt_tensor *du = D_scale(s, D_addc(s, D_scale(s, x2, 3 * c), 1), k);
-  mt_tensor *sech2 = D_sub(s, D_num(s, 1, g->dtype), D_mul(s, t, t));
-  mt_tensor *d = D_add(s, D_scale(s, D_addc(s, t, 1), 0.5), D_mul(s, D_scale(s, x, 0.5), D_mul(s, sech2, du)));
-  GIVE(0, D_mul(s, g, d));
+  mt_tensor *a = SAVED(0), *x = SAVED(1);
+  GIVE(0, D_bin(s, MT_OP_gelu_tanh_backward, g, x));
+  if (NEED(1)) {
+    mt_tensor *x2 = D_mul(s, x, x);
+    mt_tensor *t = D_un(s, MT_OP_tanh, D_scale(s, D_add(s, x, D_scale(s, D_mul(s, x2, x), c)), k));
+    mt_tensor *du = D_scale(s, D_addc(s, D_scale(s, x2, 3 * c), 1), k);
+    mt_tensor *sech2 = D_sub(s, D_num(s, 1, g->dtype), D_mul(s, t, t));
+    mt_tensor *in = D_add(s, D_sub(s, du, D_mul(s, D_mul(s, x, t), D_mul(s, du, du))), D_scale(s, x2, 3 * k * c));
+    GIVE(1, D_mul(s, g, D_mul(s, a, D_mul(s, sech2, in))));
+  }
   END;
 }
 
@@ -276,7 +291,8 @@ static const mtg_deriv table[MT_NOPS] = {
     E(add, add, 0),          E(sub, sub, 0),          E(mul, mul, I0 | I1 | MTG_SAVE_CROSS),    E(div, div, I0 | I1),
     E(pow, pow, I0 | I1 | O), E(atan2, atan2, I0 | I1), E(hypot, hypot, I0 | I1 | O),
     E(fmod, fmod, I0 | I1),  E(remainder, remainder, I0 | I1), E(maximum, maximum, I0 | I1),
-    E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
+    E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(gelu_backward, gelu_backward, I0 | I1),
+    E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
     E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
     E(copy, identity, 0),    E(cast, identity, 0),
 };

@@ -87,6 +87,16 @@ static const char *prelude =
     "  float q=1.197525888e-06f; q=q*z+7.364200326e-05f; q=q*z+1.884349202e-03f; q=q*z+2.864493302e-02f;\n"
     "  q=q*z+2.515178566e-01f; q=q*z+1.0f;\n"
     "  float ph=0.5f+c*(p/q); ph=x<-5.5f?0.0f:ph; return x*ph;}\n"
+    "static inline float mj_gelu_bwf(float g,float x){\n"
+    "  return g*(0.5f*(1.0f+mj_erff(x*0.70710678118654752440f))+x*0.39894228040143267794f*mj_expf(-0.5f*x*x));}\n"
+    "static inline double mj_gelu_bw(double g,double x){\n"
+    "  return g*(0.5*(1.0+erf(x*0.70710678118654752440))+x*0.39894228040143267794*exp(-0.5*x*x));}\n"
+    "static inline float mj_gelu_tanh_bwf(float g,float x){\n"
+    "  float x2=x*x,t=mj_tanhf(0.79788456080286535588f*(x+0.044715f*x2*x));\n"
+    "  return g*(0.5f*(1.0f+t)+0.5f*x*(1.0f-t*t)*0.79788456080286535588f*(1.0f+0.134145f*x2));}\n"
+    "static inline double mj_gelu_tanh_bw(double g,double x){\n"
+    "  double x2=x*x,t=tanh(0.79788456080286535588*(x+0.044715*x2*x));\n"
+    "  return g*(0.5*(1.0+t)+0.5*x*(1.0-t*t)*0.79788456080286535588*(1.0+0.134145*x2));}\n"
     "static inline double mj_pymod(double a,double b){double r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_imod(int64_t a,int64_t b){if(b==-1)return 0;int64_t r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "static inline int64_t mj_idiv(int64_t a,int64_t b){if(b==-1)return (int64_t)(0-(uint64_t)a);int64_t q=a/b;"
@@ -245,6 +255,8 @@ static bool binary_expr(const mtj_node *n, const char *a, const char *b, char *o
     case MT_OP_maximum: snprintf(o, sz, "MJ_FMAX(%s,%s)", a, b); return true;
     case MT_OP_minimum: snprintf(o, sz, "MJ_FMIN(%s,%s)", a, b); return true;
     case MT_OP_relu_backward: snprintf(o, sz, "(%s>0?%s:(%s)0)", b, a, T); return true;
+    case MT_OP_gelu_backward: snprintf(o, sz, "mj_gelu_bw%s(%s,%s)", s, a, b); return true;
+    case MT_OP_gelu_tanh_backward: snprintf(o, sz, "mj_gelu_tanh_bw%s(%s,%s)", s, a, b); return true;
     default: return false;
     }
   }

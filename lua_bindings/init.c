@@ -125,6 +125,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_profiler(L, torch_idx, methods_idx);
   mtl_open_autocast(L, torch_idx, methods_idx);
   mtl_open_amp(L, torch_idx, methods_idx);
+  mtl_open_foreach(L, torch_idx, methods_idx);
   mtl_open_fused(L, torch_idx, methods_idx);
 
   lua_pushvalue(L, methods_idx);

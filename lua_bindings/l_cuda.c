@@ -64,6 +64,7 @@ static const char *const cuda_ready[] = {
     "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
     "_amp_foreach_non_finite_check_and_unscale_", /* GradScaler (tensor/amp.c) */
     "_fused_adam_", /* fused Adam/AdamW (tensor/optim.c, cuda/adam.c) */
+    "gelu_backward", "_foreach_norm", "_foreach_mul_", /* gelu's fused backward; cuda/foreach.c */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save",
     /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */

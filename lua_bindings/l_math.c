@@ -283,6 +283,35 @@ static int l_leaky_relu(lua_State *L) {
   return 1;
 }
 
+/* torch.gelu_backward(grad, x[, approximate='none'|'tanh']): grad * gelu'(x)
+ * in one fused op (the registry's gelu_backward / gelu_tanh_backward) */
+static int l_gelu_backward(lua_State *L) {
+  const char *name = "gelu_backward";
+  int opt = mtl_options_index(L, 3);
+  mtl_check_operand(L, 1, name);
+  mtl_check_operand(L, 2, name);
+  mtl_getarg(L, 3, opt ? opt - 1 : lua_gettop(L), opt, "approximate");
+  int ty = lua_type(L, -1);
+  const char *ap = ty == LUA_TNIL ? "none" : ty == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  if (!ap || (strcmp(ap, "none") && strcmp(ap, "tanh")))
+    return luaL_error(L, "%s: approximate must be 'none' or 'tanh', got %s%s%s", name, ap ? "'" : "",
+                      ap ? ap : luaL_typename(L, -1), ap ? "'" : "");
+  mt_op op = strcmp(ap, "tanh") ? MT_OP_gelu_backward : MT_OP_gelu_tanh_backward;
+  lua_pop(L, 1);
+  mt_tensor *a = mtl_tensor_or_scalar(L, 1, name), *b = mtl_tensor_or_scalar(L, 2, name), *o = NULL;
+  if ((a->flags & MT_TF_WRAPPED) && (b->flags & MT_TF_WRAPPED)) {
+    mt_release(a);
+    mt_release(b);
+    return luaL_error(L, "%s: at least one argument must be a tensor", name);
+  }
+  mt_status st = mtg_binary(op, a, b, &o);
+  if (st) mtl_fail(L, st, a, b, NULL, NULL);
+  mt_release(a);
+  mt_release(b);
+  mtl_push_tensor(L, o);
+  return 1;
+}
+
 /* isclose: |a - b| <= atol + rtol * |b|, NaNs equal only with equal_nan */
 static mt_status isclose(const mt_tensor *a, const mt_tensor *b, double rtol, double atol, int equal_nan,
                          mt_tensor **out) {
@@ -397,6 +426,8 @@ static const mtl_reg extra[] = {
     {"lerp", l_lerp, MTL_BOTH, "torch.lerp(a, b, w) -- a + w * (b - a)"},
     {"lerp_", l_lerp_, MTL_METHOD, "x:lerp_(b, w) -- lerp in place"},
     {"nan_to_num", l_nan_to_num, MTL_BOTH, "torch.nan_to_num(x[, nan, posinf, neginf]) -- replace NaN and infinities"},
+    {"gelu_backward", l_gelu_backward, MTL_FN,
+     "torch.gelu_backward(grad, x[, approximate='none'|'tanh']) -- grad * gelu'(x) in one pass (gelu's backward)"},
     {"leaky_relu", l_leaky_relu, MTL_BOTH, "torch.leaky_relu(x[, negative_slope=0.01]) -- x if x > 0 else slope * x"},
     {"isclose", l_isclose, MTL_BOTH, "torch.isclose(a, b[, {rtol=1e-5, atol=1e-8, equal_nan=false}]) -- elementwise closeness"},
     {"allclose", l_allclose, MTL_BOTH, "torch.allclose(a, b[, {rtol=, atol=, equal_nan=}]) -- true if all elements are close"},
@@ -415,7 +446,9 @@ static const struct {
 void mtl_open_math(lua_State *L, int torch_idx, int methods_idx) {
   for (int op = 0; op < MT_NOPS; op++) {
     mt_opkind k = mt_ops[op].kind;
-    if (op == MT_OP_nan_to_num || op == MT_OP_leaky_relu || op == MT_OP_copy || op == MT_OP_cast) continue;
+    if (op == MT_OP_nan_to_num || op == MT_OP_leaky_relu || op == MT_OP_copy || op == MT_OP_cast ||
+        op == MT_OP_gelu_backward || op == MT_OP_gelu_tanh_backward)
+      continue;
     if (k == MT_K_UNARY) {
       register_op(L, torch_idx, methods_idx, op, 0, l_unary);
       register_op(L, torch_idx, methods_idx, op, 1, l_unary);

@@ -151,6 +151,7 @@ void mtl_open_summary(lua_State *L, int torch_idx, int methods_idx);  /* l_summa
 void mtl_open_profiler(lua_State *L, int torch_idx, int methods_idx); /* l_profiler.c: torch._profiler */
 void mtl_open_autocast(lua_State *L, int torch_idx, int methods_idx); /* l_autocast.c: autocast state, policies */
 void mtl_open_amp(lua_State *L, int torch_idx, int methods_idx);      /* l_amp.c: GradScaler's fused op */
+void mtl_open_foreach(lua_State *L, int torch_idx, int methods_idx);  /* l_foreach.c: _foreach_norm, _foreach_mul_ */
 void mtl_open_fused(lua_State *L, int torch_idx, int methods_idx);    /* l_fused.c: fused Adam, cuBLASLt */
 
 /* ---- autocast (l_autocast.c) ---- */

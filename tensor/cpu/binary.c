@@ -86,6 +86,27 @@ static inline int64_t shr_i(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? 
 static inline double fmaxnan(double a, double b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 static inline double fminnan(double a, double b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
 
+/* g * gelu'(x), exact (Phi(x) + x phi(x)) and tanh form (u = k (x + c x^3),
+ * t = tanh u: (1 + t)/2 + x/2 (1 - t^2) u'), in the compute type. */
+static inline double gelu_bw_d(double g, double x) {
+  return g * (0.5 * (1 + erf(x * 0.70710678118654752440)) + x * 0.39894228040143267794 * exp(-0.5 * x * x));
+}
+static inline float gelu_bw_f(float g, float x) {
+  return g * (0.5f * (1 + erff(x * 0.70710678f)) + x * 0.39894228f * expf(-0.5f * x * x));
+}
+static inline double gelu_tanh_bw_d(double g, double x) {
+  const double k = 0.79788456080286535588, c = 0.044715;
+  double x2 = x * x, t = tanh(k * (x + c * x2 * x));
+  return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x2));
+}
+static inline float gelu_tanh_bw_f(float g, float x) {
+  const float k = 0.79788456f, c = 0.044715f;
+  float x2 = x * x, t = tanhf(k * (x + c * x2 * x));
+  return g * (0.5f * (1 + t) + 0.5f * x * (1 - t * t) * k * (1 + 3 * c * x2));
+}
+#define GELU_BW(a, b) _Generic((b), float: gelu_bw_f, default: gelu_bw_d)(a, b)
+#define GELU_TANH_BW(a, b) _Generic((b), float: gelu_tanh_bw_f, default: gelu_tanh_bw_d)(a, b)
+
 #define FLT_BIN_OPS(X, tag, T, C)                                                                                      \
   X(add, tag, T, C, a + b)                                                                                             \
   X(sub, tag, T, C, a - b)                                                                                             \
@@ -99,7 +120,9 @@ static inline double fminnan(double a, double b) { return (a != a || b != b) ? a
   X(remainder, tag, T, C, (C)py_fmod_f(a, b))                                                                          \
   X(maximum, tag, T, C, (C)fmaxnan(a, b))                                                                              \
   X(minimum, tag, T, C, (C)fminnan(a, b))                                                                              \
-  X(relu_backward, tag, T, C, b > 0 ? a : 0)
+  X(relu_backward, tag, T, C, b > 0 ? a : 0)                                                                           \
+  X(gelu_backward, tag, T, C, (C)GELU_BW(a, b))                                                                        \
+  X(gelu_tanh_backward, tag, T, C, (C)GELU_TANH_BW(a, b))
 #define INT_BIN_OPS(X, tag, T, C)                                                                                      \
   X(add, tag, T, C, (C)((uint64_t)a + (uint64_t)b))                                                                    \
   X(sub, tag, T, C, (C)((uint64_t)a - (uint64_t)b))                                                                    \

@@ -49,6 +49,12 @@ template <class F> __device__ __forceinline__ F fmodpy(F a, F b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 template <class F> __device__ __forceinline__ F fmaxnan(F a, F b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+// g * the derivative of gelu's tanh form at x (u = k (x + c x^3), t = tanh u)
+template <class F> __device__ __forceinline__ F gelu_tanh_bw(F g, F x) {
+  const F k = (F)0.79788456080286535588, c = (F)0.044715;
+  F x2 = x * x, t = m_tanh(k * (x + c * x2 * x));
+  return g * ((F)0.5 * ((F)1 + t) + (F)0.5 * x * ((F)1 - t * t) * k * ((F)1 + (F)3 * c * x2));
+}
 template <class F> __device__ __forceinline__ F fminnan(F a, F b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 
 #ifdef MT_LAZY

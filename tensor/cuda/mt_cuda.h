@@ -281,6 +281,13 @@ mt_status mt_cuda_adam_step_(mt_tensor *p, const mt_tensor *g, mt_tensor *m, mt_
                              const struct mt_adam_opts *o);
 /* GradScaler: x (contiguous) *= inv_scale; *found = 1 if a result is not finite (cuda/amp.c). */
 mt_status mt_cuda_amp_unscale_(mt_tensor *x, double inv_scale, mt_tensor *found);
+/* foreach.c: over n contiguous CUDA tensors of one floating dtype: norms
+ * (1-D, n elements, their dtype) and total (0-dim, float32; float64 for
+ * float64) get the per-tensor norms and the norm of all of them, mode 0
+ * ord 2, 1 ord 1, 2 ord inf; two launches per 128 tensors. */
+mt_status mt_cuda_foreach_norm(mt_tensor *const *ts, int n, int mode, mt_tensor *norms, mt_tensor *total);
+/* ts[i] *= (scale ? *scale (0-dim, on the device) : sv), one launch per 128 tensors. */
+mt_status mt_cuda_foreach_scale_(mt_tensor *const *ts, int n, const mt_tensor *scale, double sv);
 /* float32 products may use TF32 tensor cores ('high'/'medium') or not ('highest'). */
 void mt_cuda_set_tf32(bool allow);
 bool mt_cuda_tf32(void);

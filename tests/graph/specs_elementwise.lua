@@ -56,6 +56,17 @@ specs.relu_backward = {
    second_order = true},
   {fn = function(g, y) return torch.relu_backward(g, y) end, inputs = function() return {R(3, 4), F(4)} end},
 }
+specs.gelu_backward = {
+  {fn = function(g, x) return torch.gelu_backward(g, x) end, inputs = function() return {R(3, 4), R(3, 4)} end,
+   second_order = true},
+  {fn = function(g, x) return torch.gelu_backward(g, x) end, inputs = function() return {R(3, 4), R(4)} end},
+}
+specs.gelu_tanh_backward = {
+  {fn = function(g, x) return torch.gelu_backward(g, x, "tanh") end, inputs = function() return {R(3, 4), R(3, 4)} end,
+   second_order = true},
+  {fn = function(g, x) return torch.gelu_backward(g, x, {approximate = "tanh"}) end,
+   inputs = function() return {R(4), R(3, 4)} end},
+}
 specs.clamp = {
   {fn = function(x) return torch.clamp(x, -0.5, 0.5) end, inputs = function() return {G.D(3, 4) * 0.1} end},
   {fn = function(x, lo, hi) return torch.clamp(x, lo, hi) end,

@@ -19,6 +19,47 @@ local function grads_of(parameters)
   return gs
 end
 
+-- The gradients split by device, in order of first appearance.
+local function by_device(grads)
+  local groups, order = {}, {}
+  for _, g in ipairs(grads) do
+    local k = tostring(g.device)
+    if not groups[k] then
+      groups[k] = {}
+      order[#order + 1] = k
+    end
+    table.insert(groups[k], g)
+  end
+  local out = {}
+  for i, k in ipairs(order) do out[i] = groups[k] end
+  return out
+end
+
+-- Eager clip_grad_norm_: per device one torch._foreach_norm (a few kernel
+-- launches on CUDA for all its gradients) and one torch._foreach_mul_ by a
+-- coefficient that stays on the device (no host read).
+local function clip_eager(grads, max_norm, p, error_if_nonfinite)
+  local groups = by_device(grads)
+  local total
+  if #groups == 1 then
+    total = select(2, torch._foreach_norm(grads, p))
+  else
+    local totals = {}
+    for i, gs in ipairs(groups) do totals[i] = select(2, torch._foreach_norm(gs, p)):to(grads[1].device) end
+    total = torch.linalg.vector_norm(torch.stack(totals), p)
+  end
+  if error_if_nonfinite then
+    local v = total:item()
+    if v ~= v or v == math.huge or v == -math.huge then
+      error(("nn.utils.clip_grad_norm_: the total norm of order %s of the gradients is non-finite, so it cannot "
+             .. "be clipped (pass error_if_nonfinite=false to clip anyway)"):format(tostring(p)), 4)
+    end
+  end
+  local coef = (max_norm / (total + 1e-6)):clamp(nil, 1.0)
+  for _, gs in ipairs(groups) do torch._foreach_mul_(gs, #groups == 1 and coef or coef:to(gs[1].device)) end
+  return total
+end
+
 -- clip_grad_norm_(parameters, max_norm[, norm_type=2, error_if_nonfinite=false]):
 -- scales all gradients by max_norm / (total_norm + 1e-6) when that is below 1;
 -- returns the total norm (a 0-dim tensor) of the gradients taken together.
@@ -29,12 +70,14 @@ function Ut.clip_grad_norm_(parameters, max_norm, ...)
   if #grads == 0 then return torch.tensor(0.0) end
   return torch.no_grad(function()
     local p = o.norm_type
+    if p == "inf" then p = math.huge end
+    if not torch.compiler.is_compiling() then return clip_eager(grads, max_norm, p, o.error_if_nonfinite) end
     local total
-    if p == math.huge or p == "inf" then
+    if p == math.huge then
       local norms = {}
       for i, g in ipairs(grads) do norms[i] = g:abs():max() end
       total = #norms == 1 and norms[1] or torch.stack(norms):max()
-    elseif p == 2 and torch.compiler.is_compiling() then
+    elseif p == 2 then
       -- inside a compiled step: elementwise ops and sums the JIT fuses
       for _, g in ipairs(grads) do
         -- rows first: a whole-tensor sum is one row of work (one GPU block)
