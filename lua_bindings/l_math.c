@@ -298,18 +298,7 @@ static int l_gelu_backward(lua_State *L) {
                       ap ? ap : luaL_typename(L, -1), ap ? "'" : "");
   mt_op op = strcmp(ap, "tanh") ? MT_OP_gelu_backward : MT_OP_gelu_tanh_backward;
   lua_pop(L, 1);
-  mt_tensor *a = mtl_tensor_or_scalar(L, 1, name), *b = mtl_tensor_or_scalar(L, 2, name), *o = NULL;
-  if ((a->flags & MT_TF_WRAPPED) && (b->flags & MT_TF_WRAPPED)) {
-    mt_release(a);
-    mt_release(b);
-    return luaL_error(L, "%s: at least one argument must be a tensor", name);
-  }
-  mt_status st = mtg_binary(op, a, b, &o);
-  if (st) mtl_fail(L, st, a, b, NULL, NULL);
-  mt_release(a);
-  mt_release(b);
-  mtl_push_tensor(L, o);
-  return 1;
+  return mtl_push_binary(L, op, name, true);
 }
 
 /* isclose: |a - b| <= atol + rtol * |b|, NaNs equal only with equal_nan */

@@ -58,6 +58,9 @@ mt_tensor *mtl_tensor_or_scalar(lua_State *L, int idx, const char *op);
 void mtl_check_operand(lua_State *L, int idx, const char *op);
 /* Raises a Lua error with the engine's message, after releasing `owned`
  * (up to 4 tensors, NULLs ignored). Never returns. */
+/* Pushes op(arg 1, arg 2) (tensors or numbers, recorded for autograd);
+ * need_tensor: refuse two numbers, naming `name`. */
+int mtl_push_binary(lua_State *L, mt_op op, const char *name, bool need_tensor);
 int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor *o3, mt_tensor *o4);
 /* Checks st: on error behaves like mtl_fail with nothing owned. */
 #define MTL_CHECK(L, st)                                                                                               \

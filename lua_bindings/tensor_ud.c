@@ -355,9 +355,16 @@ static int binop(lua_State *L, mt_op op) {
   }
   mtl_check_operand(L, 1, mt_ops[op].name);
   mtl_check_operand(L, 2, mt_ops[op].name);
-  mt_tensor *a = mtl_tensor_or_scalar(L, 1, mt_ops[op].name);
-  mt_tensor *b = mtl_tensor_or_scalar(L, 2, mt_ops[op].name);
-  mt_tensor *o = NULL;
+  return mtl_push_binary(L, op, mt_ops[op].name, false);
+}
+
+int mtl_push_binary(lua_State *L, mt_op op, const char *name, bool need_tensor) {
+  mt_tensor *a = mtl_tensor_or_scalar(L, 1, name), *b = mtl_tensor_or_scalar(L, 2, name), *o = NULL;
+  if (need_tensor && (a->flags & MT_TF_WRAPPED) && (b->flags & MT_TF_WRAPPED)) {
+    mt_release(a);
+    mt_release(b);
+    return luaL_error(L, "%s: at least one argument must be a tensor", name);
+  }
   mt_status st = mtg_binary(op, a, b, &o);
   if (st) mtl_fail(L, st, a, b, NULL, NULL);
   mt_release(a);

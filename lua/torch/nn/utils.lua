@@ -38,6 +38,15 @@ end
 -- Eager clip_grad_norm_: per device one torch._foreach_norm (a few kernel
 -- launches on CUDA for all its gradients) and one torch._foreach_mul_ by a
 -- coefficient that stays on the device (no host read).
+-- error_if_nonfinite: a non-finite total norm is an error (at the caller's `level`)
+local function check_finite(total, p, level)
+  local v = total:item()
+  if v ~= v or v == math.huge or v == -math.huge then
+    error(("nn.utils.clip_grad_norm_: the total norm of order %s of the gradients is non-finite, so it cannot "
+           .. "be clipped (pass error_if_nonfinite=false to clip anyway)"):format(tostring(p)), level)
+  end
+end
+
 local function clip_eager(grads, max_norm, p, error_if_nonfinite)
   local groups = by_device(grads)
   local total
@@ -48,13 +57,7 @@ local function clip_eager(grads, max_norm, p, error_if_nonfinite)
     for i, gs in ipairs(groups) do totals[i] = select(2, torch._foreach_norm(gs, p)):to(grads[1].device) end
     total = torch.linalg.vector_norm(torch.stack(totals), p)
   end
-  if error_if_nonfinite then
-    local v = total:item()
-    if v ~= v or v == math.huge or v == -math.huge then
-      error(("nn.utils.clip_grad_norm_: the total norm of order %s of the gradients is non-finite, so it cannot "
-             .. "be clipped (pass error_if_nonfinite=false to clip anyway)"):format(tostring(p)), 4)
-    end
-  end
+  if error_if_nonfinite then check_finite(total, p, 5) end
   local coef = (max_norm / (total + 1e-6)):clamp(nil, 1.0)
   for _, gs in ipairs(groups) do torch._foreach_mul_(gs, #groups == 1 and coef or coef:to(gs[1].device)) end
   return total
@@ -92,13 +95,7 @@ function Ut.clip_grad_norm_(parameters, max_norm, ...)
       for i, g in ipairs(grads) do norms[i] = torch.linalg.vector_norm(g, p) end
       total = torch.linalg.vector_norm(torch.stack(norms), p)
     end
-    if o.error_if_nonfinite then
-      local v = total:item()
-      if v ~= v or v == math.huge or v == -math.huge then
-        error(("nn.utils.clip_grad_norm_: the total norm of order %s of the gradients is non-finite, so it cannot "
-               .. "be clipped (pass error_if_nonfinite=false to clip anyway)"):format(tostring(p)), 3)
-      end
-    end
+    if o.error_if_nonfinite then check_finite(total, p, 4) end
     local coef = (max_norm / (total + 1e-6)):clamp(nil, 1.0)
     for _, g in ipairs(grads) do g:mul_(coef) end
     return total
