@@ -104,6 +104,9 @@ mt_status mtg_squeeze(const mt_tensor *t, int dim, mt_tensor **out);
 mt_status mtg_unsqueeze(const mt_tensor *t, int dim, mt_tensor **out);
 mt_status mtg_narrow(const mt_tensor *t, int dim, int64_t start, int64_t len, mt_tensor **out);
 mt_status mtg_select(const mt_tensor *t, int dim, int64_t index, mt_tensor **out);
+/* The t->shape[dim] select views of t along dim (0-based) into outs, made
+ * by one node whose backward stacks their gradients (PyTorch's unbind). */
+mt_status mtg_unbind(const mt_tensor *t, int dim, mt_tensor **outs);
 mt_status mtg_slice(const mt_tensor *t, int dim, int64_t start, int64_t stop, int64_t step, mt_tensor **out);
 mt_status mtg_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
 mt_status mtg_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "deriv.h"
+#include "graph_movement.h"
+#include "layout.h"
 #include "trace.h"
 #include "views.h"
 
@@ -267,6 +269,60 @@ mt_status mtg_narrow(const mt_tensor *t, int dim, int64_t start, int64_t len, mt
 mt_status mtg_select(const mt_tensor *t, int dim, int64_t index, mt_tensor **out) {
   int64_t a[MTG_NARGS] = {MT_OP_select, dim, index};
   VIEW(a, mt_select(t, dim, index, &r));
+}
+
+/* unbind's backward: the pieces' gradients stacked along dim. Gradients
+ * that already are one strided view of one buffer (as a fused SDPA
+ * backward writes dq, dk, dv of q, k, v unbound from one qkv tensor) are
+ * that view, with no kernel; otherwise (or under create_graph, which needs
+ * the recorded op) one stack. Traced for the JIT as select's scatter into
+ * zeros and adds, which it fuses. */
+static mt_status d_unbind(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  if (!mtg_needs(n, 0)) return MT_OK;
+  int dim = (int)n->i[0];
+  mt_status st = MT_OK;
+  if (MTG_TRACING()) { /* the JIT knows select's scatter and add (stack is not traced) */
+    mt_tensor *acc = NULL;
+    for (int j = 0; j < n->nout && !st; j++) {
+      int64_t a[MTG_NARGS] = {MT_OP_select, dim, j};
+      mt_tensor *g = NULL, *sum = NULL;
+      st = mtg_view_scatter(&n->in[0], a, go[j], &g);
+      if (!st && acc) st = mtg_binary(MT_OP_add, acc, g, &sum);
+      if (!st && acc) mt_release(acc), mt_release(g), g = sum;
+      if (!st) acc = g;
+      else mt_release(g);
+    }
+    if (st) mt_release(acc);
+    else gin[0] = acc;
+    return st;
+  }
+  if (!mtg_grad_enabled()) {
+    st = mt_stack_view((const mt_tensor *const *)go, n->nout, dim, &gin[0]);
+    if (st || gin[0]) return st;
+  }
+  return mtg_stack(go, n->nout, dim, &gin[0]);
+}
+
+mt_status mtg_unbind(const mt_tensor *t, int dim, mt_tensor **outs) {
+  int64_t n = t->shape[dim];
+  mt_status st = MT_OK;
+  for (int64_t i = 0; i < n; i++) outs[i] = NULL;
+  for (int64_t i = 0; i < n && !st; i++) {
+    int64_t a[MTG_NARGS] = {MT_OP_select, dim, i};
+    if (!(st = mt_select(t, dim, i, &outs[i]))) trace_view(a, t, outs[i]);
+  }
+  const mt_tensor *ins[1] = {t};
+  if (!st && n > 0 && n <= INT32_MAX && mtg_any_requires_grad(ins, 1)) {
+    mtg_node *x = NULL;
+    st = mtg_node_new("UnbindBackward0", d_unbind, ins, 1, outs, (int)n, &x);
+    if (!st) {
+      x->i[0] = dim;
+      st = mtg_attach(x, outs, (int)n);
+    }
+  }
+  if (st)
+    for (int64_t i = 0; i < n; i++) mt_release(outs[i]), outs[i] = NULL;
+  return st;
 }
 
 mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out) {

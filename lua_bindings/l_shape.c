@@ -5,6 +5,7 @@
  * give a data-dependent number of pieces (split, chunk, unbind) return a Lua
  * sequence; ops with one result per input (meshgrid, atleast_1d, ...) return
  * multiple values. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph.h"
@@ -428,12 +429,21 @@ static int l_tensor_split(lua_State *L) {
 static int l_unbind(lua_State *L) {
   int d;
   mt_tensor *t = split_args(L, "unbind", 2, &d);
-  lua_createtable(L, (int)t->shape[d], 0);
-  for (int64_t i = 0; i < t->shape[d]; i++) {
-    mt_tensor *o = NULL;
-    push_view(L, mtg_select(t, d, i, &o), &o);
+  int64_t n = t->shape[d];
+  mt_tensor **o = n ? calloc((size_t)n, sizeof *o) : NULL;
+  if (n && !o) luaL_error(L, "unbind: out of memory");
+  mt_status st = mtg_unbind(t, d, o);
+  if (st) {
+    free(o);
+    MTL_CHECK(L, st);
+  }
+  lua_createtable(L, n < (1 << 20) ? (int)n : 0, 0);
+  for (int64_t i = 0; i < n; i++) { /* each push takes its reference; on a Lua error the rest leak */
+    mtl_push_tensor(L, o[i]);
+    o[i] = NULL;
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+  free(o);
   return 1;
 }
 

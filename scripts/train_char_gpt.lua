@@ -209,8 +209,9 @@ end
 function Attention:forward(x, cache)
   local B, T, E = x:size(1), x:size(2), x:size(3)
   local H = self.n_head
-  local qkv = self.c_attn(x):view(B, T, 3, H, E // H):permute(3, 1, 4, 2, 5)
-  local q, k, v = qkv[1], qkv[2], qkv[3]
+  -- one unbind (not three selects): its backward takes dq, dk, dv as the
+  -- fused attention writes them, into one (B, T, 3, H, hd) buffer, unchanged
+  local q, k, v = table.unpack(self.c_attn(x):view(B, T, 3, H, E // H):permute(3, 1, 4, 2, 5):unbind(1))
   local causal = true
   if cache then
     if cache.k then

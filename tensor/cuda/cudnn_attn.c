@@ -11,6 +11,8 @@
  *             dV = P^T dO; dS = P * (dO V^T - D) * scale
  *             dK = dS^T Q; dQ_acc = dS K (float32); dQ = dQ_acc
  *
+ * Operands are read and written with the strides the caller gives (the
+ * plan's key holds them), so strided q/k/v views need no copies.
  * GQA: K and V keep their hk heads; the backward sums dK, dV of each group
  * with a reduction node. Plans are built once per problem (key below) by
  * cuDNN's heuristics (mode A, then fallback) and cached; a problem no
@@ -205,13 +207,20 @@ static void contiguous(const int64_t d[4], int64_t s[4]) {
 /* The shapes every graph uses. */
 typedef struct shapes {
   int64_t q[4], qs[4];   /* (b, hq, sq, d) */
-  int64_t kt[4], kts[4]; /* K or V seen transposed: (b, hk, d, skv) */
+  int64_t kt[4];         /* K or V seen transposed: (b, hk, d, skv) */
   int64_t kv[4], kvs[4]; /* (b, hk, skv, d) */
   int64_t s[4], ss[4];   /* scores (b, hq, sq, skv) */
   int64_t st[4], sts[4]; /* (b, hq, sq, 1), also row statistics */
   int64_t pt[4], pts[4]; /* scores seen transposed (b, hq, skv, sq) */
   int64_t one[4];
+  int64_t io[MT_CA_N][4]; /* the operands' strides (p->str, else contiguous) */
 } shapes;
+
+/* (.., rows, d) strides seen as those of the transposed (.., d, rows) */
+static const int64_t *transposed(const int64_t s[4], int64_t t[4]) {
+  t[0] = s[0], t[1] = s[1], t[2] = s[3], t[3] = s[2];
+  return t;
+}
 
 static void make_shapes(const mt_cudnn_attn *p, shapes *h) {
   int64_t q[4] = {p->b, p->hq, p->sq, p->d}, kv[4] = {p->b, p->hk, p->skv, p->d};
@@ -220,11 +229,17 @@ static void make_shapes(const mt_cudnn_attn *p, shapes *h) {
   contiguous(q, h->qs), contiguous(kv, h->kvs), contiguous(s, h->ss);
   int64_t sts[4] = {p->hq * p->sq, p->sq, 1, 1};
   memcpy(h->sts, sts, sizeof sts);
-  int64_t kt[4] = {p->b, p->hk, p->d, p->skv}, kts[4] = {h->kvs[0], h->kvs[1], 1, p->d};
-  memcpy(h->kt, kt, sizeof kt), memcpy(h->kts, kts, sizeof kts);
+  int64_t kt[4] = {p->b, p->hk, p->d, p->skv};
+  memcpy(h->kt, kt, sizeof kt);
   int64_t pt[4] = {p->b, p->hq, p->skv, p->sq}, pts[4] = {h->ss[0], h->ss[1], 1, p->skv};
   memcpy(h->pt, pt, sizeof pt), memcpy(h->pts, pts, sizeof pts);
   for (int i = 0; i < 4; i++) h->one[i] = 1;
+  for (int i = 0; i < MT_CA_N; i++) {
+    const int64_t *g = p->str[i];
+    bool kv = i == MT_CA_K || i == MT_CA_V || i == MT_CA_DK || i == MT_CA_DV;
+    if (g[0] || g[1] || g[2] || g[3]) memcpy(h->io[i], g, sizeof h->io[i]);
+    else memcpy(h->io[i], kv ? h->kvs : h->qs, sizeof h->io[i]);
+  }
 }
 
 /* scores * scale (+ bias) (causal: lowest above the diagonal). */
@@ -259,8 +274,10 @@ static void build_fwd(builder *g, const mt_cudnn_attn *p) {
   shapes h;
   make_shapes(p, &h);
   int io = p->dt == MT_BFLOAT16 ? BF16 : F16;
-  BD Q = tensor(g, U_Q, io, h.q, h.qs, false, false), KT = tensor(g, U_K, io, h.kt, h.kts, false, false);
-  BD V = tensor(g, U_V, io, h.kv, h.kvs, false, false), O = tensor(g, U_O, io, h.q, h.qs, false, false);
+  int64_t tr[4];
+  BD Q = tensor(g, U_Q, io, h.q, h.io[MT_CA_Q], false, false);
+  BD KT = tensor(g, U_K, io, h.kt, transposed(h.io[MT_CA_K], tr), false, false);
+  BD V = tensor(g, U_V, io, h.kv, h.io[MT_CA_V], false, false), O = tensor(g, U_O, io, h.q, h.io[MT_CA_O], false, false);
   BD ST = tensor(g, U_STATS, F32, h.st, h.sts, false, false);
   BD SC = tensor(g, U_SCALE, F32, h.one, h.one, false, true);
   BD s = virt(g, F32, h.s, h.ss);
@@ -296,15 +313,20 @@ static void build_bwd(builder *g, const mt_cudnn_attn *p) {
   shapes h;
   make_shapes(p, &h);
   int io = p->dt == MT_BFLOAT16 ? BF16 : F16;
-  BD Q = tensor(g, U_Q, io, h.q, h.qs, false, false), KT = tensor(g, U_K, io, h.kt, h.kts, false, false);
-  BD VT = tensor(g, U_V, io, h.kt, h.kts, false, false), O = tensor(g, U_O, io, h.q, h.qs, false, false);
+  int64_t tr[2][4];
+  BD Q = tensor(g, U_Q, io, h.q, h.io[MT_CA_Q], false, false);
+  BD KT = tensor(g, U_K, io, h.kt, transposed(h.io[MT_CA_K], tr[0]), false, false);
+  BD VT = tensor(g, U_V, io, h.kt, transposed(h.io[MT_CA_V], tr[1]), false, false);
+  BD O = tensor(g, U_O, io, h.q, h.io[MT_CA_O], false, false);
   BD ST = tensor(g, U_STATS, F32, h.st, h.sts, false, false);
   BD SC = tensor(g, U_SCALE, F32, h.one, h.one, false, true);
   BD ONE = tensor(g, U_ONE, F32, h.one, h.one, false, true);
-  BD dO = tensor(g, U_DO, io, h.q, h.qs, false, false), dQ = tensor(g, U_DQ, io, h.q, h.qs, false, false);
-  BD dK = tensor(g, U_DK, io, h.kv, h.kvs, false, false), dV = tensor(g, U_DV, io, h.kv, h.kvs, false, false);
+  BD dO = tensor(g, U_DO, io, h.q, h.io[MT_CA_DO], false, false);
+  BD dQ = tensor(g, U_DQ, io, h.q, h.io[MT_CA_DQ], false, false);
+  BD dK = tensor(g, U_DK, io, h.kv, h.io[MT_CA_DK], false, false);
+  BD dV = tensor(g, U_DV, io, h.kv, h.io[MT_CA_DV], false, false);
   BD SSUM = tensor(g, U_SSUM, F32, h.st, h.sts, false, false);
-  BD DQA = tensor(g, U_DQACC, F32, h.q, h.qs, false, false);
+  BD DQA = tensor(g, U_DQACC, F32, h.q, h.io[MT_CA_DQACC], false, false);
   /* D = rowsum(dO * O) */
   int64_t dos[4] = {p->hq * p->sq * p->d, p->sq * p->d, p->hq * p->d, 1};
   BD t1 = virt(g, F32, h.q, dos), t2 = virt(g, F32, h.st, h.sts);
@@ -343,7 +365,7 @@ static void build_bwd(builder *g, const mt_cudnn_attn *p) {
 
 typedef struct akey {
   int32_t dev, dir, dt, causal, bias, pad;
-  int64_t b, hq, hk, sq, skv, d, bias_dims[4], bias_str[4];
+  int64_t b, hq, hk, sq, skv, d, bias_dims[4], bias_str[4], str[MT_CA_N][4];
 } akey;
 
 typedef struct plan {
@@ -366,6 +388,7 @@ static void make_key(const mt_cudnn_attn *p, int dir, akey *k) {
   k->dev = p->dev, k->dir = dir, k->dt = (int32_t)p->dt, k->causal = p->causal, k->bias = p->bias != NULL;
   k->b = p->b, k->hq = p->hq, k->hk = p->hk, k->sq = p->sq, k->skv = p->skv, k->d = p->d;
   if (p->bias) memcpy(k->bias_dims, p->bias_dims, sizeof k->bias_dims), memcpy(k->bias_str, p->bias_str, sizeof k->bias_str);
+  memcpy(k->str, p->str, sizeof k->str);
 }
 
 static void drop_plan(const mt_cudnn_fns *f, plan *e) {

@@ -1,6 +1,9 @@
 /* cudnn_attn.h -- cuDNN's fused attention (cudnn_attn.c) on raw device
- * pointers. Layouts are contiguous: q, o, do, dq (b, hq, sq, d); k, v, dk,
- * dv (b, hk, skv, d); stats (b, hq, sq) float32, the natural log-sum-exp
+ * pointers. Layouts: q, o, do, dq (b, hq, sq, d); k, v, dk, dv (b, hk, skv,
+ * d), each with the strides in mt_cudnn_attn.str (contiguous where all
+ * zero; the last dim dense: BHSD, BSHD, interleaved qkv all fit); dq_acc
+ * float32 (b, hq, sq, d) with strides str[MT_CA_DQACC]; stats and ssum
+ * (b, hq, sq) float32 contiguous, stats the natural log-sum-exp
  * of each scaled, masked score row. hk divides hq (GQA: q head h uses k/v
  * head h / (hq / hk)). The causal mask is top-left aligned (query i sees
  * keys j <= i). */
@@ -8,6 +11,8 @@
 #define MT_CUDNN_ATTN_H
 
 #include "mt.h"
+
+enum { MT_CA_Q, MT_CA_K, MT_CA_V, MT_CA_O, MT_CA_DO, MT_CA_DQ, MT_CA_DK, MT_CA_DV, MT_CA_DQACC, MT_CA_N };
 
 typedef struct mt_cudnn_attn {
   int dev;
@@ -17,6 +22,7 @@ typedef struct mt_cudnn_attn {
   float scale;
   const void *bias;                   /* additive mask of dt, NULL: none */
   int64_t bias_dims[4], bias_str[4];  /* (b or 1, hq or 1, sq, skv) and its strides */
+  int64_t str[MT_CA_N][4];            /* element strides of each operand's (b, h, s, d); zeros: contiguous */
 } mt_cudnn_attn;
 
 /* Why cuDNN attention cannot run on dev at all (NULL: it may): cuDNN
