@@ -4,7 +4,9 @@
  * Statistics are kept in float64 buffers and handed out in the compute
  * dtype (float32 for float32/half inputs, float64 for float64). CUDA
  * tensors run the same steps with the loops of cuda/norm.c on the device,
- * or batch norm on cuDNN where cuda/cudnn_ops.c takes it. */
+ * or batch norm on cuDNN where cuda/cudnn_ops.c takes it, or layer norm
+ * (and group norm of (N, C) inputs in one group) on cuda/layernorm.c's
+ * fast kernels where they take it. */
 #include <math.h>
 #include <string.h>
 
@@ -241,6 +243,10 @@ static mt_status rows_forward(const char *op, const mt_tensor *x, const mt_rows_
   mt_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL, *m = NULL, *rs = NULL, *r = NULL;
   mt_status st;
   if (eps < 0) return mt_fail(MT_EARG, "%s: eps must be non-negative", op);
+  bool done = false;
+  if (on_cuda(x) && p->G == 1 && p->S == 1 && /* parameters per element of a row: the fast kernels */
+      ((st = mt_cuda_layer_norm(op, x, p->R, p->L, weight, bias, eps, sshape, snd, out, mean, rstd, &done)) || done))
+    return st;
   if ((st = as_compute(x, cd, &xc)) || (st = as_compute(weight, cd, &wc)) || (st = as_compute(bias, cd, &bc)) ||
       (st = mt_empty(x->shape, x->ndim, cd, mt_tdevice(x), &y)) || (st = dbl(p->R, mt_tdevice(x), &m)) ||
       (st = dbl(p->R, mt_tdevice(x), &rs)))
@@ -268,6 +274,12 @@ static mt_status rows_backward(const char *op, const mt_tensor *g, const mt_tens
   if (!mean || !rstd || mt_numel(mean) != p->R || mt_numel(rstd) != p->R)
     return mt_fail(MT_ESHAPE, "%s: mean and rstd must have %lld elements, got %s", op, (long long)p->R,
                    mean ? shp(mean->shape, mean->ndim, a) : "none");
+  bool done = false;
+  if (on_cuda(x) && p->G == 1 && p->S == 1 &&
+      ((st = mt_cuda_layer_norm_backward(op, g, x, p->R, p->L, mean, rstd, weight, grad_in, grad_weight, grad_bias,
+                                         &done)) ||
+       done))
+    return st;
   mt_dtype cd = compute_dtype(x);
   int64_t P = p->G * p->Cg;
   mt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *mc = NULL, *rc = NULL, *gx = NULL, *gw = NULL, *gb = NULL, *r = NULL;

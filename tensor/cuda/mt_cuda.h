@@ -230,6 +230,17 @@ mt_status mt_cudnn_batch_norm(const mt_tensor *x, const mt_tensor *w, const mt_t
 mt_status mt_cudnn_batch_norm_backward(const mt_tensor *gy, const mt_tensor *x, const mt_tensor *w,
                                        const mt_tensor *save_mean, const mt_tensor *save_invstd, mt_tensor **grad_in,
                                        mt_tensor **grad_weight, mt_tensor **grad_bias, bool *done);
+/* Layer norm over rows of L contiguous elements with per-element weight and
+ * bias (layernorm.c): the arguments of tensor/norm.c's rows_forward and
+ * rows_backward, checked there; statistics float32 of shape (sshape, snd).
+ * *done false: declined (another dtype, longer rows, ...), nothing made. */
+mt_status mt_cuda_layer_norm(const char *op, const mt_tensor *x, int64_t R, int64_t L, const mt_tensor *weight,
+                             const mt_tensor *bias, double eps, const int64_t *sshape, int snd, mt_tensor **out,
+                             mt_tensor **mean, mt_tensor **rstd, bool *done);
+mt_status mt_cuda_layer_norm_backward(const char *op, const mt_tensor *g, const mt_tensor *x, int64_t R, int64_t L,
+                                      const mt_tensor *mean, const mt_tensor *rstd, const mt_tensor *weight,
+                                      mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias,
+                                      bool *done);
 /* y (and idx, int64 1-based positions in the plane, unless NULL) of a max pool. */
 mt_status mt_cuda_max_pool(const struct mt_pool_problem *p, const mt_tensor *x, mt_tensor *y, mt_tensor *idx);
 /* gx = zeros plus gy summed at idx (checked to lie in the plane first). */
