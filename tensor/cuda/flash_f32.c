@@ -2,7 +2,7 @@
  * (flash_f32.cu): one member per (head dim, causal, direction, tile shape).
  * Tiles (measured on an H100, docs/cuda.md) may be overridden for tuning by
  * MOONTORCH_FLASH32_{BQ,BK,MINB} (forward) and MOONTORCH_FLASH32_{BKB,BQB,
- * BMINB} (backward). */
+ * BMINB,NBUF} (backward). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,28 +44,30 @@ static int small_env(const char *name, int dflt) {
 }
 
 /* Tile shape: forward queries per block and keys per tile, backward keys
- * per block and queries per tile, and the blocks per SM the registers are
- * budgeted for (minb forward, bminb backward). */
+ * per block and queries per tile, the blocks per SM the registers are
+ * budgeted for (minb forward, bminb backward), and the backward's query
+ * tile buffers (2: the next tile is fetched during this one). */
 typedef struct {
-  int bq, bk, minb, bkb, bqb, bminb;
+  int bq, bk, minb, bkb, bqb, bminb, nbuf;
 } shape;
 
 static shape shape_of(int64_t E) {
-  shape s = E == 64 ? (shape){64, 64, 2, 64, 32, 2} : (shape){64, 32, 1, 32, 64, 1};
+  shape s = E == 64 ? (shape){64, 64, 2, 64, 32, 2, 2} : (shape){64, 32, 2, 64, 64, 1, 1};
   s.bq = tile_env("MOONTORCH_FLASH32_BQ", s.bq), s.bk = tile_env("MOONTORCH_FLASH32_BK", s.bk);
   s.minb = small_env("MOONTORCH_FLASH32_MINB", s.minb);
   s.bkb = tile_env("MOONTORCH_FLASH32_BKB", s.bkb), s.bqb = tile_env("MOONTORCH_FLASH32_BQB", s.bqb);
   s.bminb = small_env("MOONTORCH_FLASH32_BMINB", s.bminb);
+  s.nbuf = small_env("MOONTORCH_FLASH32_NBUF", s.nbuf) > 1 ? 2 : 1;
   return s;
 }
 
 static mt_status member(const mt_cuda_flash *f, shape s, int part, const char *name, void **fn) {
-  char defs[200];
+  char defs[220];
   snprintf(defs, sizeof defs,
            "#define HD %d\n#define BQ %d\n#define BK %d\n#define BKB %d\n#define BQB %d\n#define CAUSAL %d\n"
-           "#define PART %d\n#define MINB %d\n",
+           "#define PART %d\n#define MINB %d\n#define NBUF %d\n",
            (int)f->E, part ? 0 : s.bq, part ? 0 : s.bk, part ? s.bkb : 0, part ? s.bqb : 0, f->causal, part,
-           part ? s.bminb : s.minb);
+           part ? s.bminb : s.minb, part ? s.nbuf : 0);
   return mt_cuda_family(f->dev, defs, mt_cuda_flash_f32_cu, name, fn);
 }
 
@@ -88,6 +90,9 @@ mt_status mt_cuda_flash_f32_fwd(const mt_cuda_flash *f) {
   if (st) return st;
   params p = params_of(f);
   int qs = (int)f->E + 4, smem = (int)((s.bq * qs + 2 * s.bk * qs + s.bq * (s.bk + 16)) * 4);
+  if (smem > 227 * 1024)
+    return mt_fail(MT_EARG, "%s: float32 flash tiles of %d queries x %d keys need %d bytes of shared memory", op, s.bq,
+                   s.bk, smem);
   int64_t gy = f->nb < 65535 ? f->nb : 65535, gz = (f->nb + gy - 1) / gy;
   return launch(f->dev, fn, (unsigned)((f->L + s.bq - 1) / s.bq), (unsigned)gy, (unsigned)gz, smem, &p, op);
 }
@@ -103,6 +108,9 @@ mt_status mt_cuda_flash_f32_bwd(const mt_cuda_flash *f) {
   int64_t blocks = (f->nb * f->L + 15) / 16; /* 16 rows of 16 lanes per block */
   if ((st = launch(f->dev, pre, (unsigned)(blocks < 65536 ? blocks : 65536), 1, 1, 0, &p, op))) return st;
   int qs = (int)f->E + 4;
-  int smem = (int)((2 * s.bkb * qs + 2 * s.bqb * qs + 2 * s.bkb * (s.bqb + 16) + 2 * s.bqb) * 4);
+  int smem = (int)((2 * s.bkb * qs + s.nbuf * 2 * s.bqb * qs + 2 * s.bkb * (s.bqb + 16) + s.nbuf * 2 * s.bqb) * 4);
+  if (smem > 227 * 1024)
+    return mt_fail(MT_EARG, "%s: float32 flash tiles of %d keys x %d queries (%d buffers) need %d bytes of shared memory",
+                   op, s.bkb, s.bqb, s.nbuf, smem);
   return launch(f->dev, main, (unsigned)f->nkv, (unsigned)((f->S + s.bkb - 1) / s.bkb), 1, smem, &p, op);
 }
