@@ -52,7 +52,7 @@ typedef struct {
 } shape;
 
 static shape shape_of(int64_t E) {
-  shape s = E == 64 ? (shape){64, 64, 2, 64, 32, 2, 2} : (shape){64, 32, 2, 64, 64, 1, 1};
+  shape s = E == 64 ? (shape){64, 64, 2, 64, 64, 2, 1} : (shape){128, 32, 1, 64, 64, 1, 1};
   s.bq = tile_env("MOONTORCH_FLASH32_BQ", s.bq), s.bk = tile_env("MOONTORCH_FLASH32_BK", s.bk);
   s.minb = small_env("MOONTORCH_FLASH32_MINB", s.minb);
   s.bkb = tile_env("MOONTORCH_FLASH32_BKB", s.bkb), s.bqb = tile_env("MOONTORCH_FLASH32_BQB", s.bqb);
