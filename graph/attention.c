@@ -36,7 +36,7 @@ static const char *flash_refusal(const mt_tensor *q, const mt_tensor *k, const m
                                  const mt_sdpa_opts *o, const mt_sdpa_dims *d) {
   if (mt_tdevice(q).type == MT_CUDA) { /* the CUDA kernels (tensor/attention_cuda.c) */
     const mt_tensor *qkv[3] = {q, k, v};
-    const char *why = mt_sdpa_flash_cuda_refusal(q, d, mtg_grad_enabled() && mtg_any_requires_grad(qkv, 3));
+    const char *why = mt_sdpa_flash_cuda_refusal(q, mask, o, d, mtg_grad_enabled() && mtg_any_requires_grad(qkv, 3));
     if (why) return why;
   } else {
     if (q->dtype != MT_FLOAT32 && q->dtype != MT_FLOAT64) return "it runs float32 and float64 only";

@@ -74,7 +74,8 @@ mt_status mt_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, cons
 void mt_sdpa_reserve_dropout(const mt_tensor *q, const mt_tensor *k, mt_sdpa_opts *o);
 
 /* The CUDA flash kernels (attention_cuda.c): bfloat16 and float16, head
- * dims 64 and 128 (256 forward only), dropout; lse is float32. Called by
+ * dims 64 and 128 (256 forward only), dropout; float32 (64 and 128, no mask
+ * nor dropout); lse is float32. Called by
  * mt_sdpa_flash and mt_sdpa_flash_backward for CUDA tensors. */
 mt_status mt_sdpa_flash_cuda(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                              const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
@@ -83,8 +84,10 @@ mt_status mt_sdpa_flash_backward_cuda(const mt_tensor *dout, const mt_tensor *q,
                                       const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
                                       mt_tensor **dv);
 /* Why the CUDA flash kernels cannot take these inputs (NULL: they can);
- * `backward`: a gradient will be wanted. */
-const char *mt_sdpa_flash_cuda_refusal(const mt_tensor *q, const mt_sdpa_dims *d, bool backward);
+ * `backward`: a gradient will be wanted. float32 runs on the SIMT kernels
+ * (head dims 64 and 128; no mask, no dropout). */
+const char *mt_sdpa_flash_cuda_refusal(const mt_tensor *q, const mt_tensor *mask, const mt_sdpa_opts *o,
+                                       const mt_sdpa_dims *d, bool backward);
 
 /* Tile sizes (queries x keys) of the flash kernels; tests shrink them to
  * exercise partial tiles. Values < 1 restore the defaults. */

@@ -1,9 +1,11 @@
 /* attention_cuda.c -- the flash attention ops on CUDA tensors: checks what
  * the kernels take (bfloat16 / float16, head dims 64 and 128, 256 forward
- * only), makes the inputs contiguous and 16-byte aligned, lays the mask's
+ * only; float32 on the SIMT kernels, head dims 64 and 128, no mask nor
+ * dropout), makes the inputs contiguous and 16-byte aligned, lays the mask's
  * per-item offsets out on the device, reserves dropout's random stream, and
- * launches cuda/flash.cu through cuda/flash.c. lse is float32 here (a 16-bit
- * lse would cost the backward its accuracy). */
+ * launches cuda/flash.cu through cuda/flash.c (float32: cuda/flash_f32.cu
+ * through cuda/flash_f32.c). lse is float32 here (a 16-bit lse would cost
+ * the backward its accuracy). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +14,18 @@
 #include "cuda/mt_cuda.h"
 #include "random.h"
 
-const char *mt_sdpa_flash_cuda_refusal(const mt_tensor *q, const mt_sdpa_dims *d, bool backward) {
+const char *mt_sdpa_flash_cuda_refusal(const mt_tensor *q, const mt_tensor *mask, const mt_sdpa_opts *o,
+                                       const mt_sdpa_dims *d, bool backward) {
   if (!mt_cuda_flash_available(mt_tdevice(q).index))
     return "it has no kernel for this GPU (it needs compute capability 8.0 or newer)";
-  if (q->dtype != MT_BFLOAT16 && q->dtype != MT_FLOAT16)
-    return "on the GPU it runs bfloat16 and float16 (float32 and float64 take math)";
+  if (q->dtype == MT_FLOAT32) { /* the SIMT kernels of cuda/flash_f32.cu */
+    if (mask) return "float32 on the GPU takes no attn_mask (math runs it)";
+    if (o->dropout_p > 0) return "float32 on the GPU has no dropout (math runs it)";
+    if (d->E != d->Ev || (d->E != 64 && d->E != 128))
+      return "float32 on the GPU takes head dims 64 and 128, equal for query and value";
+  } else if (q->dtype != MT_BFLOAT16 && q->dtype != MT_FLOAT16) {
+    return "on the GPU it runs bfloat16, float16 and float32 (float64 takes math)";
+  }
   if (d->E != d->Ev || (d->E != 64 && d->E != 128 && d->E != 256))
     return "on the GPU it takes head dims 64, 128 and 256, equal for query and value";
   if (d->E == 256 && backward) return "head dim 256 has no backward on the GPU";
@@ -105,7 +114,7 @@ static mt_status cprepare(const char *op, const mt_tensor *q, const mt_tensor *k
   if (!p->d.same_batch)
     return mt_fail(MT_ESHAPE, "%s: the flash backend needs query, key and value with equal batch dims (GQA heads "
                    "aside); broadcasting ones run on the math backend", op);
-  const char *why = mt_sdpa_flash_cuda_refusal(q, &p->d, backward);
+  const char *why = mt_sdpa_flash_cuda_refusal(q, mask, o, &p->d, backward);
   if (why) return mt_fail(MT_EDTYPE, "%s: the flash backend cannot take these inputs: %s", op, why);
   if ((st = dense_aligned(q, &p->q)) || (st = dense_aligned(k, &p->k)) || (st = dense_aligned(v, &p->v))) {
     cprep_free(p);
@@ -147,7 +156,7 @@ mt_status mt_sdpa_flash_cuda(const mt_tensor *q, const mt_tensor *k, const mt_te
   if (!(st = mt_empty(os, nb + 2, p.f.dt, mt_tdevice(q), &r)) &&
       !(st = mt_empty(os, nb + 1, MT_FLOAT32, mt_tdevice(q), &l))) {
     p.f.out = mt_data(r), p.f.lse = (float *)mt_data(l);
-    st = mt_cuda_flash_fwd(&p.f);
+    st = p.f.dt == MT_FLOAT32 ? mt_cuda_flash_f32_fwd(&p.f) : mt_cuda_flash_fwd(&p.f);
   }
   cprep_free(&p);
   if (st) {
@@ -187,15 +196,17 @@ mt_status mt_sdpa_flash_backward_cuda(const mt_tensor *dout, const mt_tensor *q,
   }
   mt_tensor *gc = NULL, *oc = NULL, *lc = NULL, *D = NULL, *acc = NULL, *rq = NULL, *rk = NULL, *rv = NULL;
   mt_device dev = mt_tdevice(q);
+  bool f32 = p.f.dt == MT_FLOAT32; /* its dq is its own fp32 accumulator */
   if (!st && !(st = dense_aligned(dout, &gc)) && !(st = dense_aligned(out, &oc)) && !(st = mt_contiguous(lse, &lc)) &&
-      !(st = mt_empty(os, nb + 1, MT_FLOAT32, dev, &D)) && !(st = mt_empty(q->shape, q->ndim, MT_FLOAT32, dev, &acc)) &&
+      !(st = mt_empty(os, nb + 1, MT_FLOAT32, dev, &D)) &&
+      (f32 || !(st = mt_empty(q->shape, q->ndim, MT_FLOAT32, dev, &acc))) &&
       !(st = mt_empty(q->shape, q->ndim, p.f.dt, dev, &rq)) && !(st = mt_empty(k->shape, k->ndim, p.f.dt, dev, &rk)) &&
       !(st = mt_empty(v->shape, v->ndim, p.f.dt, dev, &rv))) {
     mt_cuda_flash *f = &p.f;
     f->dout = mt_data(gc), f->out = mt_data(oc), f->lse = (float *)mt_data(lc);
-    f->D = (float *)mt_data(D), f->dq_acc = (float *)mt_data(acc);
+    f->D = (float *)mt_data(D), f->dq_acc = acc ? (float *)mt_data(acc) : NULL;
     f->dq = mt_data(rq), f->dk = mt_data(rk), f->dv = mt_data(rv);
-    st = mt_cuda_flash_bwd(f);
+    st = f32 ? mt_cuda_flash_f32_bwd(f) : mt_cuda_flash_bwd(f);
   }
   cprep_free(&p);
   mt_release(gc), mt_release(oc), mt_release(lc), mt_release(D), mt_release(acc);

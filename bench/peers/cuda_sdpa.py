@@ -1,6 +1,8 @@
 # bench/peers/cuda_sdpa.py -- PyTorch peer of bench/cuda_sdpa.lua (same rows):
 # each of PyTorch's fused SDPA backends (cudnn, flash, efficient) and the best.
-import time, torch, torch.nn.functional as F
+# `cuda_sdpa.py f32`: the float32 rows of `cuda_sdpa.lua f32` on PyTorch's
+# default backend for float32 (memory-efficient), full fp32 matmul precision.
+import sys, time, torch, torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
 def time_ms(fn, reps):
@@ -19,6 +21,29 @@ ROWS = [("b4_h16_l2048_e128", 4, 16, 2048, 128, False, True),
         ("b4_h16_l8192_e128", 4, 16, 8192, 128, False, False)]
 BACKENDS = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+
+F32_ROWS = [("gpt_b64_h6_l256_e64_causal", 64, 6, 256, 64, True), ("b4_h16_l2048_e64", 4, 16, 2048, 64, False),
+            ("b4_h16_l2048_e64_causal", 4, 16, 2048, 64, True), ("b4_h16_l2048_e128", 4, 16, 2048, 128, False)]
+
+def f32_rows():
+    for name, B, H, L, E, causal in F32_ROWS:
+        torch.manual_seed(0)
+        q, k, v, gy = (torch.randn(B, H, L, E, device="cuda") for _ in range(4))
+        flops = 4 * B * H * L * L * E / (2 if causal else 1)
+        with torch.no_grad():
+            f = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 20)
+        qr, kr, vr = (t.clone().requires_grad_() for t in (q, k, v))
+        def both():
+            qr.grad = kr.grad = vr.grad = None
+            F.scaled_dot_product_attention(qr, kr, vr, is_causal=causal).backward(gy)
+        b = time_ms(both, 20)
+        print(f"peer sdpa_f32_{name} [default] fwd {f:.3f} ms ({flops / f / 1e9:.1f} TFLOP/s), "
+              f"fwd+bwd {b:.3f} ms ({3.5 * flops / b / 1e9:.1f} TFLOP/s; bwd alone {b - f:.3f} ms)")
+
+if sys.argv[1:] == ["f32"]:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    f32_rows()
+    sys.exit(0)
 
 print(f"peer torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
 for name, B, H, L, E, causal, bwd in ROWS:

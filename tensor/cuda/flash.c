@@ -95,8 +95,8 @@ static mt_status member(const mt_cuda_flash *f, shape s, const char *name, void 
 
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
-/* Lets fn use `bytes` of dynamic shared memory (above the default 48 KB). */
-static mt_status allow_smem(int dev, void *fn, int bytes, const char *op) {
+/* Declared in flash.h (flash_f32.c uses it too). */
+mt_status mt_cuda_allow_smem(int dev, void *fn, int bytes, const char *op) {
 #ifdef MT_HIP
   (void)dev, (void)fn, (void)bytes, (void)op;
   return MT_OK;
@@ -115,7 +115,7 @@ static mt_status allow_smem(int dev, void *fn, int bytes, const char *op) {
 
 static mt_status launch(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz, int threads, int smem, params *pp,
                         const char *op) {
-  mt_status st = smem > 48 * 1024 ? allow_smem(dev, fn, smem, op) : MT_OK;
+  mt_status st = smem > 48 * 1024 ? mt_cuda_allow_smem(dev, fn, smem, op) : MT_OK;
   if (st || gx == 0 || gy == 0 || gz == 0) return st;
   void *args[] = {pp};
   mt_cuda_note_launch(dev, op);

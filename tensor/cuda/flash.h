@@ -8,7 +8,7 @@
 
 typedef struct mt_cuda_flash {
   int dev;
-  mt_dtype dt;                  /* MT_BFLOAT16 or MT_FLOAT16 */
+  mt_dtype dt;                  /* MT_BFLOAT16 or MT_FLOAT16 (MT_FLOAT32: flash_f32.c) */
   int64_t nb, nkv, hq, group;   /* q items, k/v items, q heads, q heads per k/v head */
   int64_t L, S, E;              /* E: head dim of q, k and v (64, 128; 256 forward only) */
   double scale;
@@ -34,5 +34,14 @@ bool mt_cuda_flash_available(int dev);
 mt_status mt_cuda_flash_fwd(const mt_cuda_flash *f);
 /* dq, dk, dv from dout, q, k, v, out and lse. */
 mt_status mt_cuda_flash_bwd(const mt_cuda_flash *f);
+/* Lets kernel fn use `bytes` of dynamic shared memory (above the default
+ * 48 KB; flash.c). */
+mt_status mt_cuda_allow_smem(int dev, void *fn, int bytes, const char *op);
+
+/* The float32 kernels (flash_f32.cu, SIMT FMA): head dims 64 and 128, no
+ * mask, no dropout; f->dt is MT_FLOAT32 and the backward's dq_acc unused
+ * (dq itself is the zeroed accumulator). */
+mt_status mt_cuda_flash_f32_fwd(const mt_cuda_flash *f);
+mt_status mt_cuda_flash_f32_bwd(const mt_cuda_flash *f);
 
 #endif

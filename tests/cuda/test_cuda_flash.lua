@@ -49,7 +49,7 @@ test("flash: NaN inputs give NaN outputs; a fully masked row gives NaN", functio
   check(not y[1][1][10]:isnan():any():item(), "the next row is finite")
 end)
 
-test("flash selection on the GPU: 16-bit take cudnn, else flash; float32, odd head dims and E=256 with grad take math", function()
+test("flash selection on the GPU: 16-bit take cudnn, else flash; float64, odd head dims and E=256 with grad take math", function()
   local x = inputs(torch.bfloat16, 1, 2, 2, 16, 16, 64, false)
   check_eq(torch.backends.sdp_selected(x[1], x[2], x[3]), torch.backends.cudnn.is_available() and "cudnn" or "flash")
   check_eq(torch.backends.sdp_selected(x[1], x[2], x[3], {dropout_p = 0.1}), "flash") -- cuDNN has no dropout here
@@ -58,12 +58,14 @@ test("flash selection on the GPU: 16-bit take cudnn, else flash; float32, odd he
     check_eq(torch.backends.sdp_selected(x[1], x[2], x[3]), "flash")
   end
   local f = x[1]:float()
+  check_eq(torch.backends.sdp_selected(f, f, f), "flash") -- float32: the SIMT kernels (test_cuda_flash_f32.lua)
+  f = x[1]:double()
   check_eq(torch.backends.sdp_selected(f, f, f), "math")
   local y = inputs(torch.float16, 1, 2, 2, 16, 16, 32, false)
   check_eq(torch.backends.sdp_selected(y[1], y[2], y[3]), "math")
   local z = inputs(torch.bfloat16, 1, 2, 2, 16, 16, 256, true)
   check_eq(torch.backends.sdp_selected(z[1], z[2], z[3]), "math")
   local g <close> = torch.backends.sdp_kernel{math = false}
-  check_error(function() torch.backends.sdp_selected(f, f, f) end, "float32 and float64 take math")
+  check_error(function() torch.backends.sdp_selected(f, f, f) end, "float64 takes math")
   check_error(function() torch.backends.sdp_selected(y[1], y[2], y[3]) end, "head dims 64, 128 and 256")
 end)
