@@ -200,14 +200,25 @@ static mt_status run_hooks(mtg_node *x, int k, mt_tensor **g) {
   return MT_OK;
 }
 
-/* Leaf accumulation: .grad = .grad + g (a new tensor each time). */
+/* Whether gradient g may become leaf's .grad without a copy (as PyTorch's
+ * AccumulateGrad steals it): held only by the node's buffer, a whole dense
+ * tensor of its own storage, no autograd state, leaf's dtype, and no trace
+ * running (the JIT replays the copy). */
+static bool stealable(const mt_tensor *g, const mt_tensor *leaf) {
+  return !MTG_TRACING() && g->refs == 1 && g->storage->refs == 1 && !g->base && !g->autograd && !g->borrowed &&
+         !g->storage->borrowed && g->offset == 0 && g->dtype == leaf->dtype && mt_is_contiguous(g) &&
+         mt_same_device(mt_tdevice(g), mt_tdevice(leaf));
+}
+
+/* Leaf accumulation: .grad = .grad + g (a new tensor each time, or g itself when stealable). */
 static mt_status accumulate_leaf(mtg_node *x, mt_tensor *g) {
   mt_tensor *leaf = x->leaf;
   if (!leaf) return MT_OK; /* the leaf is gone */
   mt_tensor *old = mtg_grad(leaf), *sum = NULL, *d = NULL;
-  mt_status st;
+  mt_status st = MT_OK;
   if (!mtg_grad_enabled()) { /* a fresh tensor outside any graph */
-    st = old ? mtg_binary(MT_OP_add, old, g, &sum) : mtg_clone(g, &sum); /* untracked, but traced for the JIT */
+    if (!old && stealable(g, leaf)) sum = mt_retain(g); /* nobody else sees g: it becomes .grad as it is */
+    else st = old ? mtg_binary(MT_OP_add, old, g, &sum) : mtg_clone(g, &sum); /* untracked, but traced for the JIT */
   } else {
     st = old ? mtg_binary(MT_OP_add, old, g, &sum) : mtg_ref(g, &sum);
   }

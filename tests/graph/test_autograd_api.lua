@@ -228,3 +228,29 @@ test("autograd.grad runs only the nodes that lead to the requested inputs", func
   -- asking for a as well runs ExpBackward again: an error now, as its saved tensor is gone
   check_error(function() torch.autograd.grad({(x * x):sum()}, {x, a}) end, "a second time")
 end)
+
+test("leaf gradients are taken over without a copy, and never shared between leaves", function()
+  -- add's backward hands the same gradient to both inputs: each leaf gets its own .grad
+  local a, b = torch.randn(5):requires_grad_(), torch.randn(5):requires_grad_()
+  local l = ((a + b) * 3):sum()
+  l:backward()
+  check_close(a.grad, torch.full({5}, 3.0))
+  check_close(b.grad, torch.full({5}, 3.0))
+  a.grad:mul_(2) -- in place on one leaf's gradient
+  check_close(b.grad, torch.full({5}, 3.0), {}, "b.grad untouched")
+  -- a user's gradient tensor is never taken as .grad
+  local x = torch.randn(4):requires_grad_()
+  local g = torch.ones(4)
+  x:backward(g)
+  g:mul_(5)
+  check_close(x.grad, torch.ones(4), {}, "x.grad is not the caller's tensor")
+  -- a second backward accumulates into a new tensor
+  local w = torch.randn(3, 2):requires_grad_()
+  local l1 = (w * 2):sum()
+  l1:backward()
+  local first = w.grad
+  local l2 = (w * 2):sum()
+  l2:backward()
+  check_close(w.grad, torch.full({3, 2}, 4.0))
+  check_close(first, torch.full({3, 2}, 2.0), {}, "the earlier .grad is unchanged")
+end)
