@@ -45,6 +45,7 @@
 /* hiprtc: the architecture is a gfx target ID ("gfx90a:sramecc+:xnack-") */
 #define MT_GPU_ARCH_OPT "--offload-arch=%s"
 #define MT_GPU_RTC_OPTS "-std=c++17"
+#define MT_GPU_RTC_FAST_COMPILE 0 /* hipRTC has no -Ofc */
 #else
 #define MT_GPU_DRIVER_ENV "MOONTORCH_CUDA_DRIVER"
 #define MT_GPU_DRIVER_LIBS "libcuda.so.1", "libcuda.so"
@@ -60,6 +61,7 @@
   "/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/", "/usr/lib/x86_64-linux-gnu/"
 #define MT_GPU_ARCH_OPT "--gpu-architecture=%s"
 #define MT_GPU_RTC_OPTS "-default-device", "--std=c++17"
+#define MT_GPU_RTC_FAST_COMPILE 1 /* NVRTC's -Ofc=mid from 12.8 on (nvrtc.c) */
 #endif
 
 #ifdef MT_HIP
