@@ -42,3 +42,18 @@ def setup():
     torch.set_num_threads(int(sys.argv[2]) if len(sys.argv) > 2 else torch.get_num_threads())
     only = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "all" else None
     return lambda name: only is None or only == name
+
+
+def cuda_time_ms(fn, reps, inner):
+    """Median milliseconds per call of fn on the GPU: reps batches of inner
+    calls, each batch timed by a pair of CUDA events, after 3 warm-up calls."""
+    for _ in range(3): fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(inner): fn()
+        b.record(); b.synchronize()
+        ts.append(a.elapsed_time(b) / inner)
+    return sorted(ts)[(len(ts) - 1) // 2]

@@ -3,19 +3,10 @@
 # the GeluBackward0 node through autograd.grad) and clip_grad_norm_ (foreach,
 # PyTorch's default on CUDA) over the gradient shapes that the Lua bench
 # wrote to /tmp/gpt_grad_shapes.txt (77 float32 tensors of the char GPT).
-import torch
+import time
 
-def time_ms(fn, reps, inner=1):
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner): fn()
-        b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b) / inner)
-    return sorted(ts)[(reps - 1) // 2]
+import torch
+from benchlib import cuda_time_ms as time_ms
 
 torch.manual_seed(0)
 x = torch.randn(16384, 1536, device="cuda").bfloat16()
@@ -32,7 +23,6 @@ ps = [torch.nn.Parameter(torch.randn(*s, device="cuda")) for s in shapes]
 for p in ps: p.grad = torch.randn_like(p) * 1e-3
 new = time_ms(lambda: torch.nn.utils.clip_grad_norm_(ps, 1.0), 21, 10)
 norm_only = time_ms(lambda: torch._foreach_norm([p.grad for p in ps]), 21, 10)
-import time
 t0 = time.perf_counter()
 for _ in range(100): torch.nn.utils.clip_grad_norm_(ps, 1.0)
 host = (time.perf_counter() - t0) / 100 * 1e3

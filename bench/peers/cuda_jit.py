@@ -3,18 +3,8 @@
 # a flat 5-op chain, and the host cost of a small compiled graph (default
 # mode and mode="reduce-overhead", which replays CUDA graphs).
 import time, torch, torch.nn.functional as F
+from benchlib import cuda_time_ms as time_ms
 
-def time_ms(fn, reps, inner):
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner): fn()
-        b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b) / inner)
-    return sorted(ts)[(len(ts) - 1) // 2]
 
 M, N = 65536, 1024
 n = M * N

@@ -2,18 +2,8 @@
 # the same rows, printed as "peer <row> <ms> ms" (device ms per call, CUDA
 # events around 20 calls, median of 15).
 import torch, torch.nn.functional as F
+from benchlib import cuda_time_ms as time_ms
 
-def time_ms(fn, reps, inner):
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner): fn()
-        b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b) / inner)
-    return sorted(ts)[(len(ts) - 1) // 2]
 
 D = 384
 for dt in ["float32", "bfloat16"]:
