@@ -388,8 +388,8 @@ static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **
 
 /* MOONTORCH_JIT_PROFILE=1: seconds spent per kind of step, printed at
  * exit, with the engine calls by name and the slowest kernels one by one.
- * On CUDA every step is followed by a device sync, so the times are the
- * GPU's (and the run is slower than without the profile). */
+ * On CUDA every step is followed by a device sync, so a step's time is its
+ * host work plus its GPU work, not overlapped (and the run is slower). */
 static int prof_on = -1;
 static double prof_s[4]; /* kernels, engine calls and views, write-backs, whole runs */
 static int64_t prof_runs;
