@@ -211,6 +211,40 @@ static mt_status prepare(const char *op, const mt_tensor *q, const mt_tensor *k,
 
 static int64_t nblocks(int64_t n, int64_t b) { return (n + b - 1) / b; }
 
+/* The output's sizes into os (q's batch dims, L, Ev); the batch rank. */
+int mt_sdpa_out_shape(const mt_tensor *q, const mt_sdpa_dims *d, int64_t *os) {
+  int nb = q->ndim - 2;
+  memcpy(os, q->shape, sizeof(int64_t) * nb);
+  os[nb] = d->L, os[nb + 1] = d->Ev;
+  return nb;
+}
+
+/* A fused forward's results, both backends: on failure (st) r and l are
+ * freed; l goes to *lse when asked (else freed), r through mt_deliver (out=). */
+mt_status mt_sdpa_hand_out(const char *op, mt_status st, mt_tensor *r, mt_tensor *l, mt_tensor **out,
+                           mt_tensor **lse) {
+  if (st) {
+    mt_release(r), mt_release(l);
+    return st;
+  }
+  if (lse)
+    *lse = l;
+  else
+    mt_release(l);
+  return mt_deliver(op, r, out);
+}
+
+/* A fused backward's gradients: each asked-for one delivered (out=), the
+ * rest (and all of them on failure) freed. */
+mt_status mt_sdpa_hand_out_grads(const char *op, mt_status st, mt_tensor *rq, mt_tensor *rk, mt_tensor *rv,
+                                 mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
+  if (!st && dq) st = mt_deliver(op, rq, dq), rq = NULL;
+  if (!st && dk) st = mt_deliver(op, rk, dk), rk = NULL;
+  if (!st && dv) st = mt_deliver(op, rv, dv), rv = NULL;
+  mt_release(rq), mt_release(rk), mt_release(rv);
+  return st;
+}
+
 mt_status mt_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
   const char *op = "sdpa_flash";
@@ -222,10 +256,8 @@ mt_status mt_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor 
   prep p;
   mt_status st = prepare(op, q, k, v, mask, o, &p);
   if (st) return st;
-  int nb = q->ndim - 2;
   int64_t os[MT_MAXDIM];
-  memcpy(os, q->shape, sizeof(int64_t) * nb);
-  os[nb] = p.d.L, os[nb + 1] = p.d.Ev;
+  int nb = mt_sdpa_out_shape(q, &p.d, os);
   mt_tensor *r = NULL, *l = NULL;
   if (!(st = mt_empty(os, nb + 2, p.job.dt, mt_tdevice(q), &r)) &&
       !(st = mt_empty(os, nb + 1, p.job.dt, mt_tdevice(q), &l))) {
@@ -233,15 +265,7 @@ mt_status mt_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor 
     st = run(&p.job, 0, p.job.nb, nblocks(p.d.L, p.job.bq));
   }
   prep_free(&p);
-  if (st) {
-    mt_release(r), mt_release(l);
-    return st;
-  }
-  if (lse)
-    *lse = l;
-  else
-    mt_release(l);
-  return mt_deliver(op, r, out);
+  return mt_sdpa_hand_out(op, st, r, l, out, lse);
 }
 
 mt_status mt_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
@@ -285,9 +309,5 @@ mt_status mt_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, cons
   }
   prep_free(&p);
   mt_release(gc), mt_release(oc), mt_release(lc), mt_release(D);
-  if (!st && dq) st = mt_deliver(op, rq, dq), rq = NULL;
-  if (!st && dk) st = mt_deliver(op, rk, dk), rk = NULL;
-  if (!st && dv) st = mt_deliver(op, rv, dv), rv = NULL;
-  mt_release(rq), mt_release(rk), mt_release(rv);
-  return st;
+  return mt_sdpa_hand_out_grads(op, st, rq, rk, rv, dq, dk, dv);
 }

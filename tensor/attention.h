@@ -37,6 +37,16 @@ typedef struct mt_sdpa_dims {
 mt_status mt_sdpa_check(const char *op, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
                         const mt_tensor *mask, const mt_sdpa_opts *o, mt_sdpa_dims *d);
 
+/* The fused backends' output sizes into os (q's batch dims, L, Ev); the batch rank. */
+int mt_sdpa_out_shape(const mt_tensor *q, const mt_sdpa_dims *d, int64_t *os);
+/* The fused backends' results: on failure everything freed; l to *lse when
+ * asked (else freed), r through mt_deliver (out=); the asked-for gradients
+ * delivered, the others freed. */
+mt_status mt_sdpa_hand_out(const char *op, mt_status st, mt_tensor *r, mt_tensor *l, mt_tensor **out,
+                           mt_tensor **lse);
+mt_status mt_sdpa_hand_out_grads(const char *op, mt_status st, mt_tensor *rq, mt_tensor *rk, mt_tensor *rv,
+                                 mt_tensor **dq, mt_tensor **dk, mt_tensor **dv);
+
 /* Tiled attention with online softmax (never the L x S matrix): out
  * (batch..., L, Ev) and lse (batch..., L), the log-sum-exp of each scaled,
  * masked score row (what the backward needs). float32 and float64; q, k, v

@@ -148,10 +148,8 @@ mt_status mt_sdpa_flash_cuda(const mt_tensor *q, const mt_tensor *k, const mt_te
   cprep p;
   mt_status st = cprepare(op, q, k, v, mask, o, false, &p);
   if (st) return st;
-  int nb = q->ndim - 2;
   int64_t os[MT_MAXDIM];
-  memcpy(os, q->shape, sizeof(int64_t) * nb);
-  os[nb] = p.d.L, os[nb + 1] = p.d.Ev;
+  int nb = mt_sdpa_out_shape(q, &p.d, os);
   mt_tensor *r = NULL, *l = NULL;
   if (!(st = mt_empty(os, nb + 2, p.f.dt, mt_tdevice(q), &r)) &&
       !(st = mt_empty(os, nb + 1, MT_FLOAT32, mt_tdevice(q), &l))) {
@@ -159,15 +157,7 @@ mt_status mt_sdpa_flash_cuda(const mt_tensor *q, const mt_tensor *k, const mt_te
     st = p.f.dt == MT_FLOAT32 ? mt_cuda_flash_f32_fwd(&p.f) : mt_cuda_flash_fwd(&p.f);
   }
   cprep_free(&p);
-  if (st) {
-    mt_release(r), mt_release(l);
-    return st;
-  }
-  if (lse)
-    *lse = l;
-  else
-    mt_release(l);
-  return mt_deliver(op, r, out);
+  return mt_sdpa_hand_out(op, st, r, l, out, lse);
 }
 
 mt_status mt_sdpa_flash_backward_cuda(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
@@ -210,9 +200,5 @@ mt_status mt_sdpa_flash_backward_cuda(const mt_tensor *dout, const mt_tensor *q,
   }
   cprep_free(&p);
   mt_release(gc), mt_release(oc), mt_release(lc), mt_release(D), mt_release(acc);
-  if (!st && dq) st = mt_deliver(op, rq, dq), rq = NULL;
-  if (!st && dk) st = mt_deliver(op, rk, dk), rk = NULL;
-  if (!st && dv) st = mt_deliver(op, rv, dv), rv = NULL;
-  mt_release(rq), mt_release(rk), mt_release(rv);
-  return st;
+  return mt_sdpa_hand_out_grads(op, st, rq, rk, rv, dq, dk, dv);
 }

@@ -44,7 +44,7 @@ def setup():
     return lambda name: only is None or only == name
 
 
-def cuda_time_ms(fn, reps, inner):
+def cuda_time_ms(fn, reps, inner=1):
     """Median milliseconds per call of fn on the GPU: reps batches of inner
     calls, each batch timed by a pair of CUDA events, after 3 warm-up calls."""
     for _ in range(3): fn()

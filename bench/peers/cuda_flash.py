@@ -5,14 +5,7 @@
 import sys, torch, torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
-def time_ms(fn, reps):
-    fn(); fn(); fn(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return sorted(ts)[(len(ts) - 1) // 2]
+from benchlib import cuda_time_ms as time_ms
 
 only = sys.argv[1] if len(sys.argv) > 1 else None
 backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),

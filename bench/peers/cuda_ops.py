@@ -1,14 +1,7 @@
 # bench/peers/cuda_ops.py -- PyTorch peer of bench/cuda_ops.lua (same figures).
 import sys, torch, torch.nn as nn, torch.nn.functional as F
 
-def time_ms(fn, reps):
-    fn(); fn(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return sorted(ts)[(len(ts) - 1) // 2]
+from benchlib import cuda_time_ms as time_ms
 
 only = sys.argv[1] if len(sys.argv) > 1 else None
 

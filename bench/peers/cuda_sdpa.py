@@ -5,15 +5,7 @@
 import sys, time, torch, torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
-def time_ms(fn, reps):
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return sorted(ts)[(len(ts) - 1) // 2]
+from benchlib import cuda_time_ms as time_ms
 
 ROWS = [("b4_h16_l2048_e128", 4, 16, 2048, 128, False, True),
         ("b4_h16_l2048_e128_causal", 4, 16, 2048, 128, True, True),
