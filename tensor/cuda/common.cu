@@ -1,7 +1,6 @@
-// common.cu -- helpers shared by the kernel families (reduce.cu,
-// softmax.cu, index.cu, ...): the 16-bit float types and their
-// conversions, the warp ballot and the Philox generator, with no CUDA
-// headers (NVRTC needs none). kernels.c
+// common.cu -- helpers shared by the reduction, softmax and index kernel
+// families (reduce.cu, softmax.cu, index.cu): the 16-bit float types and
+// their conversions, with no CUDA headers (NVRTC needs none). kernels.c
 // places this text after a member's #defines and before the family's body.
 // It is also the portability prelude for HIP (make HIP=1, hiprtc): what
 // differs there sits behind #ifdef __HIP__.
@@ -52,26 +51,3 @@ __device__ __forceinline__ unsigned mt_ballot32(bool p) { return (unsigned)(__ba
 #else
 __device__ __forceinline__ unsigned mt_ballot32(bool p) { return __ballot_sync(0xffffffffu, p); }
 #endif
-
-// One Philox4x32-10 block (Salmon, Moraes, Dror, Shaw, SC'11) of counter
-// {c, c >> 32, 0, 0} and key {k0, k1}: ten rounds of two 32x32 -> 64
-// products, the halves exchanged and xored with the round key, the key
-// bumped by W0, W1. random.cu's draws and flash.cu's dropout masks; the
-// CPU's tensor/random.c computes the same words.
-__device__ __forceinline__ void mt_philox(unsigned long long c, unsigned k0, unsigned k1, unsigned *o) {
-  const unsigned M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-  unsigned c0 = (unsigned)c, c1 = (unsigned)(c >> 32), c2 = 0, c3 = 0;
-#pragma unroll
-  for (int r = 0; r < 10; r++) {
-    unsigned hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
-    unsigned hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
-    unsigned n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c1 = lo1;
-    c3 = lo0;
-    c0 = n0;
-    c2 = n2;
-    k0 += W0;
-    k1 += W1;
-  }
-  o[0] = c0, o[1] = c1, o[2] = c2, o[3] = c3;
-}

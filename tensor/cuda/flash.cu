@@ -115,12 +115,31 @@ __device__ __forceinline__ void load_tile(TX *tile, const TX *g, int r0, int n, 
 }
 
 #if DROPOUT
+#define PH_M0 0xD2511F53u
+#define PH_M1 0xCD9E8D57u
+#define PH_W0 0x9E3779B9u
+#define PH_W1 0xBB67AE85u
+// word j of Philox4x32-10 block c (as random.cu)
+__device__ __forceinline__ unsigned philox_word(unsigned long long c, unsigned k0, unsigned k1, int j) {
+  unsigned c0 = (unsigned)c, c1 = (unsigned)(c >> 32), c2 = 0, c3 = 0;
+#pragma unroll
+  for (int r = 0; r < 10; r++) {
+    unsigned hi0 = __umulhi(PH_M0, c0), lo0 = PH_M0 * c0;
+    unsigned hi1 = __umulhi(PH_M1, c2), lo1 = PH_M1 * c2;
+    unsigned n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c1 = lo1;
+    c3 = lo0;
+    c0 = n0;
+    c2 = n2;
+    k0 += PH_W0;
+    k1 += PH_W1;
+  }
+  return j == 0 ? c0 : j == 1 ? c1 : j == 2 ? c2 : c3;
+}
 // keep element number e of the draw?
 __device__ __forceinline__ bool keep_at(unsigned long long e, unsigned long long base, unsigned k0, unsigned k1,
                                         unsigned long long thr) {
-  unsigned w[4];
-  mt_philox(base + (e >> 2), k0, k1, w); // word e of the draw, as random.cu's
-  return (unsigned long long)w[e & 3] < thr;
+  return (unsigned long long)philox_word(base + (e >> 2), k0, k1, (int)(e & 3)) < thr;
 }
 #endif
 
@@ -600,55 +619,6 @@ extern "C" __global__ void mt_flash_bwd_post(const float *acc, TX *dq, long long
     dq[i] = stx(acc[i] * scale);
 }
 
-// ---- pieces of both backward kernels (mma.sync and wgmma) ----
-
-template <int N> __device__ __forceinline__ void zero_frags(float (*a)[4]) {
-#pragma unroll
-  for (int i = 0; i < N; i++)
-#pragma unroll
-    for (int e = 0; e < 4; e++) a[i][e] = 0.f;
-}
-
-// lse (times log2 e) and D = rowsum(dO * O) of query rows [i0, i0 + BQ) of
-// head b into stage stg of slse and sD (0 past the last row)
-__device__ __forceinline__ void load_stats(const flash_params &p, float *slse, float *sD, int b, int i0, int stg,
-                                           int tid) {
-  for (int r = tid; r < BQ; r += NW * 32) {
-    bool ok = i0 + r < p.L;
-    slse[stg * BQ + r] = ok ? p.lse[(long long)b * p.L + i0 + r] * LOG2E : 0.f;
-    sD[stg * BQ + r] = ok ? p.D[(long long)b * p.L + i0 + r] : 0.f;
-  }
-}
-
-// This thread's fragments of a key block x query tile: the scores s (S^T,
-// keys key0 and key0 + 8, query columns by tg) become P^T (dropped and
-// rescaled under dropout), dp (dP^T) becomes dS^T = P^T (dP^T - D); edge:
-// bounds, masks and causality apply (score()).
-__device__ __forceinline__ void probs_bwd(const flash_params &p, int b, int i0, int key0, int tg, bool edge,
-                                          const float *lse2, const float *Dq, float (*s)[4], float (*dp)[4]) {
-#pragma unroll
-  for (int nt = 0; nt < BQ / 8; nt++)
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-      int c = nt * 8 + 2 * tg + (e & 1), i = i0 + c, j = key0 + (e >> 1) * 8;
-      float x = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
-      float pe = x == NEG_INF ? 0.f : ex2(x - lse2[c]);
-      float dpe = dp[nt][e];
-#if DROPOUT
-      if (pe != 0.f && keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr)) {
-        dpe *= p.drop_scale;
-        s[nt][e] = pe * p.drop_scale;
-      } else {
-        dpe = 0.f;
-        s[nt][e] = 0.f;
-      }
-#else
-      s[nt][e] = pe;
-#endif
-      dp[nt][e] = pe * (dpe - Dq[c]);
-    }
-}
-
 // Block: NW warps, BKB = 16 * NW keys of k/v item kvb; loops over the q
 // heads of its group and their query tiles of BQ (two shared stages).
 // Per tile: S^T = K Q^T, P^T from lse, dP^T = V dO^T, dV += P^T dO,
@@ -680,14 +650,20 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd(flash_params 
     int b = outer * p.hq + h0 + it / nqt, i0 = (fq + it % nqt) * BQ;
     load_tile<BQ, NW * 32>(sq + stg * BQ * HD, p.q + (long long)b * p.L * HD, i0, p.L, tid);
     load_tile<BQ, NW * 32>(sdo + stg * BQ * HD, p.dout + (long long)b * p.L * HD, i0, p.L, tid);
-    load_stats(p, slse, sD, b, i0, stg, tid);
+    for (int r = tid; r < BQ; r += NW * 32) {
+      bool ok = i0 + r < p.L;
+      slse[stg * BQ + r] = ok ? p.lse[(long long)b * p.L + i0 + r] * LOG2E : 0.f;
+      sD[stg * BQ + r] = ok ? p.D[(long long)b * p.L + i0 + r] : 0.f;
+    }
   };
   if (nit > 0) load_stage(0, 0);
   cp_commit();
 
   float dk[HD / 8][4], dv[HD / 8][4];
-  zero_frags<HD / 8>(dk);
-  zero_frags<HD / 8>(dv);
+#pragma unroll
+  for (int i = 0; i < HD / 8; i++)
+#pragma unroll
+    for (int e = 0; e < 4; e++) dk[i][e] = dv[i][e] = 0.f;
   const unsigned sk_a = sptr(sk), sv_a = sptr(sv), sds_a = sptr(sds);
   const int key0 = j0 + warp * 16 + g; // this thread's keys: key0, key0 + 8
 
@@ -705,8 +681,10 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd(flash_params 
     const float *lse2 = slse + stg * BQ, *Dq = sD + stg * BQ;
     // S^T = K Q^T and dP^T = V dO^T (16 keys x BQ queries per warp)
     float s[BQ / 8][4], dp[BQ / 8][4];
-    zero_frags<BQ / 8>(s);
-    zero_frags<BQ / 8>(dp);
+#pragma unroll
+    for (int i = 0; i < BQ / 8; i++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) s[i][e] = dp[i][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) {
       unsigned a0, a1, a2, a3, c0, c1, c2, c3;
@@ -730,7 +708,27 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd(flash_params 
 #if CAUSAL
     edge = edge || j0 + warp * 16 + 15 > i0;
 #endif
-    probs_bwd(p, b, i0, key0, tg, edge, lse2, Dq, s, dp);
+#pragma unroll
+    for (int nt = 0; nt < BQ / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        int c = nt * 8 + 2 * tg + (e & 1), i = i0 + c, j = key0 + (e >> 1) * 8;
+        float x = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
+        float pe = x == NEG_INF ? 0.f : ex2(x - lse2[c]);
+        float dpe = dp[nt][e];
+#if DROPOUT
+        if (pe != 0.f && keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr)) {
+          dpe *= p.drop_scale;
+          s[nt][e] = pe * p.drop_scale;
+        } else {
+          dpe = 0.f;
+          s[nt][e] = 0.f;
+        }
+#else
+        s[nt][e] = pe;
+#endif
+        dp[nt][e] = pe * (dpe - Dq[c]);
+      }
     // dV += P^T dO, dK += dS^T Q
 #pragma unroll
     for (int kk = 0; kk < BQ / 16; kk++) {
@@ -839,14 +837,20 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd_wg(flash_para
     int b = outer * p.hq + h0 + it / nqt, i0 = (fq + it % nqt) * BQ;
     load_tile_b<BQ, NW * 32>(sq + stg * BQ * HD, p.q + (long long)b * p.L * HD, i0, p.L, tid);
     load_tile_b<BQ, NW * 32>(sdo + stg * BQ * HD, p.dout + (long long)b * p.L * HD, i0, p.L, tid);
-    load_stats(p, slse, sD, b, i0, stg, tid);
+    for (int r = tid; r < BQ; r += NW * 32) {
+      bool ok = i0 + r < p.L;
+      slse[stg * BQ + r] = ok ? p.lse[(long long)b * p.L + i0 + r] * LOG2E : 0.f;
+      sD[stg * BQ + r] = ok ? p.D[(long long)b * p.L + i0 + r] : 0.f;
+    }
   };
   if (nit > 0) load_stage(0, 0);
   cp_commit();
 
   float dk[HD / 8][4], dv[HD / 8][4];
-  zero_frags<HD / 8>(dk);
-  zero_frags<HD / 8>(dv);
+#pragma unroll
+  for (int i = 0; i < HD / 8; i++)
+#pragma unroll
+    for (int e = 0; e < 4; e++) dk[i][e] = dv[i][e] = 0.f;
   const unsigned sk_a = sptr(sk), sv_a = sptr(sv), sds_a = sptr(sds);
   const int key0 = j0 + warp * 16 + g; // this thread's keys: key0, key0 + 8
   const int kl0 = warp * 16 + g;       // the same within the block
@@ -865,8 +869,10 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd_wg(flash_para
     const unsigned sq_a = sptr(sq + stg * BQ * HD), sdo_a = sptr(sdo + stg * BQ * HD);
     const float *lse2 = slse + stg * BQ, *Dq = sD + stg * BQ;
     float s[BQ / 8][4], dp[BQ / 8][4];
-    zero_frags<BQ / 8>(s);
-    zero_frags<BQ / 8>(dp);
+#pragma unroll
+    for (int i = 0; i < BQ / 8; i++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) s[i][e] = dp[i][e] = 0.f;
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) {
@@ -882,7 +888,27 @@ extern "C" __global__ void __launch_bounds__(NW * 32) mt_flash_bwd_wg(flash_para
 #if CAUSAL
     edge = edge || j0 + warp * 16 + 15 > i0;
 #endif
-    probs_bwd(p, b, i0, key0, tg, edge, lse2, Dq, s, dp);
+#pragma unroll
+    for (int nt = 0; nt < BQ / 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        int c = nt * 8 + 2 * tg + (e & 1), i = i0 + c, j = key0 + (e >> 1) * 8;
+        float x = edge ? score(p, b, i, j, s[nt][e]) : s[nt][e] * p.scale_log2;
+        float pe = x == NEG_INF ? 0.f : ex2(x - lse2[c]);
+        float dpe = dp[nt][e];
+#if DROPOUT
+        if (pe != 0.f && keep_at(((unsigned long long)b * p.L + i) * p.S + j, p.base, p.k0, p.k1, p.thr)) {
+          dpe *= p.drop_scale;
+          s[nt][e] = pe * p.drop_scale;
+        } else {
+          dpe = 0.f;
+          s[nt][e] = 0.f;
+        }
+#else
+        s[nt][e] = pe;
+#endif
+        dp[nt][e] = pe * (dpe - Dq[c]);
+      }
     // dV += P^T dO, dK += dS^T Q (B MN-major: query rows, feature column blocks BQ * 128 bytes apart)
     wg_fence();
 #pragma unroll

@@ -1,6 +1,6 @@
 // random.cu -- random draws on the device from Philox4x32-10 (Salmon,
 // Moraes, Dror, Shaw, SC'11), counter-based: block c of a draw is
-// mt_philox({c, c >> 32, 0, 0}, key) (common.cu) and word 4c+j of the draw's stream is its
+// philox({c, c >> 32, 0, 0}, key) and word 4c+j of the draw's stream is its
 // word j, exactly as on the CPU (tensor/random.c). random.c (cuda side)
 // prepends TX (storage type), WRITE(v) (a store expression) and KIND, and
 // passes the first block reserved from the generator.
@@ -17,6 +17,30 @@
 // 2 normal float, 3 normal double, 4 exponential (24 or 53 bits: BITS),
 // 5 integer, small range (one word), 6 integer, 64-bit range, 7 bernoulli
 // (word < thr), 8 a 32-bit uniform as double (bernoulli with tensor p).
+
+#define PH_M0 0xD2511F53u
+#define PH_M1 0xCD9E8D57u
+#define PH_W0 0x9E3779B9u
+#define PH_W1 0xBB67AE85u
+
+// One Philox4x32-10 block: ten rounds of two 32x32 -> 64 products, the
+// halves exchanged and xored with the round key, the key bumped by W0, W1.
+__device__ __forceinline__ void philox(unsigned long long c, unsigned k0, unsigned k1, unsigned *o) {
+  unsigned c0 = (unsigned)c, c1 = (unsigned)(c >> 32), c2 = 0, c3 = 0;
+#pragma unroll
+  for (int r = 0; r < 10; r++) {
+    unsigned hi0 = __umulhi(PH_M0, c0), lo0 = PH_M0 * c0;
+    unsigned hi1 = __umulhi(PH_M1, c2), lo1 = PH_M1 * c2;
+    unsigned n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c1 = lo1;
+    c3 = lo0;
+    c0 = n0;
+    c2 = n2;
+    k0 += PH_W0;
+    k1 += PH_W1;
+  }
+  o[0] = c0, o[1] = c1, o[2] = c2, o[3] = c3;
+}
 
 __device__ __forceinline__ unsigned long long w64(const unsigned *w, int k) {
   return (unsigned long long)w[2 * k] | ((unsigned long long)w[2 * k + 1] << 32);
@@ -39,7 +63,7 @@ extern "C" __global__ void mt_rand(TX *out, long long n, unsigned k0, unsigned k
   for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += step) {
     unsigned w[16];
 #pragma unroll
-    for (int q = 0; q < 4; q++) mt_philox(base + 4ull * (unsigned long long)u + q, k0, k1, w + 4 * q);
+    for (int q = 0; q < 4; q++) philox(base + 4ull * (unsigned long long)u + q, k0, k1, w + 4 * q);
     long long e0 = u * EPU;
     int m = n - e0 < EPU ? (int)(n - e0) : EPU;
 #if KIND == 2
