@@ -43,9 +43,13 @@ static size_t cache_cap = 0;
 static size_t cache_cap = (size_t)256 << 20; /* bytes parked at most */
 #endif
 
-/* initial-exec: these are touched on every op; the default TLS model of a
- * shared library would call __tls_get_addr each time */
-#define MT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+/* The default (global-dynamic) TLS model: torch.so is dlopen'ed by a stock
+ * lua5.4, and an initial-exec variable would make the loader reserve the
+ * library's whole TLS block in the static TLS area, which is too small
+ * ("cannot allocate memory in static TLS block"). The moontorch executable
+ * links these objects statically, where the linker relaxes every access to
+ * local-exec, so its hot paths pay nothing. */
+#define MT_TLS _Thread_local
 static MT_TLS void *small_free[NCLASS];
 static MT_TLS int small_count[NCLASS];
 static MT_TLS mt_tensor *tensor_free;
