@@ -29,6 +29,10 @@ LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c tensor/cuda/*.c))
+# the C parts of the Lua packages (nn/, domains/*/): file formats and the
+# bindings only they need; each opens as a Lua module luaopen_torch_* that
+# build/gen/cmodules.c lists for lua_bindings/packages.c
+PKG_SRC    := $(sort $(wildcard nn/*.c nn/*/*.c domains/*/*.c domains/*/*/*.c))
 # CUDA kernel sources (tensor/cuda/*.cu), embedded as C strings for NVRTC
 CU_SRC     := $(sort $(wildcard tensor/cuda/*.cu))
 GRAPH_SRC  := $(sort $(wildcard graph/*.c))
@@ -40,10 +44,12 @@ CTEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:tensor/cuda/%.cu=$(BUILD)/gen/%_cu.o)
 GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
 JIT_OBJ    := $(JIT_SRC:%.c=$(BUILD)/%.o)
-BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o $(BUILD)/gen/jit_lua.o
+BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o $(BUILD)/gen/jit_lua.o \
+              $(PKG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/cmodules.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
-HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/cuda/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h)
+HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/cuda/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h \
+                     nn/*.h nn/*/*.h domains/*/*.h domains/*/*/*.h)
 
 .PHONY: all test asan fuzz bench install clean help ctest luatest
 
@@ -92,7 +98,7 @@ help:
 	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ for the safetensors and idx parsers,"
 	@echo "                each run FUZZ_TIME seconds (default 60) from the seeds in tests/fuzz/corpus_*/"
 	@echo "make bench      benchmarks: ours vs PyTorch on this machine, 'name ours peer ratio' rows"
-	@echo "make install    install moontorch, torch.so and the Lua packages (lua/ -> PREFIX/share/lua/5.4) under PREFIX (default /usr/local)"
+	@echo "make install    install moontorch, torch.so and the Lua packages (PREFIX/share/lua/5.4/torch/...) under PREFIX (default /usr/local)"
 	@echo "make clean      remove build outputs"
 
 # kernels get -O3 and no errno so loops vectorize
@@ -109,10 +115,15 @@ $(BUILD)/gen/%_cu.c: tensor/cuda/%.cu scripts/embed.lua
 	@mkdir -p $(dir $@)
 	lua5.4 scripts/embed.lua mt_cuda_$*_cu $< $@
 
+# the packages' C modules (luaopen_torch_* of PKG_SRC), for packages.c
+$(BUILD)/gen/cmodules.c: $(PKG_SRC) scripts/cmodules.sh
+	@mkdir -p $(dir $@)
+	scripts/cmodules.sh $(PKG_SRC) > $@
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/lua_bindings/l_plot.o: CFLAGS += $(CAIRO_CFLAGS)
+$(BUILD)/domains/experiment/plot/l_canvas.o: CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -145,7 +156,7 @@ FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                -Wall -Wextra -Werror -Wno-unused-parameter -Itensor
-FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c tensor/io/idx.c tensor/status.c
+FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c domains/vision/idx.c tensor/status.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS)
 	@mkdir -p build-fuzz
@@ -162,12 +173,13 @@ fuzz: build-fuzz/fuzz_safetensors build-fuzz/fuzz_idx
 bench: all
 	bench/run
 
+# the Lua packages go to PREFIX/share/lua/5.4/torch/... in Lua's standard
+# layout, file by file as the package map (lua_bindings/packages.c) places them
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/lua/5.4
 	install -m 755 $(BUILD)/moontorch $(DESTDIR)$(PREFIX)/bin/moontorch
 	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(PREFIX)/lib/lua/5.4/torch.so
-	cd lua && find . -name '*.lua' | sort | while read -r f; do \
-	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/lua/5.4/$$f" || exit 1; done
+	$(BUILD)/moontorch scripts/install_lua.lua "$(DESTDIR)$(PREFIX)/share/lua/5.4"
 
 clean:
 	rm -rf build build-asan build-fuzz build-hip

@@ -31,23 +31,19 @@ void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *r
 }
 
 /* __index(t, k) of a package table (upvalue 1: its module name, e.g.
- * "torch"): the Lua module <name>.<k> (torch.nn, torch.utils.data, ...)
- * loaded by require on first use and kept in the table; nil when no such
- * module exists. Errors inside an existing module propagate. */
+ * "torch"): the module <name>.<k> (torch.nn, torch.utils.data, ...) loaded
+ * by require on first use and kept in the table; nil when the tree has no
+ * such package (an ordinary missing field). Errors inside an existing
+ * module propagate. */
 static int package_index(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   const char *k = lua_tostring(L, 2), *pkg = lua_tostring(L, lua_upvalueindex(1));
   if (k[0] == '_' || strchr(k, '.')) return 0;
+  const char *name = lua_pushfstring(L, "%s.%s", pkg, k);
+  if (!mtl_package_exists(name)) return 0;
   lua_getglobal(L, "require");
-  if (!lua_isfunction(L, -1)) return 0;
-  lua_pushfstring(L, "%s.%s", pkg, k);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-    const char *msg = lua_tostring(L, -1);
-    char needle[256];
-    snprintf(needle, sizeof needle, "module '%s.%s' not found", pkg, k);
-    if (msg && strstr(msg, needle)) return 0;
-    return lua_error(L);
-  }
+  lua_insert(L, -2);
+  lua_call(L, 1, 1);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -2);
   lua_rawset(L, 1);
@@ -71,19 +67,6 @@ static int l_package(lua_State *L) {
   if (lua_isnoneornil(L, 2)) lua_newtable(L);
   else luaL_checktype(L, 2, LUA_TTABLE), lua_pushvalue(L, 2);
   make_package(L, -1, name);
-  return 1;
-}
-
-/* __index of torch.cuda: only torch.cuda.amp (lua/torch/cuda/amp.lua) is a
- * Lua module there; other missing keys stay nil. */
-static int cuda_index(lua_State *L) {
-  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "amp") != 0) return 0;
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "torch.cuda.amp");
-  lua_call(L, 1, 1);
-  lua_pushvalue(L, 2);
-  lua_pushvalue(L, -2);
-  lua_rawset(L, 1);
   return 1;
 }
 
@@ -116,12 +99,8 @@ int luaopen_torch(lua_State *L) {
   mtl_open_nn(L, torch_idx, methods_idx);
   mtl_open_attention(L, torch_idx, methods_idx);
   mtl_open_autograd(L, torch_idx, methods_idx);
-  mtl_open_prefetch(L, torch_idx, methods_idx);
   mtl_open_serialize(L, torch_idx, methods_idx);
   mtl_open_jit(L, torch_idx, methods_idx);
-  mtl_open_plot(L, torch_idx, methods_idx);
-  mtl_open_proc(L, torch_idx, methods_idx);
-  mtl_open_summary(L, torch_idx, methods_idx);
   mtl_open_profiler(L, torch_idx, methods_idx);
   mtl_open_autocast(L, torch_idx, methods_idx);
   mtl_open_amp(L, torch_idx, methods_idx);
@@ -132,13 +111,16 @@ int luaopen_torch(lua_State *L) {
   lua_setfield(L, torch_idx, "Tensor");
   lua_pushstring(L, MT_VERSION);
   lua_setfield(L, torch_idx, "version");
+  mtl_open_packages(L, torch_idx);
   make_package(L, torch_idx, "torch");
-  lua_getfield(L, torch_idx, "cuda");
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, cuda_index);
-  lua_setfield(L, -2, "__index");
-  lua_setmetatable(L, -2);
+  lua_getfield(L, torch_idx, "cuda"); /* torch.cuda.amp */
+  make_package(L, -1, "torch.cuda");
   lua_pop(L, 1);
+  lua_newtable(L); /* torch.utils.data, torch.utils.tensorboard */
+  lua_pushstring(L, "torch.utils -- utilities: torch.utils.data, torch.utils.tensorboard");
+  lua_setfield(L, -2, "__help");
+  make_package(L, -1, "torch.utils");
+  lua_setfield(L, torch_idx, "utils");
   lua_pushcfunction(L, l_package);
   mtl_set_help(L, "torch._package(name[, t]) -- a table that loads the Lua modules name.<k> on first use");
   lua_setfield(L, torch_idx, "_package");

@@ -1,11 +1,9 @@
 /* l_serialize.c -- torch.save and torch.load (safetensors files through
- * tensor/io/st_file.c; nested tables through l_structure.c) and torch.io,
- * the readers of data-set formats (idx). CUDA tensors are saved from host
- * copies. Errors name the function and the
+ * tensor/io/st_file.c; nested tables through l_structure.c). CUDA tensors
+ * are saved from host copies. Errors name the function and the
  * file; engine resources live in userdata boxes so a Lua error frees them. */
 #include <string.h>
 
-#include "io/idx.h"
 #include "io/safetensors.h"
 #include "cuda/mt_cuda.h"
 #include "mtl.h"
@@ -87,14 +85,6 @@ static int l_load(lua_State *L) {
   return 1; /* a plain file: the name -> tensor table */
 }
 
-static int l_read_idx(lua_State *L) {
-  const char *path = check_path(L, 1, "torch.io.read_idx");
-  mt_tensor *t = NULL;
-  if (mt_idx_read(path, &t) != MT_OK) return luaL_error(L, "torch.io.read_idx: %s: %s", path, mt_errmsg());
-  mtl_push_tensor(L, t);
-  return 1;
-}
-
 static const mtl_reg regs[] = {
     {"save", l_save, MTL_FN,
      "torch.save(obj, path) -- write a tensor, a name->tensor table or a nested table of tensors and plain values "
@@ -103,16 +93,6 @@ static const mtl_reg regs[] = {
      "torch.load(path) -- read a safetensors file: what torch.save wrote, or a name->tensor table for other files"},
     {NULL, NULL, 0, NULL}};
 
-static const mtl_reg io_regs[] = {
-    {"read_idx", l_read_idx, MTL_FN,
-     "torch.io.read_idx(path) -- read an idx file (MNIST format, plain or .gz) into a tensor of its dtype and shape"},
-    {NULL, NULL, 0, NULL}};
-
 void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx) {
   mtl_register(L, torch_idx, methods_idx, regs);
-  lua_newtable(L);
-  mtl_register(L, lua_gettop(L), methods_idx, io_regs);
-  lua_pushstring(L, "torch.io -- readers of data-set file formats");
-  lua_setfield(L, -2, "__help");
-  lua_setfield(L, torch_idx, "io");
 }

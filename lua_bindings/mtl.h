@@ -133,7 +133,6 @@ void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.
 void mtl_open_cuda(lua_State *L, int torch_idx, int methods_idx);     /* l_cuda.c: torch.cuda, device checks */
 void mtl_open_cuda_random(lua_State *L, int cuda_idx, int methods_idx); /* l_cuda_random.c: its generators */
 void mtl_open_autograd(lua_State *L, int torch_idx, int methods_idx); /* l_autograd.c: autograd */
-void mtl_open_prefetch(lua_State *L, int torch_idx, int methods_idx); /* l_prefetch.c: DataLoader workers */
 
 /* l_autograd.c: the autograd properties of tensors (requires_grad, grad,
  * grad_fn, is_leaf, retains_grad). Return 1 if k is one (value pushed /
@@ -145,12 +144,9 @@ void mtl_autograd_suffix(lua_State *L, mt_tensor *t, luaL_Buffer *b);
 void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
 void mtl_open_nn(lua_State *L, int torch_idx, int methods_idx);       /* l_nn.c: conv, pooling, norms */
 void mtl_open_attention(lua_State *L, int torch_idx, int methods_idx); /* l_attention.c: SDPA */
-void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_serialize.c: save, load, torch.io */
+void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_serialize.c: save, load */
 
 void mtl_open_jit(lua_State *L, int torch_idx, int methods_idx);      /* l_jit.c: torch.compile, torch.compiler */
-void mtl_open_plot(lua_State *L, int torch_idx, int methods_idx);     /* l_plot.c: Cairo canvas for torch.plot */
-void mtl_open_proc(lua_State *L, int torch_idx, int methods_idx);     /* l_proc.c: child processes (torch._proc) */
-void mtl_open_summary(lua_State *L, int torch_idx, int methods_idx);  /* l_summary.c: torch._summary (tensorboard) */
 void mtl_open_profiler(lua_State *L, int torch_idx, int methods_idx); /* l_profiler.c: torch._profiler */
 void mtl_open_autocast(lua_State *L, int torch_idx, int methods_idx); /* l_autocast.c: autocast state, policies */
 void mtl_open_amp(lua_State *L, int torch_idx, int methods_idx);      /* l_amp.c: GradScaler's fused op */
@@ -183,6 +179,19 @@ void mtl_jit_pushed(lua_State *L, mt_tensor *t);
   do {                                                                                                                 \
     if (MTG_TRACING()) mtl_jit_sync((L), (what));                                                                      \
   } while (0)
+
+/* ---- packages (packages.c) ---- */
+/* A C part of a package: module torch.a._b opens with luaopen_torch_a__b
+ * (name: "torch_a__b"). The build lists them (build/gen/cmodules.c). */
+typedef struct mtl_cmodule {
+  const char *name;
+  lua_CFunction open;
+} mtl_cmodule;
+/* Puts the searcher of torch.* packages into package.searchers and
+ * registers torch._packages and torch._subpackages. */
+void mtl_open_packages(lua_State *L, int torch_idx);
+/* True if module `name` (torch.x.y) exists in the tree or as a C part. */
+bool mtl_package_exists(const char *name);
 
 /* ---- nested tables in checkpoints (l_structure.c) ---- */
 /* For torch.save: pushes the {name, tensor} list to write and the structure

@@ -1,6 +1,6 @@
 /* env.c -- builds the Lua state that scripts and the REPL run in: standard
- * libraries, a package.path that finds the repo's or the installed lua/ tree,
- * the `torch` module and global, the globals nn, F and optim (loaded on first
+ * libraries, the `torch` module and global (its packages are found by
+ * lua_bindings/packages.c's searcher), the globals nn, F and optim (loaded on first
  * use through _G's __index) and `help`. Startup time is measured: nothing
  * here may load a package eagerly or touch the disk beyond a few stat calls. */
 #include <limits.h>
@@ -27,58 +27,6 @@ static const char *const lazy_globals[][2] = {
     {"F", "nn.functional"},
     {"optim", "optim"},
 };
-
-static bool is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Writes the directory holding the running executable into dir (no trailing
- * slash); falls back to "." if /proc/self/exe cannot be read. */
-static void exe_dir(char *dir, size_t size) {
-  ssize_t n = readlink("/proc/self/exe", dir, size - 1);
-  if (n <= 0) n = 0;
-  dir[n] = '\0';
-  char *slash = strrchr(dir, '/');
-  if (slash == NULL)
-    snprintf(dir, size, ".");
-  else
-    *slash = '\0';
-}
-
-/* Prepends `add` (a list of templates ending in ';') to package[field]. */
-static void prepend_path(lua_State *L, const char *field, const char *add) {
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, field);
-  lua_pushfstring(L, "%s%s", add, lua_tostring(L, -1));
-  lua_setfield(L, -3, field);
-  lua_pop(L, 2);
-}
-
-/* package.path gets <exe>/../lua (the repo's tree when running from build/)
- * and PREFIX/share/lua/5.4 (where `make install` puts it), where each exists; package.cpath gets the
- * executable's own directory. */
-static void set_paths(lua_State *L) {
-  char dir[PATH_MAX], root[PATH_MAX];
-  exe_dir(dir, sizeof dir);
-  snprintf(root, sizeof root, "%s", dir);
-  char *slash = strrchr(root, '/');
-  if (slash != NULL) *slash = '\0';
-  const char *trees[2] = {lua_pushfstring(L, "%s/lua", root), MT_PREFIX "/share/lua/5.4"};
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 0; i < 2; i++) {
-    if (!is_dir(trees[i]) || (i == 1 && strcmp(trees[0], trees[1]) == 0)) continue;
-    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", trees[i], trees[i]);
-    luaL_addvalue(&b);
-  }
-  luaL_pushresult(&b);
-  prepend_path(L, "path", lua_tostring(L, -1));
-  lua_pop(L, 2);
-  lua_pushfstring(L, "%s/?.so;", dir);
-  prepend_path(L, "cpath", lua_tostring(L, -1));
-  lua_pop(L, 1);
-}
 
 void mtr_push_lazy_table(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, LAZY_KEY) != LUA_TTABLE) {
@@ -188,7 +136,6 @@ static void set_help(lua_State *L) {
 
 int mtr_open_env(lua_State *L) {
   luaL_openlibs(L);
-  set_paths(L);
   luaL_requiref(L, "torch", luaopen_torch, 1);
   lua_pop(L, 1);
   set_lazy_globals(L);

@@ -1,11 +1,11 @@
-/* fuzz_idx.c -- libFuzzer target for the idx decoder (tensor/io/idx.c),
+/* fuzz_idx.c -- libFuzzer target for the idx decoder (domains/vision/idx.c),
  * plain and gzip. Accepted inputs must report a size that matches their
  * shape and dtype; the decoded buffer is written in full.
  * Build and run: make fuzz. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "io/idx.h"
+#include "../../domains/vision/idx.h"
 
 #define LIMIT ((size_t)64 << 20) /* keep each run fast */
 

@@ -71,7 +71,7 @@ test("run as a sweep trial, it logs train_loss during the epoch and test loss an
   end
   local dir = os.tmpname()
   os.remove(dir)
-  torch._proc.mkdir(dir)
+  require("torch.experiment._proc").mkdir(dir)
   local p = io.popen(("MOONTORCH_TRIAL_DIR='%s' %s %s --model mlp --epochs 1 --limit 640 --workers 1 --checkpoint %s/c 2>&1")
     :format(dir, exe, script, dir))
   local out = p:read("a")

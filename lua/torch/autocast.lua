@@ -1,2 +1,0 @@
--- torch.autocast -- see lua/torch/amp/autocast.lua.
-return require "torch.amp.autocast"
