@@ -348,12 +348,13 @@ static int record_call(lua_State *L, jit_rec *r) {
 /* ---- replay ---- */
 
 /* fn took another path at call i. When no segment holding call i or a
- * later one ran yet (a branch on a value read on the host), the rest of
- * this call runs eagerly: Lua holds real tensors only. Otherwise a segment
- * already ran ops this path does not make: an error, and the entry goes. */
-static int diverge(lua_State *L, jit_rep *p, const char *fmt, int i) {
+ * later one ran yet (a branch on a value read on the host) and the call
+ * can still run eagerly (eager_ok), the rest of this call runs eagerly:
+ * Lua holds real tensors only; returns. Otherwise a segment already ran
+ * ops this path does not make: raises an error, and the entry goes. */
+static void diverged(lua_State *L, jit_rep *p, const char *fmt, int i, bool eager_ok) {
   jit_split *s = p->s;
-  if (i >= s->ncalls || p->done <= s->calls[i].seg) {
+  if (eager_ok && (i >= s->ncalls || p->done <= s->calls[i].seg)) {
     p->eager = true;
     if (!s->warned_branch) {
       s->warned_branch = true;
@@ -362,17 +363,25 @@ static int diverge(lua_State *L, jit_rep *p, const char *fmt, int i) {
                       "finishes eagerly (warned once)\n", lua_tostring(L, -1), s->name, i + 1, fmt);
       lua_pop(L, 1);
     }
-    return call_original(L);
+    return;
   }
   s->dead = true;
-  return luaL_error(L,
-                    "torch.compile: %s took another path than when it was captured (op call %d: %s); Lua state its "
-                    "guards do not cover changed. Its compiled graphs are dropped: the next call captures again",
-                    p->s->name, i + 1, fmt);
+  luaL_error(L,
+             "torch.compile: %s took another path than when it was captured (op call %d: %s); Lua state its "
+             "guards do not cover changed. Its compiled graphs are dropped: the next call captures again",
+             p->s->name, i + 1, fmt);
 }
 
-/* Runs segments up to and including last (in order, each once). */
-static void run_segments(lua_State *L, jit_rep *p, int last) {
+/* diverged, then the wrapped function runs for real. */
+static int diverge(lua_State *L, jit_rep *p, const char *fmt, int i) {
+  diverged(L, p, fmt, i, true);
+  return call_original(L);
+}
+
+/* Runs segments up to and including last (in order, each once). False
+ * when a segment's guards fail and the call goes on eagerly instead
+ * (eager_ok; else that raises). */
+static bool run_segments(lua_State *L, jit_rep *p, int last, bool eager_ok) {
   jit_split *s = p->s;
   while (p->done <= last && p->done < s->nseg) {
     jseg *g = &s->seg[p->done];
@@ -382,7 +391,10 @@ static void run_segments(lua_State *L, jit_rep *p, int last) {
       if (!ins[k]) luaL_error(L, "torch.compile: %s: graph %d lacks an input (internal error)", s->name, p->done + 1);
     }
     char why[200];
-    if (!mtj_guard(g->c, ins, why, sizeof why)) diverge(L, p, why, p->next - 1);
+    if (!mtj_guard(g->c, ins, why, sizeof why)) {
+      diverged(L, p, why, p->next - 1, eager_ok);
+      return false;
+    }
     mt_tensor *outs[MTJ_MAXOUT] = {0};
     int64_t tok = mtg_profiler_begin(s->name, ins, g->nin);
     mt_status st = mtj_run(g->c, ins, p->sc, outs);
@@ -398,6 +410,7 @@ static void run_segments(lua_State *L, jit_rep *p, int last) {
     p->done++;
     if (st) mtl_fail(L, st, NULL, NULL, NULL, NULL);
   }
+  return true;
 }
 
 /* Pushes value id; a temporary no segment outputs gets a stand-in: the
@@ -449,7 +462,7 @@ static int replay_call(lua_State *L, jit_rep *p) {
     if (v != want && !(v != v && want != want)) return diverge(L, p, "a number argument differs from the capture's", i);
   }
   if (!c->subst) {
-    if (c->sync) run_segments(L, p, c->seg - 1);
+    if (c->sync && !run_segments(L, p, c->seg - 1, true)) return call_original(L);
     int nres = call_original(L);
     for (int r = 0; r < c->nres && r < nres; r++)
       if (c->res[r].kind == JR_TENSOR && c->res[r].id >= 0 && !p->vals[c->res[r].id] &&
@@ -457,7 +470,7 @@ static int replay_call(lua_State *L, jit_rep *p) {
         p->vals[c->res[r].id] = mt_retain(mtl_to_tensor(L, r + 1));
     return nres;
   }
-  run_segments(L, p, c->seg);
+  if (!run_segments(L, p, c->seg, true)) return call_original(L);
   lua_settop(L, 0);
   luaL_checkstack(L, c->nres + 2, "torch.compile: too many results");
   for (int r = 0; r < c->nres; r++) {
@@ -747,7 +760,7 @@ void jit_split_explain(const jit_split *s, FILE *f) {
 
 static int trailing(lua_State *L) {
   jit_rep *p = lua_touserdata(L, 1);
-  run_segments(L, p, p->s->nseg - 1);
+  run_segments(L, p, p->s->nseg - 1, false); /* fn returned: too late to run it eagerly */
   return 0;
 }
 
