@@ -83,6 +83,11 @@ $(BUILD)/hip/%.ok: tensor/cuda/%.cu tensor/cuda/common.cu $(wildcard tensor/cuda
 	@touch $@
 endif
 
+# the layers below the bindings never see Lua: tensor/, graph/ and jit/
+# build without Lua's include path or the bindings'
+LOWER_CFLAGS := $(filter-out -Ilua_bindings $(LUA_CFLAGS),$(CFLAGS))
+$(BUILD)/tensor/%.o $(BUILD)/graph/%.o $(BUILD)/jit/%.o: CFLAGS := $(LOWER_CFLAGS)
+
 help:
 	@echo "make            build $(BUILD)/moontorch, $(BUILD)/torch.so (Lua C module) and the C tests"
 	@echo "make test       build, then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
