@@ -35,8 +35,8 @@ bool mtj_capture_host_read(void) {
 }
 
 bool mtj_capture_break(const char *where, const char *what) {
-  snprintf(mtj_cap.brk, sizeof mtj_cap.brk, "%s%s() reads a tensor's value on the host", where && *where ? where : "?: ",
-           what);
+  snprintf(mtj_cap.brk, sizeof mtj_cap.brk, "%s%s() reads a tensor's value on the host",
+           where && *where ? where : "?: ", what);
   if (mtj_cap.fullgraph) return true;
   if (!mtj_cap.rec) mtg_trace_refuse("graph break: %s", mtj_cap.brk); /* captured again with op calls recorded */
   return false;

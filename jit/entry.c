@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler.h"
 #include "entry.h"
 #include "partition.h"
+#include "profiler.h"
 #include "split.h"
 
 mtj_entry *mtj_entry_new(const mtj_arg *a, int nargs, unsigned epoch) {
@@ -133,9 +133,10 @@ mt_status mtj_entry_run(const mtj_entry *e, const char *name, const mt_tensor *c
 
 void mtj_entry_explain(const mtj_entry *e, const char *brk, const char *last, FILE *m) {
   fprintf(m, "torch.compiler.explain: %s\n",
-          e->aot ? "2 graphs, compiled: the forward and its backward (its results require grad)"
+          e->aot     ? "2 graphs, compiled: the forward and its backward (its results require grad)"
           : e->split ? "graphs split at host reads, compiled"
-          : e->c ? "1 graph, compiled" : "no compiled graph");
+          : e->c     ? "1 graph, compiled"
+                     : "no compiled graph");
   fprintf(m, "graph breaks: %s\n", brk[0] ? brk : "none");
   if (!e->c && !e->split) fprintf(m, "runs eagerly because: %s\n", e->why);
   if (last[0]) fprintf(m, "last recompile reason: %s\n", last);

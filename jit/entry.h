@@ -16,8 +16,17 @@
 
 /* The type of a Lua value, numbered as Lua numbers its types (the
  * bindings check that they agree). */
-enum { MTJ_TNIL, MTJ_TBOOLEAN, MTJ_TLIGHTUSERDATA, MTJ_TNUMBER, MTJ_TSTRING, MTJ_TTABLE, MTJ_TFUNCTION,
-       MTJ_TUSERDATA, MTJ_TTHREAD };
+enum {
+  MTJ_TNIL,
+  MTJ_TBOOLEAN,
+  MTJ_TLIGHTUSERDATA,
+  MTJ_TNUMBER,
+  MTJ_TSTRING,
+  MTJ_TTABLE,
+  MTJ_TFUNCTION,
+  MTJ_TUSERDATA,
+  MTJ_TTHREAD
+};
 /* Where a graph input comes from: argument idx, or path idx of the
  * function's table of paths (kept by the bindings). */
 enum { MTJ_SRC_ARG, MTJ_SRC_UPV };
@@ -26,11 +35,11 @@ enum { MTJ_RET_OUT, MTJ_RET_ARG, MTJ_RET_NIL, MTJ_RET_BOOL };
 
 /* One argument of a call, as the guards see it. */
 typedef struct mtj_arg {
-  int type;       /* MTJ_T* */
-  bool isint;     /* numbers */
+  int type;   /* MTJ_T* */
+  bool isint; /* numbers */
   double num;
-  int b;          /* booleans */
-  char *str;      /* strings: owned in an entry, borrowed in a call's description */
+  int b;     /* booleans */
+  char *str; /* strings: owned in an entry, borrowed in a call's description */
   int8_t dtype, ndim;
   uint16_t ones;  /* tensors: dims of size 1 */
   bool candidate; /* a number feeding the graph as a scalar */
@@ -65,11 +74,11 @@ typedef struct mtj_entry {
   struct {
     int kind, idx; /* MTJ_RET_* */
   } ret[MTJ_MAXOUT];
-  mtj_compiled *c;  /* NULL: runs eagerly (why); with aot: the forward graph */
-  mtj_aot *aot;     /* results require grad: the compiled backward (NULL if not) */
-  mtj_split *split; /* graph breaks: the segments and the recorded op calls (c is NULL) */
-  bool grad_mode;   /* grad mode at the capture (guarded) */
-  int autocast;     /* the autocast key at the capture (guarded): the casts are in the graph */
+  mtj_compiled *c;             /* NULL: runs eagerly (why); with aot: the forward graph */
+  mtj_aot *aot;                /* results require grad: the compiled backward (NULL if not) */
+  mtj_split *split;            /* graph breaks: the segments and the recorded op calls (c is NULL) */
+  bool grad_mode;              /* grad mode at the capture (guarded) */
+  int autocast;                /* the autocast key at the capture (guarded): the casts are in the graph */
   uint64_t rg[MTJ_MAXIN / 64]; /* inputs that required grad at the capture (guarded) */
   char why[300];
   unsigned epoch;
@@ -78,12 +87,12 @@ typedef struct mtj_entry {
 /* The capture state of this thread (one capture at a time; capture.c). */
 typedef struct mtj_capture {
   bool active, fullgraph;
-  char brk[300];            /* the graph break ("" if none) */
-  char retry[200];          /* why this capture must be redone next call ("" if not) */
+  char brk[300];   /* the graph break ("" if none) */
+  char retry[200]; /* why this capture must be redone next call ("" if not) */
   int nsct;
   mt_tensor *sct[MTJ_MAXSCT]; /* 0-dim tensors standing for table numbers (owned) */
-  mtj_aot_capture *aot;     /* the traced backward of results requiring grad (NULL if none) */
-  mtj_rec *rec;             /* op calls recorded for a function with graph breaks (NULL if not) */
+  mtj_aot_capture *aot;       /* the traced backward of results requiring grad (NULL if none) */
+  mtj_rec *rec;               /* op calls recorded for a function with graph breaks (NULL if not) */
 } mtj_capture;
 extern _Thread_local mtj_capture mtj_cap;
 

@@ -10,8 +10,8 @@
 #include "entry.h"
 
 const char *mtj_type_name(int t) {
-  static const char *const names[] = {"nil",    "boolean", "userdata", "number", "string",
-                                      "table",  "function", "userdata", "thread"};
+  static const char *const names[] = {"nil",   "boolean",  "userdata", "number", "string",
+                                      "table", "function", "userdata", "thread"};
   return t >= 0 && t < (int)(sizeof names / sizeof *names) ? names[t] : "no value";
 }
 
@@ -32,7 +32,8 @@ int mtj_match_args(const mtj_entry *e, const mtj_arg *args, int nargs, char *why
       }
     }
     if (a->type == MTJ_TBOOLEAN && a->b != w->b) return snprintf(why, n, "argument %d: another boolean", i + 1), 0;
-    if (a->type == MTJ_TSTRING && strcmp(a->str, w->str)) return snprintf(why, n, "argument %d: another string", i + 1), 0;
+    if (a->type == MTJ_TSTRING && strcmp(a->str, w->str))
+      return snprintf(why, n, "argument %d: another string", i + 1), 0;
   }
   return near ? 2 : 1;
 }

@@ -38,7 +38,8 @@ int mtj_graph_inputs(const mtg_trace *tr, mtj_entry *e, const mt_tensor **ins, i
       bool made = false;
       for (int k = 0; k < i && !made; k++) {
         const mtg_trace_entry *x = &tr->e[k];
-        made = (x->out == t && !x->inplace) || (x->nout > 1 && among((const mt_tensor *const *)x->xout, x->nout - 1, t));
+        made =
+            (x->out == t && !x->inplace) || (x->nout > 1 && among((const mt_tensor *const *)x->xout, x->nout - 1, t));
       }
       if (made) continue;
       for (int k = 0; k < tr->nfresh; k++)

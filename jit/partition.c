@@ -20,36 +20,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler.h"
 #include "partition.h"
+#include "profiler.h"
 
 enum { BIN_FWD, BIN_RESID, BIN_GOUT }; /* where an input of the backward graph comes from */
 
 /* The capture's state between tracing the backward and building the entry. */
 struct mtj_aot_capture {
-  int kf;                       /* trace entries [0, kf) are the forward */
-  int nres;                     /* results requiring grad */
-  int res_r[MTJ_MAXOUT];        /* their index among fn's results */
-  mt_tensor *res[MTJ_MAXOUT];   /* owned */
-  mt_tensor *gout[MTJ_MAXOUT];  /* placeholder gradients of the results (owned) */
+  int kf;                      /* trace entries [0, kf) are the forward */
+  int nres;                    /* results requiring grad */
+  int res_r[MTJ_MAXOUT];       /* their index among fn's results */
+  mt_tensor *res[MTJ_MAXOUT];  /* owned */
+  mt_tensor *gout[MTJ_MAXOUT]; /* placeholder gradients of the results (owned) */
   int ndiff;
-  mt_tensor *diff[MTJ_MAXIN];   /* forward inputs requiring grad (owned) */
-  mt_tensor *grad[MTJ_MAXIN];   /* their gradients in the traced backward (owned, NULL: unreached) */
+  mt_tensor *diff[MTJ_MAXIN]; /* forward inputs requiring grad (owned) */
+  mt_tensor *grad[MTJ_MAXIN]; /* their gradients in the traced backward (owned, NULL: unreached) */
 };
 
 /* What an entry keeps: shared with the autograd nodes of its calls. */
 struct mtj_aot {
   int refs;
   mtj_compiled *bwd;
-  char name[112];                /* the node's name, the profiler's name of the backward */
-  int nuser;                     /* the forward graph's outputs before its residuals */
+  char name[112]; /* the node's name, the profiler's name of the backward */
+  int nuser;      /* the forward graph's outputs before its residuals */
   int nresid;
-  int nout;                      /* node outputs: fn's results requiring grad */
-  int out_of[MTJ_MAXOUT];        /* node output j: forward graph output index */
-  int ndiff;                     /* node inputs: forward graph inputs requiring grad */
-  int diff[MTJ_MAXIN];           /* node input d: forward graph input index */
-  int grad_of[MTJ_MAXIN];        /* node input d: backward graph output index, -1: none */
-  int nbin;                      /* backward graph inputs */
+  int nout;               /* node outputs: fn's results requiring grad */
+  int out_of[MTJ_MAXOUT]; /* node output j: forward graph output index */
+  int ndiff;              /* node inputs: forward graph inputs requiring grad */
+  int diff[MTJ_MAXIN];    /* node input d: forward graph input index */
+  int grad_of[MTJ_MAXIN]; /* node input d: backward graph output index, -1: none */
+  int nbin;               /* backward graph inputs */
   struct {
     int kind, idx;
   } bin[MTJ_MAXIN];
@@ -101,8 +101,9 @@ mtj_aot_capture *mtj_aot_trace_backward(mtj_entry *e, mtg_trace *tr, const mt_te
     if (!t || !mtg_requires_grad(t) || !mtg_trace_produced(tr, t)) continue;
     int dup;
     if (among((const mt_tensor *const *)c->res, c->nres, t, &dup) || c->nres == MTJ_MAXOUT) {
-      snprintf(e->why, sizeof e->why, "its results that require grad repeat a tensor (the JIT compiles the "
-                                      "backward of distinct results only)");
+      snprintf(e->why, sizeof e->why,
+               "its results that require grad repeat a tensor (the JIT compiles the "
+               "backward of distinct results only)");
       break;
     }
     c->res_r[c->nres] = r;
@@ -123,8 +124,9 @@ mtj_aot_capture *mtj_aot_trace_backward(mtj_entry *e, mtg_trace *tr, const mt_te
   for (int k = 0; k < nin && !e->why[0]; k++)
     if (mtg_requires_grad(ins[k])) c->diff[c->ndiff++] = mt_retain((mt_tensor *)ins[k]);
   if (!e->why[0] && !c->ndiff)
-    snprintf(e->why, sizeof e->why, "its result requires grad but none of the tensors it reads does (a tensor made "
-                                    "with requires_grad inside the function?)");
+    snprintf(e->why, sizeof e->why,
+             "its result requires grad but none of the tensors it reads does (a tensor made "
+             "with requires_grad inside the function?)");
   if (e->why[0]) {
     mtj_aot_capture_free(c);
     return NULL;
@@ -174,8 +176,10 @@ void mtj_aot_compile(const char *name, mtj_entry *e, mtj_aot_capture *c, const m
   a->nbin = mtj_graph_inputs(&bwd, e, bins, NULL);
   for (int k = 0; k < a->nbin && !e->why[0]; k++) {
     int at;
-    if (among(ins, nin, bins[k], &at)) a->bin[k].kind = BIN_FWD, a->bin[k].idx = at;
-    else if (among((const mt_tensor *const *)c->gout, c->nres, bins[k], &at)) a->bin[k].kind = BIN_GOUT, a->bin[k].idx = at;
+    if (among(ins, nin, bins[k], &at))
+      a->bin[k].kind = BIN_FWD, a->bin[k].idx = at;
+    else if (among((const mt_tensor *const *)c->gout, c->nres, bins[k], &at))
+      a->bin[k].kind = BIN_GOUT, a->bin[k].idx = at;
     else if (mtg_trace_produced(&fwd, bins[k]) && nout < MTJ_MAXOUT) {
       a->bin[k].kind = BIN_RESID, a->bin[k].idx = a->nresid++;
       outs[nout++] = bins[k];
@@ -231,18 +235,22 @@ static void ctx_free(void *p) {
 /* A saved tensor changed in place since the call: eager autograd's error. */
 static mt_status changed(const mtj_aot *a, const char *what, const mt_tensor *t, uint32_t was) {
   char b[96];
-  return mt_fail(MT_EARG, "a tensor needed for gradient computation was modified by an in-place operation: %s of "
-                          "%s (shape %s, %s) is at version %u; expected version %u (clone it before modifying it "
-                          "in place)", what, a->name, mt_shape_str(t->shape, t->ndim, b, sizeof b),
-                 mt_dtype_name((mt_dtype)t->dtype), t->storage->version, was);
+  return mt_fail(MT_EARG,
+                 "a tensor needed for gradient computation was modified by an in-place operation: %s of "
+                 "%s (shape %s, %s) is at version %u; expected version %u (clone it before modifying it "
+                 "in place)",
+                 what, a->name, mt_shape_str(t->shape, t->ndim, b, sizeof b), mt_dtype_name((mt_dtype)t->dtype),
+                 t->storage->version, was);
 }
 
 static mt_status aot_backward(void *p, mt_tensor *const *gout, int nout, mt_tensor **gin, int nin) {
   aot_ctx *x = p;
   mtj_aot *a = x->a;
   if (mtg_grad_enabled())
-    return mt_fail(MT_EARG, "%s: create_graph=true (a gradient of a gradient) through a compiled function is not "
-                            "supported; call the function uncompiled for higher-order gradients", a->name);
+    return mt_fail(MT_EARG,
+                   "%s: create_graph=true (a gradient of a gradient) through a compiled function is not "
+                   "supported; call the function uncompiled for higher-order gradients",
+                   a->name);
   const mt_tensor *bins[MTJ_MAXIN];
   for (int k = 0; k < a->nbin; k++) {
     int i = a->bin[k].idx;

@@ -30,7 +30,7 @@ typedef struct idmap {
   mt_tensor **vals; /* owned */
   bool *read;       /* capture: its data was read by a call that ran (a host read, a setter) */
   int n, cap;
-  int *slot;        /* open addressing: id + 1, 0 empty */
+  int *slot; /* open addressing: id + 1, 0 empty */
   int hcap;
 } idmap;
 
@@ -51,6 +51,11 @@ typedef struct jseg {
   int *in_id, *out_id;
 } jseg;
 
+/* A .grad the capture set: leaf's .grad is value grad once segment seg ran. */
+typedef struct seg_grad {
+  int leaf, grad, seg;
+} seg_grad;
+
 struct mtj_split {
   mtj_call *calls;
   int ncalls;
@@ -59,11 +64,9 @@ struct mtj_split {
   int nseg;
   int *ext_id; /* entry input k: its id */
   int ngrad;
-  struct {
-    int leaf, grad, seg;
-  } *grad;       /* .grad side effects: set after segment seg ran */
+  seg_grad *grad; /* .grad side effects */
   char name[112];
-  bool dead;     /* the replay diverged: dropped */
+  bool dead; /* the replay diverged: dropped */
   bool warned_branch;
 };
 
@@ -74,7 +77,7 @@ struct mtj_splitrun {
   int next;         /* index of the next call */
   int done;         /* segments run */
   double sc[MTJ_MAXARGS + MTJ_MAXSCT];
-  bool eager;       /* it took another path where no later segment had run: finishing eagerly */
+  bool eager; /* it took another path where no later segment had run: finishing eagerly */
 };
 
 /* ---- ids ---- */
@@ -372,7 +375,8 @@ static void seg_inputs(mtj_entry *e, mtj_split *s, idmap *ids, const mtg_trace *
     sg->nin = nin;
     for (int k = 0; k < nin && sg->in_id; k++) {
       sg->in_id[k] = id_of(ids, ins[k]);
-      if (producer(tr, ins[k]) < 0) add_ext(ext, efirst, next, ins[k], first[k] < 0 ? -1 : (int)(part.e - tr->e) + first[k]);
+      if (producer(tr, ins[k]) < 0)
+        add_ext(ext, efirst, next, ins[k], first[k] < 0 ? -1 : (int)(part.e - tr->e) + first[k]);
     }
   }
   s->grad = calloc((size_t)tr->ngrads + 1, sizeof *s->grad);
@@ -428,8 +432,8 @@ static void seg_compile(mtj_entry *e, mtj_split *s, idmap *ids, int nvisible, co
 }
 
 mtj_split *mtj_split_build(const char *name, bool quiet, mtj_entry *e, mtj_rec *r, const mtg_trace *tr,
-                           const double *sc, const bool *isint, const mtj_options *o, const mt_tensor **ext,
-                           int *first, int *next) {
+                           const double *sc, const bool *isint, const mtj_options *o, const mt_tensor **ext, int *first,
+                           int *next) {
   *next = 0;
   if (r->overflow) {
     snprintf(e->why, sizeof e->why, "out of memory recording its op calls");
@@ -582,7 +586,8 @@ mt_status mtj_splitrun_segments(mtj_splitrun *p, int last, bool *miss, char *why
     const mt_tensor *ins[MTJ_MAXIN];
     for (int k = 0; k < g->nin; k++) {
       ins[k] = p->vals[g->in_id[k]];
-      if (!ins[k]) return mt_fail(MT_EARG, "torch.compile: %s: graph %d lacks an input (internal error)", s->name, p->done + 1);
+      if (!ins[k])
+        return mt_fail(MT_EARG, "torch.compile: %s: graph %d lacks an input (internal error)", s->name, p->done + 1);
     }
     if (!mtj_guard(g->c, ins, why, n)) return *miss = true, MT_OK;
     mt_tensor *outs[MTJ_MAXOUT] = {0};
@@ -625,8 +630,10 @@ int mtj_splitrun_end(mtj_splitrun *p, char *why, size_t n) {
     p->eager = true; /* returned early, after a host read, before the next graph: nothing of it ran */
   if (p->next != s->ncalls && !p->eager) {
     s->dead = true;
-    snprintf(why, n, "torch.compile: %s returned after %d of the %d op calls the capture saw; its compiled graphs "
-                     "are dropped: the next call captures again", s->name, p->next, s->ncalls);
+    snprintf(why, n,
+             "torch.compile: %s returned after %d of the %d op calls the capture saw; its compiled graphs "
+             "are dropped: the next call captures again",
+             s->name, p->next, s->ncalls);
     return MTJ_END_DEAD;
   }
   return p->done < s->nseg && !p->eager ? MTJ_END_TRAILING : MTJ_END_DONE;

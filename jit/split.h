@@ -17,8 +17,8 @@ typedef struct mtj_res {
   int id;             /* MTJ_R_TENSOR */
   int8_t ndim, dtype; /* MTJ_R_TENSOR: for a stand-in (ndim -1: none) */
   int64_t shape[MT_MAXDIM];
-  double num;         /* MTJ_R_NUM, MTJ_R_INT, MTJ_R_BOOL */
-  int *ids;           /* MTJ_R_TABLE: an array of tensors */
+  double num; /* MTJ_R_NUM, MTJ_R_INT, MTJ_R_BOOL */
+  int *ids;   /* MTJ_R_TABLE: an array of tensors */
   int nids;
 } mtj_res;
 
@@ -39,7 +39,7 @@ typedef struct mtj_call {
   int parent;     /* the call it ran inside (-1: none) */
   int n0, n1;     /* trace entries [n0, n1) were made during it */
   bool sync, subst;
-  int seg;        /* subst: its segment; sync: the first segment after it */
+  int seg; /* subst: its segment; sync: the first segment after it */
   int nargs;
   int argid[MTJ_MAXCARGS]; /* tensor arguments' ids (-1: not a tensor) */
   int nres;
@@ -80,8 +80,8 @@ void mtj_rec_table_item(mtj_rec *r, int i, int k, int j, const mt_tensor *t);
  * of tr that first reads ext[k], -1: a leaf), to be located by the caller
  * before mtj_split_attach. NULL on failure, with e->why set. */
 mtj_split *mtj_split_build(const char *name, bool quiet, mtj_entry *e, mtj_rec *r, const mtg_trace *tr,
-                           const double *sc, const bool *isint, const mtj_options *o, const mt_tensor **ext,
-                           int *first, int *next);
+                           const double *sc, const bool *isint, const mtj_options *o, const mt_tensor **ext, int *first,
+                           int *next);
 /* Completes e->split = s, taking over r's calls, once e's inputs ext were
  * located (frees s when e->why is set instead). Number arguments become
  * runtime scalars. */
