@@ -73,7 +73,7 @@ struct mtj_split {
 /* The state of one replay. */
 struct mtj_splitrun {
   mtj_split *s;
-  mt_tensor **vals; /* [nids], owned */
+  mt_tensor **vals; /* [nids], owned (in the same allocation) */
   int next;         /* index of the next call */
   int done;         /* segments run */
   double sc[MTJ_MAXARGS + MTJ_MAXSCT];
@@ -520,14 +520,13 @@ void mtj_split_explain(const mtj_split *s, FILE *f) {
 
 mtj_splitrun *mtj_splitrun_new(const mtj_entry *e, const mt_tensor *const *ins, const double *sc) {
   mtj_split *s = e->split;
-  mtj_splitrun *p = calloc(1, sizeof *p);
+  mtj_splitrun *p = malloc(sizeof *p + ((size_t)s->nids + 1) * sizeof *p->vals); /* vals follow */
   if (!p) return NULL;
   p->s = s;
-  p->vals = calloc((size_t)s->nids + 1, sizeof *p->vals);
-  if (!p->vals) {
-    free(p);
-    return NULL;
-  }
+  p->vals = (mt_tensor **)(p + 1);
+  memset(p->vals, 0, ((size_t)s->nids + 1) * sizeof *p->vals);
+  p->next = p->done = 0;
+  p->eager = false;
   memcpy(p->sc, sc, sizeof p->sc);
   for (int k = 0; k < e->nin; k++)
     if (s->ext_id[k] >= 0) p->vals[s->ext_id[k]] = mt_retain((mt_tensor *)ins[k]);
@@ -537,7 +536,6 @@ mtj_splitrun *mtj_splitrun_new(const mtj_entry *e, const mt_tensor *const *ins, 
 void mtj_splitrun_free(mtj_splitrun *p) {
   if (!p) return;
   for (int i = 0; i < p->s->nids; i++) mt_release(p->vals[i]);
-  free(p->vals);
   free(p);
 }
 
