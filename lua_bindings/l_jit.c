@@ -12,17 +12,18 @@
  * step compiles as one graph: the capture records the forward ops, the
  * backward pass the autograd engine runs and the optimizer's in-place
  * updates; the IR functionalizes the updates and the replay writes them
- * back, then sets each leaf's .grad. */
+ * back, then sets each leaf's .grad. This file is the Lua side: the
+ * entries, their guards and graphs are jit/entry.h's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/mt_cuda.h"
-#include "graph.h"
-#include "profiler.h"
-#include "jit.h"
-#include "mtl.h"
+#include "partition.h"
+#include "split.h"
 #include "l_jit.h"
+
+#define MAXRETRY 2 /* captures redone because state was made during them */
 
 static struct {
   int64_t graph_breaks, recompiles, recaptures, compiled_calls, eager_calls, captures, fallbacks;
@@ -30,25 +31,13 @@ static struct {
 static unsigned epoch = 1;
 static int jit_off = -1;
 
-/* capture state of this thread (one capture at a time; l_jit.h) */
-_Thread_local jit_capture jit_cap;
-
-static void free_entry(jentry *e) {
-  for (int i = 0; i < e->nargs; i++) free(e->arg[i].str);
-  for (int i = 0; i < e->nin; i++) mt_release(e->src[i].t);
-  mtj_free(e->c);
-  jit_aot_release(e->aot);
-  jit_split_free(e->split);
-  free(e);
-}
-
 static jfn *check_fn(lua_State *L, int idx) { return luaL_checkudata(L, idx, JIT_FN); }
 
 static int fn_gc(lua_State *L) {
   jfn *f = check_fn(L, 1);
   while (f->entries) {
-    jentry *n = f->entries->next;
-    free_entry(f->entries);
+    mtj_entry *n = f->entries->next;
+    mtj_entry_free(f->entries);
     f->entries = n;
   }
   return 0;
@@ -69,16 +58,12 @@ static void where_lua(lua_State *L) {
 }
 
 void mtl_jit_sync(lua_State *L, const char *what) {
-  if (jit_cap.rec) jit_rec_sync(jit_cap.rec);
-  if (jit_cap.brk[0]) return;
+  if (!mtj_capture_host_read()) return;
   where_lua(L);
-  const char *where = lua_tostring(L, -1);
-  snprintf(jit_cap.brk, sizeof jit_cap.brk, "%s%s() reads a tensor's value on the host", where && *where ? where : "?: ",
-           what);
+  bool refuse = mtj_capture_break(lua_tostring(L, -1), what);
   lua_pop(L, 1);
-  if (jit_cap.fullgraph)
-    luaL_error(L, "torch.compile(fullgraph=true): graph break: %s; move it out of the compiled function", jit_cap.brk);
-  if (!jit_cap.rec) mtg_trace_refuse("graph break: %s", jit_cap.brk); /* captured again with op calls recorded */
+  if (refuse)
+    luaL_error(L, "torch.compile(fullgraph=true): graph break: %s; move it out of the compiled function", mtj_cap.brk);
 }
 
 void mtl_jit_pushed(lua_State *L, mt_tensor *t) {
@@ -90,7 +75,14 @@ void mtl_jit_pushed(lua_State *L, mt_tensor *t) {
 
 /* ---- guards ---- */
 
-static void describe_arg(lua_State *L, int i, jarg *a) {
+_Static_assert(LUA_TNIL == MTJ_TNIL && LUA_TBOOLEAN == MTJ_TBOOLEAN && LUA_TLIGHTUSERDATA == MTJ_TLIGHTUSERDATA &&
+                   LUA_TNUMBER == MTJ_TNUMBER && LUA_TSTRING == MTJ_TSTRING && LUA_TTABLE == MTJ_TTABLE &&
+                   LUA_TFUNCTION == MTJ_TFUNCTION && LUA_TUSERDATA == MTJ_TUSERDATA && LUA_TTHREAD == MTJ_TTHREAD,
+               "jit/entry.h numbers Lua's types as Lua does");
+
+/* Describes the value at stack index i for the guards (a string is
+ * borrowed from the stack). */
+static void describe_arg(lua_State *L, int i, mtj_arg *a) {
   memset(a, 0, sizeof *a);
   a->type = lua_type(L, i);
   mt_tensor *t = a->type == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
@@ -103,51 +95,29 @@ static void describe_arg(lua_State *L, int i, jarg *a) {
     a->num = lua_tonumber(L, i);
   } else if (a->type == LUA_TBOOLEAN) {
     a->b = lua_toboolean(L, i);
+  } else if (a->type == LUA_TSTRING) {
+    a->str = (char *)lua_tostring(L, i);
   }
 }
 
-/* 1: e matches; 0: miss (reason in why); 2: only candidate number values
- * differ. A compiled e's inputs at this call are left in ins (the replay
- * uses them: paths are resolved once per call). */
-static int match(lua_State *L, jentry *e, int nargs, const mt_tensor **ins, char *why, size_t n) {
-  if (e->nargs != nargs) return snprintf(why, n, "%d arguments, compiled for %d", nargs, e->nargs), 0;
-  bool near = false;
-  for (int i = 0; i < nargs; i++) {
-    jarg a;
-    describe_arg(L, 2 + i, &a);
-    const jarg *w = &e->arg[i];
-    if (a.type != w->type) return snprintf(why, n, "argument %d is a %s", i + 1, lua_typename(L, a.type)), 0;
-    if (a.type == LUA_TUSERDATA && (a.dtype != w->dtype || a.ndim != w->ndim || a.ones != w->ones))
-      return snprintf(why, n, "argument %d: dtype, rank or sizes of 1 differ", i + 1), 0;
-    if (a.type == LUA_TNUMBER) {
-      if (a.isint != w->isint) return snprintf(why, n, "argument %d: integer vs float number", i + 1), 0;
-      if (a.num != w->num && !(w->candidate && e->generalized)) {
-        if (!w->candidate) return snprintf(why, n, "argument %d: the number %g, compiled for %g", i + 1, a.num, w->num), 0;
-        near = true;
-      }
-    }
-    if (a.type == LUA_TBOOLEAN && a.b != w->b) return snprintf(why, n, "argument %d: another boolean", i + 1), 0;
-    if (a.type == LUA_TSTRING && strcmp(lua_tostring(L, 2 + i), w->str))
-      return snprintf(why, n, "argument %d: another string", i + 1), 0;
-  }
-  if (e->c || e->split) {
-    for (int k = 0; k < e->nin; k++) {
-      ins[k] = jit_source(L, e, k);
-      if (!ins[k]) return snprintf(why, n, "a captured tensor is gone"), 0;
-      if (e->src[k].kind == SRC_UPV && ins[k] != e->src[k].t)
+/* 1: e matches the call whose arguments (from stack index 2) are args;
+ * 0: miss (reason in why); 2: only candidate number values differ. A
+ * compiled e's inputs at this call are left in ins (the replay uses them:
+ * paths are resolved once per call). */
+static int match(lua_State *L, mtj_entry *e, const mtj_arg *args, int nargs, const mt_tensor **ins, char *why,
+                 size_t n) {
+  int m = mtj_match_args(e, args, nargs, why, n);
+  if (!m || (!e->c && !e->split)) return m;
+  for (int k = 0; k < e->nin; k++) {
+    ins[k] = mtl_jit_source(L, e, k);
+    if (!ins[k]) return snprintf(why, n, "a captured tensor is gone"), 0;
+    if (e->src[k].kind == MTJ_SRC_UPV && ins[k] != e->src[k].t)
+      return snprintf(why, n, "a captured tensor was replaced by another"), 0;
+    for (int j = 0; j < e->src[k].nalt; j++)
+      if (mtl_jit_resolve_path(L, e->src[k].alt[j]) != e->src[k].t)
         return snprintf(why, n, "a captured tensor was replaced by another"), 0;
-      for (int j = 0; j < e->src[k].nalt; j++)
-        if (jit_resolve_path(L, e->src[k].alt[j]) != e->src[k].t)
-          return snprintf(why, n, "a captured tensor was replaced by another"), 0;
-    }
-    if (e->c && !mtj_guard(e->c, ins, why, n)) return 0;
-    if (mtg_grad_enabled() != e->grad_mode) return snprintf(why, n, "grad mode changed"), 0;
-    if (mtl_autocast_key() != e->autocast) return snprintf(why, n, "autocast state changed"), 0;
-    for (int k = 0; k < e->nin; k++)
-      if (e->grad_mode && mtg_requires_grad(ins[k]) != (bool)(e->rg[k / 64] >> (k % 64) & 1))
-        return snprintf(why, n, "an input's requires_grad changed"), 0;
   }
-  return near ? 2 : 1;
+  return mtj_match_inputs(e, ins, mtl_autocast_key(), why, n) ? m : 0;
 }
 
 /* Calls fn eagerly with the arguments; returns the number of results. */
@@ -168,195 +138,156 @@ static void warn(const char *fmt, const char *a, const char *b) {
 
 /* ---- capture ---- */
 
+/* The tensor at stack index i, or NULL for another value. */
+static const mt_tensor *tensor_at(lua_State *L, int i) {
+  return lua_type(L, i) == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
+}
+
+/* e for a function with graph breaks: its segments (jit/split.c), once
+ * the tensors they read from outside are located. */
+static void make_split(lua_State *L, jfn *f, mtj_entry *e, const mtg_trace *tr, int nargs, const double *sc,
+                       const bool *isint, const mtj_options *o) {
+  const mt_tensor *ext[MTJ_MAXIN];
+  int first[MTJ_MAXIN], next = 0;
+  mtj_split *s = mtj_split_build(f->name, f->quiet, e, mtj_cap.rec, tr, sc, isint, o, ext, first, &next);
+  if (!s) return;
+  mtl_jit_locate_inputs(L, f, e, ext, first, next, nargs, tr);
+  mtj_split_attach(e, s, mtj_cap.rec, ext, next);
+}
+
 /* Builds entry e from trace tr and the results at [rbase, rbase + nres). */
-static void make_entry(lua_State *L, jfn *f, jentry *e, mtg_trace *tr, int nargs, int rbase, int nres) {
+static void make_entry(lua_State *L, jfn *f, mtj_entry *e, mtg_trace *tr, int nargs, int rbase, int nres) {
   if (tr->why[0]) {
     snprintf(e->why, sizeof e->why, "%s", tr->why);
     return;
   }
-  const mt_tensor *ins[MTJ_MAXIN], *outs[MTJ_MAXOUT];
-  int nout = 0;
-  bool split = jit_cap.rec && jit_cap.brk[0];
-  if (split && jit_cap.aot) {
+  const mt_tensor *ins[MTJ_MAXIN], *outs[MTJ_MAXOUT], *argt[MTJ_MAXARGS];
+  int first[MTJ_MAXIN], nout = 0;
+  bool split = mtj_cap.rec && mtj_cap.brk[0];
+  if (split && mtj_cap.aot) {
     snprintf(e->why, sizeof e->why, "%.200s, and its results require grad (graphs split at host reads have no autograd)",
-             jit_cap.brk);
+             mtj_cap.brk);
     return;
   }
-  mtg_trace fwd = *tr; /* with a traced backward (jit_cap.aot): the forward part */
-  if (jit_cap.aot) fwd.n = jit_aot_forward_len(jit_cap.aot);
-  int nin = split ? 0 : jit_graph_inputs(&fwd, e, ins);
-  if (!e->why[0] && !split) jit_locate_inputs(L, f, e, ins, nin, nargs, &fwd);
-  e->detach = tr->backward_ran;
-  e->grad_mode = mtg_grad_enabled();
-  e->autocast = mtl_autocast_key();
-  for (int k = 0; k < nin && e->grad_mode; k++)
-    if (mtg_requires_grad(ins[k])) e->rg[k / 64] |= 1ull << (k % 64);
+  mtg_trace fwd = *tr; /* with a traced backward (mtj_cap.aot): the forward part */
+  if (mtj_cap.aot) fwd.n = mtj_aot_forward_len(mtj_cap.aot);
+  int nin = split ? 0 : mtj_graph_inputs(&fwd, e, ins, first);
+  if (!e->why[0] && !split) mtl_jit_locate_inputs(L, f, e, ins, first, nin, nargs, &fwd);
+  mtj_entry_state(e, tr, ins, nin, mtl_autocast_key());
+  for (int k = 0; k < nargs; k++) argt[k] = tensor_at(L, 2 + k);
   for (int r = 0; r < nres && !e->why[0] && !split; r++) {
     int i = rbase + r, ty = lua_type(L, i);
-    mt_tensor *t = ty == LUA_TUSERDATA ? mtl_to_tensor(L, i) : NULL;
-    if (r >= MTJ_MAXOUT) snprintf(e->why, sizeof e->why, "it returns more than %d values", MTJ_MAXOUT);
-    else if (ty == LUA_TNIL) e->ret[r].kind = RET_NIL;
-    else if (ty == LUA_TBOOLEAN) e->ret[r].kind = RET_BOOL, e->ret[r].idx = lua_toboolean(L, i);
-    else if (t && mtg_trace_produced(&fwd, t)) {
-      if (!jit_cap.aot && !tr->backward_ran && mtg_grad_enabled() && mtg_requires_grad(t))
-        snprintf(e->why, sizeof e->why,
-                 "its result requires grad and compiled graphs record no autograd history (compile the whole training "
-                 "step -- forward, loss:backward(), optimizer:step() -- or call it under torch.no_grad())");
-      e->ret[r].kind = RET_OUT, e->ret[r].idx = nout, outs[nout++] = t;
-    } else if (t) {
-      int a = -1;
-      for (int k = 0; k < nargs && a < 0; k++)
-        if (lua_type(L, 2 + k) == LUA_TUSERDATA && mtl_to_tensor(L, 2 + k) == t) a = k;
-      if (a < 0) snprintf(e->why, sizeof e->why, "it returns a tensor made outside the traced ops");
-      e->ret[r].kind = RET_ARG, e->ret[r].idx = a;
-    } else {
-      snprintf(e->why, sizeof e->why, "it returns a Lua %s (only tensors, nil and booleans are replayed)",
-               lua_typename(L, ty));
-    }
+    mtj_entry_result(e, &fwd, r, ty, ty == LUA_TBOOLEAN && lua_toboolean(L, i), tensor_at(L, i), argt, nargs, outs,
+                     &nout);
   }
   e->nret = nres;
-  /* gradients set on leaves: more graph outputs */
-  for (int g = 0; g < tr->ngrads && !e->why[0] && !split; g++) {
-    const mtg_trace_grad *x = &tr->grads[g];
-    if (e->ngrads == MAXGRADS || nout == MTJ_MAXOUT) {
-      snprintf(e->why, sizeof e->why, "it sets the gradients of more than %d tensors", MAXGRADS);
-      break;
-    }
-    int leaf = -1;
-    for (int k = 0; k < nin && leaf < 0; k++)
-      if (ins[k] == x->leaf) leaf = k;
-    e->grad[e->ngrads].leaf = leaf;
-    e->grad[e->ngrads].out = -1;
-    if (x->grad) {
-      if (!mtg_trace_produced(tr, x->grad)) {
-        snprintf(e->why, sizeof e->why, "it sets a .grad to a tensor made outside the traced ops");
-        break;
-      }
-      e->grad[e->ngrads].out = nout;
-      outs[nout++] = x->grad;
-    }
-    e->ngrads++;
-  }
+  if (!split) mtj_entry_grads(e, tr, ins, nin, outs, &nout); /* gradients set on leaves: more graph outputs */
   if (e->why[0]) return;
-  double sc[MAXARGS + MAXSCT];
-  bool isint[MAXARGS + MAXSCT];
-  for (int k = 0; k < nargs; k++) sc[k] = e->arg[k].type == LUA_TNUMBER ? e->arg[k].num : 0.0 / 0.0,
-                                  isint[k] = e->arg[k].isint;
-  e->nsct = jit_cap.nsct;
+  double sc[MTJ_MAXARGS + MTJ_MAXSCT];
+  bool isint[MTJ_MAXARGS + MTJ_MAXSCT];
+  mtj_entry_scalars(e, sc, isint);
+  e->nsct = mtj_cap.nsct;
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
-  for (int j = 0; j < jit_cap.nsct; j++) {
+  for (int j = 0; j < mtj_cap.nsct; j++) {
     lua_rawgeti(L, -1, j + 1);
-    e->sct_ref[j] = jit_add_aux(L, f);
+    e->sct_ref[j] = mtl_jit_add_aux(L, f);
   }
   lua_pop(L, 1);
-  mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)jit_cap.sct, .nsct = jit_cap.nsct};
+  mtj_options o = {.dynamic = f->dynamic, .sct = (const mt_tensor *const *)mtj_cap.sct, .nsct = mtj_cap.nsct};
   lstats.captures++;
-  if (split) {
-    jit_split_build(L, f, e, jit_cap.rec, tr, nargs, sc, isint, &o);
-    if (!e->split) return;
-    for (int k = 0; k < nargs; k++) e->arg[k].candidate = e->arg[k].type == LUA_TNUMBER;
-    e->generalized = true; /* number arguments are runtime scalars; the op calls are guarded on them */
-    return;
-  } else if (jit_cap.aot) {
-    jit_aot_compile(f, e, jit_cap.aot, tr, ins, nin, outs, nout, sc, isint, nargs, &o);
-  } else if (mtj_compile(tr, ins, nin, sc, isint, nargs, outs, nout, &o, &e->c)) {
-    snprintf(e->why, sizeof e->why, "%s", mt_errmsg());
-    e->c = NULL;
-    return;
-  }
-  if (!e->c) return;
-  for (int k = 0; k < nargs; k++)
-    if (e->arg[k].type == LUA_TNUMBER)
-      e->arg[k].candidate = mtj_uses_scalar(e->c, k) || (e->aot && jit_aot_uses_scalar(e->aot, k));
+  if (split) make_split(L, f, e, tr, nargs, sc, isint, &o);
+  else mtj_entry_compile(e, f->name, tr, ins, nin, outs, nout, sc, isint, &o);
 }
 
-static void cap_clear(void) {
-  for (int j = 0; j < jit_cap.nsct; j++) mt_release(jit_cap.sct[j]);
-  jit_cap.nsct = 0;
-  jit_cap.active = false;
-  jit_aot_capture_free(jit_cap.aot);
-  jit_cap.aot = NULL;
-  jit_rec_free(jit_cap.rec);
-  jit_cap.rec = NULL;
+/* The recorder of a capture of fn called with nargs arguments (from
+ * stack index 2): its number arguments are runtime scalars. */
+static mtj_rec *new_rec(lua_State *L, int nargs) {
+  double fnum[MTJ_MAXARGS];
+  for (int k = 0; k < nargs && k < MTJ_MAXARGS; k++)
+    fnum[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0.0 / 0.0;
+  return mtj_rec_new(fnum, nargs);
+}
+
+/* After fn returned results at [rbase, rbase + nres) under the open
+ * trace: the backward of those requiring grad, traced (jit/partition.c). */
+static mtj_aot_capture *trace_backward(lua_State *L, mtj_entry *e, int rbase, int nres) {
+  const mt_tensor **res = malloc((size_t)nres * sizeof *res + 1);
+  if (!res) return NULL;
+  for (int r = 0; r < nres; r++) res[r] = tensor_at(L, rbase + r);
+  mtj_aot_capture *c = mtj_aot_trace_backward(e, mtg_tracing, res, nres);
+  free(res);
+  return c;
 }
 
 /* Runs fn under a trace with the call's arguments and makes a new entry
  * (not yet linked). Leaves fn's results on the stack; returns their count. */
-static int capture(lua_State *L, jfn *f, int nargs, jentry **out) {
-  jentry *e = calloc(1, sizeof *e);
+static int capture(lua_State *L, jfn *f, int nargs, mtj_entry **out) {
+  mtj_arg args[MTJ_MAXARGS] = {0};
+  for (int i = 0; i < nargs; i++) describe_arg(L, 2 + i, &args[i]);
+  mtj_entry *e = mtj_entry_new(args, nargs, epoch);
   if (!e) return luaL_error(L, "torch.compile: out of memory");
-  e->nargs = nargs;
-  e->epoch = epoch;
-  for (int i = 0; i < nargs; i++) {
-    describe_arg(L, 2 + i, &e->arg[i]);
-    if (e->arg[i].type == LUA_TSTRING) e->arg[i].str = strdup(lua_tostring(L, 2 + i));
-  }
   int base = lua_gettop(L);
   lua_getiuservalue(L, 1, UV_FN);
   for (int i = 0; i < nargs; i++) lua_pushvalue(L, 2 + i);
   mt_status st = mtg_trace_begin();
   if (st) {
-    free_entry(e);
+    mtj_entry_free(e);
     return mtl_fail(L, st, NULL, NULL, NULL, NULL);
   }
-  jit_cap.fullgraph = f->fullgraph;
-  jit_cap.brk[0] = jit_cap.retry[0] = 0;
-  jit_cap.active = true;
-  jit_cap.nsct = 0;
-  jit_cap.rec = f->splits ? jit_rec_new(L, nargs) : NULL;
+  mtj_capture_begin(f->fullgraph, f->splits ? new_rec(L, nargs) : NULL);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.jit_capture_aux");
   mt_cuda_lazy_hold(true); /* the capture's eager ops run once: no fused kernels compiled for them */
   int rc = lua_pcall(L, nargs, LUA_MULTRET, 0);
-  if (rc == LUA_OK && !jit_cap.retry[0] && !(jit_cap.brk[0] && !jit_cap.rec))
-    jit_cap.aot = jit_aot_trace_backward(L, e, mtg_tracing, base + 1, lua_gettop(L) - base);
+  if (rc == LUA_OK && !mtj_cap.retry[0] && !(mtj_cap.brk[0] && !mtj_cap.rec))
+    mtj_cap.aot = trace_backward(L, e, base + 1, lua_gettop(L) - base);
   mt_cuda_lazy_hold(false);
   mtg_trace *tr = mtg_trace_end();
-  jit_cap.active = false;
+  mtj_cap.active = false;
   if (rc != LUA_OK) {
     mtg_trace_free(tr);
-    free_entry(e);
-    cap_clear();
+    mtj_entry_free(e);
+    mtj_capture_clear();
     return lua_error(L);
   }
   int nres = lua_gettop(L) - base;
-  if (jit_cap.rec && jit_cap.brk[0]) lua_gc(L, LUA_GCCOLLECT); /* dead temporaries drop their references (l_jit_split.c) */
-  if (jit_cap.brk[0] && !f->splits) lstats.graph_breaks++; /* once per function, not per capture */
-  if (jit_cap.brk[0] && !f->splits && !f->fullgraph) { /* capture again, counting op calls */
+  if (mtj_cap.rec && mtj_cap.brk[0]) lua_gc(L, LUA_GCCOLLECT); /* dead temporaries drop their references (jit/split.c) */
+  if (mtj_cap.brk[0] && !f->splits) lstats.graph_breaks++; /* once per function, not per capture */
+  if (mtj_cap.brk[0] && !f->splits && !f->fullgraph) { /* capture again, counting op calls */
     f->splits = true;
-    jit_split_install(L);
-    snprintf(jit_cap.retry, sizeof jit_cap.retry, "%s", "a graph break: captured again with its op calls recorded");
+    mtl_jit_split_install(L);
+    snprintf(mtj_cap.retry, sizeof mtj_cap.retry, "%s", "a graph break: captured again with its op calls recorded");
   }
-  if (jit_cap.retry[0]) snprintf(e->why, sizeof e->why, "%s", jit_cap.retry);
+  if (mtj_cap.retry[0]) snprintf(e->why, sizeof e->why, "%s", mtj_cap.retry);
   else make_entry(L, f, e, tr, nargs, base + 1, nres);
   mtg_trace_free(tr);
-  cap_clear();
+  mtj_capture_clear();
   *out = e;
   return nres;
 }
 
-/* Replays entry e with graph breaks: fn runs in Lua, its op calls
- * substituted by the segments' results. */
-static int run_split(lua_State *L, jentry *e, int nargs, const mt_tensor *const *ins) {
-  double sc[MAXARGS + MAXSCT] = {0};
+/* The runtime scalars of a call: its number arguments, then the table
+ * numbers e reads (sc has MTJ_MAXARGS + MTJ_MAXSCT entries). */
+static void call_scalars(lua_State *L, const mtj_entry *e, int nargs, double *sc) {
   for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
-  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = jit_table_number(L, e->sct_ref[j]);
-  lstats.compiled_calls++;
-  return jit_split_run(L, e, nargs, ins, sc);
+  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = mtl_jit_table_number(L, e->sct_ref[j]);
 }
 
-/* Replays compiled entry e on inputs ins (from match). */
-static int run_entry(lua_State *L, jentry *e, int nargs, const mt_tensor *const *ins) {
-  double sc[MAXARGS + MAXSCT];
+/* Replays entry e with graph breaks: fn runs in Lua, its op calls
+ * substituted by the segments' results. */
+static int run_split(lua_State *L, mtj_entry *e, int nargs, const mt_tensor *const *ins) {
+  double sc[MTJ_MAXARGS + MTJ_MAXSCT] = {0};
+  call_scalars(L, e, nargs, sc);
+  lstats.compiled_calls++;
+  return mtl_jit_split_run(L, e, nargs, ins, sc);
+}
+
+/* Replays compiled entry e on inputs ins (from match) and pushes fn's results. */
+static int run_entry(lua_State *L, mtj_entry *e, int nargs, const mt_tensor *const *ins) {
+  double sc[MTJ_MAXARGS + MTJ_MAXSCT];
   mt_tensor *outs[MTJ_MAXOUT] = {0};
-  for (int k = 0; k < nargs; k++) sc[k] = lua_type(L, 2 + k) == LUA_TNUMBER ? lua_tonumber(L, 2 + k) : 0;
-  for (int j = 0; j < e->nsct; j++) sc[nargs + j] = jit_table_number(L, e->sct_ref[j]);
-  int64_t tok = mtg_profiler_begin(check_fn(L, 1)->name, ins, e->nin);
-  mt_status st = mtj_run(e->c, ins, sc, outs);
-  mtg_profiler_end(tok);
-  if (!st && e->aot) st = jit_aot_attach(e->aot, ins, sc, outs);
-  for (int g = 0; g < e->ngrads && !st; g++)
-    st = mtg_set_grad((mt_tensor *)ins[e->grad[g].leaf], e->grad[g].out >= 0 ? outs[e->grad[g].out] : NULL);
+  call_scalars(L, e, nargs, sc);
+  mt_status st = mtj_entry_run(e, check_fn(L, 1)->name, ins, sc, outs);
   if (st) {
     for (int k = 0; k < MTJ_MAXOUT; k++) mt_release(outs[k]);
     return mtl_fail(L, st, NULL, NULL, NULL, NULL);
@@ -365,9 +296,9 @@ static int run_entry(lua_State *L, jentry *e, int nargs, const mt_tensor *const 
   luaL_checkstack(L, e->nret, "torch.compile: too many results");
   for (int r = 0; r < e->nret; r++) {
     switch (e->ret[r].kind) {
-    case RET_OUT: mtl_push_tensor(L, mt_retain(outs[e->ret[r].idx])); break;
-    case RET_ARG: lua_pushvalue(L, 2 + e->ret[r].idx); break;
-    case RET_NIL: lua_pushnil(L); break;
+    case MTJ_RET_OUT: mtl_push_tensor(L, mt_retain(outs[e->ret[r].idx])); break;
+    case MTJ_RET_ARG: lua_pushvalue(L, 2 + e->ret[r].idx); break;
+    case MTJ_RET_NIL: lua_pushnil(L); break;
     default: lua_pushboolean(L, e->ret[r].idx);
     }
   }
@@ -375,52 +306,56 @@ static int run_entry(lua_State *L, jentry *e, int nargs, const mt_tensor *const 
   return e->nret;
 }
 
-/* True when entries a and b were captured from the same call shape: the
- * same argument kinds, dtypes, ranks and sizes of 1, inputs from the same
- * places, the same results and gradients (their sizes may differ). */
-static bool same_signature(const jentry *a, const jentry *b) {
-  if (a->nargs != b->nargs || a->nin != b->nin || a->nret != b->nret || a->ngrads != b->ngrads || a->nsct != b->nsct)
-    return false;
-  for (int i = 0; i < a->nargs; i++) {
-    const jarg *x = &a->arg[i], *y = &b->arg[i];
-    if (x->type != y->type || x->dtype != y->dtype || x->ndim != y->ndim || x->ones != y->ones ||
-        x->isint != y->isint || (x->type == LUA_TNUMBER && x->num != y->num && !x->candidate))
-      return false;
+/* Adds a new capture's entry e (graph, split graph or eager mark) to f,
+ * or folds it into an entry f has (near: one that differs in number
+ * values only; why: the first entry's miss). Counts and warns. */
+static void add_entry(jfn *f, mtj_entry *e, mtj_entry *near, const char *why) {
+  if (mtj_entry_same_graph(near, e)) {
+    near->generalized = true; /* the same graph for another value: scalars are runtime values */
+    lstats.recaptures++;
+    mtj_entry_free(e);
+    return;
   }
-  for (int k = 0; k < a->nin; k++)
-    if (a->src[k].kind != b->src[k].kind || (a->src[k].kind == SRC_ARG && a->src[k].idx != b->src[k].idx) ||
-        a->src[k].t != b->src[k].t)
-      return false;
-  return !memcmp(a->ret, b->ret, sizeof a->ret) && !memcmp(a->grad, b->grad, sizeof a->grad);
-}
-
-/* A static graph e that equals an earlier entry's but for sizes: the
- * earlier entry becomes a graph with dynamic sizes serving both (automatic
- * dynamic sizes, as PyTorch does on a second shape). True when done. */
-static bool generalize_into(jfn *f, jentry *e) {
-  for (jentry *o = f->entries; o; o = o->next) {
-    if (o->epoch != epoch || !o->c || mtj_is_generalized(o->c) || !same_signature(o, e)) continue;
-    if (mtj_generalize_compiled(o->c, e->c)) continue;
-    mtj_compiled *t = o->c;
-    o->c = e->c;
-    e->c = t; /* freed with e */
-    return true;
+  if (e->c && f->dynamic && mtj_generalize_into(f->entries, e, epoch)) {
+    lstats.recompiles++;
+    f->ncompiled++;
+    snprintf(f->last_reason, sizeof f->last_reason, "%.170s (sizes made dynamic)", why);
+    mtj_entry_free(e);
+    return;
   }
-  return false;
+  if (f->ncompiled > 0) lstats.recompiles++;
+  snprintf(f->last_reason, sizeof f->last_reason, "%s", near ? "a number argument changed the graph" : why);
+  f->ncompiled++;
+  if (!e->c && !e->split) {
+    lstats.fallbacks++;
+    if (!f->quiet) warn("running eagerly for these inputs: %s%s", e->why, "");
+  }
+  if (e->split && !f->warned_break && !f->quiet) {
+    f->warned_break = true;
+    int ns = mtj_split_nseg(e->split);
+    char n[128];
+    if (ns == 1) snprintf(n, sizeof n, "its graph runs before the read, its Lua code around it");
+    else snprintf(n, sizeof n, "the function runs as %d compiled graphs with its Lua code between them", ns);
+    warn("graph break: %s; %s", mtj_cap.brk, n);
+  }
+  e->next = f->entries;
+  f->entries = e;
 }
 
 static int fn_call(lua_State *L) {
   jfn *f = check_fn(L, 1);
   int nargs = lua_gettop(L) - 1;
-  if (nargs > MAXARGS) return luaL_error(L, "torch.compile: more than %d arguments", MAXARGS);
-  if (f->off || f->gave_up || jit_cap.active) return lstats.eager_calls++, call_eager(L, nargs);
+  if (nargs > MTJ_MAXARGS) return luaL_error(L, "torch.compile: more than %d arguments", MTJ_MAXARGS);
+  if (f->off || f->gave_up || mtj_cap.active) return lstats.eager_calls++, call_eager(L, nargs);
   char why[200] = "no compiled graph yet";
-  jentry *near = NULL;
+  mtj_entry *near = NULL;
   const mt_tensor *ins[MTJ_MAXIN];
-  for (jentry *e = f->entries; e; e = e->next) {
-    if (e->epoch != epoch || (e->split && jit_split_dead(e->split))) continue;
+  mtj_arg args[MTJ_MAXARGS];
+  for (int i = 0; i < nargs && f->entries; i++) describe_arg(L, 2 + i, &args[i]);
+  for (mtj_entry *e = f->entries; e; e = e->next) {
+    if (e->epoch != epoch || (e->split && mtj_split_dead(e->split))) continue;
     char w[200];
-    int m = match(L, e, nargs, ins, w, sizeof w);
+    int m = match(L, e, args, nargs, ins, w, sizeof w);
     if (m == 1) {
       if (e->split) return run_split(L, e, nargs, ins);
       if (e->c) return run_entry(L, e, nargs, ins);
@@ -436,49 +371,20 @@ static int fn_call(lua_State *L) {
     warn("recompiled %s times (last reason: %s); running this function eagerly from now on", lim, why);
     return lstats.eager_calls++, call_eager(L, nargs);
   }
-  jentry *e = NULL;
+  mtj_entry *e = NULL;
   int nres = capture(L, f, nargs, &e);
-  if (!e->c && jit_cap.retry[0] && f->retries < MAXRETRY) {
+  if (!e->c && mtj_cap.retry[0] && f->retries < MAXRETRY) {
     f->retries++; /* state was made during this call (an optimizer's first step): capture again next time */
-    free_entry(e);
+    mtj_entry_free(e);
     return nres;
   }
-  if (near && e->c && strcmp(mtj_text(near->c), mtj_text(e->c)) == 0) {
-    near->generalized = true; /* the same graph for another value: scalars are runtime values */
-    lstats.recaptures++;
-    free_entry(e);
-    return nres;
-  }
-  if (e->c && f->dynamic && generalize_into(f, e)) {
-    lstats.recompiles++;
-    f->ncompiled++;
-    snprintf(f->last_reason, sizeof f->last_reason, "%.170s (sizes made dynamic)", why);
-    free_entry(e);
-    return nres;
-  }
-  if (f->ncompiled > 0) lstats.recompiles++;
-  snprintf(f->last_reason, sizeof f->last_reason, "%s", near ? "a number argument changed the graph" : why);
-  f->ncompiled++;
-  if (!e->c && !e->split) {
-    lstats.fallbacks++;
-    if (!f->quiet) warn("running eagerly for these inputs: %s%s", e->why, "");
-  }
-  if (e->split && !f->warned_break && !f->quiet) {
-    f->warned_break = true;
-    int ns = jit_split_nseg(e->split);
-    char n[128];
-    if (ns == 1) snprintf(n, sizeof n, "its graph runs before the read, its Lua code around it");
-    else snprintf(n, sizeof n, "the function runs as %d compiled graphs with its Lua code between them", ns);
-    warn("graph break: %s; %s", jit_cap.brk, n);
-  }
-  e->next = f->entries;
-  f->entries = e;
+  add_entry(f, e, near, why);
   return nres;
 }
 
 /* torch.compiler.is_compiling() -> true while a compiled function is being captured */
 static int l_is_compiling(lua_State *L) {
-  lua_pushboolean(L, jit_cap.active || jit_split_replaying());
+  lua_pushboolean(L, mtj_cap.active || mtl_jit_split_replaying());
   return 1;
 }
 
@@ -495,9 +401,9 @@ static int l_scalar(lua_State *L) {
   if (!lua_isnumber(L, 3))
     return luaL_error(L, "torch.compiler.scalar: tbl[%s] is a %s, not a number", luaL_tolstring(L, 2, NULL),
                       luaL_typename(L, 3));
-  bool replaying = jit_split_replaying(); /* the code between graph breaks sees what the capture saw */
-  if (!jit_cap.active && !replaying) return 1;
-  if (jit_cap.active && jit_cap.nsct == MAXSCT) return 1; /* stays a constant */
+  bool replaying = mtl_jit_split_replaying(); /* the code between graph breaks sees what the capture saw */
+  if (!mtj_cap.active && !replaying) return 1;
+  if (mtj_cap.active && mtj_cap.nsct == MTJ_MAXSCT) return 1; /* stays a constant */
   lua_Number v = lua_tonumber(L, 3);
   mt_tensor *t = NULL;
   mt_status st = mt_full(NULL, 0, mt_sfloat(v), MT_FLOAT64, mt_cpu(), &t);
@@ -513,9 +419,9 @@ static int l_scalar(lua_State *L) {
   lua_rawseti(L, -2, 1);
   lua_pushvalue(L, 2);
   lua_rawseti(L, -2, 2);
-  lua_rawseti(L, -2, jit_cap.nsct + 1);
+  lua_rawseti(L, -2, mtj_cap.nsct + 1);
   lua_pop(L, 1);
-  jit_cap.sct[jit_cap.nsct++] = t;
+  mtj_capture_scalar(t);
   mtl_push_tensor(L, mt_retain(t));
   return 1;
 }
@@ -525,14 +431,14 @@ static int l_scalar(lua_State *L) {
  * step) asks for the capture to be redone on the next call. */
 static int l_capture_again(lua_State *L) {
   const char *why = luaL_optstring(L, 1, "state was made during the capture");
-  if (jit_cap.active && !jit_cap.retry[0]) snprintf(jit_cap.retry, sizeof jit_cap.retry, "%s", why);
+  mtj_capture_again(why);
   return 0;
 }
 
 static int fn_tostring(lua_State *L) {
   jfn *f = check_fn(L, 1);
   int n = 0;
-  for (jentry *e = f->entries; e; e = e->next) n += e->epoch == epoch;
+  for (mtj_entry *e = f->entries; e; e = e->next) n += e->epoch == epoch;
   lua_pushfstring(L, "<compiled function: %d graph(s)%s>", n, f->off ? ", JIT off" : "");
   return 1;
 }
@@ -546,7 +452,7 @@ static int l_compile(lua_State *L) {
                         luaL_typename(L, 1));
     lua_pop(L, 1);
     lua_settop(L, 2);
-    jit_push_lua(L);
+    mtl_jit_push_lua(L);
     lua_getfield(L, -1, "compile_module");
     lua_pushcfunction(L, l_compile);
     lua_pushvalue(L, 1);
@@ -620,7 +526,7 @@ static int l_explain(lua_State *L) {
       return luaL_error(L, "torch.compiler.explain: expected a function or a module (a callable), got a %s",
                         luaL_typename(L, 1));
     lua_pop(L, 1);
-    jit_push_lua(L);
+    mtl_jit_push_lua(L);
     lua_getfield(L, -1, "as_function");
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);
@@ -633,12 +539,12 @@ static int l_explain(lua_State *L) {
   lua_call(L, 1, 1);
   lua_replace(L, 1); /* the compiled wrapper takes fn's place */
   jfn *f = check_fn(L, 1);
-  jentry *e = NULL;
+  mtj_entry *e = NULL;
   int top = lua_gettop(L);
   int nres = capture(L, f, nargs, &e);
   lua_pop(L, nres);
   if (!e->c && f->splits && !e->split) { /* a graph break: the capture that records op calls */
-    free_entry(e);
+    mtj_entry_free(e);
     nres = capture(L, f, nargs, &e);
     lua_pop(L, nres);
   }
@@ -647,20 +553,9 @@ static int l_explain(lua_State *L) {
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (!m) return luaL_error(L, "explain: out of memory");
-  fprintf(m, "torch.compiler.explain: %s\n",
-          e->aot ? "2 graphs, compiled: the forward and its backward (its results require grad)"
-          : e->split ? "graphs split at host reads, compiled"
-          : e->c ? "1 graph, compiled" : "no compiled graph");
-  fprintf(m, "graph breaks: %s\n", jit_cap.brk[0] ? jit_cap.brk : "none");
-  if (!e->c && !e->split) fprintf(m, "runs eagerly because: %s\n", e->why);
-  if (f->last_reason[0]) fprintf(m, "last recompile reason: %s\n", f->last_reason);
-  for (int k = 0; k < e->nargs; k++)
-    if (e->arg[k].candidate) fprintf(m, "argument %d (a number) is a runtime scalar\n", k + 1);
-  if (e->c) mtj_explain(e->c, m);
-  if (e->aot) jit_aot_explain(e->aot, m);
-  if (e->split) jit_split_explain(e->split, m);
+  mtj_entry_explain(e, mtj_cap.brk, f->last_reason, m);
   fclose(m);
-  free_entry(e);
+  mtj_entry_free(e);
   lua_pushlstring(L, buf, len);
   free(buf);
   return 1;

@@ -114,7 +114,7 @@ static void release_cached(devalloc *h) {
   for (int i = 0; i < h->nbins; i++) {
     for (block *b = h->bins[i].head, *nx; b; b = nx) {
       nx = b->next;
-      cu.MemFree(b->ptr);
+      mt_cu.MemFree(b->ptr);
       h->stats.reserved -= (int64_t)b->size;
       free(b);
     }
@@ -148,20 +148,20 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
     h->stats.num_cache_hits++;
   } else {
     CUdeviceptr p = 0;
-    CUresult r = cu.MemAlloc(&p, size);
+    CUresult r = mt_cu.MemAlloc(&p, size);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) { /* give back the cache, then try once more */
       release_cached(h);
-      r = cu.MemAlloc(&p, size);
+      r = mt_cu.MemAlloc(&p, size);
     }
     if (r == CUDA_SUCCESS) b = malloc(sizeof *b);
     if (!b) {
-      if (r == CUDA_SUCCESS) cu.MemFree(p);
+      if (r == CUDA_SUCCESS) mt_cu.MemFree(p);
       int64_t alloc = h->stats.allocated;
       if (r == CUDA_ERROR_OUT_OF_MEMORY || r == CUDA_SUCCESS) h->stats.num_ooms++;
       pthread_mutex_unlock(&lock);
       if (r != CUDA_ERROR_OUT_OF_MEMORY && r != CUDA_SUCCESS) return mt_cuda_check(r, dev, "allocate");
       size_t fr = 0, tot = 0;
-      cu.MemGetInfo(&fr, &tot);
+      mt_cu.MemGetInfo(&fr, &tot);
       char a[32], b1[32], c[32], t[32];
       fmt_bytes(n, a, sizeof a), fmt_bytes((size_t)alloc, b1, sizeof b1), fmt_bytes(fr, c, sizeof c);
       fmt_bytes(tot, t, sizeof t);
@@ -201,7 +201,7 @@ void mt_cuda_free(int dev, void *p) {
         b->next = h->pool;
         h->pool = b;
       } else if (!cache_block(h, b)) { /* no host memory for the bin: give it back */
-        cu.MemFree(b->ptr);
+        mt_cu.MemFree(b->ptr);
         h->stats.reserved -= (int64_t)b->size;
         free(b);
       }
@@ -244,11 +244,11 @@ mt_status mt_cuda_host_alloc(size_t n, void **out) {
   mt_device d = {MT_CUDA, (int8_t)mt_cuda_current_device()};
   mt_status st = mt_cuda_check_device(d, "pin_memory");
   if (st) return st;
-  return mt_cuda_check(cu.MemHostAlloc(out, n ? n : 1, CU_MEMHOSTALLOC_PORTABLE), d.index, "pin_memory");
+  return mt_cuda_check(mt_cu.MemHostAlloc(out, n ? n : 1, CU_MEMHOSTALLOC_PORTABLE), d.index, "pin_memory");
 }
 
 void mt_cuda_host_free(void *p) {
-  if (p) cu.MemFreeHost(p);
+  if (p) mt_cu.MemFreeHost(p);
 }
 
 bool mt_cuda_capturing(int dev) { return dev >= 0 && dev < MT_CUDA_MAXDEV && heaps[dev].capturing; }
@@ -269,7 +269,7 @@ void mt_cuda_alloc_release_pool(int dev, void *pool, void *stream) {
     nx = b->next;
     b->stream = stream;
     if (!cache_block(&heaps[dev], b)) {
-      cu.MemFree(b->ptr);
+      mt_cu.MemFree(b->ptr);
       heaps[dev].stats.reserved -= (int64_t)b->size;
       free(b);
     }

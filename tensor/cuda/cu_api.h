@@ -1,7 +1,7 @@
 /* cu_api.h -- our own declarations of the few CUDA driver API and NVRTC
  * entry points moontorch calls, written from the documented interfaces so
  * that building needs no CUDA headers. The functions are reached through the
- * tables `cu` and `nvrtc`, filled by dlopen/dlsym at first use (device.c,
+ * tables `mt_cu` and `mt_nvrtc`, filled by dlopen/dlsym at first use (device.c,
  * nvrtc.c); nothing here links against CUDA. Engine-internal. */
 #ifndef MT_CU_API_H
 #define MT_CU_API_H
@@ -89,7 +89,7 @@ typedef struct mt_cu_api {
 } mt_cu_api;
 
 /* Filled by mt_cuda_load (device.c); valid only after it succeeded. */
-extern mt_cu_api cu;
+extern mt_cu_api mt_cu;
 
 /* NVRTC */
 typedef int nvrtcResult; /* 0 is NVRTC_SUCCESS */
@@ -116,6 +116,6 @@ typedef struct mt_nvrtc_api {
 #undef MT_NVRTC_FIELD
 } mt_nvrtc_api;
 
-extern mt_nvrtc_api nvrtc;
+extern mt_nvrtc_api mt_nvrtc;
 
 #endif

@@ -14,7 +14,7 @@
 #include "files.h"
 #include "mt_cuda.h"
 
-mt_cu_api cu;
+mt_cu_api mt_cu;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[256];
@@ -31,11 +31,11 @@ static _Thread_local int thread_ctx = -1; /* device whose context this thread ha
 static const char *err_text(CUresult r, bool name) {
   const char *s = NULL;
 #ifdef MT_HIP
-  if (name ? !cu.ErrorName : !cu.ErrorString) return NULL;
-  s = name ? cu.ErrorName(r) : cu.ErrorString(r);
+  if (name ? !mt_cu.ErrorName : !mt_cu.ErrorString) return NULL;
+  s = name ? mt_cu.ErrorName(r) : mt_cu.ErrorString(r);
 #else
-  if (name ? !cu.GetErrorName : !cu.GetErrorString) return NULL;
-  (name ? cu.GetErrorName : cu.GetErrorString)(r, &s);
+  if (name ? !mt_cu.GetErrorName : !mt_cu.GetErrorString) return NULL;
+  (name ? mt_cu.GetErrorName : mt_cu.GetErrorString)(r, &s);
 #endif
   return s;
 }
@@ -49,13 +49,13 @@ static void load(void) {
     return;
   }
 #define MT_CU_LOAD(R, name, sym, params)                                                                               \
-  if (!(*(void **)&cu.name = dlsym(h, MT_SYM(sym)))) {                                                                 \
+  if (!(*(void **)&mt_cu.name = dlsym(h, MT_SYM(sym)))) {                                                              \
     snprintf(load_error, sizeof load_error, "the " MT_GPU_DRIVER_DESC " lacks %s (too old?)", MT_SYM(sym));            \
     return;                                                                                                            \
   }
   MT_CU_FUNCS(MT_CU_LOAD)
 #undef MT_CU_LOAD
-  CUresult r = cu.Init(0);
+  CUresult r = mt_cu.Init(0);
   if (r != CUDA_SUCCESS) {
     const char *s = err_text(r, false);
     snprintf(load_error, sizeof load_error, "the " MT_GPU_DRIVER_DESC " failed to initialise: %s",
@@ -63,13 +63,13 @@ static void load(void) {
     return;
   }
   int n = 0;
-  if (cu.DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0) {
+  if (mt_cu.DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0) {
     snprintf(load_error, sizeof load_error, "the " MT_GPU_DRIVER_DESC " reports no GPU");
     return;
   }
   if (n > MT_CUDA_MAXDEV) n = MT_CUDA_MAXDEV;
   for (int i = 0; i < n; i++)
-    if (cu.DeviceGet(&devs[i], i) != CUDA_SUCCESS) n = i;
+    if (mt_cu.DeviceGet(&devs[i], i) != CUDA_SUCCESS) n = i;
   ndev = n;
 }
 
@@ -105,9 +105,9 @@ void mt_cuda_note_launch(int dev, const char *op) {
 static mt_status use_device(int dev, const char *op) {
   if (thread_ctx == dev) return MT_OK;
   pthread_mutex_lock(&ctx_lock);
-  CUresult r = ctxs[dev] ? CUDA_SUCCESS : cu.DevicePrimaryCtxRetain(&ctxs[dev], devs[dev]);
+  CUresult r = ctxs[dev] ? CUDA_SUCCESS : mt_cu.DevicePrimaryCtxRetain(&ctxs[dev], devs[dev]);
   pthread_mutex_unlock(&ctx_lock);
-  if (r == CUDA_SUCCESS) r = cu.CtxSetCurrent(ctxs[dev]);
+  if (r == CUDA_SUCCESS) r = mt_cu.CtxSetCurrent(ctxs[dev]);
   if (r != CUDA_SUCCESS) return mt_cuda_check(r, -1, op);
   thread_ctx = dev;
   return MT_OK;
@@ -140,14 +140,14 @@ mt_status mt_cuda_set_device(int idx) {
 mt_status mt_cuda_device_name(int idx, char *buf, size_t n) {
   mt_status st = check_index(idx, "get_device_name");
   if (st) return st;
-  return mt_cuda_check(cu.DeviceGetName(buf, (int)n, devs[idx]), idx, "get_device_name");
+  return mt_cuda_check(mt_cu.DeviceGetName(buf, (int)n, devs[idx]), idx, "get_device_name");
 }
 
 mt_status mt_cuda_capability(int idx, int *major, int *minor) {
   mt_status st = check_index(idx, "get_device_capability");
-  if (!st) st = mt_cuda_check(cu.DeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, devs[idx]),
+  if (!st) st = mt_cuda_check(mt_cu.DeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, devs[idx]),
                               idx, "get_device_capability");
-  if (!st) st = mt_cuda_check(cu.DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, devs[idx]),
+  if (!st) st = mt_cuda_check(mt_cu.DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, devs[idx]),
                               idx, "get_device_capability");
   return st;
 }
@@ -158,7 +158,7 @@ mt_status mt_cuda_arch(int idx, char *buf, size_t n) {
    * layout ROCm 6 keeps for this symbol) appended fields: room to spare */
   _Alignas(16) char prop[4 * MT_HIP_PROP_SIZE];
   mt_status st = check_index(idx, "get_arch");
-  if (!st) st = mt_cuda_check(cu.GetDeviceProperties(prop, idx), idx, "get_arch");
+  if (!st) st = mt_cuda_check(mt_cu.GetDeviceProperties(prop, idx), idx, "get_arch");
   if (!st) snprintf(buf, n, "%.*s", 255, prop + MT_HIP_PROP_ARCH_OFFSET);
   return st;
 #else
@@ -171,14 +171,14 @@ mt_status mt_cuda_arch(int idx, char *buf, size_t n) {
 
 mt_status mt_cuda_total_memory(int idx, size_t *total, size_t *free) {
   mt_status st = check_index(idx, "mem_get_info");
-  if (!st) st = mt_cuda_check(cu.MemGetInfo(free, total), idx, "mem_get_info");
+  if (!st) st = mt_cuda_check(mt_cu.MemGetInfo(free, total), idx, "mem_get_info");
   return st;
 }
 
 mt_status mt_cuda_synchronize(int idx) {
   mt_status st = check_index(idx, "synchronize");
   if (!st) mt_cuda_lazy_flush(idx);
-  if (!st) st = mt_cuda_check(cu.CtxSynchronize(), idx, "synchronize");
+  if (!st) st = mt_cuda_check(mt_cu.CtxSynchronize(), idx, "synchronize");
   return st;
 }
 
@@ -187,7 +187,7 @@ mt_status mt_cuda_synchronize(int idx) {
 mt_status mt_cuda_stream_create(int dev, mt_cuda_stream *out) {
   mt_status st = check_index(dev, "Stream");
   CUstream s = NULL;
-  if (!st) st = mt_cuda_check(cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING), dev, "Stream");
+  if (!st) st = mt_cuda_check(mt_cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING), dev, "Stream");
   if (st) return st;
   out->handle = s;
   out->device = dev;
@@ -198,21 +198,21 @@ void mt_cuda_stream_destroy(mt_cuda_stream *s) {
   if (!s->handle || check_index(s->device, "Stream")) return;
   mt_cuda_lazy_flush(s->device);
   if (current_streams[s->device] == s->handle) current_streams[s->device] = NULL;
-  cu.StreamDestroy(s->handle);
+  mt_cu.StreamDestroy(s->handle);
   s->handle = NULL;
 }
 
 mt_status mt_cuda_stream_synchronize(const mt_cuda_stream *s) {
   mt_status st = check_index(s->device, "stream:synchronize");
   if (!st) mt_cuda_lazy_flush(s->device);
-  if (!st) st = mt_cuda_check(cu.StreamSynchronize(s->handle), s->device, "stream:synchronize");
+  if (!st) st = mt_cuda_check(mt_cu.StreamSynchronize(s->handle), s->device, "stream:synchronize");
   return st;
 }
 
 int mt_cuda_stream_query(const mt_cuda_stream *s) {
   if (check_index(s->device, "stream:query")) return -1;
   mt_cuda_lazy_flush(s->device);
-  CUresult r = cu.StreamQuery(s->handle);
+  CUresult r = mt_cu.StreamQuery(s->handle);
   if (r == CUDA_SUCCESS) return 1;
   if (r == CUDA_ERROR_NOT_READY) return 0;
   mt_cuda_check(r, s->device, "stream:query");
@@ -236,7 +236,7 @@ void mt_cuda_set_stream(mt_cuda_stream s) {
 mt_status mt_cuda_stream_wait_event(const mt_cuda_stream *s, void *ev) {
   mt_status st = check_index(s->device, "wait_event");
   if (!st) mt_cuda_lazy_flush(s->device);
-  if (!st) st = mt_cuda_check(cu.StreamWaitEvent(s->handle, ev, 0), s->device, "wait_event");
+  if (!st) st = mt_cuda_check(mt_cu.StreamWaitEvent(s->handle, ev, 0), s->device, "wait_event");
   return st;
 }
 
@@ -245,31 +245,31 @@ mt_status mt_cuda_stream_wait_event(const mt_cuda_stream *s, void *ev) {
 mt_status mt_cuda_event_create(int dev, bool timing, void **out) {
   mt_status st = check_index(dev, "Event");
   CUevent e = NULL;
-  if (!st) st = mt_cuda_check(cu.EventCreate(&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING), dev, "Event");
+  if (!st) st = mt_cuda_check(mt_cu.EventCreate(&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING), dev, "Event");
   if (!st) *out = e;
   return st;
 }
 
 void mt_cuda_event_destroy(int dev, void *ev) {
-  if (ev && !check_index(dev, "Event")) cu.EventDestroy(ev);
+  if (ev && !check_index(dev, "Event")) mt_cu.EventDestroy(ev);
 }
 
 mt_status mt_cuda_event_record(void *ev, const mt_cuda_stream *s) {
   mt_status st = check_index(s->device, "event:record");
   if (!st) mt_cuda_lazy_flush(s->device);
-  if (!st) st = mt_cuda_check(cu.EventRecord(ev, s->handle), s->device, "event:record");
+  if (!st) st = mt_cuda_check(mt_cu.EventRecord(ev, s->handle), s->device, "event:record");
   return st;
 }
 
 mt_status mt_cuda_event_synchronize(int dev, void *ev) {
   mt_status st = check_index(dev, "event:synchronize");
-  if (!st) st = mt_cuda_check(cu.EventSynchronize(ev), dev, "event:synchronize");
+  if (!st) st = mt_cuda_check(mt_cu.EventSynchronize(ev), dev, "event:synchronize");
   return st;
 }
 
 int mt_cuda_event_query(int dev, void *ev) {
   if (check_index(dev, "event:query")) return -1;
-  CUresult r = cu.EventQuery(ev);
+  CUresult r = mt_cu.EventQuery(ev);
   if (r == CUDA_SUCCESS) return 1;
   if (r == CUDA_ERROR_NOT_READY) return 0;
   mt_cuda_check(r, dev, "event:query");
@@ -278,7 +278,7 @@ int mt_cuda_event_query(int dev, void *ev) {
 
 mt_status mt_cuda_event_elapsed(int dev, void *start, void *end, float *ms) {
   mt_status st = check_index(dev, "elapsed_time");
-  if (!st) st = mt_cuda_check(cu.EventElapsedTime(ms, start, end), dev, "elapsed_time");
+  if (!st) st = mt_cuda_check(mt_cu.EventElapsedTime(ms, start, end), dev, "elapsed_time");
   return st;
 }
 

@@ -77,7 +77,7 @@ static mt_status launch(int dev, void *fn, unsigned gx, unsigned gy, unsigned gz
   if (st || gx == 0 || gy == 0 || gz == 0) return st;
   void *args[] = {pp};
   mt_cuda_note_launch(dev, op);
-  return mt_cuda_check(cu.LaunchKernel((CUfunction)fn, gx, gy, gz, 256, 1, 1, (unsigned)smem,
+  return mt_cuda_check(mt_cu.LaunchKernel((CUfunction)fn, gx, gy, gz, 256, 1, 1, (unsigned)smem,
                                        mt_cuda_current_stream(dev).handle, args, NULL),
                        dev, op);
 }

@@ -1,6 +1,6 @@
 /* gpu_port.h -- the one portability header of the GPU backend. The host
  * sources of tensor/cuda/ are written against the CUDA names of cu_api.h
- * (driver API, NVRTC) and cublas_api.h (cuBLAS): the tables `cu`, `nvrtc`
+ * (driver API, NVRTC) and cublas_api.h (cuBLAS): the tables `mt_cu`, `mt_nvrtc`
  * and blas.c's `cb`, filled by dlopen/dlsym. `make HIP=1` defines MT_HIP;
  * then cu_api.h and cublas_api.h take their entry-point lists and constants
  * from here instead, bound to HIP's libraries (libamdhip64, hiprtc,

@@ -30,7 +30,7 @@ mt_status mt_cuda_capture_begin(int dev) {
     if ((st = mt_cuda_stream_create(dev, &s))) return st;
     capture_streams[dev] = s.handle;
   }
-  st = mt_cuda_check(cu.StreamBeginCapture(capture_streams[dev], CU_STREAM_CAPTURE_MODE_RELAXED), dev,
+  st = mt_cuda_check(mt_cu.StreamBeginCapture(capture_streams[dev], CU_STREAM_CAPTURE_MODE_RELAXED), dev,
                      "CUDA graph capture");
   if (st) return st;
   saved[dev] = mt_cuda_current_stream(dev);
@@ -47,15 +47,15 @@ mt_status mt_cuda_capture_end(int dev, bool ok, mt_cuda_graph **out) {
   mt_cuda_set_stream(saved[dev]);
   CUgraph g = NULL;
   CUgraphExec e = NULL;
-  mt_status st = mt_cuda_check(cu.StreamEndCapture(capture_streams[dev], &g), dev, "CUDA graph capture");
+  mt_status st = mt_cuda_check(mt_cu.StreamEndCapture(capture_streams[dev], &g), dev, "CUDA graph capture");
   if (!st && !ok) st = mt_fail(MT_EARG, "CUDA graph capture: the captured work failed");
   if (!st && !g) st = mt_fail(MT_EDEVICE, "CUDA graph capture: no graph");
-  if (!st) st = mt_cuda_check(cu.GraphInstantiate(&e, g, 0), dev, "CUDA graph instantiation");
-  if (g) cu.GraphDestroy(g);
+  if (!st) st = mt_cuda_check(mt_cu.GraphInstantiate(&e, g, 0), dev, "CUDA graph instantiation");
+  if (g) mt_cu.GraphDestroy(g);
   mt_cuda_graph *r = st ? NULL : malloc(sizeof *r);
   if (!st && !r) st = mt_fail(MT_ENOMEM, "out of memory");
   if (st) {
-    if (e) cu.GraphExecDestroy(e);
+    if (e) mt_cu.GraphExecDestroy(e);
     mt_cuda_alloc_release_pool(dev, pool, capture_streams[dev]); /* nothing ran: free for reuse */
     return st;
   }
@@ -68,13 +68,13 @@ mt_status mt_cuda_graph_launch(mt_cuda_graph *g) {
   mt_cuda_stream s = mt_cuda_current_stream(g->dev);
   g->stream = s.handle;
   mt_cuda_note_launch(g->dev, "CUDA graph replay");
-  return mt_cuda_check(cu.GraphLaunch(g->exec, s.handle), g->dev, "CUDA graph replay");
+  return mt_cuda_check(mt_cu.GraphLaunch(g->exec, s.handle), g->dev, "CUDA graph replay");
 }
 
 void mt_cuda_graph_free(mt_cuda_graph *g) {
   if (!g) return;
   mt_device d = {MT_CUDA, (int8_t)g->dev};
-  if (!mt_cuda_check_device(d, "CUDA graph")) cu.GraphExecDestroy(g->exec); /* deferred while in flight */
+  if (!mt_cuda_check_device(d, "CUDA graph")) mt_cu.GraphExecDestroy(g->exec); /* deferred while in flight */
   mt_cuda_alloc_release_pool(g->dev, g->pool, g->stream);
   free(g);
 }

@@ -499,14 +499,14 @@ static mt_status transfer(mt_tensor *dst, const mt_tensor *src, bool non_blockin
   size_t n = (size_t)mt_numel(src) * mt_elsize(src);
   if (n == 0) return MT_OK;
   mt_cuda_stream s = mt_cuda_current_stream(dev);
-  CUresult r = up ? cu.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)mt_data(dst), mt_data(src), n, s.handle)
-                  : cu.MemcpyDtoHAsync(mt_data(dst), (CUdeviceptr)(uintptr_t)mt_data(src), n, s.handle);
+  CUresult r = up ? mt_cu.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)mt_data(dst), mt_data(src), n, s.handle)
+                  : mt_cu.MemcpyDtoHAsync(mt_data(dst), (CUdeviceptr)(uintptr_t)mt_data(src), n, s.handle);
   mt_status st = mt_cuda_check(r, dev, up ? "copy to cuda" : "copy to cpu");
   if (st) return st;
   /* pageable memory: the source may change or the result be read as soon as
    * we return, so wait; pinned memory with non_blocking stays asynchronous */
   if (!(non_blocking && pinned(up ? src : dst)))
-    st = mt_cuda_check(cu.StreamSynchronize(s.handle), dev, up ? "copy to cuda" : "copy to cpu");
+    st = mt_cuda_check(mt_cu.StreamSynchronize(s.handle), dev, up ? "copy to cuda" : "copy to cpu");
   return st;
 }
 
@@ -529,7 +529,7 @@ mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking)
       mt_bump_version(dst);
       if (n == 0 || mt_data(dst) == mt_data(src)) return MT_OK;
       mt_cuda_stream s = mt_cuda_current_stream(dd.index);
-      return mt_cuda_check(cu.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)mt_data(dst),
+      return mt_cuda_check(mt_cu.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)mt_data(dst),
                                               (CUdeviceptr)(uintptr_t)mt_data(src), n, s.handle),
                            dd.index, "copy_");
     }

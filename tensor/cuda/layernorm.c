@@ -107,8 +107,8 @@ static int sm_count(int dev) {
   if (!n[dev]) {
     CUdevice d;
     int v = 0;
-    if (cu.DeviceGet(&d, dev) != CUDA_SUCCESS ||
-        cu.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) != CUDA_SUCCESS || v <= 0)
+    if (mt_cu.DeviceGet(&d, dev) != CUDA_SUCCESS ||
+        mt_cu.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) != CUDA_SUCCESS || v <= 0)
       v = 108;
     n[dev] = v;
   }

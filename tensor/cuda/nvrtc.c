@@ -23,7 +23,7 @@
 #include "files.h"
 #include "mt_cuda.h"
 
-mt_nvrtc_api nvrtc;
+mt_nvrtc_api mt_nvrtc;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[300];
@@ -48,7 +48,7 @@ static void load(void) {
     return;
   }
 #define MT_NVRTC_LOAD(R, name, sym, params)                                                                            \
-  if (!(*(void **)&nvrtc.name = dlsym(h, MT_SYM(sym)))) {                                                              \
+  if (!(*(void **)&mt_nvrtc.name = dlsym(h, MT_SYM(sym)))) {                                                           \
     snprintf(load_error, sizeof load_error, MT_GPU_RTC_DESC " lacks %s", MT_SYM(sym));                                 \
     return;                                                                                                            \
   }
@@ -141,15 +141,15 @@ static bool fast_compile(const char *src) {
   if (!strstr(src, "// MT_FAST_COMPILE\n") || (getenv("MOONTORCH_JIT_FAST_COMPILE") && !strcmp(getenv("MOONTORCH_JIT_FAST_COMPILE"), "0")))
     return false;
   int vmaj = 0, vmin = 0;
-  nvrtc.Version(&vmaj, &vmin);
+  mt_nvrtc.Version(&vmaj, &vmin);
   return MT_GPU_RTC_FAST_COMPILE && (vmaj > 12 || (vmaj == 12 && vmin >= 8));
 }
 
 /* Compiles src for arch ("sm_90") with NVRTC; returns a malloc'ed cubin. */
 static mt_status compile(const char *src, const char *arch, char **bin, size_t *n) {
   nvrtcProgram p = NULL;
-  nvrtcResult r = nvrtc.CreateProgram(&p, src, "moontorch.cu", 0, NULL, NULL);
-  if (r) return mt_fail(MT_EIO, MT_GPU_RTC_NAME " could not create a program: %s", nvrtc.GetErrorString(r));
+  nvrtcResult r = mt_nvrtc.CreateProgram(&p, src, "moontorch.cu", 0, NULL, NULL);
+  if (r) return mt_fail(MT_EIO, MT_GPU_RTC_NAME " could not create a program: %s", mt_nvrtc.GetErrorString(r));
   char archopt[300];
   snprintf(archopt, sizeof archopt, MT_GPU_ARCH_OPT, arch);
   const char *opts[NOPTS + 2] = {archopt};
@@ -157,7 +157,7 @@ static mt_status compile(const char *src, const char *arch, char **bin, size_t *
   int nopt = NOPTS + 1;
   if (fast_compile(src)) opts[nopt++] = "-Ofc=mid";
   double t0 = now();
-  r = nvrtc.CompileProgram(p, nopt, opts);
+  r = mt_nvrtc.CompileProgram(p, nopt, opts);
   double dt = now() - t0;
   pthread_mutex_lock(&lock);
   stats.compile_seconds += dt;
@@ -167,11 +167,11 @@ static mt_status compile(const char *src, const char *arch, char **bin, size_t *
   mt_status st = MT_OK;
   if (r) {
     size_t ln = 0;
-    nvrtc.GetProgramLogSize(p, &ln);
+    mt_nvrtc.GetProgramLogSize(p, &ln);
     char *log = malloc(ln + 1);
     if (log) {
       log[0] = 0;
-      nvrtc.GetProgramLog(p, log);
+      mt_nvrtc.GetProgramLog(p, log);
       log[ln] = 0;
     }
     char first[400] = "";
@@ -181,13 +181,13 @@ static mt_status compile(const char *src, const char *arch, char **bin, size_t *
       first[strcspn(first, "\n")] = 0;
     }
     free(log);
-    st = mt_fail(MT_EIO, MT_GPU_RTC_NAME " failed to compile a kernel for %s: %s: %s", arch, nvrtc.GetErrorString(r),
+    st = mt_fail(MT_EIO, MT_GPU_RTC_NAME " failed to compile a kernel for %s: %s: %s", arch, mt_nvrtc.GetErrorString(r),
                  first);
-  } else if ((r = nvrtc.GetCUBINSize(p, n)) || !(*bin = malloc(*n ? *n : 1)) || (r = nvrtc.GetCUBIN(p, *bin))) {
+  } else if ((r = mt_nvrtc.GetCUBINSize(p, n)) || !(*bin = malloc(*n ? *n : 1)) || (r = mt_nvrtc.GetCUBIN(p, *bin))) {
     st = mt_fail(MT_EIO, MT_GPU_RTC_NAME " gave no code for %s%s%s", arch, r ? ": " : "",
-                 r ? nvrtc.GetErrorString(r) : "");
+                 r ? mt_nvrtc.GetErrorString(r) : "");
   }
-  nvrtc.DestroyProgram(&p);
+  mt_nvrtc.DestroyProgram(&p);
   return st;
 }
 
@@ -231,7 +231,7 @@ static mt_status get_module(int dev, const char *src, CUmodule *out) {
   if (st) return st;
   /* a source that uses Hopper's arch-specific instructions (wgmma) asks for sm_90a */
   if (!strcmp(arch, "sm_90") && strstr(src, "// MT_ARCH_90A\n")) strcat(arch, "a");
-  nvrtc.Version(&vmaj, &vmin);
+  mt_nvrtc.Version(&vmaj, &vmin);
   int len = snprintf(stamp, sizeof stamp, "%s nvrtc %d.%d", arch, vmaj, vmin);
   for (int i = 0; i < NOPTS && len > 0 && (size_t)len < sizeof stamp; i++)
     len += snprintf(stamp + len, sizeof stamp - (size_t)len, " %s", rtc_opts[i]);
@@ -249,7 +249,7 @@ static mt_status get_module(int dev, const char *src, CUmodule *out) {
     write_entry(dir, path, key, bin, n);
   }
   CUmodule mod = NULL;
-  st = mt_cuda_check(cu.ModuleLoadData(&mod, bin), dev, "load a compiled kernel");
+  st = mt_cuda_check(mt_cu.ModuleLoadData(&mod, bin), dev, "load a compiled kernel");
   free(bin);
   if (st) return st;
   entry *e = malloc(sizeof *e);
@@ -276,7 +276,7 @@ mt_status mt_cuda_kernel(int dev, const char *src, const char *name, void **fn) 
   st = get_module(dev, src, &mod);
   if (st) return st;
   CUfunction f = NULL;
-  st = mt_cuda_check(cu.ModuleGetFunction(&f, mod, name), dev, "kernel lookup");
+  st = mt_cuda_check(mt_cu.ModuleGetFunction(&f, mod, name), dev, "kernel lookup");
   if (!st) *fn = f;
   return st;
 }
@@ -286,7 +286,7 @@ mt_status mt_cuda_launch_on(int dev, void *stream, void *fn, int64_t n, void **a
   int64_t blocks = (n + 255) / 256;
   if (blocks > (1 << 16)) blocks = 1 << 16; /* grid-stride loops cover the rest */
   mt_cuda_note_launch(dev, op);
-  return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, stream, args, NULL), dev, op);
+  return mt_cuda_check(mt_cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, stream, args, NULL), dev, op);
 }
 
 mt_status mt_cuda_launch(int dev, void *fn, int64_t n, void **args, const char *op) {
@@ -299,6 +299,6 @@ mt_status mt_cuda_launch_grid(int dev, void *fn, int64_t blocks, int threads, vo
   if (blocks > (1 << 20)) blocks = 1 << 20; /* the kernels loop over the rest */
   mt_cuda_stream s = mt_cuda_current_stream(dev);
   mt_cuda_note_launch(dev, op);
-  return mt_cuda_check(cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, s.handle, args, NULL),
+  return mt_cuda_check(mt_cu.LaunchKernel(fn, (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, s.handle, args, NULL),
                        dev, op);
 }

@@ -16,7 +16,7 @@
 #error "hiprtc_check.c is part of the HIP build: compile with -DMT_HIP"
 #endif
 
-mt_nvrtc_api nvrtc;
+mt_nvrtc_api mt_nvrtc;
 
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -40,7 +40,7 @@ static int load(void) {
   for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!h) return fprintf(stderr, "hiprtc_check: %s not found\n", MT_GPU_RTC_DESC), 1;
 #define MT_NVRTC_LOAD(R, name, sym, params)                                                                            \
-  if (!(*(void **)&nvrtc.name = dlsym(h, MT_SYM(sym))))                                                                \
+  if (!(*(void **)&mt_nvrtc.name = dlsym(h, MT_SYM(sym))))                                                             \
     return fprintf(stderr, "hiprtc_check: %s lacks %s\n", MT_GPU_RTC_DESC, MT_SYM(sym)), 1;
   MT_NVRTC_FUNCS(MT_NVRTC_LOAD)
 #undef MT_NVRTC_LOAD
@@ -56,25 +56,25 @@ static int compile(const char *path, const char *src, const char *arch) {
   const char *opts[NX + 1] = {archopt};
   for (int i = 0; i < NX; i++) opts[i + 1] = extra[i];
   nvrtcProgram p = NULL;
-  nvrtcResult r = nvrtc.CreateProgram(&p, src, "moontorch.cu", 0, NULL, NULL);
-  if (r) return fprintf(stderr, "hiprtc_check: %s: %s\n", path, nvrtc.GetErrorString(r)), 1;
-  r = nvrtc.CompileProgram(p, NX + 1, opts);
+  nvrtcResult r = mt_nvrtc.CreateProgram(&p, src, "moontorch.cu", 0, NULL, NULL);
+  if (r) return fprintf(stderr, "hiprtc_check: %s: %s\n", path, mt_nvrtc.GetErrorString(r)), 1;
+  r = mt_nvrtc.CompileProgram(p, NX + 1, opts);
   size_t n = 0;
-  if (!r) r = nvrtc.GetCUBINSize(p, &n);
+  if (!r) r = mt_nvrtc.GetCUBINSize(p, &n);
   if (r || n == 0) {
     size_t ln = 0;
-    nvrtc.GetProgramLogSize(p, &ln);
+    mt_nvrtc.GetProgramLogSize(p, &ln);
     char *log = malloc(ln + 1);
     if (log) {
       log[0] = 0;
-      nvrtc.GetProgramLog(p, log);
+      mt_nvrtc.GetProgramLog(p, log);
       log[ln] = 0;
     }
     fprintf(stderr, "hiprtc_check: %s does not compile for %s: %s\n%s\n", path, arch,
-            r ? nvrtc.GetErrorString(r) : "empty code object", log ? log : "");
+            r ? mt_nvrtc.GetErrorString(r) : "empty code object", log ? log : "");
     free(log);
   }
-  nvrtc.DestroyProgram(&p);
+  mt_nvrtc.DestroyProgram(&p);
   return r || n == 0;
 }
 

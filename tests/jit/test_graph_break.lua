@@ -95,6 +95,25 @@ test("another branch after a host read finishes that call eagerly, with one warn
   end
 end)
 
+test("a static graph split at a host read, called with another size, computes at that size", function()
+  local w = torch.randn(4)
+  local function f(x)
+    local y = (x * 2):sin()
+    if y:sum():item() > -1e9 then return (y + 1):cos() * w end
+    return y
+  end
+  local c = torch.compile(f, {dynamic = false, _quiet = true})
+  local a = torch.randn(3, 4)
+  c(a); c(a) -- captured with op calls recorded at 3x4
+  for _ = 1, 2 do
+    local b = torch.randn(5, 4)
+    local y = c(b)
+    check_shape(y, {5, 4})
+    check_close(y, f(b), TOL)
+    check_close(c(a), f(a), TOL)
+  end
+end)
+
 test("several host reads in a loop, tostring, and an early return", function()
   local w = torch.randn(3, 3) * 0.5
   local function f(x, n)

@@ -1,4 +1,4 @@
-/* l_jit_aot.c -- compiled functions whose results require grad (a model's
+/* partition.c -- compiled functions whose results require grad (a model's
  * forward called in an eager training loop: `model = torch.compile(model)`).
  *
  * Capture: after fn ran under the trace, the autograd engine runs from the
@@ -15,44 +15,41 @@
  * its inputs. It keeps the residuals, the forward inputs the backward
  * reads (with their storage versions, checked as eager autograd does) and
  * the call's runtime scalars; its backward runs the compiled backward
- * graph. Shared types: l_jit.h. */
+ * graph. Nothing here calls Lua: the bindings hand over fn's results. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
+#include "partition.h"
 #include "profiler.h"
-#include "jit.h"
-#include "mtl.h"
-#include "l_jit.h"
 
 enum { BIN_FWD, BIN_RESID, BIN_GOUT }; /* where an input of the backward graph comes from */
 
 /* The capture's state between tracing the backward and building the entry. */
-struct jit_aot_capture {
-  int kf;                       /* trace entries [0, kf) are the forward */
-  int nres;                     /* results requiring grad */
-  int res_r[MTJ_MAXOUT];        /* their index among fn's results */
-  mt_tensor *res[MTJ_MAXOUT];   /* owned */
-  mt_tensor *gout[MTJ_MAXOUT];  /* placeholder gradients of the results (owned) */
+struct mtj_aot_capture {
+  int kf;                      /* trace entries [0, kf) are the forward */
+  int nres;                    /* results requiring grad */
+  int res_r[MTJ_MAXOUT];       /* their index among fn's results */
+  mt_tensor *res[MTJ_MAXOUT];  /* owned */
+  mt_tensor *gout[MTJ_MAXOUT]; /* placeholder gradients of the results (owned) */
   int ndiff;
-  mt_tensor *diff[MTJ_MAXIN];   /* forward inputs requiring grad (owned) */
-  mt_tensor *grad[MTJ_MAXIN];   /* their gradients in the traced backward (owned, NULL: unreached) */
+  mt_tensor *diff[MTJ_MAXIN]; /* forward inputs requiring grad (owned) */
+  mt_tensor *grad[MTJ_MAXIN]; /* their gradients in the traced backward (owned, NULL: unreached) */
 };
 
 /* What an entry keeps: shared with the autograd nodes of its calls. */
-struct jit_aot {
+struct mtj_aot {
   int refs;
   mtj_compiled *bwd;
-  char name[112];                /* the node's name, the profiler's name of the backward */
-  int nuser;                     /* the forward graph's outputs before its residuals */
+  char name[112]; /* the node's name, the profiler's name of the backward */
+  int nuser;      /* the forward graph's outputs before its residuals */
   int nresid;
-  int nout;                      /* node outputs: fn's results requiring grad */
-  int out_of[MTJ_MAXOUT];        /* node output j: forward graph output index */
-  int ndiff;                     /* node inputs: forward graph inputs requiring grad */
-  int diff[MTJ_MAXIN];           /* node input d: forward graph input index */
-  int grad_of[MTJ_MAXIN];        /* node input d: backward graph output index, -1: none */
-  int nbin;                      /* backward graph inputs */
+  int nout;               /* node outputs: fn's results requiring grad */
+  int out_of[MTJ_MAXOUT]; /* node output j: forward graph output index */
+  int ndiff;              /* node inputs: forward graph inputs requiring grad */
+  int diff[MTJ_MAXIN];    /* node input d: forward graph input index */
+  int grad_of[MTJ_MAXIN]; /* node input d: backward graph output index, -1: none */
+  int nbin;               /* backward graph inputs */
   struct {
     int kind, idx;
   } bin[MTJ_MAXIN];
@@ -61,21 +58,21 @@ struct jit_aot {
 
 /* One call's saved state: the node's context. */
 typedef struct aot_ctx {
-  jit_aot *a;
+  mtj_aot *a;
   mt_tensor **fin;   /* [nbin]: forward inputs the backward reads (NULL elsewhere) */
   uint32_t *fver;    /* their storage versions at the call */
   mt_tensor **resid; /* [nresid] */
   uint32_t *rver;
-  double sc[MAXARGS + MAXSCT];
+  double sc[MTJ_MAXARGS + MTJ_MAXSCT];
 } aot_ctx;
 
-void jit_aot_release(jit_aot *a) {
+void mtj_aot_release(mtj_aot *a) {
   if (!a || --a->refs > 0) return;
   mtj_free(a->bwd);
   free(a);
 }
 
-void jit_aot_capture_free(jit_aot_capture *c) {
+void mtj_aot_capture_free(mtj_aot_capture *c) {
   if (!c) return;
   for (int r = 0; r < c->nres; r++) mt_release(c->res[r]), mt_release(c->gout[r]);
   for (int d = 0; d < c->ndiff; d++) mt_release(c->diff[d]), mt_release(c->grad[d]);
@@ -90,22 +87,23 @@ static bool among(const mt_tensor *const *a, int n, const mt_tensor *t, int *at)
 
 /* ---- capture ---- */
 
-int jit_aot_forward_len(const jit_aot_capture *c) { return c->kf; }
+int mtj_aot_forward_len(const mtj_aot_capture *c) { return c->kf; }
 
-bool jit_aot_uses_scalar(const jit_aot *a, int k) { return mtj_uses_scalar(a->bwd, k); }
+bool mtj_aot_uses_scalar(const mtj_aot *a, int k) { return mtj_uses_scalar(a->bwd, k); }
 
-jit_aot_capture *jit_aot_trace_backward(lua_State *L, jentry *e, mtg_trace *tr, int rbase, int nres) {
+mtj_aot_capture *mtj_aot_trace_backward(mtj_entry *e, mtg_trace *tr, const mt_tensor *const *res, int nres) {
   if (tr->why[0] || tr->backward_ran || !mtg_grad_enabled()) return NULL;
-  jit_aot_capture *c = calloc(1, sizeof *c);
+  mtj_aot_capture *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->kf = tr->n;
   for (int r = 0; r < nres; r++) {
-    mt_tensor *t = lua_type(L, rbase + r) == LUA_TUSERDATA ? mtl_to_tensor(L, rbase + r) : NULL;
+    mt_tensor *t = (mt_tensor *)res[r];
     if (!t || !mtg_requires_grad(t) || !mtg_trace_produced(tr, t)) continue;
     int dup;
     if (among((const mt_tensor *const *)c->res, c->nres, t, &dup) || c->nres == MTJ_MAXOUT) {
-      snprintf(e->why, sizeof e->why, "its results that require grad repeat a tensor (the JIT compiles the "
-                                      "backward of distinct results only)");
+      snprintf(e->why, sizeof e->why,
+               "its results that require grad repeat a tensor (the JIT compiles the "
+               "backward of distinct results only)");
       break;
     }
     c->res_r[c->nres] = r;
@@ -118,18 +116,19 @@ jit_aot_capture *jit_aot_trace_backward(lua_State *L, jentry *e, mtg_trace *tr, 
     }
   }
   if (!c->nres || e->why[0]) {
-    jit_aot_capture_free(c);
+    mtj_aot_capture_free(c);
     return NULL;
   }
   const mt_tensor *ins[MTJ_MAXIN];
-  int nin = jit_graph_inputs(tr, e, ins);
+  int nin = mtj_graph_inputs(tr, e, ins, NULL);
   for (int k = 0; k < nin && !e->why[0]; k++)
     if (mtg_requires_grad(ins[k])) c->diff[c->ndiff++] = mt_retain((mt_tensor *)ins[k]);
   if (!e->why[0] && !c->ndiff)
-    snprintf(e->why, sizeof e->why, "its result requires grad but none of the tensors it reads does (a tensor made "
-                                    "with requires_grad inside the function?)");
+    snprintf(e->why, sizeof e->why,
+             "its result requires grad but none of the tensors it reads does (a tensor made "
+             "with requires_grad inside the function?)");
   if (e->why[0]) {
-    jit_aot_capture_free(c);
+    mtj_aot_capture_free(c);
     return NULL;
   }
   mtg_backward_opts o = {.retain_graph = true, .allow_unused = true};
@@ -137,7 +136,7 @@ jit_aot_capture *jit_aot_trace_backward(lua_State *L, jentry *e, mtg_trace *tr, 
   tr->backward_ran = false; /* traced on purpose: the results keep their history */
   if (st) {
     snprintf(e->why, sizeof e->why, "its backward cannot be traced: %s", mt_errmsg());
-    jit_aot_capture_free(c);
+    mtj_aot_capture_free(c);
     return NULL;
   }
   return c;
@@ -155,16 +154,16 @@ static mtg_trace part(const mtg_trace *tr, int b, int n) {
 /* Builds e->aot and e->c (the forward graph): ins[0..nin) are the forward
  * graph's inputs, outs[0..*nout) fn's returned tensors; residuals are
  * appended to outs. */
-void jit_aot_compile(jfn *f, jentry *e, jit_aot_capture *c, const mtg_trace *tr, const mt_tensor *const *ins,
-                     int nin, const mt_tensor **outs, int nout, const double *sc, const bool *isint, int nsc,
-                     const mtj_options *o) {
-  jit_aot *a = calloc(1, sizeof *a);
+void mtj_aot_compile(const char *name, mtj_entry *e, mtj_aot_capture *c, const mtg_trace *tr,
+                     const mt_tensor *const *ins, int nin, const mt_tensor **outs, int nout, const double *sc,
+                     const bool *isint, int nsc, const mtj_options *o) {
+  mtj_aot *a = calloc(1, sizeof *a);
   if (!a) {
     snprintf(e->why, sizeof e->why, "out of memory");
     return;
   }
   a->refs = 1, a->nuser = nout, a->nsc = nsc + o->nsct;
-  snprintf(a->name, sizeof a->name, "%s backward", f->name);
+  snprintf(a->name, sizeof a->name, "%s backward", name);
   for (int j = 0; j < c->nres; j++) /* the results requiring grad: RET_OUT entries by construction */
     a->out_of[a->nout++] = e->ret[c->res_r[j]].idx;
   for (int d = 0; d < c->ndiff; d++) {
@@ -174,11 +173,13 @@ void jit_aot_compile(jfn *f, jentry *e, jit_aot_capture *c, const mtg_trace *tr,
   }
   mtg_trace fwd = part(tr, 0, c->kf), bwd = part(tr, c->kf, tr->n - c->kf);
   const mt_tensor *bins[MTJ_MAXIN], *bouts[MTJ_MAXIN];
-  a->nbin = jit_graph_inputs(&bwd, e, bins);
+  a->nbin = mtj_graph_inputs(&bwd, e, bins, NULL);
   for (int k = 0; k < a->nbin && !e->why[0]; k++) {
     int at;
-    if (among(ins, nin, bins[k], &at)) a->bin[k].kind = BIN_FWD, a->bin[k].idx = at;
-    else if (among((const mt_tensor *const *)c->gout, c->nres, bins[k], &at)) a->bin[k].kind = BIN_GOUT, a->bin[k].idx = at;
+    if (among(ins, nin, bins[k], &at))
+      a->bin[k].kind = BIN_FWD, a->bin[k].idx = at;
+    else if (among((const mt_tensor *const *)c->gout, c->nres, bins[k], &at))
+      a->bin[k].kind = BIN_GOUT, a->bin[k].idx = at;
     else if (mtg_trace_produced(&fwd, bins[k]) && nout < MTJ_MAXOUT) {
       a->bin[k].kind = BIN_RESID, a->bin[k].idx = a->nresid++;
       outs[nout++] = bins[k];
@@ -205,13 +206,13 @@ void jit_aot_compile(jfn *f, jentry *e, jit_aot_capture *c, const mtg_trace *tr,
   if (e->why[0]) {
     mtj_free(e->c);
     e->c = NULL;
-    jit_aot_release(a);
+    mtj_aot_release(a);
     return;
   }
   e->aot = a;
 }
 
-void jit_aot_explain(const jit_aot *a, FILE *f) {
+void mtj_aot_explain(const mtj_aot *a, FILE *f) {
   fprintf(f, "\n---- the compiled backward (%d inputs: %d residuals saved by the forward; %d gradients) ----\n",
           a->nbin, a->nresid, a->ndiff);
   mtj_explain(a->bwd, f);
@@ -223,7 +224,7 @@ static void ctx_free(void *p) {
   aot_ctx *x = p;
   for (int k = 0; k < x->a->nbin; k++) mt_release(x->fin[k]);
   for (int r = 0; r < x->a->nresid; r++) mt_release(x->resid[r]);
-  jit_aot_release(x->a);
+  mtj_aot_release(x->a);
   free(x->fin);
   free(x->fver);
   free(x->resid);
@@ -232,20 +233,24 @@ static void ctx_free(void *p) {
 }
 
 /* A saved tensor changed in place since the call: eager autograd's error. */
-static mt_status changed(const jit_aot *a, const char *what, const mt_tensor *t, uint32_t was) {
+static mt_status changed(const mtj_aot *a, const char *what, const mt_tensor *t, uint32_t was) {
   char b[96];
-  return mt_fail(MT_EARG, "a tensor needed for gradient computation was modified by an in-place operation: %s of "
-                          "%s (shape %s, %s) is at version %u; expected version %u (clone it before modifying it "
-                          "in place)", what, a->name, mt_shape_str(t->shape, t->ndim, b, sizeof b),
-                 mt_dtype_name((mt_dtype)t->dtype), t->storage->version, was);
+  return mt_fail(MT_EARG,
+                 "a tensor needed for gradient computation was modified by an in-place operation: %s of "
+                 "%s (shape %s, %s) is at version %u; expected version %u (clone it before modifying it "
+                 "in place)",
+                 what, a->name, mt_shape_str(t->shape, t->ndim, b, sizeof b), mt_dtype_name((mt_dtype)t->dtype),
+                 t->storage->version, was);
 }
 
 static mt_status aot_backward(void *p, mt_tensor *const *gout, int nout, mt_tensor **gin, int nin) {
   aot_ctx *x = p;
-  jit_aot *a = x->a;
+  mtj_aot *a = x->a;
   if (mtg_grad_enabled())
-    return mt_fail(MT_EARG, "%s: create_graph=true (a gradient of a gradient) through a compiled function is not "
-                            "supported; call the function uncompiled for higher-order gradients", a->name);
+    return mt_fail(MT_EARG,
+                   "%s: create_graph=true (a gradient of a gradient) through a compiled function is not "
+                   "supported; call the function uncompiled for higher-order gradients",
+                   a->name);
   const mt_tensor *bins[MTJ_MAXIN];
   for (int k = 0; k < a->nbin; k++) {
     int i = a->bin[k].idx;
@@ -275,7 +280,7 @@ static mt_status aot_backward(void *p, mt_tensor *const *gout, int nout, mt_tens
   return st;
 }
 
-mt_status jit_aot_attach(jit_aot *a, const mt_tensor *const *ins, const double *sc, mt_tensor **outs) {
+mt_status mtj_aot_attach(mtj_aot *a, const mt_tensor *const *ins, const double *sc, mt_tensor **outs) {
   aot_ctx *x = calloc(1, sizeof *x);
   if (!x) return mt_fail(MT_ENOMEM, "torch.compile: out of memory");
   x->a = a;
