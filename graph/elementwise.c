@@ -92,14 +92,15 @@ typedef struct {
 
 static mt_status run_unary(void *ctx, mt_tensor **out) {
   ew_args *a = ctx;
-  return mt_unary(a->op, a->a, out);
+  return mt_unary_p(a->op, a->a, a->f, out);
 }
 
-static mt_status unary_untraced(mt_op op, const mt_tensor *x, mt_tensor **out) {
-  if (!x->autograd && !(*out && (*out)->autograd)) return mt_unary(op, x, out); /* fast path */
-  ew_args a = {.op = op, .a = x};
+/* p: the op's number parameter (rows with one; node f[0] and trace f[0]) */
+static mt_status unary_untraced(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
+  if (!x->autograd && !(*out && (*out)->autograd)) return mt_unary_p(op, x, p, out); /* fast path */
+  ew_args a = {.op = op, .a = x, .f = {p[0]}};
   const mt_tensor *ins[1] = {x};
-  return mtg_record_ew(op, ins, 1, out, run_unary, &a, NULL, 0);
+  return mtg_record_ew(op, ins, 1, out, run_unary, &a, a.f, 1);
 }
 
 static mt_status run_binary(void *ctx, mt_tensor **out) {
@@ -213,10 +214,13 @@ mt_status mtg_contiguous(const mt_tensor *t, mt_tensor **out) {
     return st;                                                                                                         \
   } while (0)
 
-mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+mt_status mtg_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
-  TRACED(op, unary_untraced(op, x, out), ins, 1, NULL, 0, NULL, 0);
+  const double f[1] = {p ? *p : mt_ops[op].pdefault};
+  TRACED(op, unary_untraced(op, x, f, out), ins, 1, NULL, 0, f, mt_ops[op].param ? 1 : 0);
 }
+
+mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) { return mtg_unary_p(op, x, NULL, out); }
 
 mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   const mt_tensor *ins[2] = {a, b};

@@ -80,6 +80,7 @@ int mtg_derivative_status(mt_op op, const char **why);
 
 /* ---- recorded ops (same contracts as the engine's mt_ functions) ---- */
 mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mtg_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out);
 mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out);
 mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);

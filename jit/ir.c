@@ -439,6 +439,7 @@ static int lower(builder *b, const mtg_trace_entry *e) {
       memcpy(n.shape, b->g->n[x].shape, sizeof n.shape);
       if (op == MT_OP_leaky_relu) n.c = e->f[0];
       if (op == MT_OP_nan_to_num) memcpy(n.f, e->f, sizeof e->f);
+      if (mt_ops[op].param) n.f[0] = e->f[0]; /* the row's number parameter, p0 of its expression */
       int id = add(b, n);
       return id;
     }

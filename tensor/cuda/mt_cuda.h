@@ -90,7 +90,7 @@ extern _Atomic int64_t mt_cuda_live_storages;
  * src. */
 mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking);
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v);
-mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out);
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 /* Host microseconds per launch of an empty one-thread kernel, over n
  * launches sent after a sync (the driver's share of a small op's cost). */
