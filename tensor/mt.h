@@ -294,6 +294,31 @@ typedef struct mt_opinfo {
   double pdefault;
 } mt_opinfo;
 extern const mt_opinfo mt_ops[MT_NOPS];
+
+/* ---- the uniform engine entry (call.c) ----
+ * Every op whose row says ENTRY runs through one signature: its tensor
+ * inputs (NULL for an absent optional one), its arguments as numbers, and
+ * its outputs under the out convention (outs[k] NULL: a new tensor). What
+ * args holds for each op is written above its adapter in call.c; graph/
+ * records it as the node's and the trace entry's arguments, so a
+ * derivative and the JIT read the same words. */
+#define MT_NARGI 20
+typedef struct mt_args {
+  int64_t i[MT_NARGI]; /* dims, a mask of dims, flags, a dtype (-1: default) */
+  double f[3];         /* number arguments */
+  int ni, nf;          /* how many of each are meaningful */
+} mt_args;
+typedef mt_status (*mt_call_fn)(const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs);
+/* The adapter of each op (NULL: NOENTRY rows). */
+extern const mt_call_fn mt_call_fns[MT_NOPS];
+/* Runs op: MT_EARG naming the op when it has no entry. */
+static inline mt_status mt_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs) {
+  extern mt_status mt_call_missing(mt_op op);
+  return mt_call_fns[op] ? mt_call_fns[op](ins, nin, a, outs) : mt_call_missing(op);
+}
+/* The dims set in mask (bit d: dim d) for a rank, in order; returns their
+ * count. */
+int mt_mask_dims(int64_t mask, int rank, int *dims);
 /* Looks an op up by name; -1 if none. */
 int mt_op_find(const char *name);
 

@@ -8,7 +8,7 @@
 #define EXPR_TEXT(e) (sizeof(#e) == sizeof("MT_NOEXPR") && #e[0] == 'M' ? NULL : #e)
 
 const mt_opinfo mt_ops[MT_NOPS] = {
-#define MT_OP(name, kind, arity, flags, dev, ac, jit) {#name, kind, arity, flags, dev, ac, jit, NULL, NULL, NULL, NULL, 0},
+#define MT_OP(name, kind, arity, flags, dev, ac, jit, entry) {#name, kind, arity, flags, dev, ac, jit, NULL, NULL, NULL, NULL, 0},
 #define MT_UNARY_P(name, flags, ac, jit, param, dflt, fexpr, iexpr, help)                                              \
   {#name, MT_K_UNARY, 1, flags, MT_DEV_CUDA, ac, jit, EXPR_TEXT(fexpr), EXPR_TEXT(iexpr), help, param, dflt},
 #define MT_BINARY(name, flags, ac, jit, fexpr, iexpr, help)                                                            \
