@@ -130,7 +130,7 @@ mt_tensor *D_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt) {
 mt_tensor *D_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_sum(x, dims, ndims, keepdim, -1, &r);
+  mt_status st = mtg_reduce(MT_OP_sum, x, dims, ndims, keepdim, -1, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 

@@ -113,16 +113,26 @@ mt_status mtg_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
 mt_status mtg_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out);
 
-/* reductions */
-mt_status mtg_sum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-mt_status mtg_mean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-
 /* matmul */
 mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 
-/* softmax */
-mt_status mtg_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
-mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
+/* ---- the generic recording path (call.c) ---- */
+/* Runs op through its engine entry (mt_call; tensor/call.c says what args
+ * holds for each op) into outs[0..nout) under the out convention, and
+ * records it like every such op: a node with the op's derivative when grad
+ * mode is on and an input requires grad (out= is then an error), a trace
+ * entry while the JIT traces (ops it can lower). */
+mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout);
+
+/* mtg_call of a reduction over dims of x (none: all; negative from the
+ * end): args {mask of dims, keepdim, dtype (-1: default), no dims listed},
+ * f[0] = num
+ * (var's correction, norm's p); nout results (var_mean: var, mean). */
+mt_status mtg_reduce(mt_op op, const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, double num,
+                     mt_tensor **outs, int nout);
+/* mtg_call of an op along one dim of x (negative from the end; softmax,
+ * cumsum): args {dim, dtype (-1: default)}. */
+mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor **out);
 
 /* the other families declare their recorded ops in their own headers */
 #include "graph_attention.h"

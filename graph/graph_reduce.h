@@ -1,31 +1,16 @@
 /* graph_reduce.h -- recorded ops of the reduce family (graph/reduce.c,
  * graph/select.c), with the engine's signatures (tensor/reduce.h); included
- * by graph.h, which also declares sum, mean, softmax and log_softmax. */
+ * by graph.h. */
 #ifndef MTG_GRAPH_REDUCE_H
 #define MTG_GRAPH_REDUCE_H
 
-/* reductions over dims (reduce.c) */
-mt_status mtg_prod(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-mt_status mtg_nansum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-mt_status mtg_nanmean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-mt_status mtg_var(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **out);
-mt_status mtg_std(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **out);
-mt_status mtg_var_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **var,
-                       mt_tensor **mean);
-mt_status mtg_std_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **std,
-                       mt_tensor **mean);
-mt_status mtg_norm(const mt_tensor *x, double p, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-mt_status mtg_logsumexp(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out);
-mt_status mtg_amax(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out);
-mt_status mtg_amin(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out);
-mt_status mtg_aminmax(const mt_tensor *x, const int *dim, bool keepdim, mt_tensor **min, mt_tensor **max);
+/* of all elements, as 0-dim results (reduce.c); reductions over dims go
+ * through mtg_reduce (graph.h) */
 mt_status mtg_max_all(const mt_tensor *x, mt_tensor **out);
 mt_status mtg_min_all(const mt_tensor *x, mt_tensor **out);
 mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out);
 
-/* scans (reduce.c, select.c) */
-mt_status mtg_cumsum(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
-mt_status mtg_cumprod(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
+/* scans with indices (select.c); cumsum and cumprod go through mtg_along */
 mt_status mtg_cummax(const mt_tensor *x, int dim, mt_tensor **values, mt_tensor **indices);
 mt_status mtg_cummin(const mt_tensor *x, int dim, mt_tensor **values, mt_tensor **indices);
 

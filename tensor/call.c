@@ -6,10 +6,17 @@
  * comment above each adapter is the op's argument layout. */
 #include "linalg.h"
 #include "nn.h"
-#include "reduce.h"
+#include "reduce_util.h"
 
 mt_status mt_call_missing(mt_op op) {
   return mt_fail(MT_EARG, "%s: the engine has no uniform entry for this op (internal)", mt_ops[op].name);
+}
+
+mt_status mt_dim_mask(const char *op, const int *dims, int ndims, int rank, int64_t *mask) {
+  uint32_t m = 0;
+  mt_status st = mt_dims_mask(op, dims, ndims, rank, &m);
+  *mask = m;
+  return st;
 }
 
 int mt_mask_dims(int64_t mask, int rank, int *dims) {
@@ -51,9 +58,11 @@ static mt_status call_cast(const mt_tensor *const *in, int n, const mt_args *a, 
   return mt_to_dtype(in[0], (mt_dtype)a->i[0], a->i[1] != 0, &outs[0]);
 }
 
-/* ---- reductions over dims: i = {dim mask, keepdim, dtype}; f[0] the number (var: correction, norm: p) ---- */
+/* ---- reductions over dims: i = {dim mask, keepdim, dtype, all}; f[0] the
+ * number (var: correction, norm: p). all: no dims were listed (the mask
+ * has every dim; the engine's messages differ) ---- */
 #define DIMS                                                                                                           \
-  int dims[MT_MAXDIM], nd = mt_mask_dims(a->i[0], in[0]->ndim, dims);                                                  \
+  int dims[MT_MAXDIM], nd = a->i[3] ? 0 : mt_mask_dims(a->i[0], in[0]->ndim, dims);                                    \
   bool keep = a->i[1] != 0
 #define SUMLIKE(name)                                                                                                  \
   static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
@@ -92,10 +101,10 @@ static mt_status call_norm(const mt_tensor *const *in, int n, const mt_args *a, 
   DIMS;
   return mt_norm(in[0], a->f[0], dims, nd, keep, (int)a->i[2], &outs[0]);
 }
-/* i = {dim (-1 for all dims: then no dim), keepdim}; outs = {min, max} */
+/* i = {mask of the one dim, or of all dims: no dim, keepdim}; outs = {min, max} */
 static mt_status call_aminmax(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
-  int dim = (int)a->i[0];
-  return mt_aminmax(in[0], dim < 0 ? NULL : &dim, a->i[1] != 0, &outs[0], &outs[1]);
+  DIMS;
+  return mt_aminmax(in[0], nd == 1 ? dims : NULL, keep, &outs[0], &outs[1]);
 }
 
 /* ---- along one dim: i = {dim (0-based), dtype} ---- */

@@ -317,8 +317,11 @@ static inline mt_status mt_call(mt_op op, const mt_tensor *const *ins, int nin, 
   return mt_call_fns[op] ? mt_call_fns[op](ins, nin, a, outs) : mt_call_missing(op);
 }
 /* The dims set in mask (bit d: dim d) for a rank, in order; returns their
- * count. */
+ * count. mt_dim_mask is the inverse: dims (negative from the end; none:
+ * all) as a mask (0 for a 0-dim tensor), or the error naming op for a dim
+ * out of range or repeated. */
 int mt_mask_dims(int64_t mask, int rank, int *dims);
+mt_status mt_dim_mask(const char *op, const int *dims, int ndims, int rank, int64_t *mask);
 /* Looks an op up by name; -1 if none. */
 int mt_op_find(const char *name);
 
