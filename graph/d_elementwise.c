@@ -117,6 +117,21 @@ DERIV(silu) {
   END;
 }
 
+/* logit(x[, eps]): g / (x (1 - x)); with eps (f[0] >= 0), 0 where x was
+ * clamped, outside [eps, 1 - eps] */
+DERIV(logit) {
+  BEGIN;
+  mt_tensor *x = X, *d = D_div(s, g, D_mul(s, x, D_sub(s, D_num(s, 1, g->dtype), x)));
+  double eps = n->f[0];
+  if (eps >= 0 && x) {
+    mt_tensor *in = D_bin(s, MT_OP_logical_and, D_bin(s, MT_OP_ge, x, D_num(s, eps, x->dtype)),
+                          D_bin(s, MT_OP_le, x, D_num(s, 1 - eps, x->dtype)));
+    d = D_where(s, in, d, zero_of(s, g));
+  }
+  GIVE(0, d);
+  END;
+}
+
 DERIV(nan_to_num) {
   BEGIN;
   GIVE(0, D_mul(s, g, D_cast(s, D_un(s, MT_OP_isfinite, X), (mt_dtype)g->dtype)));
@@ -294,7 +309,7 @@ static const mtg_deriv table[MT_NOPS] = {
     E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(gelu_backward, gelu_backward, I0 | I1),
     E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
     E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
-    E(copy, identity, 0),    E(cast, identity, 0),
+    E(copy, identity, 0),    E(cast, identity, 0),    E(logit, logit, I0),
 };
 
 const mtg_deriv *mtg_deriv_ew(mt_op op) { return table[op].fn ? &table[op] : NULL; }

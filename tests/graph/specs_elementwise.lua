@@ -87,6 +87,14 @@ specs.nan_to_num = {
 specs.leaky_relu = {
   {fn = function(x) return torch.leaky_relu(x, 0.1) end, inputs = function() return {F(3, 4)} end, second_order = true},
 }
+specs.logit = { -- inputs in (0, 1); with eps some are clamped (none sits on a bound), non-contiguous
+  {fn = function(x) return torch.logit(x) end, second_order = true,
+   inputs = function() return {(torch.rand({3, 4}, {dtype = torch.float64}) * 0.9 + 0.05):requires_grad_()} end},
+  {fn = function(x) return x:logit(0.3) end, second_order = true, inputs = function()
+    local x = torch.tensor({{0.05, 0.2, 0.35}, {0.5, 0.8, 0.95}}, {dtype = torch.float64})
+    return {x:t():detach():requires_grad_()}
+  end},
+}
 specs.copy = {
   {fn = function(x) return x:clone() end, inputs = function() return {R(3, 4)} end, second_order = true},
   {fn = function(x) return x:contiguous() end, inputs = function() return {NC(3, 4)} end},
