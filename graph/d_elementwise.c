@@ -132,6 +132,17 @@ DERIV(logit) {
   END;
 }
 
+/* sinc(x) = sin(pi x) / (pi x): g (pi x cos(pi x) - sin(pi x)) / (pi x^2),
+ * 0 at x = 0 (computed there on x = 1, so no 0/0 reaches double backward) */
+DERIV(sinc) {
+  BEGIN;
+  mt_tensor *z = zero_of(s, g), *at0 = D_bin(s, MT_OP_eq, X, z);
+  mt_tensor *x = D_where(s, at0, D_num(s, 1, g->dtype), X), *px = D_scale(s, x, 3.14159265358979323846);
+  mt_tensor *d = D_div(s, D_sub(s, D_mul(s, px, D_un(s, MT_OP_cos, px)), D_un(s, MT_OP_sin, px)), D_mul(s, px, x));
+  GIVE(0, D_mul(s, g, D_where(s, at0, z, d)));
+  END;
+}
+
 DERIV(nan_to_num) {
   BEGIN;
   GIVE(0, D_mul(s, g, D_cast(s, D_un(s, MT_OP_isfinite, X), (mt_dtype)g->dtype)));
@@ -309,7 +320,7 @@ static const mtg_deriv table[MT_NOPS] = {
     E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(gelu_backward, gelu_backward, I0 | I1),
     E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
     E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
-    E(copy, identity, 0),    E(cast, identity, 0),    E(logit, logit, I0),
+    E(copy, identity, 0),    E(cast, identity, 0),    E(logit, logit, I0),   E(sinc, sinc, I0),
 };
 
 const mtg_deriv *mtg_deriv_ew(mt_op op) { return table[op].fn ? &table[op] : NULL; }
