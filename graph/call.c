@@ -35,21 +35,30 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
 }
 
 /* Runs op into outs[0..nout) (engine out convention) and records it when
- * grad mode is on and an input requires grad; out= is then an error. */
+ * grad mode is on and an input requires grad; out= is then an error, except
+ * in place on input 0 (addmm_): the op out of place, then a recorded copy_. */
 static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs,
                                int nout) {
   const mtg_deriv *d = mtg_deriv_of(op);
   if (!d || !mtg_any_requires_grad(ins, nin)) return mt_call(op, ins, nin, a, outs);
+  mt_tensor *inplace = nout == 1 && nin > 0 && outs[0] == ins[0] ? outs[0] : NULL;
+  if (inplace) outs[0] = NULL;
   for (int k = 0; k < nout; k++)
     if (outs[k])
       return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
                               "history); drop out= or use torch.no_grad()", mt_ops[op].name);
   mt_status st = mt_call(op, ins, nin, a, outs);
   if (!st) st = record(op, d, ins, nin, a, outs, nout);
+  if (!st && inplace) {
+    st = mtg_copy_(inplace, outs[0]);
+    mt_release(outs[0]);
+    outs[0] = inplace;
+    return st;
+  }
   if (st)
     for (int k = 0; k < nout; k++) {
       mt_release(outs[k]);
-      outs[k] = NULL;
+      outs[k] = inplace && k == 0 ? inplace : NULL;
     }
   return st;
 }

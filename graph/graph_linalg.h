@@ -6,22 +6,8 @@
 #ifndef MTG_GRAPH_LINALG_H
 #define MTG_GRAPH_LINALG_H
 
-/* products (linalg.c) */
-mt_status mtg_mm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_bmm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_mv(const mt_tensor *a, const mt_tensor *v, mt_tensor **out);
-mt_status mtg_dot(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_inner(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_outer(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_kron(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_addmm(const mt_tensor *input, const mt_tensor *m1, const mt_tensor *m2, double beta, double alpha,
-                    mt_tensor **out);
-mt_status mtg_addmv(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec, double beta, double alpha,
-                    mt_tensor **out);
-mt_status mtg_baddbmm(const mt_tensor *input, const mt_tensor *b1, const mt_tensor *b2, double beta, double alpha,
-                      mt_tensor **out);
-mt_status mtg_addbmm(const mt_tensor *input, const mt_tensor *b1, const mt_tensor *b2, double beta, double alpha,
-                     mt_tensor **out);
+/* products (mm, bmm, mv, dot, inner, outer, kron, the addmm family) go
+ * through mtg_call (graph.h); matmul records 1-D operands as views */
 
 /* einsum (einsum.c) */
 mt_status mtg_einsum(const char *equation, mt_tensor *const *ops, int n, mt_tensor **out);

@@ -117,7 +117,8 @@ DIMLIKE(log_softmax)
 DIMLIKE(cumsum)
 DIMLIKE(cumprod)
 
-/* ---- products: two tensors, no args; add-products: (input, m1, m2), f = {beta, alpha} ---- */
+/* ---- products: two tensors, no args (kron: i = {the larger rank}, for its
+ * derivative); add-products: (input, m1, m2), f = {beta, alpha} ---- */
 #define PRODUCT(name)                                                                                                  \
   static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
     return mt_##name(in[0], in[1], &outs[0]);                                                                          \
