@@ -14,6 +14,9 @@
  * (dtype=int64) are not differentiable: no node. */
 static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *ins, int nin, const mt_args *a,
                         mt_tensor *const *outs, int nout) {
+  const mt_tensor *idx = NULL;
+  if ((d->saves & MTG_SAVE_IDX1) && nout > 1) /* values and their indices: only the values get a gradient */
+    idx = outs[1], nout = 1;
   for (int k = 0; k < nout; k++)
     if (outs[k] && !mt_is_floating((mt_dtype)outs[k]->dtype)) return MT_OK;
   mtg_node *n = NULL;
@@ -27,6 +30,7 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
     if ((d->saves & MTG_SAVE_IN(i)) && ins[i]) st = mtg_save(n, i, ins[i], false, 0);
   if (!st && (d->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_SLOT_OUT, outs[0], true, 0);
   if (!st && (d->saves & MTG_SAVE_OUT1) && nout > 1) st = mtg_save(n, MTG_SLOT_OUT - 1, outs[1], true, 1);
+  if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
   if (st) {
     mtg_node_release(n);
     return st;

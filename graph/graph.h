@@ -116,6 +116,12 @@ mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_te
 /* matmul */
 mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 
+/* max, min and median of all elements as 0-dim results (reduce.c: the
+ * gradient is shared among ties, unlike the forms along a dim) */
+mt_status mtg_max_all(const mt_tensor *x, mt_tensor **out);
+mt_status mtg_min_all(const mt_tensor *x, mt_tensor **out);
+mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out);
+
 /* ---- the generic recording path (call.c) ---- */
 /* Runs op through its engine entry (mt_call; tensor/call.c says what args
  * holds for each op) into outs[0..nout) under the out convention, and
@@ -140,6 +146,5 @@ mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor 
 #include "graph_linalg.h"
 #include "graph_movement.h"
 #include "graph_nn.h"
-#include "graph_reduce.h"
 
 #endif

@@ -103,6 +103,17 @@ static void get_out2(lua_State *L, const args *a, const char *op, mt_tensor **v,
   lua_pop(L, 1);
 }
 
+/* Runs op, which picks values along dim with their indices (args {dim,
+ * keepdim, e2, e3, e4}), through the generic path into (*v, *i). */
+static mt_status pick(mt_op op, const mt_tensor *x, int dim, bool keepdim, int64_t e2, int64_t e3, int64_t e4,
+                      mt_tensor **v, mt_tensor **i) {
+  mt_args args = {.i = {x->ndim && dim < 0 ? dim + x->ndim : dim, keepdim, e2, e3, e4}, .ni = 5};
+  mt_tensor *outs[2] = {*v, *i};
+  mt_status st = mtg_call(op, &x, 1, &args, outs, 2);
+  *v = outs[0], *i = outs[1];
+  return st;
+}
+
 /* Runs a two-result op's outcome: pushes both (out= tensors when given). */
 static int push_pair(lua_State *L, const args *a, mt_tensor *gv, mt_tensor *v, mt_tensor *i) {
   if (gv) {
@@ -190,7 +201,7 @@ static int minmax(lua_State *L, bool is_max) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, op, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, (is_max ? mtg_max_dim : mtg_min_dim)(a.x, dim, keepdim, &v, &i));
+  MTL_CHECK(L, pick(is_max ? MT_OP_max : MT_OP_min, a.x, dim, keepdim, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 static int l_max(lua_State *L) { return minmax(L, true); }
@@ -292,17 +303,18 @@ static int dim_dtype_op(lua_State *L, mt_op op, int dtype_pos) {
 static int l_cumsum(lua_State *L) { return dim_dtype_op(L, MT_OP_cumsum, 0); }
 static int l_cumprod(lua_State *L) { return dim_dtype_op(L, MT_OP_cumprod, 0); }
 
-static int cumext(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, mt_tensor **, mt_tensor **)) {
-  args a = get_args(L, op);
-  int dim = get_dim(L, &a, 2, op, INT32_MIN);
+static int cumext(lua_State *L, mt_op op) {
+  const char *name = mt_ops[op].name;
+  args a = get_args(L, name);
+  int dim = get_dim(L, &a, 2, name, INT32_MIN);
   mt_tensor *gv, *gi;
-  get_out2(L, &a, op, &gv, &gi);
+  get_out2(L, &a, name, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, fn(a.x, dim, &v, &i));
+  MTL_CHECK(L, pick(op, a.x, dim, true, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
-static int l_cummax(lua_State *L) { return cumext(L, "cummax", mtg_cummax); }
-static int l_cummin(lua_State *L) { return cumext(L, "cummin", mtg_cummin); }
+static int l_cummax(lua_State *L) { return cumext(L, MT_OP_cummax); }
+static int l_cummin(lua_State *L) { return cumext(L, MT_OP_cummin); }
 
 /* ---- sorting ---- */
 static int l_sort(lua_State *L) {
@@ -313,7 +325,7 @@ static int l_sort(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "sort", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_sort(a.x, dim, desc, stable, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_sort, a.x, dim, true, desc, stable, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -347,7 +359,7 @@ static int l_topk(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "topk", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_topk(a.x, k, dim, largest, sorted, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_topk, a.x, dim, true, k, largest, sorted, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -359,7 +371,7 @@ static int l_kthvalue(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "kthvalue", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_kthvalue(a.x, k, dim, keepdim, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_kthvalue, a.x, dim, keepdim, k, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -380,7 +392,7 @@ static int medianlike(lua_State *L, const char *op, bool ignore_nan) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, op, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_median_dim(a.x, dim, keepdim, ignore_nan, &v, &i));
+  MTL_CHECK(L, pick(ignore_nan ? MT_OP_nanmedian : MT_OP_median, a.x, dim, keepdim, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 static int l_median(lua_State *L) { return medianlike(L, "median", false); }
@@ -393,7 +405,7 @@ static int l_mode(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "mode", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_mode(a.x, dim, keepdim, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_mode, a.x, dim, keepdim, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 

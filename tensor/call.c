@@ -117,6 +117,31 @@ DIMLIKE(log_softmax)
 DIMLIKE(cumsum)
 DIMLIKE(cumprod)
 
+/* ---- values picked along a dim with their 1-based indices: i = {dim,
+ * keepdim, ...}, outs = {values, indices}. max and min here are the forms
+ * along a dim (those of all elements have no entry) ---- */
+#define PICK(name, call)                                                                                               \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    const mt_tensor *x = in[0];                                                                                        \
+    int dim = (int)a->i[0];                                                                                            \
+    bool keep = a->i[1] != 0;                                                                                          \
+    (void)keep;                                                                                                        \
+    return call;                                                                                                       \
+  }
+PICK(max, mt_max_dim(x, dim, keep, &outs[0], &outs[1]))
+PICK(min, mt_min_dim(x, dim, keep, &outs[0], &outs[1]))
+PICK(median, mt_median_dim(x, dim, keep, false, &outs[0], &outs[1]))
+PICK(nanmedian, mt_median_dim(x, dim, keep, true, &outs[0], &outs[1]))
+PICK(mode, mt_mode(x, dim, keep, &outs[0], &outs[1]))
+PICK(cummax, mt_cummax(x, dim, &outs[0], &outs[1]))
+PICK(cummin, mt_cummin(x, dim, &outs[0], &outs[1]))
+/* i[2] descending, i[3] stable */
+PICK(sort, mt_sort(x, dim, a->i[2] != 0, a->i[3] != 0, &outs[0], &outs[1]))
+/* i[2] k, i[3] largest, i[4] sorted */
+PICK(topk, mt_topk(x, a->i[2], dim, a->i[3] != 0, a->i[4] != 0, &outs[0], &outs[1]))
+/* i[2] k */
+PICK(kthvalue, mt_kthvalue(x, a->i[2], dim, keep, &outs[0], &outs[1]))
+
 /* ---- products: two tensors, no args (kron: i = {the larger rank}, for its
  * derivative); add-products: (input, m1, m2), f = {beta, alpha} ---- */
 #define PRODUCT(name)                                                                                                  \
