@@ -101,16 +101,17 @@ static int l_einsum(lua_State *L) {
 
 /* ---- torch.linalg ---- */
 
-static int linalg1(lua_State *L, const char *name, mt_status (*fn)(const mt_tensor *, mt_tensor **)) {
-  mt_tensor *a = mtl_check_tensor(L, 1, name);
-  int opt = mtl_options_index(L, 2);
+/* op of (a[, {out=}]) or (a, b[, {out=}]) (nin tensors) with args a through
+ * the generic path */
+static int linalg_call(lua_State *L, const char *name, mt_op op, int nin, const mt_args *args, int opt) {
+  const mt_tensor *ins[2] = {mtl_check_tensor(L, 1, name), nin > 1 ? mtl_check_tensor(L, 2, name) : NULL};
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = fn(a, &res);
+  mt_status st = mtg_call(op, ins, nin, args, &res, 1);
   return mtl_push_result(L, st, res, opt, o);
 }
 
-static int l_inv(lua_State *L) { return linalg1(L, "linalg.inv", mtg_linalg_inv); }
-static int l_det(lua_State *L) { return linalg1(L, "linalg.det", mtg_linalg_det); }
+static int l_inv(lua_State *L) { return linalg_call(L, "linalg.inv", MT_OP_linalg_inv, 1, NULL, mtl_options_index(L, 2)); }
+static int l_det(lua_State *L) { return linalg_call(L, "linalg.det", MT_OP_linalg_det, 1, NULL, mtl_options_index(L, 2)); }
 
 static int l_slogdet(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.slogdet"), *s = NULL, *l = NULL;
@@ -135,21 +136,15 @@ static int l_logdet(lua_State *L) {
 }
 
 static int l_solve(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.solve"), *b = mtl_check_tensor(L, 2, "linalg.solve");
   int opt = mtl_options_index(L, 3);
-  int left = mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_solve(a, b, left, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1)}, .ni = 1};
+  return linalg_call(L, "linalg.solve", MT_OP_linalg_solve, 2, &args, opt);
 }
 
 static int l_cholesky(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.cholesky");
   int opt = mtl_options_index(L, 2);
-  int upper = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_cholesky(a, upper, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0)}, .ni = 1};
+  return linalg_call(L, "linalg.cholesky", MT_OP_linalg_cholesky, 1, &args, opt);
 }
 
 static const char *opt_string(lua_State *L, int pos, int last, int opt, const char *name, const char *dflt) {
@@ -256,13 +251,12 @@ static void tolerances(lua_State *L, int legacy_is_atol, double *atol, double *r
 }
 
 static int l_pinv(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.pinv");
+  mtl_check_tensor(L, 1, "linalg.pinv");
   double atol, rtol;
   int herm, opt;
   tolerances(L, 0, &atol, &rtol, &herm, &opt);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_pinv(a, atol, rtol, herm, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {herm}, .f = {atol, rtol}, .ni = 1, .nf = 2};
+  return linalg_call(L, "linalg.pinv", MT_OP_linalg_pinv, 1, &args, opt);
 }
 
 static int l_matrix_rank(lua_State *L) {
@@ -398,9 +392,8 @@ static int cross_impl(lua_State *L, int legacy) {
     dim = lua_isnil(L, -1) ? -1 : mtl_dim(L, luaL_checkinteger(L, -1), nd, op) - nd;
   }
   lua_pop(L, 1);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_cross(a, b, dim, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {dim}, .ni = 1};
+  return linalg_call(L, op, MT_OP_linalg_cross, 2, &args, opt);
 }
 static int l_linalg_cross(lua_State *L) { return cross_impl(L, 0); }
 static int l_cross(lua_State *L) { return cross_impl(L, 1); }

@@ -165,6 +165,28 @@ ADDPRODUCT(addmv)
 ADDPRODUCT(baddbmm)
 ADDPRODUCT(addbmm)
 
+/* ---- linear algebra: inv, det (no args); solve(a, b): i = {left};
+ * cholesky: i = {upper}; pinv: i = {hermitian}, f = {atol, rtol};
+ * cross(a, b): i = {dim} ---- */
+static mt_status call_linalg_inv(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_inv(in[0], &outs[0]);
+}
+static mt_status call_linalg_det(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_det(in[0], &outs[0]);
+}
+static mt_status call_linalg_solve(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_solve(in[0], in[1], a->i[0] != 0, &outs[0]);
+}
+static mt_status call_linalg_cholesky(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_cholesky(in[0], a->i[0] != 0, &outs[0]);
+}
+static mt_status call_linalg_pinv(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_pinv(in[0], a->f[0], a->f[1], a->i[0] != 0, &outs[0]);
+}
+static mt_status call_linalg_cross(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_cross(in[0], in[1], (int)a->i[0], &outs[0]);
+}
+
 /* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
  * outs = {out, mean, rstd} (the last two may be left NULL) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
