@@ -160,17 +160,6 @@ static mt_status nan_to_num_untraced(const mt_tensor *x, double nan, double posi
   return mtg_record_ew(MT_OP_nan_to_num, ins, 1, out, run_nan_to_num, &a, a.f, 3);
 }
 
-static mt_status run_leaky_relu(void *ctx, mt_tensor **out) {
-  ew_args *a = ctx;
-  return mt_leaky_relu(a->a, a->f[0], out);
-}
-
-static mt_status leaky_relu_untraced(const mt_tensor *x, double slope, mt_tensor **out) {
-  ew_args a = {.a = x, .f = {slope}};
-  const mt_tensor *ins[1] = {x};
-  return mtg_record_ew(MT_OP_leaky_relu, ins, 1, out, run_leaky_relu, &a, a.f, 1);
-}
-
 static mt_status run_cast(void *ctx, mt_tensor **out) {
   ew_args *a = ctx;
   return mt_to_dtype(a->a, (mt_dtype)a->f[0], a->f[1] != 0, out);
@@ -246,11 +235,6 @@ mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double n
   const mt_tensor *ins[1] = {x};
   const double f[3] = {nan, posinf, neginf};
   TRACED(MT_OP_nan_to_num, nan_to_num_untraced(x, nan, posinf, neginf, out), ins, 1, NULL, 0, f, 3);
-}
-
-mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  TRACED(MT_OP_leaky_relu, leaky_relu_untraced(x, slope, out), ins, 1, NULL, 0, &slope, 1);
 }
 
 /* a conversion that returns x itself is no op for the trace */

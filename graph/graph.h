@@ -86,7 +86,6 @@ mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi
 mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out);
 mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
-mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
 mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src);
 mt_status mtg_fill_(mt_tensor *dst, mt_scalar v);
 mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out);

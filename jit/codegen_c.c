@@ -216,8 +216,8 @@ static bool subst(const char *e, const char *x, const char *y, const char *T, do
 }
 
 /* The C expression of elementwise node n on operands x (and y): its row's
- * expression for the compute dtype, or the forms of the ops whose number
- * parameters the node holds (leaky_relu, nan_to_num). Results of a bool
+ * expression for the compute dtype, or nan_to_num's form with its three
+ * numbers. Results of a bool
  * dtype are made 0 or 1. False when there is none. */
 static bool ew_expr(const mtj_node *n, const char *x, const char *y, char *o, size_t sz) {
   int dt = cdt_of(n);
@@ -225,7 +225,6 @@ static bool ew_expr(const mtj_node *n, const char *x, const char *y, char *o, si
   const char *T = mtj_ctype(dt);
   const mt_opinfo *info = &mt_ops[n->op];
   switch (n->op) {
-  case MT_OP_leaky_relu: snprintf(o, sz, "(%s>0?%s:%s*(%s)%.17g)", x, x, x, T, n->c); return fl;
   case MT_OP_nan_to_num:
     if (!fl) { snprintf(o, sz, "%s", x); return true; }
     snprintf(o, sz, "(%s!=%s?(%s)%.17g:(%s==INFINITY?(%s)%.17g:(%s==-INFINITY?(%s)%.17g:%s)))", x, x, T, n->f[0], x, T,

@@ -406,7 +406,6 @@ static int ew_node(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
   n.a[0] = x;
   n.ndim = b->g->n[x].ndim;
   memcpy(n.shape, b->g->n[x].shape, sizeof n.shape);
-  if (op == MT_OP_leaky_relu) n.c = e->f[0];
   if (op == MT_OP_nan_to_num) memcpy(n.f, e->f, sizeof e->f);
   if (info->param) n.f[0] = e->f[0]; /* the row's number parameter, p0 of its expression */
   return add(b, n);

@@ -243,15 +243,6 @@ static int l_nan_to_num(lua_State *L) {
   return 1;
 }
 
-static int l_leaky_relu(lua_State *L) {
-  mt_tensor *x = mtl_check_tensor(L, 1, "leaky_relu"), *o = NULL;
-  int opt = mtl_options_index(L, 2);
-  double slope = mtl_opt_num(L, 2, opt ? opt - 1 : lua_gettop(L), opt, "negative_slope", 0.01);
-  MTL_CHECK(L, mtg_leaky_relu(x, slope, &o));
-  mtl_push_tensor(L, o);
-  return 1;
-}
-
 /* torch.gelu_backward(grad, x[, approximate='none'|'tanh']): grad * gelu'(x)
  * in one fused op (the registry's gelu_backward / gelu_tanh_backward) */
 static int l_gelu_backward(lua_State *L) {
@@ -386,7 +377,6 @@ static const mtl_reg extra[] = {
     {"nan_to_num", l_nan_to_num, MTL_BOTH, "torch.nan_to_num(x[, nan, posinf, neginf]) -- replace NaN and infinities"},
     {"gelu_backward", l_gelu_backward, MTL_FN,
      "torch.gelu_backward(grad, x[, approximate='none'|'tanh']) -- grad * gelu'(x) in one pass (gelu's backward)"},
-    {"leaky_relu", l_leaky_relu, MTL_BOTH, "torch.leaky_relu(x[, negative_slope=0.01]) -- x if x > 0 else slope * x"},
     {"isclose", l_isclose, MTL_BOTH, "torch.isclose(a, b[, {rtol=1e-5, atol=1e-8, equal_nan=false}]) -- elementwise closeness"},
     {"allclose", l_allclose, MTL_BOTH, "torch.allclose(a, b[, {rtol=, atol=, equal_nan=}]) -- true if all elements are close"},
     {"equal", l_equal, MTL_BOTH, "torch.equal(a, b) -- true if same shape and all elements equal"},

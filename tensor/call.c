@@ -49,10 +49,6 @@ static mt_status call_lerp(const mt_tensor *const *in, int n, const mt_args *a, 
 static mt_status call_nan_to_num(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_nan_to_num(in[0], a->f[0], a->f[1], a->f[2], &outs[0]);
 }
-/* f = {negative slope} */
-static mt_status call_leaky_relu(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
-  return mt_leaky_relu(in[0], a->f[0], &outs[0]);
-}
 /* i = {dtype, copy} */
 static mt_status call_cast(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_to_dtype(in[0], (mt_dtype)a->i[0], a->i[1] != 0, &outs[0]);

@@ -393,9 +393,9 @@ mt_status mt_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt
   return st;
 }
 
-/* ---- parameterised float kernels (nan_to_num, leaky_relu) ---- */
+/* ---- nan_to_num's kernels: three parameters, defaults by dtype ---- */
 typedef struct {
-  double nan, posinf, neginf, slope;
+  double nan, posinf, neginf;
 } fparams;
 
 #define DEF_PARAM_KERNELS(E, tag, T, C)                                                                                \
@@ -405,13 +405,6 @@ typedef struct {
       C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
       C y = x != x ? (C)p->nan : (isinf(x) ? (x > 0 ? (C)p->posinf : (C)p->neginf) : x);                               \
       MT_ST_##tag(d[0] + i * s[0], y);                                                                                 \
-    }                                                                                                                  \
-  }                                                                                                                    \
-  static void leaky_##tag(char **d, const int64_t *s, int64_t n, void *ctx) {                                          \
-    const C slope = (C)((const fparams *)ctx)->slope;                                                                  \
-    for (int64_t i = 0; i < n; i++) {                                                                                  \
-      C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
-      MT_ST_##tag(d[0] + i * s[0], x > 0 ? x : x * slope);                                                             \
     }                                                                                                                  \
   }
 MT_DTYPES_FLOAT(DEF_PARAM_KERNELS)
@@ -443,18 +436,14 @@ mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double ne
   mt_dtype dt = (mt_dtype)x->dtype;
   if (!mt_is_floating(dt)) return mt_clone(x, out);
   double big = dt == MT_FLOAT64 ? DBL_MAX : dt == MT_FLOAT32 ? FLT_MAX : dt == MT_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
-  fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf, 0};
+  fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf};
   if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_nan_to_num(x, p.nan, p.posinf, p.neginf, out);
   return run_param("nan_to_num", PICK(nan2num), p, x, out);
 }
 
+/* leaky_relu is a registry row with a parameter (ops.def) */
 mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
-  mt_dtype dt = (mt_dtype)x->dtype;
-  if (!mt_is_floating(dt))
-    return mt_fail(MT_EDTYPE, "leaky_relu: only floating tensors are supported, got %s", mt_dtype_name(dt));
-  fparams p = {0, 0, 0, slope};
-  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_leaky_relu(x, slope, out);
-  return run_param("leaky_relu", PICK(leaky), p, x, out);
+  return mt_unary_p(MT_OP_leaky_relu, x, &slope, out);
 }
 
 const char *mt_act_name(mt_act act) {

@@ -358,10 +358,6 @@ static mt_status param_unary(const char *name, const char *expr, bool keyed, con
   return finish_out(launch_ew(name, expr, dt, target, in, 2, keyed), target, out);
 }
 
-mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
-  return param_unary("leaky_relu", "(a > (T)0 ? a : a * (T)b)", true, x, slope, out);
-}
-
 /* The replacements are written into the expression as literals. */
 mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
   char e[256];
