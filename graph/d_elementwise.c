@@ -279,12 +279,12 @@ DERIV(clamp) {
   END;
 }
 
-/* where(cond, a, b): inputs of the node are (a, b, cond) */
+/* where(cond, a, b): the condition gets no gradient */
 DERIV(where) {
   BEGIN;
-  mt_tensor *c = SAVED(2), *z = zero_of(s, g);
-  GIVE(0, D_where(s, c, g, z));
-  GIVE(1, D_where(s, c, z, g));
+  mt_tensor *c = SAVED(0), *z = zero_of(s, g);
+  GIVE(1, D_where(s, c, g, z));
+  GIVE(2, D_where(s, c, z, g));
   END;
 }
 
@@ -318,7 +318,7 @@ static const mtg_deriv table[MT_NOPS] = {
     E(pow, pow, I0 | I1 | O), E(atan2, atan2, I0 | I1), E(hypot, hypot, I0 | I1 | O),
     E(fmod, fmod, I0 | I1),  E(remainder, remainder, I0 | I1), E(maximum, maximum, I0 | I1),
     E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(gelu_backward, gelu_backward, I0 | I1),
-    E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
+    E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I0),
     E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
     E(copy, identity, 0),    E(cast, identity, 0),    E(logit, logit, I0),   E(sinc, sinc, I0),
 };

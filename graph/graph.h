@@ -82,10 +82,16 @@ int mtg_derivative_status(mt_op op, const char **why);
 mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
 mt_status mtg_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out);
 mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out);
-mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out);
-mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
+/* Any elementwise op through its engine entry (mt_call; args as tensor/
+ * call.c lays them out: clamp(x, lo, hi), where(cond, a, b), lerp(a, b, w),
+ * nan_to_num(x) f = {nan, posinf, neginf}), recorded with the in-place and
+ * out= rules of the elementwise ops (*out == ins[0]: in place). */
+mt_status mtg_ew(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **out);
+/* where(cond, a, b) as mtg_ew (a thin form: derivatives use it often) */
+static inline mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_tensor *ins[3] = {cond, a, b};
+  return mtg_ew(MT_OP_where, ins, 3, NULL, out);
+}
 mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src);
 mt_status mtg_fill_(mt_tensor *dst, mt_scalar v);
 mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out);

@@ -171,7 +171,8 @@ static int clamp_impl(lua_State *L, int inplace) {
   lua_pop(L, 2);
   mt_tensor *res = inplace ? x : mtl_opt_out(L, opt);
   mt_tensor *given = res;
-  mt_status st = mtg_clamp(x, lo, hi, &res);
+  const mt_tensor *ins[3] = {x, lo, hi};
+  mt_status st = mtg_ew(MT_OP_clamp, ins, 3, NULL, &res);
   if (st) mtl_fail(L, st, lo, hi, NULL, NULL);
   mt_release(lo);
   mt_release(hi);
@@ -215,7 +216,8 @@ static int lerp_impl(lua_State *L, int inplace) {
   mtl_check_operand(L, 2, "lerp");
   mtl_check_operand(L, 3, "lerp");
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, "lerp"), *w = mtl_tensor_or_scalar(L, 3, "lerp"), *o = NULL;
-  mt_status st = mtg_lerp(a, b, w, &o);
+  const mt_tensor *ins[3] = {a, b, w};
+  mt_status st = mtg_ew(MT_OP_lerp, ins, 3, NULL, &o);
   if (!st && inplace) st = mtg_copy_(a, o);
   if (st) mtl_fail(L, st, b, w, o, NULL);
   mt_release(b);
@@ -238,7 +240,8 @@ static int l_nan_to_num(lua_State *L) {
   double nan = mtl_opt_num(L, 2, last, opt, "nan", 0.0);
   double pinf = mtl_opt_num(L, 3, last, opt, "posinf", HUGE_VAL);
   double ninf = mtl_opt_num(L, 4, last, opt, "neginf", -HUGE_VAL);
-  MTL_CHECK(L, mtg_nan_to_num(x, nan, pinf, ninf, &o));
+  mt_args args = {.f = {nan, pinf, ninf}, .nf = 3};
+  MTL_CHECK(L, mtg_ew(MT_OP_nan_to_num, (const mt_tensor *const *)&x, 1, &args, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
