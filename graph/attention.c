@@ -119,7 +119,7 @@ static mt_tensor *gqa_repeat(mtg_scope *s, const mt_tensor *t, int64_t g) {
   sh[nd - 2] = g, sh[nd - 1] = t->shape[nd - 2], sh[nd] = t->shape[nd - 1];
   memcpy(rs, t->shape, sizeof(int64_t) * nd);
   rs[nd - 3] *= g;
-  return D_reshape(s, D_expand(s, D_unsqueeze(s, t, nd - 2), sh, nd + 1), rs, nd);
+  return mtg_d_reshape(s, mtg_d_expand(s, mtg_d_unsqueeze(s, t, nd - 2), sh, nd + 1), rs, nd);
 }
 
 /* The gradient of a repeated head tensor summed back to (..., Hk, S, F). */
@@ -130,7 +130,7 @@ static mt_tensor *gqa_reduce(mtg_scope *s, const mt_tensor *t, int64_t g) {
   memcpy(sh, t->shape, sizeof(int64_t) * (nd - 3));
   sh[nd - 3] = t->shape[nd - 3] / g, sh[nd - 2] = g, sh[nd - 1] = t->shape[nd - 2], sh[nd] = t->shape[nd - 1];
   int dim = nd - 2;
-  return D_sum(s, D_reshape(s, t, sh, nd + 1), &dim, 1, false);
+  return mtg_d_sum(s, mtg_d_reshape(s, t, sh, nd + 1), &dim, 1, false);
 }
 
 /* 0, 1, ..., n - 1 (int64) on dev, traced as an arange. */
@@ -148,18 +148,18 @@ static mt_tensor *attn_probs(mtg_scope *s, const mt_tensor *q, const mt_tensor *
                              bool causal, double scale, int64_t L, int64_t S) {
   if (!LIVE(s)) return NULL;
   int nd = kk->ndim;
-  mt_tensor *sc = D_scale(s, D_matmul(s, q, D_transpose(s, kk, nd - 2, nd - 1)), scale);
+  mt_tensor *sc = mtg_d_scale(s, mtg_d_matmul(s, q, mtg_d_transpose(s, kk, nd - 2, nd - 1)), scale);
   if (!LIVE(s)) return NULL;
-  mt_tensor *neg = D_num(s, -INFINITY, (mt_dtype)sc->dtype);
+  mt_tensor *neg = mtg_d_num(s, -INFINITY, (mt_dtype)sc->dtype);
   if (causal) { /* key j <= query i, as arange(S) <= arange(L)^T: ops a trace (and the JIT) replays */
     int64_t col[2] = {L, 1}, row[2] = {1, S};
-    sc = D_where(s, D_bin(s, MT_OP_le, D_reshape(s, arange_of(s, S, mt_tdevice(q)), row, 2),
-                          D_reshape(s, arange_of(s, L, mt_tdevice(q)), col, 2)),
+    sc = mtg_d_where(s, mtg_d_bin(s, MT_OP_le, mtg_d_reshape(s, arange_of(s, S, mt_tdevice(q)), row, 2),
+                          mtg_d_reshape(s, arange_of(s, L, mt_tdevice(q)), col, 2)),
                  sc, neg);
   } else if (mask && mask->dtype == MT_BOOL) {
-    sc = D_where(s, mask, sc, neg);
+    sc = mtg_d_where(s, mask, sc, neg);
   } else if (mask) {
-    sc = D_add(s, sc, mask);
+    sc = mtg_d_add(s, sc, mask);
   }
   return Da_softmax(s, sc);
 }
@@ -181,9 +181,9 @@ mt_status mtg_sdpa_math(const mt_tensor *q, const mt_tensor *k, const mt_tensor 
     mt_tensor *keep = NULL;
     st = mt_empty(p->shape, p->ndim, (mt_dtype)p->dtype, mt_tdevice(p), &keep);
     if (!st) st = mt_bernoulli_(keep, 1 - o->dropout_p, NULL);
-    p = D_scale(s, D_mul(s, p, mtg_track(s, st, keep)), 1 / (1 - o->dropout_p));
+    p = mtg_d_scale(s, mtg_d_mul(s, p, mtg_track(s, st, keep)), 1 / (1 - o->dropout_p));
   }
-  mt_tensor *r = mtg_keep(s, D_matmul(s, p, gqa_repeat(s, v, g)));
+  mt_tensor *r = mtg_keep(s, mtg_d_matmul(s, p, gqa_repeat(s, v, g)));
   st = mtg_scope_end(s, NULL, 0);
   if (st) {
     mt_release(r);
@@ -212,12 +212,12 @@ static mt_tensor *dropout_scale(mtg_scope *s, const mt_sdpa_opts *o, const mt_te
   mt_tensor *keep = NULL;
   mt_status st = mt_empty(p->shape, p->ndim, (mt_dtype)p->dtype, mt_tdevice(p), &keep);
   if (!st) st = mt_bernoulli_(keep, 1 - o->dropout_p, &g);
-  return D_scale(s, mtg_track(s, st, keep), 1 / (1 - o->dropout_p));
+  return mtg_d_scale(s, mtg_track(s, st, keep), 1 / (1 - o->dropout_p));
 }
 
 static mt_tensor *saved_opt(mtg_scope *s, int k) {
   if (!LIVE(s) || (!s->node->released && !s->node->saved[k].t)) return NULL;
-  return D_saved(s, k);
+  return mtg_d_saved(s, k);
 }
 
 /* Under create_graph: the gradients of attention written with recorded ops
@@ -231,25 +231,25 @@ static void math_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_t
   int64_t gq = group_of(q, k, o.enable_gqa);
   mt_tensor *kk = gqa_repeat(s, k, gq), *vv = gqa_repeat(s, v, gq);
   mt_tensor *p = attn_probs(s, q, kk, mask, o.is_causal, o.scale, q->shape[nd - 2], k->shape[nd - 2]);
-  mt_tensor *drop = dropout_scale(s, &o, p), *pd = drop ? D_mul(s, p, drop) : p;
-  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, gqa_reduce(s, D_matmul(s, D_transpose(s, pd, nd - 2, last), g), gq));
+  mt_tensor *drop = dropout_scale(s, &o, p), *pd = drop ? mtg_d_mul(s, p, drop) : p;
+  if (mtg_needs(n, 2)) gin[2] = mtg_d_grad_for(s, 2, gqa_reduce(s, mtg_d_matmul(s, mtg_d_transpose(s, pd, nd - 2, last), g), gq));
   if (!mtg_needs(n, 0) && !mtg_needs(n, 1)) return;
-  mt_tensor *dp = D_matmul(s, g, D_transpose(s, vv, nd - 2, last));
-  if (drop) dp = D_mul(s, dp, drop);
-  mt_tensor *ds = D_mul(s, p, D_sub(s, dp, D_sum(s, D_mul(s, dp, p), &last, 1, true)));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, D_matmul(s, ds, kk), o.scale));
+  mt_tensor *dp = mtg_d_matmul(s, g, mtg_d_transpose(s, vv, nd - 2, last));
+  if (drop) dp = mtg_d_mul(s, dp, drop);
+  mt_tensor *ds = mtg_d_mul(s, p, mtg_d_sub(s, dp, mtg_d_sum(s, mtg_d_mul(s, dp, p), &last, 1, true)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_scale(s, mtg_d_matmul(s, ds, kk), o.scale));
   if (mtg_needs(n, 1))
-    gin[1] = D_grad_for(s, 1, gqa_reduce(s, D_scale(s, D_matmul(s, D_transpose(s, ds, nd - 2, last), q), o.scale), gq));
+    gin[1] = mtg_d_grad_for(s, 1, gqa_reduce(s, mtg_d_scale(s, mtg_d_matmul(s, mtg_d_transpose(s, ds, nd - 2, last), q), o.scale), gq));
 }
 
 static mt_status d_sdpa_flash(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *q = D_saved(s, 0), *k = D_saved(s, 1), *v = D_saved(s, 2), *mask = saved_opt(s, 3);
+  mt_tensor *q = mtg_d_saved(s, 0), *k = mtg_d_saved(s, 1), *v = mtg_d_saved(s, 2), *mask = saved_opt(s, 3);
   if (LIVE(s) && mtg_grad_enabled()) {
     math_grads(s, n, go[0], q, k, v, mask, gin);
   } else if (LIVE(s)) {
-    mt_tensor *out = D_saved(s, 4), *lse = D_saved(s, 5);
+    mt_tensor *out = mtg_d_saved(s, 4), *lse = mtg_d_saved(s, 5);
     mt_sdpa_opts o;
     opts_of(n, &o);
     mt_tensor *g[3] = {NULL, NULL, NULL};
@@ -449,10 +449,10 @@ static mt_status declined(const char *op, const char *why) {
 static mt_status d_sdpa_cudnn(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *q = D_saved(s, 0), *k = D_saved(s, 1), *v = D_saved(s, 2), *mask = saved_opt(s, 3);
+  mt_tensor *q = mtg_d_saved(s, 0), *k = mtg_d_saved(s, 1), *v = mtg_d_saved(s, 2), *mask = saved_opt(s, 3);
   bool math = mtg_grad_enabled();
   if (LIVE(s) && !math) {
-    mt_tensor *out = D_saved(s, 4), *lse = D_saved(s, 5);
+    mt_tensor *out = mtg_d_saved(s, 4), *lse = mtg_d_saved(s, 5);
     mt_sdpa_opts o;
     opts_of(n, &o);
     mt_tensor *g[3] = {NULL, NULL, NULL};

@@ -14,11 +14,11 @@
   (void)g
 #define END return mtg_scope_end(s, gin, n->nin)
 #define NEED(i) mtg_needs(n, i)
-#define SAVED(k) D_saved(s, k)
-#define OUT D_saved(s, MTG_SLOT_OUT)
+#define SAVED(k) mtg_d_saved(s, k)
+#define OUT mtg_d_saved(s, MTG_SLOT_OUT)
 #define GIVE(i, expr)                                                                                                  \
   do {                                                                                                                 \
-    if (NEED(i)) gin[i] = D_grad_for(s, i, (expr));                                                                    \
+    if (NEED(i)) gin[i] = mtg_d_grad_for(s, i, (expr));                                                                    \
   } while (0)
 /* a unary derivative: gin[0] = expr */
 #define UNARY(name, expr)                                                                                              \
@@ -31,61 +31,61 @@
 /* A comparison as a 0/1 tensor of like's dtype (no gradient). */
 static mt_tensor *mask(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *b, const mt_tensor *like) {
   if (s->st || !a || !b || !like) return NULL;
-  return D_cast(s, D_bin(s, cmp, a, b), (mt_dtype)like->dtype); /* traced: a compiled backward replays it */
+  return mtg_d_cast(s, mtg_d_bin(s, cmp, a, b), (mt_dtype)like->dtype); /* traced: a compiled backward replays it */
 }
 
-static mt_tensor *zero_of(mtg_scope *s, const mt_tensor *like) { return like ? D_num(s, 0, (mt_dtype)like->dtype) : NULL; }
+static mt_tensor *zero_of(mtg_scope *s, const mt_tensor *like) { return like ? mtg_d_num(s, 0, (mt_dtype)like->dtype) : NULL; }
 
 #define X SAVED(0)
 #define Y OUT
 #define LN2 0.69314718055994530942
 #define LN10 2.30258509299404568402
 
-UNARY(neg, D_neg(s, g))
-UNARY(abs, D_mul(s, g, D_un(s, MT_OP_sign, X)))
-UNARY(zero, D_zeros_like(s, g)) /* sign, floor, ceil, round, trunc: flat almost everywhere */
-UNARY(exp, D_mul(s, g, Y))
-UNARY(exp2, D_mul(s, g, D_scale(s, Y, LN2)))
-UNARY(expm1, D_mul(s, g, D_addc(s, Y, 1)))
-UNARY(log, D_div(s, g, X))
-UNARY(log2, D_div(s, g, D_scale(s, X, LN2)))
-UNARY(log10, D_div(s, g, D_scale(s, X, LN10)))
-UNARY(log1p, D_div(s, g, D_addc(s, X, 1)))
-UNARY(sqrt, D_div(s, g, D_scale(s, Y, 2)))
-UNARY(rsqrt, D_mul(s, g, D_scale(s, D_mul(s, Y, D_mul(s, Y, Y)), -0.5)))
-UNARY(sin, D_mul(s, g, D_un(s, MT_OP_cos, X)))
-UNARY(cos, D_neg(s, D_mul(s, g, D_un(s, MT_OP_sin, X))))
-UNARY(tan, D_mul(s, g, D_addc(s, D_mul(s, Y, Y), 1)))
-UNARY(asin, D_mul(s, g, D_un(s, MT_OP_rsqrt, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, X, X)))))
-UNARY(acos, D_neg(s, D_mul(s, g, D_un(s, MT_OP_rsqrt, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, X, X))))))
-UNARY(atan, D_div(s, g, D_addc(s, D_mul(s, X, X), 1)))
-UNARY(sinh, D_mul(s, g, D_un(s, MT_OP_cosh, X)))
-UNARY(cosh, D_mul(s, g, D_un(s, MT_OP_sinh, X)))
-UNARY(tanh, D_mul(s, g, D_sub(s, D_num(s, 1, g->dtype), D_mul(s, Y, Y))))
-UNARY(sigmoid, D_mul(s, g, D_mul(s, Y, D_sub(s, D_num(s, 1, g->dtype), Y))))
-UNARY(relu, D_bin(s, MT_OP_relu_backward, g, Y))
-UNARY(erf, D_mul(s, g, D_scale(s, D_un(s, MT_OP_exp, D_neg(s, D_mul(s, X, X))), 1.12837916709551257390)))
-UNARY(erfc, D_mul(s, g, D_scale(s, D_un(s, MT_OP_exp, D_neg(s, D_mul(s, X, X))), -1.12837916709551257390)))
-UNARY(frac, D_mul(s, g, D_num(s, 1, g->dtype)))
-UNARY(reciprocal, D_neg(s, D_mul(s, g, D_mul(s, Y, Y))))
-UNARY(square, D_mul(s, g, D_scale(s, X, 2)))
-UNARY(identity, D_mul(s, g, D_num(s, 1, g->dtype))) /* copy, cast: D_grad_for casts back */
+UNARY(neg, mtg_d_neg(s, g))
+UNARY(abs, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_sign, X)))
+UNARY(zero, mtg_d_zeros_like(s, g)) /* sign, floor, ceil, round, trunc: flat almost everywhere */
+UNARY(exp, mtg_d_mul(s, g, Y))
+UNARY(exp2, mtg_d_mul(s, g, mtg_d_scale(s, Y, LN2)))
+UNARY(expm1, mtg_d_mul(s, g, mtg_d_addc(s, Y, 1)))
+UNARY(log, mtg_d_div(s, g, X))
+UNARY(log2, mtg_d_div(s, g, mtg_d_scale(s, X, LN2)))
+UNARY(log10, mtg_d_div(s, g, mtg_d_scale(s, X, LN10)))
+UNARY(log1p, mtg_d_div(s, g, mtg_d_addc(s, X, 1)))
+UNARY(sqrt, mtg_d_div(s, g, mtg_d_scale(s, Y, 2)))
+UNARY(rsqrt, mtg_d_mul(s, g, mtg_d_scale(s, mtg_d_mul(s, Y, mtg_d_mul(s, Y, Y)), -0.5)))
+UNARY(sin, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_cos, X)))
+UNARY(cos, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_sin, X))))
+UNARY(tan, mtg_d_mul(s, g, mtg_d_addc(s, mtg_d_mul(s, Y, Y), 1)))
+UNARY(asin, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_rsqrt, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), mtg_d_mul(s, X, X)))))
+UNARY(acos, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_rsqrt, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), mtg_d_mul(s, X, X))))))
+UNARY(atan, mtg_d_div(s, g, mtg_d_addc(s, mtg_d_mul(s, X, X), 1)))
+UNARY(sinh, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_cosh, X)))
+UNARY(cosh, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_sinh, X)))
+UNARY(tanh, mtg_d_mul(s, g, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), mtg_d_mul(s, Y, Y))))
+UNARY(sigmoid, mtg_d_mul(s, g, mtg_d_mul(s, Y, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), Y))))
+UNARY(relu, mtg_d_bin(s, MT_OP_relu_backward, g, Y))
+UNARY(erf, mtg_d_mul(s, g, mtg_d_scale(s, mtg_d_un(s, MT_OP_exp, mtg_d_neg(s, mtg_d_mul(s, X, X))), 1.12837916709551257390)))
+UNARY(erfc, mtg_d_mul(s, g, mtg_d_scale(s, mtg_d_un(s, MT_OP_exp, mtg_d_neg(s, mtg_d_mul(s, X, X))), -1.12837916709551257390)))
+UNARY(frac, mtg_d_mul(s, g, mtg_d_num(s, 1, g->dtype)))
+UNARY(reciprocal, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_mul(s, Y, Y))))
+UNARY(square, mtg_d_mul(s, g, mtg_d_scale(s, X, 2)))
+UNARY(identity, mtg_d_mul(s, g, mtg_d_num(s, 1, g->dtype))) /* copy, cast: mtg_d_grad_for casts back */
 
 /* gelu and gelu_tanh: g * gelu'(x) in one fused op (gelu_backward below
  * is differentiable, so create_graph records it like any op) */
-UNARY(gelu, D_bin(s, MT_OP_gelu_backward, g, X))
-UNARY(gelu_tanh, D_bin(s, MT_OP_gelu_tanh_backward, g, X))
+UNARY(gelu, mtg_d_bin(s, MT_OP_gelu_backward, g, X))
+UNARY(gelu_tanh, mtg_d_bin(s, MT_OP_gelu_tanh_backward, g, X))
 
 /* gelu_backward(a, x) = a gelu'(x): linear in a; d/dx = a gelu''(x), with
  * gelu''(x) = phi(x) (2 - x^2) */
 DERIV(gelu_backward) {
   BEGIN;
   mt_tensor *a = SAVED(0), *x = SAVED(1);
-  GIVE(0, D_bin(s, MT_OP_gelu_backward, g, x));
+  GIVE(0, mtg_d_bin(s, MT_OP_gelu_backward, g, x));
   if (NEED(1)) {
-    mt_tensor *pdf = D_scale(s, D_un(s, MT_OP_exp, D_scale(s, D_mul(s, x, x), -0.5)), 0.39894228040143267794);
-    mt_tensor *dd = D_mul(s, pdf, D_sub(s, D_num(s, 2, g->dtype), D_mul(s, x, x)));
-    GIVE(1, D_mul(s, g, D_mul(s, a, dd)));
+    mt_tensor *pdf = mtg_d_scale(s, mtg_d_un(s, MT_OP_exp, mtg_d_scale(s, mtg_d_mul(s, x, x), -0.5)), 0.39894228040143267794);
+    mt_tensor *dd = mtg_d_mul(s, pdf, mtg_d_sub(s, mtg_d_num(s, 2, g->dtype), mtg_d_mul(s, x, x)));
+    GIVE(1, mtg_d_mul(s, g, mtg_d_mul(s, a, dd)));
   }
   END;
 }
@@ -97,14 +97,14 @@ DERIV(gelu_tanh_backward) {
   BEGIN;
   const double k = 0.79788456080286535588, c = 0.044715;
   mt_tensor *a = SAVED(0), *x = SAVED(1);
-  GIVE(0, D_bin(s, MT_OP_gelu_tanh_backward, g, x));
+  GIVE(0, mtg_d_bin(s, MT_OP_gelu_tanh_backward, g, x));
   if (NEED(1)) {
-    mt_tensor *x2 = D_mul(s, x, x);
-    mt_tensor *t = D_un(s, MT_OP_tanh, D_scale(s, D_add(s, x, D_scale(s, D_mul(s, x2, x), c)), k));
-    mt_tensor *du = D_scale(s, D_addc(s, D_scale(s, x2, 3 * c), 1), k);
-    mt_tensor *sech2 = D_sub(s, D_num(s, 1, g->dtype), D_mul(s, t, t));
-    mt_tensor *in = D_add(s, D_sub(s, du, D_mul(s, D_mul(s, x, t), D_mul(s, du, du))), D_scale(s, x2, 3 * k * c));
-    GIVE(1, D_mul(s, g, D_mul(s, a, D_mul(s, sech2, in))));
+    mt_tensor *x2 = mtg_d_mul(s, x, x);
+    mt_tensor *t = mtg_d_un(s, MT_OP_tanh, mtg_d_scale(s, mtg_d_add(s, x, mtg_d_scale(s, mtg_d_mul(s, x2, x), c)), k));
+    mt_tensor *du = mtg_d_scale(s, mtg_d_addc(s, mtg_d_scale(s, x2, 3 * c), 1), k);
+    mt_tensor *sech2 = mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), mtg_d_mul(s, t, t));
+    mt_tensor *in = mtg_d_add(s, mtg_d_sub(s, du, mtg_d_mul(s, mtg_d_mul(s, x, t), mtg_d_mul(s, du, du))), mtg_d_scale(s, x2, 3 * k * c));
+    GIVE(1, mtg_d_mul(s, g, mtg_d_mul(s, a, mtg_d_mul(s, sech2, in))));
   }
   END;
 }
@@ -112,8 +112,8 @@ DERIV(gelu_tanh_backward) {
 /* silu(x) = x sigmoid(x): d/dx = sig (1 + x (1 - sig)) */
 DERIV(silu) {
   BEGIN;
-  mt_tensor *x = X, *sg = D_un(s, MT_OP_sigmoid, x);
-  GIVE(0, D_mul(s, g, D_mul(s, sg, D_addc(s, D_mul(s, x, D_sub(s, D_num(s, 1, g->dtype), sg)), 1))));
+  mt_tensor *x = X, *sg = mtg_d_un(s, MT_OP_sigmoid, x);
+  GIVE(0, mtg_d_mul(s, g, mtg_d_mul(s, sg, mtg_d_addc(s, mtg_d_mul(s, x, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), sg)), 1))));
   END;
 }
 
@@ -121,12 +121,12 @@ DERIV(silu) {
  * clamped, outside [eps, 1 - eps] */
 DERIV(logit) {
   BEGIN;
-  mt_tensor *x = X, *d = D_div(s, g, D_mul(s, x, D_sub(s, D_num(s, 1, g->dtype), x)));
+  mt_tensor *x = X, *d = mtg_d_div(s, g, mtg_d_mul(s, x, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), x)));
   double eps = n->f[0];
   if (eps >= 0 && x) {
-    mt_tensor *in = D_bin(s, MT_OP_logical_and, D_bin(s, MT_OP_ge, x, D_num(s, eps, x->dtype)),
-                          D_bin(s, MT_OP_le, x, D_num(s, 1 - eps, x->dtype)));
-    d = D_where(s, in, d, zero_of(s, g));
+    mt_tensor *in = mtg_d_bin(s, MT_OP_logical_and, mtg_d_bin(s, MT_OP_ge, x, mtg_d_num(s, eps, x->dtype)),
+                          mtg_d_bin(s, MT_OP_le, x, mtg_d_num(s, 1 - eps, x->dtype)));
+    d = mtg_d_where(s, in, d, zero_of(s, g));
   }
   GIVE(0, d);
   END;
@@ -136,16 +136,16 @@ DERIV(logit) {
  * 0 at x = 0 (computed there on x = 1, so no 0/0 reaches double backward) */
 DERIV(sinc) {
   BEGIN;
-  mt_tensor *z = zero_of(s, g), *at0 = D_bin(s, MT_OP_eq, X, z);
-  mt_tensor *x = D_where(s, at0, D_num(s, 1, g->dtype), X), *px = D_scale(s, x, 3.14159265358979323846);
-  mt_tensor *d = D_div(s, D_sub(s, D_mul(s, px, D_un(s, MT_OP_cos, px)), D_un(s, MT_OP_sin, px)), D_mul(s, px, x));
-  GIVE(0, D_mul(s, g, D_where(s, at0, z, d)));
+  mt_tensor *z = zero_of(s, g), *at0 = mtg_d_bin(s, MT_OP_eq, X, z);
+  mt_tensor *x = mtg_d_where(s, at0, mtg_d_num(s, 1, g->dtype), X), *px = mtg_d_scale(s, x, 3.14159265358979323846);
+  mt_tensor *d = mtg_d_div(s, mtg_d_sub(s, mtg_d_mul(s, px, mtg_d_un(s, MT_OP_cos, px)), mtg_d_un(s, MT_OP_sin, px)), mtg_d_mul(s, px, x));
+  GIVE(0, mtg_d_mul(s, g, mtg_d_where(s, at0, z, d)));
   END;
 }
 
 DERIV(nan_to_num) {
   BEGIN;
-  GIVE(0, D_mul(s, g, D_cast(s, D_un(s, MT_OP_isfinite, X), (mt_dtype)g->dtype)));
+  GIVE(0, mtg_d_mul(s, g, mtg_d_cast(s, mtg_d_un(s, MT_OP_isfinite, X), (mt_dtype)g->dtype)));
   END;
 }
 
@@ -153,8 +153,8 @@ DERIV(leaky_relu) {
   BEGIN;
   mt_tensor *pos = mask(s, MT_OP_gt, X, zero_of(s, g), g);
   /* slope + (1 - slope) * pos */
-  mt_tensor *f = D_addc(s, D_scale(s, pos, 1 - n->f[0]), n->f[0]);
-  GIVE(0, D_mul(s, g, f));
+  mt_tensor *f = mtg_d_addc(s, mtg_d_scale(s, pos, 1 - n->f[0]), n->f[0]);
+  GIVE(0, mtg_d_mul(s, g, f));
   END;
 }
 
@@ -172,22 +172,22 @@ DERIV(add) {
 DERIV(sub) {
   BEGIN;
   GIVE(0, (mt_tensor *)g);
-  GIVE(1, D_neg(s, g));
+  GIVE(1, mtg_d_neg(s, g));
   END;
 }
 
 DERIV(mul) { /* each operand is saved only when the other needs a gradient */
   BEGIN;
-  GIVE(0, D_mul(s, g, B));
-  GIVE(1, D_mul(s, g, A));
+  GIVE(0, mtg_d_mul(s, g, B));
+  GIVE(1, mtg_d_mul(s, g, A));
   END;
 }
 
 DERIV(div) {
   BEGIN;
   mt_tensor *b = B;
-  GIVE(0, D_div(s, g, b));
-  GIVE(1, D_neg(s, D_div(s, D_mul(s, g, A), D_mul(s, b, b))));
+  GIVE(0, mtg_d_div(s, g, b));
+  GIVE(1, mtg_d_neg(s, mtg_d_div(s, mtg_d_mul(s, g, A), mtg_d_mul(s, b, b))));
   END;
 }
 
@@ -197,47 +197,47 @@ DERIV(pow) {
   BEGIN;
   mt_tensor *a = A, *b = B, *z = zero_of(s, g);
   if (NEED(0)) {
-    mt_tensor *d = D_mul(s, b, D_bin(s, MT_OP_pow, a, D_addc(s, b, -1)));
+    mt_tensor *d = mtg_d_mul(s, b, mtg_d_bin(s, MT_OP_pow, a, mtg_d_addc(s, b, -1)));
     mt_tensor *keep = mask(s, MT_OP_ne, b, z, d);
-    gin[0] = D_grad_for(s, 0, D_mul(s, g, D_mul(s, d, keep)));
+    gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, g, mtg_d_mul(s, d, keep)));
   }
   if (NEED(1)) {
-    mt_tensor *d = D_mul(s, OUT, D_un(s, MT_OP_log, a));
+    mt_tensor *d = mtg_d_mul(s, OUT, mtg_d_un(s, MT_OP_log, a));
     mt_tensor *az = mask(s, MT_OP_eq, a, z, d), *bnn = mask(s, MT_OP_ge, b, z, d);
-    mt_tensor *kill = D_mul(s, az, bnn); /* 1 where the derivative is defined as 0 */
-    mt_tensor *dd = D_where(s, D_cast(s, kill, MT_BOOL), zero_of(s, d), d);
-    gin[1] = D_grad_for(s, 1, D_mul(s, g, dd));
+    mt_tensor *kill = mtg_d_mul(s, az, bnn); /* 1 where the derivative is defined as 0 */
+    mt_tensor *dd = mtg_d_where(s, mtg_d_cast(s, kill, MT_BOOL), zero_of(s, d), d);
+    gin[1] = mtg_d_grad_for(s, 1, mtg_d_mul(s, g, dd));
   }
   END;
 }
 
 DERIV(atan2) {
   BEGIN;
-  mt_tensor *a = A, *b = B, *r2 = D_add(s, D_mul(s, a, a), D_mul(s, b, b));
-  GIVE(0, D_div(s, D_mul(s, g, b), r2));
-  GIVE(1, D_neg(s, D_div(s, D_mul(s, g, a), r2)));
+  mt_tensor *a = A, *b = B, *r2 = mtg_d_add(s, mtg_d_mul(s, a, a), mtg_d_mul(s, b, b));
+  GIVE(0, mtg_d_div(s, mtg_d_mul(s, g, b), r2));
+  GIVE(1, mtg_d_neg(s, mtg_d_div(s, mtg_d_mul(s, g, a), r2)));
   END;
 }
 
 DERIV(hypot) {
   BEGIN;
   mt_tensor *y = OUT;
-  GIVE(0, D_div(s, D_mul(s, g, A), y));
-  GIVE(1, D_div(s, D_mul(s, g, B), y));
+  GIVE(0, mtg_d_div(s, mtg_d_mul(s, g, A), y));
+  GIVE(1, mtg_d_div(s, mtg_d_mul(s, g, B), y));
   END;
 }
 
 DERIV(fmod) {
   BEGIN;
   GIVE(0, (mt_tensor *)g);
-  GIVE(1, D_neg(s, D_mul(s, g, D_un(s, MT_OP_trunc, D_div(s, A, B)))));
+  GIVE(1, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_trunc, mtg_d_div(s, A, B)))));
   END;
 }
 
 DERIV(remainder) {
   BEGIN;
   GIVE(0, (mt_tensor *)g);
-  GIVE(1, D_neg(s, D_mul(s, g, D_un(s, MT_OP_floor, D_div(s, A, B)))));
+  GIVE(1, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_floor, mtg_d_div(s, A, B)))));
   END;
 }
 
@@ -248,16 +248,16 @@ static mt_status d_extreme(mtg_node *n, mt_tensor *const *go, mt_tensor **gin, m
   mt_tensor *a = A, *b = B;
   mt_tensor *tie = mask(s, MT_OP_eq, a, b, g);
   mt_tensor *gt = mask(s, win, a, b, g), *lt = mask(s, win, b, a, g);
-  mt_tensor *half = D_scale(s, tie, 0.5);
-  GIVE(0, D_mul(s, g, D_add(s, gt, half)));
-  GIVE(1, D_mul(s, g, D_add(s, lt, half)));
+  mt_tensor *half = mtg_d_scale(s, tie, 0.5);
+  GIVE(0, mtg_d_mul(s, g, mtg_d_add(s, gt, half)));
+  GIVE(1, mtg_d_mul(s, g, mtg_d_add(s, lt, half)));
   END;
 }
 /* relu_backward(a, b) = a where b > 0: linear in a, flat in b */
 DERIV(relu_backward) {
   BEGIN;
-  GIVE(0, D_bin(s, MT_OP_relu_backward, g, B));
-  GIVE(1, D_zeros_like(s, B));
+  GIVE(0, mtg_d_bin(s, MT_OP_relu_backward, g, B));
+  GIVE(1, mtg_d_zeros_like(s, B));
   END;
 }
 
@@ -270,12 +270,12 @@ DERIV(minimum) { return d_extreme(n, go, gin, MT_OP_lt); }
 DERIV(clamp) {
   BEGIN;
   mt_tensor *x = SAVED(0), *lo = n->saved[1].t ? SAVED(1) : NULL, *hi = n->saved[2].t ? SAVED(2) : NULL;
-  mt_tensor *in = D_num(s, 1, g->dtype);
-  if (lo) in = D_mul(s, in, mask(s, MT_OP_ge, x, lo, g));
-  if (hi) in = D_mul(s, in, mask(s, MT_OP_le, x, hi, g));
-  GIVE(0, D_mul(s, g, in));
-  if (lo) GIVE(1, D_mul(s, g, mask(s, MT_OP_lt, x, lo, g)));
-  if (hi) GIVE(2, D_mul(s, g, mask(s, MT_OP_gt, x, hi, g)));
+  mt_tensor *in = mtg_d_num(s, 1, g->dtype);
+  if (lo) in = mtg_d_mul(s, in, mask(s, MT_OP_ge, x, lo, g));
+  if (hi) in = mtg_d_mul(s, in, mask(s, MT_OP_le, x, hi, g));
+  GIVE(0, mtg_d_mul(s, g, in));
+  if (lo) GIVE(1, mtg_d_mul(s, g, mask(s, MT_OP_lt, x, lo, g)));
+  if (hi) GIVE(2, mtg_d_mul(s, g, mask(s, MT_OP_gt, x, hi, g)));
   END;
 }
 
@@ -283,8 +283,8 @@ DERIV(clamp) {
 DERIV(where) {
   BEGIN;
   mt_tensor *c = SAVED(0), *z = zero_of(s, g);
-  GIVE(1, D_where(s, c, g, z));
-  GIVE(2, D_where(s, c, z, g));
+  GIVE(1, mtg_d_where(s, c, g, z));
+  GIVE(2, mtg_d_where(s, c, z, g));
   END;
 }
 
@@ -292,9 +292,9 @@ DERIV(where) {
 DERIV(lerp) {
   BEGIN;
   mt_tensor *a = SAVED(0), *b = SAVED(1), *w = SAVED(2);
-  GIVE(0, D_mul(s, g, D_sub(s, D_num(s, 1, g->dtype), w)));
-  GIVE(1, D_mul(s, g, w));
-  GIVE(2, D_mul(s, g, D_sub(s, b, a)));
+  GIVE(0, mtg_d_mul(s, g, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), w)));
+  GIVE(1, mtg_d_mul(s, g, w));
+  GIVE(2, mtg_d_mul(s, g, mtg_d_sub(s, b, a)));
   END;
 }
 

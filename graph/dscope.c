@@ -52,34 +52,34 @@ mt_tensor *mtg_keep(mtg_scope *s, mt_tensor *t) {
 
 #define LIVE(s) ((s)->st == MT_OK)
 
-mt_tensor *D_saved(mtg_scope *s, int k) {
+mt_tensor *mtg_d_saved(mtg_scope *s, int k) {
   if (!LIVE(s)) return NULL;
   mt_tensor *t = NULL;
   mt_status st = mtg_unpack(s->node, k, &t);
   return mtg_track(s, st, t);
 }
 
-mt_tensor *D_un(mtg_scope *s, mt_op op, const mt_tensor *x) {
+mt_tensor *mtg_d_un(mtg_scope *s, mt_op op, const mt_tensor *x) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_unary(op, x, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_bin(mtg_scope *s, mt_op op, const mt_tensor *a, const mt_tensor *b) {
+mt_tensor *mtg_d_bin(mtg_scope *s, mt_op op, const mt_tensor *a, const mt_tensor *b) {
   if (!LIVE(s) || !a || !b) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_binary(op, a, b, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_mul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return D_bin(s, MT_OP_mul, a, b); }
-mt_tensor *D_add(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return D_bin(s, MT_OP_add, a, b); }
-mt_tensor *D_sub(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return D_bin(s, MT_OP_sub, a, b); }
-mt_tensor *D_div(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return D_bin(s, MT_OP_div, a, b); }
-mt_tensor *D_neg(mtg_scope *s, const mt_tensor *a) { return D_un(s, MT_OP_neg, a); }
+mt_tensor *mtg_d_mul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return mtg_d_bin(s, MT_OP_mul, a, b); }
+mt_tensor *mtg_d_add(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return mtg_d_bin(s, MT_OP_add, a, b); }
+mt_tensor *mtg_d_sub(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return mtg_d_bin(s, MT_OP_sub, a, b); }
+mt_tensor *mtg_d_div(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) { return mtg_d_bin(s, MT_OP_div, a, b); }
+mt_tensor *mtg_d_neg(mtg_scope *s, const mt_tensor *a) { return mtg_d_un(s, MT_OP_neg, a); }
 
-mt_tensor *D_num(mtg_scope *s, double v, mt_dtype dt) {
+mt_tensor *mtg_d_num(mtg_scope *s, double v, mt_dtype dt) {
   if (!LIVE(s)) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mt_scalar_tensor(mt_sfloat(v), mt_is_floating(dt) ? dt : MT_FLOAT64, &r);
@@ -87,17 +87,17 @@ mt_tensor *D_num(mtg_scope *s, double v, mt_dtype dt) {
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_scale(mtg_scope *s, const mt_tensor *a, double c) {
+mt_tensor *mtg_d_scale(mtg_scope *s, const mt_tensor *a, double c) {
   if (!a) return NULL;
-  return D_mul(s, a, D_num(s, c, (mt_dtype)a->dtype));
+  return mtg_d_mul(s, a, mtg_d_num(s, c, (mt_dtype)a->dtype));
 }
 
-mt_tensor *D_addc(mtg_scope *s, const mt_tensor *a, double c) {
+mt_tensor *mtg_d_addc(mtg_scope *s, const mt_tensor *a, double c) {
   if (!a) return NULL;
-  return D_add(s, a, D_num(s, c, (mt_dtype)a->dtype));
+  return mtg_d_add(s, a, mtg_d_num(s, c, (mt_dtype)a->dtype));
 }
 
-mt_tensor *D_zeros(mtg_scope *s, const mtg_meta_shape *m) {
+mt_tensor *mtg_d_zeros(mtg_scope *s, const mtg_meta_shape *m) {
   if (!LIVE(s)) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)m->dtype, m->device, &r);
@@ -105,7 +105,7 @@ mt_tensor *D_zeros(mtg_scope *s, const mtg_meta_shape *m) {
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_zeros_like(mtg_scope *s, const mt_tensor *t) {
+mt_tensor *mtg_d_zeros_like(mtg_scope *s, const mt_tensor *t) {
   if (!LIVE(s) || !t) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mt_zeros(t->shape, t->ndim, (mt_dtype)t->dtype, mt_tdevice(t), &r);
@@ -113,21 +113,21 @@ mt_tensor *D_zeros_like(mtg_scope *s, const mt_tensor *t) {
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_where(mtg_scope *s, const mt_tensor *c, const mt_tensor *a, const mt_tensor *b) {
+mt_tensor *mtg_d_where(mtg_scope *s, const mt_tensor *c, const mt_tensor *a, const mt_tensor *b) {
   if (!LIVE(s) || !c || !a || !b) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_where(c, a, b, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt) {
+mt_tensor *mtg_d_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt) {
   if (!LIVE(s) || !t) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_to_dtype(t, dt, false, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a) {
+mt_tensor *mtg_d_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a) {
   if (s->st) return NULL;
   for (int i = 0; i < nin; i++)
     if (!ins[i]) return NULL;
@@ -136,74 +136,74 @@ mt_tensor *D_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, 
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim) {
+mt_tensor *mtg_d_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_reduce(MT_OP_sum, x, dims, ndims, keepdim, -1, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_sum_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_shape *m) {
+mt_tensor *mtg_d_sum_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_shape *m) {
   if (!LIVE(s) || !g) return NULL;
   const mt_tensor *r = g;
   int lead = g->ndim - m->ndim;
   if (lead > 0) {
     int dims[MT_MAXDIM];
     for (int i = 0; i < lead; i++) dims[i] = i;
-    r = D_sum(s, r, dims, lead, false);
+    r = mtg_d_sum(s, r, dims, lead, false);
   }
   if (r) {
     int dims[MT_MAXDIM], nd = 0;
     for (int i = 0; i < m->ndim; i++)
       if (m->shape[i] == 1 && r->shape[i] != 1) dims[nd++] = i;
-    if (nd) r = D_sum(s, r, dims, nd, true);
+    if (nd) r = mtg_d_sum(s, r, dims, nd, true);
   }
-  if (r && r->dtype != m->dtype) r = D_cast(s, r, (mt_dtype)m->dtype);
+  if (r && r->dtype != m->dtype) r = mtg_d_cast(s, r, (mt_dtype)m->dtype);
   if (r == g) return mtg_track(s, MT_OK, mt_retain((mt_tensor *)g));
   return (mt_tensor *)r;
 }
 
-mt_tensor *D_grad_for(mtg_scope *s, int i, mt_tensor *g) {
+mt_tensor *mtg_d_grad_for(mtg_scope *s, int i, mt_tensor *g) {
   if (!g) return NULL;
-  return mtg_keep(s, D_sum_to(s, g, &s->node->in[i]));
+  return mtg_keep(s, mtg_d_sum_to(s, g, &s->node->in[i]));
 }
 
-mt_tensor *D_expand(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim) {
+mt_tensor *mtg_d_expand(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_expand(x, shape, ndim, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_reshape(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim) {
+mt_tensor *mtg_d_reshape(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_reshape(x, shape, ndim, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_transpose(mtg_scope *s, const mt_tensor *x, int d0, int d1) {
+mt_tensor *mtg_d_transpose(mtg_scope *s, const mt_tensor *x, int d0, int d1) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_transpose(x, d0, d1, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_matmul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) {
+mt_tensor *mtg_d_matmul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b) {
   if (!LIVE(s) || !a || !b) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_matmul(a, b, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_unsqueeze(mtg_scope *s, const mt_tensor *x, int dim) {
+mt_tensor *mtg_d_unsqueeze(mtg_scope *s, const mt_tensor *x, int dim) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_unsqueeze(x, dim, &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *D_contiguous(mtg_scope *s, const mt_tensor *x) {
+mt_tensor *mtg_d_contiguous(mtg_scope *s, const mt_tensor *x) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mtg_contiguous(x, &r);

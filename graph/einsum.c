@@ -201,7 +201,7 @@ static mt_tensor *operand_grad(mtg_scope *s, mtg_node *n, int t, const mt_tensor
     if (!repeat && !broadcast) { /* the label itself; ones where the others lack its size */
       res.lab[res.n++] = lab;
       if (present[lab] < size) {
-        ops[nops] = DL_ones(s, &size, 1, dt);
+        ops[nops] = mtg_dl_ones(s, &size, 1, dt);
         oplab[nops++] = (labels){1, {lab}};
         present[lab] = size;
       }
@@ -209,17 +209,17 @@ static mt_tensor *operand_grad(mtg_scope *s, mtg_node *n, int t, const mt_tensor
     }
     while (fresh < NLETTERS && used[fresh]) fresh++;
     if (fresh == NLETTERS) {
-      if (DL_LIVE(s))
+      if (MTG_DL_LIVE(s))
         s->st = mt_fail(MT_EARG, "einsum: the equation uses too many subscripts to compute its gradient");
       return NULL;
     }
     used[fresh] = true;
     res.lab[res.n++] = fresh;
     if (size == 1) { /* broadcast, or a repeated size-1 dim: summed */
-      ops[nops] = DL_ones(s, &size, 1, dt);
+      ops[nops] = mtg_dl_ones(s, &size, 1, dt);
       oplab[nops++] = (labels){1, {fresh}};
     } else { /* the diagonal of a repeated label */
-      ops[nops] = DL_mask(s, size, dt, DL_EYE);
+      ops[nops] = mtg_dl_mask(s, size, dt, MTG_DL_EYE);
       oplab[nops++] = (labels){2, {lab, fresh}};
     }
   }
@@ -233,17 +233,17 @@ static mt_tensor *operand_grad(mtg_scope *s, mtg_node *n, int t, const mt_tensor
   eq[pos++] = '>';
   put_labels(eq, &pos, &res);
   eq[pos] = 0;
-  return DL_einsum(s, eq, ops, nops);
+  return mtg_dl_einsum(s, eq, ops, nops);
 }
 
 static mt_status d_einsum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int nin = (int)n->i[0];
-  mt_tensor *a = nin == 2 && mtg_needs(n, 1) ? D_saved(s, 0) : NULL;
-  mt_tensor *b = nin == 2 && mtg_needs(n, 0) ? D_saved(s, 1) : NULL;
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, operand_grad(s, n, 0, go[0], b));
-  if (nin == 2 && mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, operand_grad(s, n, 1, go[0], a));
+  mt_tensor *a = nin == 2 && mtg_needs(n, 1) ? mtg_d_saved(s, 0) : NULL;
+  mt_tensor *b = nin == 2 && mtg_needs(n, 0) ? mtg_d_saved(s, 1) : NULL;
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, operand_grad(s, n, 0, go[0], b));
+  if (nin == 2 && mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, operand_grad(s, n, 1, go[0], a));
   return mtg_scope_end(s, gin, n->nin);
 }
 

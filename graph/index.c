@@ -48,7 +48,7 @@ static mt_status pack_indices(mt_tensor *const *indices, int n, mt_tensor **pack
 /* The saved index tensors of node n (slot 0; i[1] dims, i[2] bits) into
  * idx[0..i[1]), tracked by s. */
 static void unpack_indices(mtg_scope *s, mtg_node *n, mt_tensor **idx) {
-  mt_tensor *p = D_saved(s, 0);
+  mt_tensor *p = mtg_d_saved(s, 0);
   for (int d = 0, j = 0; d < n->i[1]; d++) {
     idx[d] = NULL;
     if (!(n->i[2] >> d & 1) || !p) continue;
@@ -116,7 +116,7 @@ static mt_tensor *Di_masked_select(mtg_scope *s, const mt_tensor *x, const mt_te
 /* x reshaped to the shape of m (a gradient with the right number of
  * elements but possibly another layout of dims). */
 static mt_tensor *Di_shape_of(mtg_scope *s, const mt_tensor *x, const mtg_meta_shape *m) {
-  return D_reshape(s, x, m->shape, m->ndim);
+  return mtg_d_reshape(s, x, m->shape, m->ndim);
 }
 
 /* g (index-shaped) padded with zeros at the end of each dim to m's shape:
@@ -150,24 +150,24 @@ static mt_tensor *Di_pad_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_sha
 static mt_status d_index_select(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_index_add_(z, (int)n->i[0], idx, g, mt_sint(1))));
+  mt_tensor *idx = mtg_d_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, INPLACE(z, mtg_index_add_(z, (int)n->i[0], idx, g, mt_sint(1))));
   END;
 }
 
 static mt_status d_gather(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_scatter_(z, (int)n->i[0], idx, g, MT_REDUCE_ADD)));
+  mt_tensor *idx = mtg_d_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, INPLACE(z, mtg_scatter_(z, (int)n->i[0], idx, g, MT_REDUCE_ADD)));
   END;
 }
 
 static mt_status d_take(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *idx = D_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_put_(z, idx, g, true)));
+  mt_tensor *idx = mtg_d_saved(s, 0), *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, INPLACE(z, mtg_put_(z, idx, g, true)));
   END;
 }
 
@@ -178,7 +178,7 @@ static mt_status d_index(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   unpack_indices(s, n, idx);
   mt_tensor *z = Di_zeros(s, m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g));
   if (mtg_needs(n, 0))
-    gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_index_put_(z, idx, (int)n->i[1], NULL, g, true)));
+    gin[0] = mtg_d_grad_for(s, 0, INPLACE(z, mtg_index_put_(z, idx, (int)n->i[1], NULL, g, true)));
   END;
 }
 
@@ -187,7 +187,7 @@ static mt_status d_index(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_masked_select(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *mask = D_saved(s, 0), *z = NULL;
+  mt_tensor *mask = mtg_d_saved(s, 0), *z = NULL;
   int64_t sh[MT_MAXDIM] = {0};
   int nd = 0;
   if (mask && !s->st) {
@@ -195,7 +195,7 @@ static mt_status d_masked_select(mtg_node *n, mt_tensor *const *go, mt_tensor **
     if (st) s->st = st;
   }
   z = Di_zeros(s, sh, nd, (mt_dtype)g->dtype, mt_tdevice(g));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, INPLACE(z, mtg_masked_scatter_(z, mask, g)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, INPLACE(z, mtg_masked_scatter_(z, mask, g)));
   END;
 }
 
@@ -210,16 +210,16 @@ static mt_status d_index_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin)
   unpack_indices(s, n, idx);
   if (mtg_needs(n, 0)) {
     if (n->i[3]) {
-      gin[0] = D_grad_for(s, 0, (mt_tensor *)g);
+      gin[0] = mtg_d_grad_for(s, 0, (mt_tensor *)g);
     } else {
-      mt_tensor *c = Di_clone(s, g), *zero = D_num(s, 0, (mt_dtype)g->dtype);
-      gin[0] = D_grad_for(s, 0, INPLACE(c, mtg_index_put_(c, idx, nd, NULL, zero, false)));
+      mt_tensor *c = Di_clone(s, g), *zero = mtg_d_num(s, 0, (mt_dtype)g->dtype);
+      gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mtg_index_put_(c, idx, nd, NULL, zero, false)));
     }
   }
   if (n->nin > 1 && mtg_needs(n, 1)) {
     mt_tensor *r = NULL;
     if (!s->st) r = tracked(s, mtg_index(g, idx, nd, NULL, &r), &r);
-    gin[1] = D_grad_for(s, 1, r);
+    gin[1] = mtg_d_grad_for(s, 1, r);
   }
   END;
 }
@@ -229,28 +229,28 @@ static mt_status d_index_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin)
 static mt_status d_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   int dim = (int)n->i[0];
-  mt_tensor *idx = D_saved(s, 0);
+  mt_tensor *idx = mtg_d_saved(s, 0);
   if (mtg_needs(n, 0)) {
     if (n->i[1] == MT_REDUCE_ADD) {
-      gin[0] = D_grad_for(s, 0, (mt_tensor *)g);
+      gin[0] = mtg_d_grad_for(s, 0, (mt_tensor *)g);
     } else {
       mt_tensor *c = Di_clone(s, g);
-      gin[0] = D_grad_for(s, 0, INPLACE(c, mtg_scatter_value_(c, dim, idx, mt_sint(0), MT_REDUCE_NONE)));
+      gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mtg_scatter_value_(c, dim, idx, mt_sint(0), MT_REDUCE_NONE)));
     }
   }
-  if (n->nin > 1 && mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, Di_pad_to(s, Di_gather(s, g, dim, idx), &n->in[1]));
+  if (n->nin > 1 && mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, Di_pad_to(s, Di_gather(s, g, dim, idx), &n->in[1]));
   END;
 }
 
 /* index_add (i[0] dim, f[0] alpha) */
 static mt_status d_index_add(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  mt_tensor *idx = D_saved(s, 0);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, (mt_tensor *)g);
+  mt_tensor *idx = mtg_d_saved(s, 0);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, (mt_tensor *)g);
   if (mtg_needs(n, 1)) {
     mt_tensor *r = Di_index_select(s, g, (int)n->i[0], idx);
-    if (n->f[0] != 1) r = D_scale(s, r, n->f[0]);
-    gin[1] = D_grad_for(s, 1, Di_shape_of(s, r, &n->in[1]));
+    if (n->f[0] != 1) r = mtg_d_scale(s, r, n->f[0]);
+    gin[1] = mtg_d_grad_for(s, 1, Di_shape_of(s, r, &n->in[1]));
   }
   END;
 }
@@ -259,22 +259,22 @@ static mt_status d_index_add(mtg_node *n, mt_tensor *const *go, mt_tensor **gin)
 static mt_status d_index_copy(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   int dim = (int)n->i[0];
-  mt_tensor *idx = D_saved(s, 0);
+  mt_tensor *idx = mtg_d_saved(s, 0);
   if (mtg_needs(n, 0)) {
     mt_tensor *c = Di_clone(s, g);
-    gin[0] = D_grad_for(s, 0, INPLACE(c, mtg_index_fill_(c, dim, idx, mt_sint(0))));
+    gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mtg_index_fill_(c, dim, idx, mt_sint(0))));
   }
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, Di_shape_of(s, Di_index_select(s, g, dim, idx), &n->in[1]));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, Di_shape_of(s, Di_index_select(s, g, dim, idx), &n->in[1]));
   END;
 }
 
 /* index_fill (i[0] dim) */
 static mt_status d_index_fill(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  mt_tensor *idx = D_saved(s, 0);
+  mt_tensor *idx = mtg_d_saved(s, 0);
   if (mtg_needs(n, 0)) {
     mt_tensor *c = Di_clone(s, g);
-    gin[0] = D_grad_for(s, 0, INPLACE(c, mtg_index_fill_(c, (int)n->i[0], idx, mt_sint(0))));
+    gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mtg_index_fill_(c, (int)n->i[0], idx, mt_sint(0))));
   }
   END;
 }
@@ -282,26 +282,26 @@ static mt_status d_index_fill(mtg_node *n, mt_tensor *const *go, mt_tensor **gin
 /* put (i[0] accumulate) */
 static mt_status d_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  mt_tensor *idx = D_saved(s, 0);
+  mt_tensor *idx = mtg_d_saved(s, 0);
   if (mtg_needs(n, 0)) {
     if (n->i[0]) {
-      gin[0] = D_grad_for(s, 0, (mt_tensor *)g);
+      gin[0] = mtg_d_grad_for(s, 0, (mt_tensor *)g);
     } else {
       mt_tensor *c = Di_clone(s, g), *z = idx ? Di_zeros(s, idx->shape, idx->ndim, (mt_dtype)g->dtype, mt_tdevice(g)) : NULL;
-      gin[0] = D_grad_for(s, 0, INPLACE(c, mtg_put_(c, idx, z, false)));
+      gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mtg_put_(c, idx, z, false)));
     }
   }
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, Di_shape_of(s, Di_take(s, g, idx), &n->in[1]));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, Di_shape_of(s, Di_take(s, g, idx), &n->in[1]));
   END;
 }
 
 /* masked_fill: the filled positions get no gradient. */
 static mt_status d_masked_fill(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  mt_tensor *mask = D_saved(s, 0);
+  mt_tensor *mask = mtg_d_saved(s, 0);
   if (mtg_needs(n, 0)) {
     mt_tensor *c = Di_clone(s, g);
-    gin[0] = D_grad_for(s, 0, INPLACE(c, mask ? mtg_masked_fill_(c, mask, mt_sint(0)) : MT_OK));
+    gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mask ? mtg_masked_fill_(c, mask, mt_sint(0)) : MT_OK));
   }
   END;
 }
@@ -310,10 +310,10 @@ static mt_status d_masked_fill(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
  * the mask is true, in order; the rest of src gets zeros. */
 static mt_status d_masked_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  mt_tensor *mask = D_saved(s, 0);
+  mt_tensor *mask = mtg_d_saved(s, 0);
   if (mtg_needs(n, 0)) {
     mt_tensor *c = Di_clone(s, g);
-    gin[0] = D_grad_for(s, 0, INPLACE(c, mask ? mtg_masked_fill_(c, mask, mt_sint(0)) : MT_OK));
+    gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mask ? mtg_masked_fill_(c, mask, mt_sint(0)) : MT_OK));
   }
   if (mtg_needs(n, 1)) {
     const mtg_meta_shape *m = &n->in[1];
@@ -325,7 +325,7 @@ static mt_status d_masked_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor *
       mt_tensor *parts[2] = {sel, Di_zeros(s, &rest, 1, (mt_dtype)g->dtype, mt_tdevice(g))}, *r = NULL;
       sel = parts[1] ? tracked(s, mtg_cat(parts, 2, 0, &r), &r) : NULL;
     }
-    gin[1] = D_grad_for(s, 1, Di_shape_of(s, sel, m));
+    gin[1] = mtg_d_grad_for(s, 1, Di_shape_of(s, sel, m));
   }
   END;
 }

@@ -35,8 +35,8 @@ mt_status mtg_la_record(mt_op op, const mt_tensor *const *ins, int nin, mt_tenso
   return st;
 }
 
-mt_tensor *DL_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
-  if (!DL_LIVE(s)) return NULL;
+mt_tensor *mtg_dl_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
+  if (!MTG_DL_LIVE(s)) return NULL;
   int64_t shape[2] = {n, n};
   mt_tensor *m = NULL, *r = NULL;
   mt_status st = mt_zeros(shape, 2, MT_FLOAT64, mt_cpu(), &m);
@@ -44,28 +44,28 @@ mt_tensor *DL_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
     for (int64_t j = 0; j < n; j++) {
       double v = 0;
       switch (kind) {
-      case DL_EYE: v = i == j; break;
-      case DL_OFFDIAG: v = i != j; break;
-      case DL_PHI: v = i > j ? 1 : i == j ? 0.5 : 0; break;
+      case MTG_DL_EYE: v = i == j; break;
+      case MTG_DL_OFFDIAG: v = i != j; break;
+      case MTG_DL_PHI: v = i > j ? 1 : i == j ? 0.5 : 0; break;
       default: v = i > j; break;
       }
       ((double *)mt_data(m))[i * n + j] = v;
     }
   if (!st) st = mt_to_dtype(m, dt, false, &r);
-  if (!st) st = mt_la_move(&r, DL_device(s));
+  if (!st) st = mt_la_move(&r, mtg_dl_device(s));
   mt_release(m);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *DL_ones(mtg_scope *s, const int64_t *shape, int ndim, mt_dtype dt) {
-  if (!DL_LIVE(s)) return NULL;
+mt_tensor *mtg_dl_ones(mtg_scope *s, const int64_t *shape, int ndim, mt_dtype dt) {
+  if (!MTG_DL_LIVE(s)) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mt_full(shape, ndim, mt_sfloat(1), dt, DL_device(s), &r);
+  mt_status st = mt_full(shape, ndim, mt_sfloat(1), dt, mtg_dl_device(s), &r);
   return mtg_track(s, st, r);
 }
 
-mt_tensor *DL_cmp(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *b, mt_dtype dt) {
-  if (!DL_LIVE(s) || !a || !b) return NULL;
+mt_tensor *mtg_dl_cmp(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *b, mt_dtype dt) {
+  if (!MTG_DL_LIVE(s) || !a || !b) return NULL;
   mt_tensor *m = NULL, *f = NULL;
   mt_status st = mt_binary(cmp, a, b, &m);
   if (!st) st = mt_to_dtype(m, dt, false, &f);
@@ -73,14 +73,14 @@ mt_tensor *DL_cmp(mtg_scope *s, mt_op cmp, const mt_tensor *a, const mt_tensor *
   return mtg_track(s, st, f);
 }
 
-mt_tensor *DL_diag_embed(mtg_scope *s, const mt_tensor *v) {
+mt_tensor *mtg_dl_diag_embed(mtg_scope *s, const mt_tensor *v) {
   if (!v) return NULL;
   int64_t k = v->shape[v->ndim - 1];
-  return D_mul(s, D_unsqueeze(s, v, v->ndim), DL_mask(s, k, (mt_dtype)v->dtype, DL_EYE));
+  return mtg_d_mul(s, mtg_d_unsqueeze(s, v, v->ndim), mtg_dl_mask(s, k, (mt_dtype)v->dtype, MTG_DL_EYE));
 }
 
-mt_tensor *DL_detached(mtg_scope *s, const mt_tensor *x) {
-  if (!DL_LIVE(s) || !x) return NULL;
+mt_tensor *mtg_dl_detached(mtg_scope *s, const mt_tensor *x) {
+  if (!MTG_DL_LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
   mt_status st = mt_alias(x, &r);
   return mtg_track(s, st, r);
@@ -105,7 +105,7 @@ bool mtg_la_is_zero(const mt_tensor *x) {
 static mt_tensor *as_dtype_of(mtg_scope *s, const mt_tensor *x, const mt_tensor *like) {
   if (!x || !like) return NULL;
   if (x->dtype == like->dtype) return (mt_tensor *)x;
-  return D_cast(s, x, (mt_dtype)like->dtype);
+  return mtg_d_cast(s, x, (mt_dtype)like->dtype);
 }
 
 /* ---- matmul, mm, bmm ---- */
@@ -113,15 +113,15 @@ static mt_tensor *as_dtype_of(mtg_scope *s, const mt_tensor *x, const mt_tensor 
 static mt_status d_matmul(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
+  mt_tensor *a = mtg_d_saved(s, 0), *b = mtg_d_saved(s, 1);
   if (!a || !b) return mtg_scope_end(s, gin, n->nin);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_matmul(s, go[0], DL_mT(s, b)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_matmul(s, go[0], mtg_dl_mT(s, b)));
   /* b a transposed matrix (x @ w:t(), a linear layer): the gradient as
    * (g^T a)^T has b's strides, so w's own gradient comes out contiguous
    * (as PyTorch's mm backward does) instead of transposed */
   bool bt = a->ndim == 2 && b->ndim == 2 && b->strides[0] == 1 && b->shape[0] > 1 && b->shape[1] > 1;
   if (mtg_needs(n, 1))
-    gin[1] = D_grad_for(s, 1, bt ? DL_mT(s, D_matmul(s, DL_mT(s, go[0]), a)) : D_matmul(s, DL_mT(s, a), go[0]));
+    gin[1] = mtg_d_grad_for(s, 1, bt ? mtg_dl_mT(s, mtg_d_matmul(s, mtg_dl_mT(s, go[0]), a)) : mtg_d_matmul(s, mtg_dl_mT(s, a), go[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -171,9 +171,9 @@ static mt_status matmul_untraced(const mt_tensor *a, const mt_tensor *b, mt_tens
 static mt_status d_mv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *a = D_saved(s, 0), *v = D_saved(s, 1);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, D_unsqueeze(s, go[0], 1), v));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, DL_mT(s, a), go[0]));
+  mt_tensor *a = mtg_d_saved(s, 0), *v = mtg_d_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, mtg_d_unsqueeze(s, go[0], 1), v));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_d_matmul(s, mtg_dl_mT(s, a), go[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -182,9 +182,9 @@ static mt_status d_mv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_dot(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, go[0], b));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_mul(s, go[0], a));
+  mt_tensor *a = mtg_d_saved(s, 0), *b = mtg_d_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, go[0], b));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_d_mul(s, go[0], a));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -194,17 +194,17 @@ static mt_status d_dot(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_inner(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
+  mt_tensor *a = mtg_d_saved(s, 0), *b = mtg_d_saved(s, 1);
   const mtg_meta_shape *ma = &n->in[0], *mb = &n->in[1];
   int64_t k = ma->shape[ma->ndim - 1], na = 1, nb = 1;
   for (int i = 0; i < ma->ndim - 1; i++) na *= ma->shape[i];
   for (int i = 0; i < mb->ndim - 1; i++) nb *= mb->shape[i];
   int64_t ga2[2] = {na, nb}, a2[2] = {na, k}, b2[2] = {nb, k};
-  mt_tensor *g = D_reshape(s, go[0], ga2, 2);
+  mt_tensor *g = mtg_d_reshape(s, go[0], ga2, 2);
   if (mtg_needs(n, 0))
-    gin[0] = D_grad_for(s, 0, D_reshape(s, D_matmul(s, g, D_reshape(s, b, b2, 2)), ma->shape, ma->ndim));
+    gin[0] = mtg_d_grad_for(s, 0, mtg_d_reshape(s, mtg_d_matmul(s, g, mtg_d_reshape(s, b, b2, 2)), ma->shape, ma->ndim));
   if (mtg_needs(n, 1))
-    gin[1] = D_grad_for(s, 1, D_reshape(s, D_matmul(s, DL_mT(s, g), D_reshape(s, a, a2, 2)), mb->shape, mb->ndim));
+    gin[1] = mtg_d_grad_for(s, 1, mtg_d_reshape(s, mtg_d_matmul(s, mtg_dl_mT(s, g), mtg_d_reshape(s, a, a2, 2)), mb->shape, mb->ndim));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -213,9 +213,9 @@ static mt_status d_inner(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_outer(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *a = D_saved(s, 0), *b = D_saved(s, 1);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_matmul(s, go[0], as_dtype_of(s, b, go[0])));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, DL_mT(s, go[0]), as_dtype_of(s, a, go[0])));
+  mt_tensor *a = mtg_d_saved(s, 0), *b = mtg_d_saved(s, 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_matmul(s, go[0], as_dtype_of(s, b, go[0])));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_d_matmul(s, mtg_dl_mT(s, go[0]), as_dtype_of(s, a, go[0])));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -240,14 +240,14 @@ static mt_status d_kron(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     even[i] = 2 * i;
     odd[i] = 2 * i + 1;
   }
-  mt_tensor *g = D_reshape(s, go[0], gsh, 2 * nd);
+  mt_tensor *g = mtg_d_reshape(s, go[0], gsh, 2 * nd);
   if (mtg_needs(n, 0)) {
-    mt_tensor *b = D_reshape(s, as_dtype_of(s, D_saved(s, 1), go[0]), bsh, 2 * nd);
-    gin[0] = D_grad_for(s, 0, D_reshape(s, D_sum(s, D_mul(s, g, b), odd, nd, true), ma->shape, ma->ndim));
+    mt_tensor *b = mtg_d_reshape(s, as_dtype_of(s, mtg_d_saved(s, 1), go[0]), bsh, 2 * nd);
+    gin[0] = mtg_d_grad_for(s, 0, mtg_d_reshape(s, mtg_d_sum(s, mtg_d_mul(s, g, b), odd, nd, true), ma->shape, ma->ndim));
   }
   if (mtg_needs(n, 1)) {
-    mt_tensor *a = D_reshape(s, as_dtype_of(s, D_saved(s, 0), go[0]), ash, 2 * nd);
-    gin[1] = D_grad_for(s, 1, D_reshape(s, D_sum(s, D_mul(s, g, a), even, nd, true), mb->shape, mb->ndim));
+    mt_tensor *a = mtg_d_reshape(s, as_dtype_of(s, mtg_d_saved(s, 0), go[0]), ash, 2 * nd);
+    gin[1] = mtg_d_grad_for(s, 1, mtg_d_reshape(s, mtg_d_sum(s, mtg_d_mul(s, g, a), even, nd, true), mb->shape, mb->ndim));
   }
   return mtg_scope_end(s, gin, n->nin);
 }
@@ -266,10 +266,10 @@ static bool wgrad_fused(mtg_scope *s, mtg_node *n, mt_tensor *g, mt_tensor **gin
       n->in[0].ndim != 1 || n->in[1].ndim != 2 || n->in[2].ndim != 2 || g->ndim != 2 ||
       mt_tdevice(g).type != MT_CUDA)
     return false;
-  mt_tensor *m1 = D_saved(s, 1), *gw = NULL, *gb = NULL;
+  mt_tensor *m1 = mtg_d_saved(s, 1), *gw = NULL, *gb = NULL;
   if (!m1 || mt_linear_wgrad(g, m1, &gw, &gb) != MT_OK) return false;
-  gin[0] = D_grad_for(s, 0, mtg_track(s, MT_OK, gb));
-  gin[2] = D_grad_for(s, 2, DL_mT(s, mtg_track(s, MT_OK, gw)));
+  gin[0] = mtg_d_grad_for(s, 0, mtg_track(s, MT_OK, gb));
+  gin[2] = mtg_d_grad_for(s, 2, mtg_dl_mT(s, mtg_track(s, MT_OK, gw)));
   return true;
 }
 
@@ -277,11 +277,11 @@ static mt_status d_addmm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   double beta = n->f[0], alpha = n->f[1];
-  mt_tensor *g = go[0], *ga = alpha == 1 ? g : D_scale(s, g, alpha);
+  mt_tensor *g = go[0], *ga = alpha == 1 ? g : mtg_d_scale(s, g, alpha);
   bool fused = wgrad_fused(s, n, g, gin);
-  if (mtg_needs(n, 0) && !fused) gin[0] = D_grad_for(s, 0, D_scale(s, g, beta));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_matmul(s, ga, DL_mT(s, D_saved(s, 2))));
-  if (mtg_needs(n, 2) && !fused) gin[2] = D_grad_for(s, 2, D_matmul(s, DL_mT(s, D_saved(s, 1)), ga));
+  if (mtg_needs(n, 0) && !fused) gin[0] = mtg_d_grad_for(s, 0, mtg_d_scale(s, g, beta));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_d_matmul(s, ga, mtg_dl_mT(s, mtg_d_saved(s, 2))));
+  if (mtg_needs(n, 2) && !fused) gin[2] = mtg_d_grad_for(s, 2, mtg_d_matmul(s, mtg_dl_mT(s, mtg_d_saved(s, 1)), ga));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -289,10 +289,10 @@ static mt_status d_addmv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   double beta = n->f[0], alpha = n->f[1];
-  mt_tensor *g = go[0], *ga = alpha == 1 ? g : D_scale(s, g, alpha);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, g, beta));
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, D_mul(s, D_unsqueeze(s, ga, 1), D_saved(s, 2)));
-  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_matmul(s, DL_mT(s, D_saved(s, 1)), ga));
+  mt_tensor *g = go[0], *ga = alpha == 1 ? g : mtg_d_scale(s, g, alpha);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_scale(s, g, beta));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_d_mul(s, mtg_d_unsqueeze(s, ga, 1), mtg_d_saved(s, 2)));
+  if (mtg_needs(n, 2)) gin[2] = mtg_d_grad_for(s, 2, mtg_d_matmul(s, mtg_dl_mT(s, mtg_d_saved(s, 1)), ga));
   return mtg_scope_end(s, gin, n->nin);
 }
 

@@ -16,12 +16,12 @@
   mtg_scope_begin(s, n)
 #define END return mtg_scope_end(s, gin, n->nin)
 #define NEED(i) mtg_needs(n, i)
-#define MM(a, b) D_matmul(s, a, b)
-#define T(x) DL_mT(s, x)
+#define MM(a, b) mtg_d_matmul(s, a, b)
+#define T(x) mtg_dl_mT(s, x)
 
 /* x with two trailing unit dims (a batch of scalars against matrices) */
 static mt_tensor *as_scalars(mtg_scope *s, const mt_tensor *x) {
-  return x ? D_unsqueeze(s, D_unsqueeze(s, x, x->ndim), x->ndim + 1) : NULL;
+  return x ? mtg_d_unsqueeze(s, mtg_d_unsqueeze(s, x, x->ndim), x->ndim + 1) : NULL;
 }
 
 /* Records op with outputs outs[0..nout): shapes from outs, histories for
@@ -46,8 +46,8 @@ static mt_status record_multi(mt_op op, mtg_backward_fn fn, const mt_tensor *con
 
 static mt_status d_inv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  mt_tensor *yt = T(D_saved(s, MTG_SLOT_OUT));
-  if (NEED(0)) gin[0] = D_grad_for(s, 0, D_neg(s, MM(MM(yt, go[0]), yt)));
+  mt_tensor *yt = T(mtg_d_saved(s, MTG_SLOT_OUT));
+  if (NEED(0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_neg(s, MM(MM(yt, go[0]), yt)));
   END;
 }
 
@@ -62,7 +62,7 @@ static mt_status d_inv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
  * tensor (for where) of d's shape; *count singular ones. */
 static mt_tensor *singular_mask(mtg_scope *s, const mt_tensor *d, int64_t *count) {
   *count = 0;
-  if (!DL_LIVE(s) || !d) return NULL;
+  if (!MTG_DL_LIVE(s) || !d) return NULL;
   double eps = d->dtype == MT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
   mt_tensor *c = NULL, *m = NULL;
   mt_status st = mt_to_dtype(d, MT_FLOAT64, true, &c);
@@ -80,13 +80,13 @@ static mt_tensor *singular_mask(mtg_scope *s, const mt_tensor *d, int64_t *count
 
 /* cof(A) through the SVD (see above) */
 static mt_tensor *cofactor_svd(mtg_scope *s, const mt_tensor *a) {
-  if (!DL_LIVE(s) || !a) return NULL;
+  if (!MTG_DL_LIVE(s) || !a) return NULL;
   mt_tensor *u = NULL, *sv = NULL, *vh = NULL;
   mt_status st = mtg_linalg_svd(a, false, &u, &sv, &vh);
   u = mtg_track(s, st, u);
   sv = mtg_track(s, st, sv);
   vh = mtg_track(s, st, vh);
-  if (!DL_LIVE(s)) return NULL;
+  if (!MTG_DL_LIVE(s)) return NULL;
   /* det(U) det(V): a constant sign per matrix */
   mt_tensor *du = NULL, *dv = NULL, *sg = NULL;
   st = mt_linalg_det(u, &du);
@@ -97,13 +97,13 @@ static mt_tensor *cofactor_svd(mtg_scope *s, const mt_tensor *a) {
   sg = mtg_track(s, st, sg);
   /* p_i = prod_{j != i} s_j: rows of M = s (off the diagonal), 1 on it */
   int64_t k = sv->shape[sv->ndim - 1];
-  mt_tensor *eye = DL_mask(s, k, (mt_dtype)a->dtype, DL_EYE);
-  mt_tensor *m = D_add(s, D_mul(s, D_unsqueeze(s, sv, sv->ndim - 1), DL_mask(s, k, (mt_dtype)a->dtype, DL_OFFDIAG)),
+  mt_tensor *eye = mtg_dl_mask(s, k, (mt_dtype)a->dtype, MTG_DL_EYE);
+  mt_tensor *m = mtg_d_add(s, mtg_d_mul(s, mtg_d_unsqueeze(s, sv, sv->ndim - 1), mtg_dl_mask(s, k, (mt_dtype)a->dtype, MTG_DL_OFFDIAG)),
                        eye);
-  mt_tensor *p = DL_select(s, m, m ? m->ndim - 1 : 0, 0);
-  for (int64_t j = 1; j < k; j++) p = D_mul(s, p, DL_select(s, m, m ? m->ndim - 1 : 0, j));
-  mt_tensor *usv = MM(D_mul(s, u, D_unsqueeze(s, p, p ? p->ndim - 1 : 0)), vh);
-  return D_mul(s, usv, as_scalars(s, sg));
+  mt_tensor *p = mtg_dl_select(s, m, m ? m->ndim - 1 : 0, 0);
+  for (int64_t j = 1; j < k; j++) p = mtg_d_mul(s, p, mtg_dl_select(s, m, m ? m->ndim - 1 : 0, j));
+  mt_tensor *usv = MM(mtg_d_mul(s, u, mtg_d_unsqueeze(s, p, p ? p->ndim - 1 : 0)), vh);
+  return mtg_d_mul(s, usv, as_scalars(s, sg));
 }
 
 static mt_status d_det(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -111,24 +111,24 @@ static mt_status d_det(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (!NEED(0)) END;
   const mtg_meta_shape *m = &n->in[0];
   if (m->shape[m->ndim - 1] == 0) { /* det of an empty matrix is 1: no gradient */
-    gin[0] = mtg_keep(s, D_zeros(s, m));
+    gin[0] = mtg_keep(s, mtg_d_zeros(s, m));
     END;
   }
-  mt_tensor *a = D_saved(s, 0), *d = D_saved(s, MTG_SLOT_OUT);
+  mt_tensor *a = mtg_d_saved(s, 0), *d = mtg_d_saved(s, MTG_SLOT_OUT);
   int64_t nsing = 0;
   mt_tensor *sing = singular_mask(s, d, &nsing);
   mt_tensor *gd = as_scalars(s, go[0]), *cof = NULL;
   if (nsing == 0) {
-    cof = D_mul(s, as_scalars(s, d), T(DL_inv(s, a)));
+    cof = mtg_d_mul(s, as_scalars(s, d), T(mtg_dl_inv(s, a)));
   } else if (d && nsing == mt_numel(d)) {
     cof = cofactor_svd(s, a);
   } else { /* mixed batch: the inverse of the others, identities in place of the singular ones */
     mt_tensor *c = as_scalars(s, sing);
-    mt_tensor *safe = D_where(s, c, DL_mask(s, m->shape[m->ndim - 1], (mt_dtype)m->dtype, DL_EYE), a);
-    mt_tensor *ns = D_mul(s, as_scalars(s, d), T(DL_inv(s, safe)));
-    cof = D_where(s, c, cofactor_svd(s, a), ns);
+    mt_tensor *safe = mtg_d_where(s, c, mtg_dl_mask(s, m->shape[m->ndim - 1], (mt_dtype)m->dtype, MTG_DL_EYE), a);
+    mt_tensor *ns = mtg_d_mul(s, as_scalars(s, d), T(mtg_dl_inv(s, safe)));
+    cof = mtg_d_where(s, c, cofactor_svd(s, a), ns);
   }
-  gin[0] = D_grad_for(s, 0, D_mul(s, gd, cof));
+  gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, gd, cof));
   END;
 }
 
@@ -137,7 +137,7 @@ static mt_status d_det(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 
 static mt_status d_slogdet(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  if (NEED(0)) gin[0] = D_grad_for(s, 0, D_mul(s, as_scalars(s, go[0]), T(DL_inv(s, D_saved(s, 0)))));
+  if (NEED(0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, as_scalars(s, go[0]), T(mtg_dl_inv(s, mtg_d_saved(s, 0)))));
   END;
 }
 
@@ -163,7 +163,7 @@ mt_status mtg_linalg_slogdet(const mt_tensor *a, mt_tensor **sign, mt_tensor **l
 
 static mt_tensor *as_matrix(mtg_scope *s, const mt_tensor *x, bool vec, bool left) {
   if (!x || !vec) return (mt_tensor *)x;
-  return D_unsqueeze(s, x, left ? x->ndim : x->ndim - 1);
+  return mtg_d_unsqueeze(s, x, left ? x->ndim : x->ndim - 1);
 }
 
 static mt_status d_solve(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -174,12 +174,12 @@ static mt_status d_solve(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     vec = true;
     for (int i = 0; i < mb->ndim; i++) vec = vec && mb->shape[i] == ma->shape[i];
   }
-  mt_tensor *a = D_saved(s, 0), *x = D_saved(s, MTG_SLOT_OUT);
-  mt_tensor *gb = DL_solve(s, T(a), go[0], left);
-  if (NEED(1)) gin[1] = D_grad_for(s, 1, gb);
+  mt_tensor *a = mtg_d_saved(s, 0), *x = mtg_d_saved(s, MTG_SLOT_OUT);
+  mt_tensor *gb = mtg_dl_solve(s, T(a), go[0], left);
+  if (NEED(1)) gin[1] = mtg_d_grad_for(s, 1, gb);
   if (NEED(0)) {
     mt_tensor *gbm = as_matrix(s, gb, vec, left), *xm = as_matrix(s, x, vec, left);
-    gin[0] = D_grad_for(s, 0, D_neg(s, left ? MM(gbm, T(xm)) : MM(T(xm), gbm)));
+    gin[0] = mtg_d_grad_for(s, 0, mtg_d_neg(s, left ? MM(gbm, T(xm)) : MM(T(xm), gbm)));
   }
   END;
 }
@@ -192,16 +192,16 @@ static mt_status d_solve(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_cholesky(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   bool upper = n->i[0];
-  mt_tensor *l = D_saved(s, MTG_SLOT_OUT), *g = go[0];
+  mt_tensor *l = mtg_d_saved(s, MTG_SLOT_OUT), *g = go[0];
   if (upper) {
     l = T(l);
     g = T(g);
   }
   const mtg_meta_shape *m = &n->in[0];
-  mt_tensor *phi = D_mul(s, MM(T(l), g), DL_mask(s, m->shape[m->ndim - 1], (mt_dtype)m->dtype, DL_PHI));
-  mt_tensor *li = DL_inv(s, l);
+  mt_tensor *phi = mtg_d_mul(s, MM(T(l), g), mtg_dl_mask(s, m->shape[m->ndim - 1], (mt_dtype)m->dtype, MTG_DL_PHI));
+  mt_tensor *li = mtg_dl_inv(s, l);
   mt_tensor *ga = MM(MM(T(li), phi), li);
-  if (NEED(0)) gin[0] = D_grad_for(s, 0, D_scale(s, D_add(s, ga, T(ga)), 0.5));
+  if (NEED(0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_scale(s, mtg_d_add(s, ga, T(ga)), 0.5));
   END;
 }
 
@@ -219,22 +219,22 @@ static mt_tensor *qr_tall(mtg_scope *s, const mt_tensor *q, const mt_tensor *r, 
   if (!r) return NULL;
   int64_t k = r->shape[r->ndim - 1];
   mt_dtype dt = (mt_dtype)r->dtype;
-  mt_tensor *m = D_sub(s, MM(r, T(gr)), MM(T(gq), q));
-  mt_tensor *low = D_mul(s, m, DL_mask(s, k, dt, DL_TRIL_STRICT));
-  mt_tensor *sym = D_add(s, D_add(s, low, T(low)), D_mul(s, m, DL_mask(s, k, dt, DL_EYE)));
-  mt_tensor *lhs = D_add(s, gq, MM(q, sym));
-  return DL_solve(s, T(r), lhs, false); /* lhs R^-T */
+  mt_tensor *m = mtg_d_sub(s, MM(r, T(gr)), MM(T(gq), q));
+  mt_tensor *low = mtg_d_mul(s, m, mtg_dl_mask(s, k, dt, MTG_DL_TRIL_STRICT));
+  mt_tensor *sym = mtg_d_add(s, mtg_d_add(s, low, T(low)), mtg_d_mul(s, m, mtg_dl_mask(s, k, dt, MTG_DL_EYE)));
+  mt_tensor *lhs = mtg_d_add(s, gq, MM(q, sym));
+  return mtg_dl_solve(s, T(r), lhs, false); /* lhs R^-T */
 }
 
 /* the constant (rows x cols) matrix with ones at (i, off + i) */
 static mt_tensor *shift_eye(mtg_scope *s, int64_t rows, int64_t cols, int64_t off, mt_dtype dt) {
-  if (!DL_LIVE(s)) return NULL;
+  if (!MTG_DL_LIVE(s)) return NULL;
   int64_t shape[2] = {rows, cols};
   mt_tensor *e = NULL, *r = NULL;
   mt_status st = mt_zeros(shape, 2, MT_FLOAT64, mt_cpu(), &e);
   for (int64_t i = 0; !st && i < rows && off + i < cols; i++) ((double *)mt_data(e))[i * cols + off + i] = 1;
   if (!st) st = mt_to_dtype(e, dt, false, &r);
-  if (!st) st = mt_la_move(&r, DL_device(s));
+  if (!st) st = mt_la_move(&r, mtg_dl_device(s));
   mt_release(e);
   return mtg_track(s, st, r);
 }
@@ -255,20 +255,20 @@ static mt_status d_qr(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
                              "than columns (%lld > %lld); use mode='reduced'", (long long)m, (long long)c);
     END;
   }
-  mt_tensor *q = D_saved(s, 0), *r = D_saved(s, 1);
+  mt_tensor *q = mtg_d_saved(s, 0), *r = mtg_d_saved(s, 1);
   if (m >= c) {
-    gin[0] = D_grad_for(s, 0, qr_tall(s, q, r, go[0], go[1]));
+    gin[0] = mtg_d_grad_for(s, 0, qr_tall(s, q, r, go[0], go[1]));
     END;
   }
   mt_dtype dt = (mt_dtype)ma->dtype;
-  mt_tensor *u = DL_narrow(s, r, r ? r->ndim - 1 : 0, 0, m), *v = DL_narrow(s, r, r ? r->ndim - 1 : 0, m, c - m);
-  mt_tensor *gu = DL_narrow(s, go[1], go[1]->ndim - 1, 0, m), *gv = DL_narrow(s, go[1], go[1]->ndim - 1, m, c - m);
+  mt_tensor *u = mtg_dl_narrow(s, r, r ? r->ndim - 1 : 0, 0, m), *v = mtg_dl_narrow(s, r, r ? r->ndim - 1 : 0, m, c - m);
+  mt_tensor *gu = mtg_dl_narrow(s, go[1], go[1]->ndim - 1, 0, m), *gv = mtg_dl_narrow(s, go[1], go[1]->ndim - 1, m, c - m);
   mt_tensor *y = MM(q, v);
-  mt_tensor *gx = qr_tall(s, q, u, D_add(s, go[0], MM(y, T(gv))), gu);
+  mt_tensor *gx = qr_tall(s, q, u, mtg_d_add(s, go[0], MM(y, T(gv))), gu);
   mt_tensor *gy = MM(q, gv);
   /* [gX | gY] = gX E1 + gY E2 with constant selections E1 (m x c), E2 ((c-m) x c) */
-  mt_tensor *ga = D_add(s, MM(gx, shift_eye(s, m, c, 0, dt)), MM(gy, shift_eye(s, c - m, c, m, dt)));
-  gin[0] = D_grad_for(s, 0, ga);
+  mt_tensor *ga = mtg_d_add(s, MM(gx, shift_eye(s, m, c, 0, dt)), MM(gy, shift_eye(s, c - m, c, m, dt)));
+  gin[0] = mtg_d_grad_for(s, 0, ga);
   END;
 }
 
@@ -303,38 +303,38 @@ static mt_status d_svd(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   const mtg_meta_shape *ma = &n->in[0];
   int64_t m = ma->shape[ma->ndim - 2], c = ma->shape[ma->ndim - 1], k = m < c ? m : c;
   mt_dtype dt = (mt_dtype)ma->dtype;
-  mt_tensor *u = D_saved(s, 0), *sv = D_saved(s, 1), *vh = D_saved(s, 2);
+  mt_tensor *u = mtg_d_saved(s, 0), *sv = mtg_d_saved(s, 1), *vh = mtg_d_saved(s, 2);
   mt_tensor *gu = go[0], *gs = go[1], *gvh = go[2];
   if (u && u->shape[u->ndim - 1] != k) { /* full_matrices: keep the first k columns / rows */
-    u = DL_narrow(s, u, u->ndim - 1, 0, k);
-    gu = DL_narrow(s, gu, gu->ndim - 1, 0, k);
+    u = mtg_dl_narrow(s, u, u->ndim - 1, 0, k);
+    gu = mtg_dl_narrow(s, gu, gu->ndim - 1, 0, k);
   }
   if (vh && vh->shape[vh->ndim - 2] != k) {
-    vh = DL_narrow(s, vh, vh->ndim - 2, 0, k);
-    gvh = DL_narrow(s, gvh, gvh->ndim - 2, 0, k);
+    vh = mtg_dl_narrow(s, vh, vh->ndim - 2, 0, k);
+    gvh = mtg_dl_narrow(s, gvh, gvh->ndim - 2, 0, k);
   }
-  if (!DL_LIVE(s)) END;
-  mt_tensor *base = D_mul(s, u, D_unsqueeze(s, gs, gs->ndim - 1)); /* U diag(gS) */
+  if (!MTG_DL_LIVE(s)) END;
+  mt_tensor *base = mtg_d_mul(s, u, mtg_d_unsqueeze(s, gs, gs->ndim - 1)); /* U diag(gS) */
   if (mtg_la_is_zero(gu) && mtg_la_is_zero(gvh)) {
-    gin[0] = D_grad_for(s, 0, MM(base, vh));
+    gin[0] = mtg_d_grad_for(s, 0, MM(base, vh));
     END;
   }
   mt_tensor *v = T(vh), *gv = T(gvh);
   mt_tensor *utgu = MM(T(u), gu), *vtgv = MM(T(v), gv);
-  mt_tensor *s2 = D_mul(s, sv, sv);
-  mt_tensor *diff = D_sub(s, D_unsqueeze(s, s2, s2->ndim - 1), D_unsqueeze(s, s2, s2->ndim)); /* s_j^2 - s_i^2 */
-  mt_tensor *f = D_div(s, DL_mask(s, k, dt, DL_OFFDIAG), D_add(s, diff, DL_mask(s, k, dt, DL_EYE)));
-  mt_tensor *j = D_mul(s, f, utgu), *kk = D_mul(s, f, vtgv);
-  mt_tensor *srow = D_unsqueeze(s, sv, sv->ndim - 1), *scol = D_unsqueeze(s, sv, sv->ndim);
-  mt_tensor *inner = D_add(s, D_mul(s, D_add(s, j, T(j)), srow), D_mul(s, scol, D_add(s, kk, T(kk))));
-  inner = D_add(s, inner, DL_diag_embed(s, gs));
+  mt_tensor *s2 = mtg_d_mul(s, sv, sv);
+  mt_tensor *diff = mtg_d_sub(s, mtg_d_unsqueeze(s, s2, s2->ndim - 1), mtg_d_unsqueeze(s, s2, s2->ndim)); /* s_j^2 - s_i^2 */
+  mt_tensor *f = mtg_d_div(s, mtg_dl_mask(s, k, dt, MTG_DL_OFFDIAG), mtg_d_add(s, diff, mtg_dl_mask(s, k, dt, MTG_DL_EYE)));
+  mt_tensor *j = mtg_d_mul(s, f, utgu), *kk = mtg_d_mul(s, f, vtgv);
+  mt_tensor *srow = mtg_d_unsqueeze(s, sv, sv->ndim - 1), *scol = mtg_d_unsqueeze(s, sv, sv->ndim);
+  mt_tensor *inner = mtg_d_add(s, mtg_d_mul(s, mtg_d_add(s, j, T(j)), srow), mtg_d_mul(s, scol, mtg_d_add(s, kk, T(kk))));
+  inner = mtg_d_add(s, inner, mtg_dl_diag_embed(s, gs));
   mt_tensor *ga = MM(MM(u, inner), vh);
-  mt_tensor *sinv = D_div(s, D_num(s, 1, dt), sv);
+  mt_tensor *sinv = mtg_d_div(s, mtg_d_num(s, 1, dt), sv);
   if (m > k) /* (I - U U^T) gU S^-1 V^T */
-    ga = D_add(s, ga, MM(D_mul(s, D_sub(s, gu, MM(u, utgu)), D_unsqueeze(s, sinv, sinv->ndim - 1)), vh));
+    ga = mtg_d_add(s, ga, MM(mtg_d_mul(s, mtg_d_sub(s, gu, MM(u, utgu)), mtg_d_unsqueeze(s, sinv, sinv->ndim - 1)), vh));
   if (c > k) /* U S^-1 gV^T (I - V V^T) */
-    ga = D_add(s, ga, MM(u, D_mul(s, D_unsqueeze(s, sinv, sinv->ndim), D_sub(s, gvh, MM(T(vtgv), vh)))));
-  gin[0] = D_grad_for(s, 0, ga);
+    ga = mtg_d_add(s, ga, MM(u, mtg_d_mul(s, mtg_d_unsqueeze(s, sinv, sinv->ndim), mtg_d_sub(s, gvh, MM(T(vtgv), vh)))));
+  gin[0] = mtg_d_grad_for(s, 0, ga);
   END;
 }
 
@@ -375,17 +375,17 @@ static mt_status d_eigh(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   const mtg_meta_shape *ma = &n->in[0];
   int64_t k = ma->shape[ma->ndim - 1];
   mt_dtype dt = (mt_dtype)ma->dtype;
-  mt_tensor *w = D_saved(s, 0), *v = D_saved(s, 1), *gw = go[0], *gv = go[1];
-  if (!DL_LIVE(s)) END;
-  mt_tensor *inner = DL_diag_embed(s, gw);
+  mt_tensor *w = mtg_d_saved(s, 0), *v = mtg_d_saved(s, 1), *gw = go[0], *gv = go[1];
+  if (!MTG_DL_LIVE(s)) END;
+  mt_tensor *inner = mtg_dl_diag_embed(s, gw);
   if (!mtg_la_is_zero(gv)) {
     mt_tensor *x = MM(T(v), gv);
-    mt_tensor *skew = D_scale(s, D_sub(s, x, T(x)), 0.5);
-    mt_tensor *e = D_sub(s, D_unsqueeze(s, w, w->ndim - 1), D_unsqueeze(s, w, w->ndim)); /* w_j - w_i */
-    mt_tensor *f = D_div(s, DL_mask(s, k, dt, DL_OFFDIAG), D_add(s, e, DL_mask(s, k, dt, DL_EYE)));
-    inner = D_add(s, inner, D_mul(s, skew, f));
+    mt_tensor *skew = mtg_d_scale(s, mtg_d_sub(s, x, T(x)), 0.5);
+    mt_tensor *e = mtg_d_sub(s, mtg_d_unsqueeze(s, w, w->ndim - 1), mtg_d_unsqueeze(s, w, w->ndim)); /* w_j - w_i */
+    mt_tensor *f = mtg_d_div(s, mtg_dl_mask(s, k, dt, MTG_DL_OFFDIAG), mtg_d_add(s, e, mtg_dl_mask(s, k, dt, MTG_DL_EYE)));
+    inner = mtg_d_add(s, inner, mtg_d_mul(s, skew, f));
   }
-  gin[0] = D_grad_for(s, 0, MM(MM(v, inner), T(v)));
+  gin[0] = mtg_d_grad_for(s, 0, MM(MM(v, inner), T(v)));
   END;
 }
 
@@ -419,12 +419,12 @@ static mt_tensor *pinv_grad(mtg_scope *s, const mt_tensor *g, const mt_tensor *p
   mt_tensor *t3 = MM(a, MM(p, t2));
   mt_tensor *t4 = MM(MM(pt, p), gt);
   mt_tensor *t5 = MM(MM(t4, p), a);
-  return D_sub(s, D_add(s, D_sub(s, t2, t1), t4), D_add(s, t3, t5));
+  return mtg_d_sub(s, mtg_d_add(s, mtg_d_sub(s, t2, t1), t4), mtg_d_add(s, t3, t5));
 }
 
 static mt_status d_pinv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  if (NEED(0)) gin[0] = D_grad_for(s, 0, pinv_grad(s, go[0], D_saved(s, MTG_SLOT_OUT), D_saved(s, 0)));
+  if (NEED(0)) gin[0] = mtg_d_grad_for(s, 0, pinv_grad(s, go[0], mtg_d_saved(s, MTG_SLOT_OUT), mtg_d_saved(s, 0)));
   END;
 }
 
@@ -437,16 +437,16 @@ static mt_status d_pinv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_lstsq(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   bool vec = n->i[0];
-  mt_tensor *a = D_saved(s, 0), *p = DL_pinv(s, a);
-  mt_tensor *g = vec ? D_unsqueeze(s, go[0], go[0]->ndim) : go[0];
+  mt_tensor *a = mtg_d_saved(s, 0), *p = mtg_dl_pinv(s, a);
+  mt_tensor *g = vec ? mtg_d_unsqueeze(s, go[0], go[0]->ndim) : go[0];
   if (NEED(1)) {
     mt_tensor *gb = MM(T(p), g);
-    gin[1] = D_grad_for(s, 1, vec ? DL_squeeze(s, gb, gb ? gb->ndim - 1 : 0) : gb);
+    gin[1] = mtg_d_grad_for(s, 1, vec ? mtg_dl_squeeze(s, gb, gb ? gb->ndim - 1 : 0) : gb);
   }
   if (NEED(0)) {
-    mt_tensor *b = D_saved(s, 1);
-    if (vec) b = D_unsqueeze(s, b, b ? b->ndim : 0);
-    gin[0] = D_grad_for(s, 0, pinv_grad(s, MM(g, T(b)), p, a));
+    mt_tensor *b = mtg_d_saved(s, 1);
+    if (vec) b = mtg_d_unsqueeze(s, b, b ? b->ndim : 0);
+    gin[0] = mtg_d_grad_for(s, 0, pinv_grad(s, MM(g, T(b)), p, a));
   }
   END;
 }

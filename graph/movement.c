@@ -72,7 +72,7 @@ static mt_status d_cat(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     if (mtg_needs(n, j)) {
       mtg_scope S, *s = &S;
       mtg_scope_begin(s, n);
-      gin[j] = D_grad_for(s, j, Dm_slice(s, go[0], d, off, off + len));
+      gin[j] = mtg_d_grad_for(s, j, Dm_slice(s, go[0], d, off, off + len));
       mt_status st = mtg_scope_end(s, gin + j, 1);
       if (st) return st;
     }
@@ -88,7 +88,7 @@ static mt_status d_stack(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     if (!mtg_needs(n, j)) continue;
     mtg_scope S, *s = &S;
     mtg_scope_begin(s, n);
-    gin[j] = D_grad_for(s, j, Dm_select(s, go[0], d, j));
+    gin[j] = mtg_d_grad_for(s, j, Dm_select(s, go[0], d, j));
     mt_status st = mtg_scope_end(s, gin + j, 1);
     if (st) return st;
   }
@@ -329,7 +329,7 @@ static mt_status d_diag_embed(mtg_node *n, mt_tensor *const *go, mt_tensor **gin
   if (!mtg_needs(n, 0)) return MT_OK;
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  gin[0] = D_grad_for(s, 0, Dm_diagonal(s, go[0], n->i[0], (int)n->i[1], (int)n->i[2]));
+  gin[0] = mtg_d_grad_for(s, 0, Dm_diagonal(s, go[0], n->i[0], (int)n->i[1], (int)n->i[2]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -404,13 +404,13 @@ static mt_status d_repeat(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
           split[k++] = sh[j];
         }
       }
-      cur = D_sum(s, D_reshape(s, cur, split, nr + 1), &d, 1, false);
+      cur = mtg_d_sum(s, mtg_d_reshape(s, cur, split, nr + 1), &d, 1, false);
     } else {
       cur = block_sum(s, cur, d, reps, ps);
     }
     sh[d] = ps;
   }
-  gin[0] = mtg_keep(s, D_reshape(s, cur, m->shape, m->ndim));
+  gin[0] = mtg_keep(s, mtg_d_reshape(s, cur, m->shape, m->ndim));
   return mtg_scope_end(s, gin, n->nin);
 }
 

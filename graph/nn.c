@@ -74,7 +74,7 @@ static void hand(mt_tensor *r, mt_tensor **out) {
  * optional weight). A released node still reports its error. */
 static mt_tensor *saved_opt(mtg_scope *s, int k) {
   if (!LIVE(s) || (!s->node->released && !s->node->saved[k].t)) return NULL;
-  return D_saved(s, k);
+  return mtg_d_saved(s, k);
 }
 
 static void conv_opts_of(const mtg_node *n, mt_conv_opts *o) { memcpy(o, n->i, sizeof *o); }
@@ -113,7 +113,7 @@ static mt_tensor *channel_sum(mtg_scope *s, const mt_tensor *g, int nsp) {
   int dims[MT_MAXDIM], nd = 0, c = g->ndim - nsp - 1;
   for (int i = 0; i < g->ndim; i++)
     if (i != c) dims[nd++] = i;
-  return D_sum(s, g, dims, nd, false);
+  return mtg_d_sum(s, g, dims, nd, false);
 }
 
 /* ---- convolution ----
@@ -125,7 +125,7 @@ static mt_status d_convolution(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
   mtg_scope_begin(s, n);
   mt_conv_opts o;
   conv_opts_of(n, &o);
-  mt_tensor *x = D_saved(s, 0), *w = D_saved(s, 1);
+  mt_tensor *x = mtg_d_saved(s, 0), *w = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv_input(s, go[0], w, &n->in[0], &o));
   if (mtg_needs(n, 1)) {
     mt_tensor *gb = NULL;
@@ -146,7 +146,7 @@ static mt_status d_transposed(mtg_node *n, mt_tensor *const *go, mt_tensor **gin
   mtg_scope_begin(s, n);
   mt_conv_opts o;
   conv_opts_of(n, &o);
-  mt_tensor *a = D_saved(s, 0), *w = D_saved(s, 1);
+  mt_tensor *a = mtg_d_saved(s, 0), *w = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, go[0], w, NULL, &o));
   if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_weight(s, a, go[0], &n->in[1], &o, NULL));
   if (n->nin > 2 && mtg_needs(n, 2)) gin[2] = mtg_keep(s, channel_sum(s, go[0], n->in[1].ndim - 2));
@@ -161,7 +161,7 @@ static mt_status d_conv_backward_weight(mtg_node *n, mt_tensor *const *go, mt_te
   mtg_scope_begin(s, n);
   mt_conv_opts o;
   conv_opts_of(n, &o);
-  mt_tensor *g = D_saved(s, 0), *x = D_saved(s, 1);
+  mt_tensor *g = mtg_d_saved(s, 0), *x = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_conv(s, x, go[0], n->nout > 1 ? go[1] : NULL, &o));
   if (mtg_needs(n, 1)) gin[1] = mtg_keep(s, Dn_conv_input(s, g, go[0], &n->in[1], &o));
   return mtg_scope_end(s, gin, n->nin);
@@ -184,17 +184,17 @@ static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, con
   return finish(st, r, out);
 }
 
-mt_status mtgi_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+mt_status mtg_untraced_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                           mt_tensor **out) {
   return conv_like(MT_OP_convolution, x, w, bias, o, out);
 }
 
-mt_status mtgi_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
+mt_status mtg_untraced_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                              mt_tensor **out) {
   return conv_like(MT_OP_conv_transpose, x, w, bias, o, out);
 }
 
-mt_status mtgi_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
+mt_status mtg_untraced_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
                                   const mt_conv_opts *o, mt_tensor **grad_in) {
   const mt_tensor *ins[2] = {grad_out, w};
   if (!mtg_any_requires_grad(ins, 2)) return mt_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
@@ -208,7 +208,7 @@ mt_status mtgi_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w
   return finish(st, r, grad_in);
 }
 
-mt_status mtgi_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
+mt_status mtg_untraced_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
                                    const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[2] = {grad_out, x};
   if (!mtg_any_requires_grad(ins, 2))
@@ -246,7 +246,7 @@ static mt_tensor *Dn_max_pool_backward(mtg_scope *s, const mt_tensor *g, const m
 static mt_status d_max_pool(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *ix = D_saved(s, 1);
+  mt_tensor *ix = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_max_pool_backward(s, go[0], ix, &n->in[0], (int)n->i[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
@@ -266,7 +266,7 @@ static mt_tensor *Dn_pool_gather(mtg_scope *s, const mt_tensor *g, const mt_tens
 static mt_status d_max_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *ix = D_saved(s, 1);
+  mt_tensor *ix = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_pool_gather(s, go[0], ix, (int)n->i[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
@@ -275,7 +275,7 @@ static mt_status d_max_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tenso
 static mt_status d_pool_gather(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *ix = D_saved(s, 1);
+  mt_tensor *ix = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_max_pool_backward(s, go[0], ix, &n->in[0], (int)n->i[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
@@ -373,7 +373,7 @@ static mt_status max_pool_like(mt_op op, const mt_tensor *x, const mt_pool_opts 
   return finish(st, r, out);
 }
 
-mt_status mtgi_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
+mt_status mtg_untraced_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
   return max_pool_like(MT_OP_max_pool, x, o, o->nsp, NULL, out, indices);
 }
 
@@ -382,7 +382,7 @@ mt_status mtg_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *outp
   return max_pool_like(MT_OP_adaptive_max_pool, x, NULL, nsp, output_size, out, indices);
 }
 
-mt_status mtgi_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
+mt_status mtg_untraced_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
                                 int ndim, int nsp, mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, grad_in);
@@ -396,7 +396,7 @@ mt_status mtgi_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *ind
   return finish(st, r, grad_in);
 }
 
-mt_status mtgi_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
+mt_status mtg_untraced_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
   if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool(x, o, out);
   if (*out) return no_out_nd(MT_OP_avg_pool, o->nsp);
@@ -408,7 +408,7 @@ mt_status mtgi_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **o
   return finish(st, r, out);
 }
 
-mt_status mtgi_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
+mt_status mtg_untraced_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
                                 mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
@@ -422,7 +422,7 @@ mt_status mtgi_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input
   return finish(st, r, grad_in);
 }
 
-mt_status mtgi_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
+mt_status mtg_untraced_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
   if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool(x, nsp, output_size, out);
   if (*out) return no_out_nd(MT_OP_adaptive_avg_pool, nsp);
@@ -434,7 +434,7 @@ mt_status mtgi_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *out
   return finish(st, r, out);
 }
 
-mt_status mtgi_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
+mt_status mtg_untraced_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
                                          mt_tensor **grad_in) {
   const mt_tensor *ins[1] = {grad_out};
   if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, grad_in);
@@ -466,13 +466,13 @@ static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g,
   for (int i = 1; i < nd - 1; i++) cs[i] = 1;
   for (int i = 0; i < nd; i++)
     if (i != 1) dims[nred++] = i;
-  mt_tensor *inv = D_reshape(s, r, cs, nd - 1);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, g, w ? D_mul(s, inv, D_reshape(s, w, cs, nd - 1)) : inv));
+  mt_tensor *inv = mtg_d_reshape(s, r, cs, nd - 1);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, g, w ? mtg_d_mul(s, inv, mtg_d_reshape(s, w, cs, nd - 1)) : inv));
   if (mtg_needs(n, 1)) {
-    mt_tensor *xhat = D_mul(s, D_sub(s, x, D_reshape(s, m, cs, nd - 1)), inv);
-    gin[1] = D_grad_for(s, 1, D_sum(s, D_mul(s, g, xhat), dims, nred, false));
+    mt_tensor *xhat = mtg_d_mul(s, mtg_d_sub(s, x, mtg_d_reshape(s, m, cs, nd - 1)), inv);
+    gin[1] = mtg_d_grad_for(s, 1, mtg_d_sum(s, mtg_d_mul(s, g, xhat), dims, nred, false));
   }
-  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, D_sum(s, g, dims, nred, false));
+  if (mtg_needs(n, 2)) gin[2] = mtg_d_grad_for(s, 2, mtg_d_sum(s, g, dims, nred, false));
 }
 
 static mt_tensor *Dn_mean(mtg_scope *s, const mt_tensor *x, const int *dims, int nd) {
@@ -484,7 +484,7 @@ static mt_tensor *Dn_mean(mtg_scope *s, const mt_tensor *x, const int *dims, int
 
 /* Sum over dims[0..nd) (none: g itself). */
 static mt_tensor *sum_or_self(mtg_scope *s, const mt_tensor *g, const int *dims, int nd) {
-  if (nd) return D_sum(s, g, dims, nd, false);
+  if (nd) return mtg_d_sum(s, g, dims, nd, false);
   return LIVE(s) && g ? mtg_track(s, MT_OK, mt_retain((mt_tensor *)g)) : NULL;
 }
 
@@ -523,24 +523,24 @@ static void recorded_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, c
       nr = np;
     }
   }
-  mt_tensor *xr = D_reshape(s, x, rs, rnd), *mu = Dn_mean(s, xr, rdims, nr), *xc = D_sub(s, xr, mu);
-  mt_tensor *rstd = D_un(s, MT_OP_rsqrt, D_addc(s, Dn_mean(s, D_mul(s, xc, xc), rdims, nr), n->f[0]));
-  mt_tensor *xhat = D_reshape(s, D_mul(s, xc, rstd), m->shape, nd);
+  mt_tensor *xr = mtg_d_reshape(s, x, rs, rnd), *mu = Dn_mean(s, xr, rdims, nr), *xc = mtg_d_sub(s, xr, mu);
+  mt_tensor *rstd = mtg_d_un(s, MT_OP_rsqrt, mtg_d_addc(s, Dn_mean(s, mtg_d_mul(s, xc, xc), rdims, nr), n->f[0]));
+  mt_tensor *xhat = mtg_d_reshape(s, mtg_d_mul(s, xc, rstd), m->shape, nd);
   if (mtg_needs(n, 0)) {
-    const mt_tensor *wb = w && wnd ? D_reshape(s, w, ws, wnd) : w;
-    mt_tensor *gy = D_reshape(s, wb ? D_mul(s, g, wb) : g, rs, rnd), *xh = D_reshape(s, xhat, rs, rnd);
+    const mt_tensor *wb = w && wnd ? mtg_d_reshape(s, w, ws, wnd) : w;
+    mt_tensor *gy = mtg_d_reshape(s, wb ? mtg_d_mul(s, g, wb) : g, rs, rnd), *xh = mtg_d_reshape(s, xhat, rs, rnd);
     mt_tensor *t =
-        D_sub(s, D_sub(s, gy, Dn_mean(s, gy, rdims, nr)), D_mul(s, xh, Dn_mean(s, D_mul(s, gy, xh), rdims, nr)));
-    gin[0] = D_grad_for(s, 0, D_reshape(s, D_mul(s, rstd, t), m->shape, nd));
+        mtg_d_sub(s, mtg_d_sub(s, gy, Dn_mean(s, gy, rdims, nr)), mtg_d_mul(s, xh, Dn_mean(s, mtg_d_mul(s, gy, xh), rdims, nr)));
+    gin[0] = mtg_d_grad_for(s, 0, mtg_d_reshape(s, mtg_d_mul(s, rstd, t), m->shape, nd));
   }
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, sum_or_self(s, D_mul(s, g, xhat), pdims, np));
-  if (mtg_needs(n, 2)) gin[2] = D_grad_for(s, 2, sum_or_self(s, g, pdims, np));
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, sum_or_self(s, mtg_d_mul(s, g, xhat), pdims, np));
+  if (mtg_needs(n, 2)) gin[2] = mtg_d_grad_for(s, 2, sum_or_self(s, g, pdims, np));
 }
 
 static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *x = D_saved(s, 0), *w = saved_opt(s, 1), *m = D_saved(s, 2), *r = D_saved(s, 3);
+  mt_tensor *x = mtg_d_saved(s, 0), *w = saved_opt(s, 1), *m = mtg_d_saved(s, 2), *r = mtg_d_saved(s, 3);
   if (LIVE(s) && mtg_grad_enabled()) { /* create_graph */
     if (n->i[1] == MT_OP_batch_norm && !n->i[0])
       eval_batch_norm_grads(s, n, go[0], x, w, m, r, gin);
@@ -567,7 +567,7 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     else
       for (int i = 0; i < 3; i++) gin[i] = g[i];
     if (gin[2] && !w && n->in[2].ndim != 1) { /* layer norm's bias gradient comes 1-D without a weight */
-      mt_tensor *b = D_reshape(s, gin[2], n->in[2].shape, n->in[2].ndim);
+      mt_tensor *b = mtg_d_reshape(s, gin[2], n->in[2].shape, n->in[2].ndim);
       mt_release(gin[2]);
       gin[2] = mtg_keep(s, b);
     }

@@ -121,7 +121,7 @@ static void trace(const char *name, mtg_replay_fn fn, bool given, const mt_tenso
 mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                           mt_tensor **out) {
   bool given = *out != NULL;
-  mt_status st = mtgi_convolution(x, w, bias, o, out);
+  mt_status st = mtg_untraced_convolution(x, w, bias, o, out);
   if (!st && MTG_TRACING()) {
     conv_attr a = conv_of(o, NULL, 0);
     const mt_tensor *ins[3] = {x, w, bias};
@@ -133,7 +133,7 @@ mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tenso
 mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
                              mt_tensor **out) {
   bool given = *out != NULL;
-  mt_status st = mtgi_conv_transpose(x, w, bias, o, out);
+  mt_status st = mtg_untraced_conv_transpose(x, w, bias, o, out);
   if (!st && MTG_TRACING()) {
     conv_attr a = conv_of(o, NULL, 0);
     const mt_tensor *ins[3] = {x, w, bias};
@@ -145,7 +145,7 @@ mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_te
 mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
                                   const mt_conv_opts *o, mt_tensor **grad_in) {
   bool given = *grad_in != NULL;
-  mt_status st = mtgi_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
+  mt_status st = mtg_untraced_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
   if (!st && MTG_TRACING()) {
     conv_attr a = conv_of(o, input_shape, ndim);
     const mt_tensor *ins[2] = {grad_out, w};
@@ -157,7 +157,7 @@ mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w,
 mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
                                    const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
   bool given = *grad_weight != NULL || (grad_bias && *grad_bias);
-  mt_status st = mtgi_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
+  mt_status st = mtg_untraced_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
   if (!st && MTG_TRACING()) {
     conv_attr a = conv_of(o, weight_shape, ndim);
     a.with_bias = grad_bias != NULL;
@@ -171,7 +171,7 @@ mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x
 mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
   bool given = *out != NULL || (indices && *indices);
   mt_tensor *ix = NULL;
-  mt_status st = mtgi_max_pool(x, o, out, indices ? indices : (MTG_TRACING() ? &ix : NULL));
+  mt_status st = mtg_untraced_max_pool(x, o, out, indices ? indices : (MTG_TRACING() ? &ix : NULL));
   if (!st && MTG_TRACING()) {
     pool_attr a = pool_of(o, o->nsp, NULL, 0);
     mt_tensor *outs[2] = {*out, indices ? *indices : ix};
@@ -184,7 +184,7 @@ mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **ou
 mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
                                 int ndim, int nsp, mt_tensor **grad_in) {
   bool given = *grad_in != NULL;
-  mt_status st = mtgi_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, grad_in);
+  mt_status st = mtg_untraced_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, grad_in);
   if (!st && MTG_TRACING()) {
     pool_attr a = pool_of(NULL, nsp, input_shape, ndim);
     const mt_tensor *ins[2] = {grad_out, indices};
@@ -195,7 +195,7 @@ mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indi
 
 mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
   bool given = *out != NULL;
-  mt_status st = mtgi_avg_pool(x, o, out);
+  mt_status st = mtg_untraced_avg_pool(x, o, out);
   if (!st && MTG_TRACING()) {
     pool_attr a = pool_of(o, o->nsp, NULL, 0);
     trace("avg_pool", rp_avg_pool, given, &x, 1, out, 1, &a, sizeof a);
@@ -206,7 +206,7 @@ mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **ou
 mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
                                 mt_tensor **grad_in) {
   bool given = *grad_in != NULL;
-  mt_status st = mtgi_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
+  mt_status st = mtg_untraced_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
   if (!st && MTG_TRACING()) {
     pool_attr a = pool_of(o, o->nsp, input_shape, ndim);
     trace("avg_pool_backward", rp_avg_pool_backward, given, &grad_out, 1, grad_in, 1, &a, sizeof a);
@@ -216,7 +216,7 @@ mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_
 
 mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
   bool given = *out != NULL;
-  mt_status st = mtgi_adaptive_avg_pool(x, nsp, output_size, out);
+  mt_status st = mtg_untraced_adaptive_avg_pool(x, nsp, output_size, out);
   if (!st && MTG_TRACING()) {
     pool_attr a = pool_of(NULL, nsp, output_size, nsp);
     trace("adaptive_avg_pool", rp_adaptive_avg_pool, given, &x, 1, out, 1, &a, sizeof a);
@@ -227,7 +227,7 @@ mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *outp
 mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
                                          mt_tensor **grad_in) {
   bool given = *grad_in != NULL;
-  mt_status st = mtgi_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, grad_in);
+  mt_status st = mtg_untraced_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, grad_in);
   if (!st && MTG_TRACING()) {
     pool_attr a = pool_of(NULL, nsp, input_shape, ndim);
     trace("adaptive_avg_pool_backward", rp_adaptive_avg_pool_backward, given, &grad_out, 1, grad_in, 1, &a, sizeof a);

@@ -146,38 +146,38 @@ mt_status mtg_scope_end(mtg_scope *s, mt_tensor **gin, int nin);
 mt_tensor *mtg_keep(mtg_scope *s, mt_tensor *t);
 mt_tensor *mtg_track(mtg_scope *s, mt_status st, mt_tensor *t);
 /* The saved tensor k (version-checked). */
-mt_tensor *D_saved(mtg_scope *s, int k);
-mt_tensor *D_un(mtg_scope *s, mt_op op, const mt_tensor *x);
-mt_tensor *D_bin(mtg_scope *s, mt_op op, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_mul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_add(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_sub(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_div(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_neg(mtg_scope *s, const mt_tensor *a);
+mt_tensor *mtg_d_saved(mtg_scope *s, int k);
+mt_tensor *mtg_d_un(mtg_scope *s, mt_op op, const mt_tensor *x);
+mt_tensor *mtg_d_bin(mtg_scope *s, mt_op op, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_mul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_add(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_sub(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_div(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_neg(mtg_scope *s, const mt_tensor *a);
 /* a * c for a number c (kept in a's dtype). */
-mt_tensor *D_scale(mtg_scope *s, const mt_tensor *a, double c);
+mt_tensor *mtg_d_scale(mtg_scope *s, const mt_tensor *a, double c);
 /* a + c for a number c. */
-mt_tensor *D_addc(mtg_scope *s, const mt_tensor *a, double c);
+mt_tensor *mtg_d_addc(mtg_scope *s, const mt_tensor *a, double c);
 /* A 0-dim tensor of value v in dtype dt (a wrapped number). */
-mt_tensor *D_num(mtg_scope *s, double v, mt_dtype dt);
-mt_tensor *D_zeros(mtg_scope *s, const mtg_meta_shape *m);
-mt_tensor *D_zeros_like(mtg_scope *s, const mt_tensor *t);
-mt_tensor *D_where(mtg_scope *s, const mt_tensor *c, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt);
+mt_tensor *mtg_d_num(mtg_scope *s, double v, mt_dtype dt);
+mt_tensor *mtg_d_zeros(mtg_scope *s, const mtg_meta_shape *m);
+mt_tensor *mtg_d_zeros_like(mtg_scope *s, const mt_tensor *t);
+mt_tensor *mtg_d_where(mtg_scope *s, const mt_tensor *c, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt);
 /* Sums g down to the shape of m (undoing broadcasting) and casts it to
  * m's dtype: the gradient of an input that was broadcast. */
-mt_tensor *D_sum_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_shape *m);
-mt_tensor *D_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim);
+mt_tensor *mtg_d_sum_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_shape *m);
+mt_tensor *mtg_d_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim);
 /* Any op with an engine entry, recorded (mtg_call), one result. */
-mt_tensor *D_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a);
-mt_tensor *D_expand(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim);
-mt_tensor *D_reshape(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim);
-mt_tensor *D_transpose(mtg_scope *s, const mt_tensor *x, int d0, int d1);
-mt_tensor *D_matmul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
-mt_tensor *D_unsqueeze(mtg_scope *s, const mt_tensor *x, int dim);
-mt_tensor *D_contiguous(mtg_scope *s, const mt_tensor *x);
+mt_tensor *mtg_d_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a);
+mt_tensor *mtg_d_expand(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim);
+mt_tensor *mtg_d_reshape(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim);
+mt_tensor *mtg_d_transpose(mtg_scope *s, const mt_tensor *x, int d0, int d1);
+mt_tensor *mtg_d_matmul(mtg_scope *s, const mt_tensor *a, const mt_tensor *b);
+mt_tensor *mtg_d_unsqueeze(mtg_scope *s, const mt_tensor *x, int dim);
+mt_tensor *mtg_d_contiguous(mtg_scope *s, const mt_tensor *x);
 /* The gradient for input i of the scope's node: sums to its shape and
  * hands it over (NULL passes through). */
-mt_tensor *D_grad_for(mtg_scope *s, int i, mt_tensor *g);
+mt_tensor *mtg_d_grad_for(mtg_scope *s, int i, mt_tensor *g);
 
 #endif

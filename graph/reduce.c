@@ -50,12 +50,12 @@ static mt_tensor *kept(mtg_scope *s, const mt_tensor *t, const mtg_node *n) {
   const mtg_meta_shape *m = &n->in[0];
   int64_t shape[MT_MAXDIM];
   for (int i = 0; i < m->ndim; i++) shape[i] = (n->i[0] >> i & 1) ? 1 : m->shape[i];
-  return D_reshape(s, t, shape, m->ndim);
+  return mtg_d_reshape(s, t, shape, m->ndim);
 }
 
 /* g broadcast back to input 0's shape. */
 static mt_tensor *unreduce(mtg_scope *s, const mt_tensor *g, const mtg_node *n) {
-  return D_expand(s, kept(s, g, n), n->in[0].shape, n->in[0].ndim);
+  return mtg_d_expand(s, kept(s, g, n), n->in[0].shape, n->in[0].ndim);
 }
 
 /* ---- scope helpers local to this family ---- */
@@ -134,13 +134,13 @@ static mt_tensor *as_values(mtg_scope *s, const mt_tensor *m, const mt_tensor *l
 }
 
 static mt_tensor *num(mtg_scope *s, double v, const mt_tensor *like) {
-  return like ? D_num(s, v, (mt_dtype)like->dtype) : NULL;
+  return like ? mtg_d_num(s, v, (mt_dtype)like->dtype) : NULL;
 }
 
 /* The saved input, converted to the result's dtype (ops with dtype=). */
 static mt_tensor *saved_x(mtg_scope *s, const mtg_node *n) {
-  mt_tensor *x = D_saved(s, 0);
-  if (x && x->dtype != n->out[0].dtype) x = D_cast(s, x, (mt_dtype)n->out[0].dtype);
+  mt_tensor *x = mtg_d_saved(s, 0);
+  if (x && x->dtype != n->out[0].dtype) x = mtg_d_cast(s, x, (mt_dtype)n->out[0].dtype);
   return x;
 }
 
@@ -201,7 +201,7 @@ static mt_status done(mt_status st, mt_tensor *r, mt_tensor **out) {
 static mt_status d_sum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, unreduce(s, go[0], n));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, unreduce(s, go[0], n));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -209,7 +209,7 @@ static mt_status d_mean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int64_t c = reduced_count(n);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_scale(s, unreduce(s, go[0], n), c ? 1.0 / (double)c : 0));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_scale(s, unreduce(s, go[0], n), c ? 1.0 / (double)c : 0));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -217,8 +217,8 @@ static mt_status d_mean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_nansum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *g = go[0], *nan = P_un(s, MT_OP_isnan, D_saved(s, 0));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_where(s, nan, num(s, 0, g), unreduce(s, g, n)));
+  mt_tensor *g = go[0], *nan = P_un(s, MT_OP_isnan, mtg_d_saved(s, 0));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_where(s, nan, num(s, 0, g), unreduce(s, g, n)));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -227,9 +227,9 @@ static mt_status d_nanmean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int dims[MT_MAXDIM], nd = reduced_dims(n, dims);
-  mt_tensor *g = go[0], *nan = P_un(s, MT_OP_isnan, D_saved(s, 0));
+  mt_tensor *g = go[0], *nan = P_un(s, MT_OP_isnan, mtg_d_saved(s, 0));
   mt_tensor *cnt = as_values(s, P_sum(s, P_un(s, MT_OP_logical_not, nan), dims, nd, true), g);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_where(s, nan, num(s, 0, g), D_div(s, kept(s, g, n), cnt)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_where(s, nan, num(s, 0, g), mtg_d_div(s, kept(s, g, n), cnt)));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -247,7 +247,7 @@ static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int dims[MT_MAXDIM], nd = reduced_dims(n, dims);
-  mt_tensor *x = saved_x(s, n), *y = kept(s, D_saved(s, MTG_SLOT_OUT), n), *g = kept(s, go[0], n);
+  mt_tensor *x = saved_x(s, n), *y = kept(s, mtg_d_saved(s, MTG_SLOT_OUT), n), *g = kept(s, go[0], n);
   mt_tensor *zero = num(s, 0, x), *one = num(s, 1, x);
   mt_tensor *z = P_bin(s, MT_OP_eq, x, zero);
   mt_tensor *nz = P_sum(s, z, NULL, 0, false);
@@ -256,17 +256,17 @@ static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mt_tensor *d = NULL;
   if (s->st) {
   } else if (mt_scalar_i(total) == 0) {
-    d = D_div(s, y, x);
+    d = mtg_d_div(s, y, x);
   } else {
     mt_tensor *cnt = P_sum(s, z, dims, nd, true);
-    mt_tensor *x1 = D_where(s, z, one, x), *p1 = S_prod(s, x1, dims, nd);
-    mt_tensor *pz = S_prod(s, D_where(s, z, x, one), dims, nd);
-    mt_tensor *other = D_sub(s, D_sum(s, D_where(s, z, x, zero), dims, nd, true), x);
+    mt_tensor *x1 = mtg_d_where(s, z, one, x), *p1 = S_prod(s, x1, dims, nd);
+    mt_tensor *pz = S_prod(s, mtg_d_where(s, z, x, one), dims, nd);
+    mt_tensor *other = mtg_d_sub(s, mtg_d_sum(s, mtg_d_where(s, z, x, zero), dims, nd, true), x);
     mt_tensor *l =
-        D_where(s, P_bin(s, MT_OP_eq, cnt, one), one, D_where(s, P_bin(s, MT_OP_eq, cnt, num(s, 2, x)), other, zero));
-    d = D_where(s, z, D_mul(s, p1, l), D_mul(s, D_div(s, p1, x1), pz));
+        mtg_d_where(s, P_bin(s, MT_OP_eq, cnt, one), one, mtg_d_where(s, P_bin(s, MT_OP_eq, cnt, num(s, 2, x)), other, zero));
+    d = mtg_d_where(s, z, mtg_d_mul(s, p1, l), mtg_d_mul(s, mtg_d_div(s, p1, x1), pz));
   }
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, g, d));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, g, d));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -276,49 +276,49 @@ static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_tensor *var_grad(mtg_scope *s, const mtg_node *n, const mt_tensor *x, const mt_tensor *gv) {
   int dims[MT_MAXDIM], nd = reduced_dims(n, dims);
   double c = 2.0 / ((double)reduced_count(n) - n->f[0]);
-  return D_mul(s, D_scale(s, kept(s, gv, n), c), D_sub(s, x, S_mean(s, x, dims, nd)));
+  return mtg_d_mul(s, mtg_d_scale(s, kept(s, gv, n), c), mtg_d_sub(s, x, S_mean(s, x, dims, nd)));
 }
 
 static mt_tensor *std_to_var_grad(mtg_scope *s, const mt_tensor *g, const mt_tensor *y) {
   mt_tensor *zero = num(s, 0, y), *is0 = P_bin(s, MT_OP_eq, y, zero);
-  mt_tensor *safe = D_where(s, is0, num(s, 1, y), y);
-  return D_where(s, is0, zero, D_div(s, g, D_scale(s, safe, 2)));
+  mt_tensor *safe = mtg_d_where(s, is0, num(s, 1, y), y);
+  return mtg_d_where(s, is0, zero, mtg_d_div(s, g, mtg_d_scale(s, safe, 2)));
 }
 
 static mt_status d_var(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, var_grad(s, n, D_saved(s, 0), go[0]));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, var_grad(s, n, mtg_d_saved(s, 0), go[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
 static mt_status d_std(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *gv = std_to_var_grad(s, go[0], D_saved(s, MTG_SLOT_OUT));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, var_grad(s, n, D_saved(s, 0), gv));
+  mt_tensor *gv = std_to_var_grad(s, go[0], mtg_d_saved(s, MTG_SLOT_OUT));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, var_grad(s, n, mtg_d_saved(s, 0), gv));
   return mtg_scope_end(s, gin, n->nin);
 }
 
 static mt_tensor *mean_grad(mtg_scope *s, const mtg_node *n, const mt_tensor *gm) {
   int64_t c = reduced_count(n);
-  return D_scale(s, kept(s, gm, n), c ? 1.0 / (double)c : 0);
+  return mtg_d_scale(s, kept(s, gm, n), c ? 1.0 / (double)c : 0);
 }
 
 static mt_status d_var_mean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *gx = D_add(s, var_grad(s, n, D_saved(s, 0), go[0]), mean_grad(s, n, go[1]));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, gx);
+  mt_tensor *gx = mtg_d_add(s, var_grad(s, n, mtg_d_saved(s, 0), go[0]), mean_grad(s, n, go[1]));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, gx);
   return mtg_scope_end(s, gin, n->nin);
 }
 
 static mt_status d_std_mean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *gv = std_to_var_grad(s, go[0], D_saved(s, MTG_SLOT_OUT));
-  mt_tensor *gx = D_add(s, var_grad(s, n, D_saved(s, 0), gv), mean_grad(s, n, go[1]));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, gx);
+  mt_tensor *gv = std_to_var_grad(s, go[0], mtg_d_saved(s, MTG_SLOT_OUT));
+  mt_tensor *gx = mtg_d_add(s, var_grad(s, n, mtg_d_saved(s, 0), gv), mean_grad(s, n, go[1]));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, gx);
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -334,31 +334,31 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   double p = n->f[0];
-  mt_tensor *x = saved_x(s, n), *y = kept(s, D_saved(s, MTG_SLOT_OUT), n), *g = kept(s, go[0], n);
+  mt_tensor *x = saved_x(s, n), *y = kept(s, mtg_d_saved(s, MTG_SLOT_OUT), n), *g = kept(s, go[0], n);
   mt_tensor *zero = num(s, 0, x), *one = num(s, 1, x), *d = NULL;
   if (p == 0) {
-    d = D_zeros_like(s, x);
+    d = mtg_d_zeros_like(s, x);
   } else if (p == 1) {
-    d = D_mul(s, D_un(s, MT_OP_sign, x), g);
+    d = mtg_d_mul(s, mtg_d_un(s, MT_OP_sign, x), g);
   } else if (isinf(p)) {
-    d = D_mul(s, D_un(s, MT_OP_sign, x), evenly(s, n, go[0], P_un(s, MT_OP_abs, x), y));
+    d = mtg_d_mul(s, mtg_d_un(s, MT_OP_sign, x), evenly(s, n, go[0], P_un(s, MT_OP_abs, x), y));
   } else {
-    mt_tensor *y0 = P_bin(s, MT_OP_eq, y, zero), *ysafe = D_where(s, y0, one, y);
+    mt_tensor *y0 = P_bin(s, MT_OP_eq, y, zero), *ysafe = mtg_d_where(s, y0, one, y);
     if (p == 2) {
-      d = D_where(s, y0, zero, D_mul(s, g, D_div(s, x, ysafe)));
+      d = mtg_d_where(s, y0, zero, mtg_d_mul(s, g, mtg_d_div(s, x, ysafe)));
     } else if (p < 1) {
-      mt_tensor *x0 = P_bin(s, MT_OP_eq, x, zero), *ax = D_where(s, x0, one, D_un(s, MT_OP_abs, x));
-      mt_tensor *sx = D_where(s, x0, zero, D_mul(s, D_un(s, MT_OP_sign, x), D_bin(s, MT_OP_pow, ax, num(s, p - 1, x))));
-      d = D_mul(s, D_mul(s, sx, g), D_bin(s, MT_OP_pow, y, num(s, 1 - p, x)));
+      mt_tensor *x0 = P_bin(s, MT_OP_eq, x, zero), *ax = mtg_d_where(s, x0, one, mtg_d_un(s, MT_OP_abs, x));
+      mt_tensor *sx = mtg_d_where(s, x0, zero, mtg_d_mul(s, mtg_d_un(s, MT_OP_sign, x), mtg_d_bin(s, MT_OP_pow, ax, num(s, p - 1, x))));
+      d = mtg_d_mul(s, mtg_d_mul(s, sx, g), mtg_d_bin(s, MT_OP_pow, y, num(s, 1 - p, x)));
     } else {
-      mt_tensor *ax = D_un(s, MT_OP_abs, x);
-      mt_tensor *sx = p < 2 ? D_mul(s, D_un(s, MT_OP_sign, x), D_bin(s, MT_OP_pow, ax, num(s, p - 1, x)))
-                            : D_mul(s, x, D_bin(s, MT_OP_pow, ax, num(s, p - 2, x)));
-      mt_tensor *scale = D_div(s, g, D_bin(s, MT_OP_pow, ysafe, num(s, p - 1, x)));
-      d = D_mul(s, sx, D_where(s, y0, zero, scale));
+      mt_tensor *ax = mtg_d_un(s, MT_OP_abs, x);
+      mt_tensor *sx = p < 2 ? mtg_d_mul(s, mtg_d_un(s, MT_OP_sign, x), mtg_d_bin(s, MT_OP_pow, ax, num(s, p - 1, x)))
+                            : mtg_d_mul(s, x, mtg_d_bin(s, MT_OP_pow, ax, num(s, p - 2, x)));
+      mt_tensor *scale = mtg_d_div(s, g, mtg_d_bin(s, MT_OP_pow, ysafe, num(s, p - 1, x)));
+      d = mtg_d_mul(s, sx, mtg_d_where(s, y0, zero, scale));
     }
   }
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, d);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, d);
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -366,9 +366,9 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 static mt_status d_logsumexp(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *y = kept(s, D_saved(s, MTG_SLOT_OUT), n);
-  mt_tensor *d = D_mul(s, kept(s, go[0], n), D_un(s, MT_OP_exp, D_sub(s, saved_x(s, n), y)));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, d);
+  mt_tensor *y = kept(s, mtg_d_saved(s, MTG_SLOT_OUT), n);
+  mt_tensor *d = mtg_d_mul(s, kept(s, go[0], n), mtg_d_un(s, MT_OP_exp, mtg_d_sub(s, saved_x(s, n), y)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, d);
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -381,23 +381,23 @@ static mt_tensor *evenly(mtg_scope *s, const mtg_node *n, const mt_tensor *g, co
   mt_tensor *hit = P_bin(s, MT_OP_logical_or, P_bin(s, MT_OP_eq, x, yk),
                          P_bin(s, MT_OP_logical_and, P_un(s, MT_OP_isnan, x), P_un(s, MT_OP_isnan, yk)));
   mt_tensor *m = as_values(s, hit, g);
-  return D_mul(s, D_div(s, kept(s, g, n), P_sum(s, m, dims, nd, true)), m);
+  return mtg_d_mul(s, mtg_d_div(s, kept(s, g, n), P_sum(s, m, dims, nd, true)), m);
 }
 
 static mt_status d_evenly(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, evenly(s, n, go[0], D_saved(s, 0), D_saved(s, MTG_SLOT_OUT)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, evenly(s, n, go[0], mtg_d_saved(s, 0), mtg_d_saved(s, MTG_SLOT_OUT)));
   return mtg_scope_end(s, gin, n->nin);
 }
 
 static mt_status d_aminmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *x = D_saved(s, 0);
+  mt_tensor *x = mtg_d_saved(s, 0);
   mt_tensor *d =
-      D_add(s, evenly(s, n, go[0], x, D_saved(s, MTG_SLOT_OUT)), evenly(s, n, go[1], x, D_saved(s, MTG_SLOT_OUT - 1)));
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, d);
+      mtg_d_add(s, evenly(s, n, go[0], x, mtg_d_saved(s, MTG_SLOT_OUT)), evenly(s, n, go[1], x, mtg_d_saved(s, MTG_SLOT_OUT - 1)));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, d);
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -435,7 +435,7 @@ mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out) {
 static mt_status d_reversed_cumsum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, S_cumsum(s, go[0], (int)n->i[0]));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, S_cumsum(s, go[0], (int)n->i[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -460,7 +460,7 @@ static mt_status reversed_cumsum(const mt_tensor *g, int dim, mt_tensor **out) {
 static mt_status d_cumsum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, S_rcumsum(s, go[0], (int)n->i[0]));
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, S_rcumsum(s, go[0], (int)n->i[0]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -477,11 +477,11 @@ static mt_tensor *cumprod_grad_all_orders(mtg_scope *s, const mt_tensor *x, cons
   st = s->st ? s->st : mt_reshape(ar, col, 2, &rows);
   rows = mtg_track(s, st, rows);
   mt_tensor *diag = P_bin(s, MT_OP_eq, rows, ar), *upper = as_values(s, P_bin(s, MT_OP_le, rows, ar), x);
-  mt_tensor *u = D_where(s, diag, num(s, 1, x), D_unsqueeze(s, D_transpose(s, x, dim, last), last));
+  mt_tensor *u = mtg_d_where(s, diag, num(s, 1, x), mtg_d_unsqueeze(s, mtg_d_transpose(s, x, dim, last), last));
   mt_tensor *terms =
-      D_mul(s, D_mul(s, S_cumprod(s, u, last + 1), upper), D_unsqueeze(s, D_transpose(s, g, dim, last), last));
+      mtg_d_mul(s, mtg_d_mul(s, S_cumprod(s, u, last + 1), upper), mtg_d_unsqueeze(s, mtg_d_transpose(s, g, dim, last), last));
   int sum_dim = last + 1;
-  return D_transpose(s, D_sum(s, terms, &sum_dim, 1, false), dim, last);
+  return mtg_d_transpose(s, mtg_d_sum(s, terms, &sum_dim, 1, false), dim, last);
 }
 
 /* cumprod. Without zeros gx = rcumsum(g y) / x. With zeros, per scanned
@@ -494,7 +494,7 @@ static mt_status d_cumprod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int dim = (int)n->i[0];
-  mt_tensor *x = saved_x(s, n), *y = D_saved(s, MTG_SLOT_OUT), *g = go[0];
+  mt_tensor *x = saved_x(s, n), *y = mtg_d_saved(s, MTG_SLOT_OUT), *g = go[0];
   mt_tensor *zero = num(s, 0, x), *one = num(s, 1, x);
   mt_tensor *z = P_bin(s, MT_OP_eq, x, zero);
   mt_tensor *nz = P_sum(s, z, NULL, 0, false);
@@ -503,7 +503,7 @@ static mt_status d_cumprod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mt_tensor *d = NULL;
   if (s->st) {
   } else if (mt_scalar_i(total) == 0) {
-    d = D_div(s, S_rcumsum(s, D_mul(s, g, y), dim), x);
+    d = mtg_d_div(s, S_rcumsum(s, mtg_d_mul(s, g, y), dim), x);
   } else if (mtg_grad_enabled() && x->ndim > 0 && x->ndim < MT_MAXDIM) {
     d = cumprod_grad_all_orders(s, x, g, dim);
   } else {
@@ -512,14 +512,14 @@ static mt_status d_cumprod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     c = mtg_track(s, s->st, c);
     mt_tensor *before = P_bin(s, MT_OP_eq, c, zero);
     mt_tensor *first = P_bin(s, MT_OP_logical_and, z, P_bin(s, MT_OP_eq, c, one));
-    mt_tensor *xa = D_where(s, before, x, one);
-    mt_tensor *part0 = D_div(s, S_rcumsum(s, D_mul(s, g, y), dim), xa);
-    mt_tensor *xb = D_where(s, P_bin(s, MT_OP_logical_or, before, first), one, x);
-    mt_tensor *tail = D_sum(s, D_mul(s, D_where(s, before, zero, g), S_cumprod(s, xb, dim)), &dim, 1, true);
-    mt_tensor *part1 = D_mul(s, S_prod(s, xa, &dim, 1), tail);
-    d = D_where(s, before, part0, D_where(s, first, part1, zero));
+    mt_tensor *xa = mtg_d_where(s, before, x, one);
+    mt_tensor *part0 = mtg_d_div(s, S_rcumsum(s, mtg_d_mul(s, g, y), dim), xa);
+    mt_tensor *xb = mtg_d_where(s, P_bin(s, MT_OP_logical_or, before, first), one, x);
+    mt_tensor *tail = mtg_d_sum(s, mtg_d_mul(s, mtg_d_where(s, before, zero, g), S_cumprod(s, xb, dim)), &dim, 1, true);
+    mt_tensor *part1 = mtg_d_mul(s, S_prod(s, xa, &dim, 1), tail);
+    d = mtg_d_where(s, before, part0, mtg_d_where(s, first, part1, zero));
   }
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, d);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, d);
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -530,8 +530,8 @@ static mt_status d_softmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int dim = (int)n->i[0];
-  mt_tensor *y = D_saved(s, MTG_SLOT_OUT), *gy = D_mul(s, go[0], y);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_mul(s, y, D_sub(s, go[0], D_sum(s, gy, &dim, 1, true))));
+  mt_tensor *y = mtg_d_saved(s, MTG_SLOT_OUT), *gy = mtg_d_mul(s, go[0], y);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, y, mtg_d_sub(s, go[0], mtg_d_sum(s, gy, &dim, 1, true))));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -539,9 +539,9 @@ static mt_status d_log_softmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int dim = (int)n->i[0];
-  mt_tensor *y = D_saved(s, MTG_SLOT_OUT);
-  mt_tensor *sg = D_sum(s, go[0], &dim, 1, true);
-  if (mtg_needs(n, 0)) gin[0] = D_grad_for(s, 0, D_sub(s, go[0], D_mul(s, D_un(s, MT_OP_exp, y), sg)));
+  mt_tensor *y = mtg_d_saved(s, MTG_SLOT_OUT);
+  mt_tensor *sg = mtg_d_sum(s, go[0], &dim, 1, true);
+  if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_sub(s, go[0], mtg_d_mul(s, mtg_d_un(s, MT_OP_exp, y), sg)));
   return mtg_scope_end(s, gin, n->nin);
 }
 

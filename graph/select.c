@@ -37,20 +37,20 @@ static mt_status d_select(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (!mtg_needs(n, 0)) return mtg_scope_end(s, gin, n->nin);
   const mtg_meta_shape *m = &n->in[0];
   int dim = (int)n->i[0];
-  mt_tensor *g = go[0], *idx = D_saved(s, 0), *r = NULL;
+  mt_tensor *g = go[0], *idx = mtg_d_saved(s, 0), *r = NULL;
   if (m->ndim == 0) { /* a 0-dim input is its own (only) value */
-    gin[0] = D_grad_for(s, 0, g);
+    gin[0] = mtg_d_grad_for(s, 0, g);
     return mtg_scope_end(s, gin, n->nin);
   }
   if (!n->i[1]) {
-    g = D_unsqueeze(s, g, dim);
+    g = mtg_d_unsqueeze(s, g, dim);
     mt_tensor *u = NULL;
     mt_status st = s->st || !idx ? s->st : mt_unsqueeze(idx, dim, &u);
     idx = mtg_track(s, st, u);
   }
   if (!s->st && g && idx) {
     mt_status st = put_along(m, dim, idx, g, &r);
-    gin[0] = D_grad_for(s, 0, mtg_track(s, st, r));
+    gin[0] = mtg_d_grad_for(s, 0, mtg_track(s, st, r));
   }
   return mtg_scope_end(s, gin, n->nin);
 }

@@ -104,8 +104,8 @@ static mt_status d_view(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     case MT_OP_reshape:
     case MT_OP_squeeze:
     case MT_OP_unsqueeze:
-    case MT_OP_contiguous: gin[0] = mtg_keep(s, D_reshape(s, g, m->shape, m->ndim)); break;
-    case MT_OP_expand: gin[0] = D_grad_for(s, 0, (mt_tensor *)g); break;
+    case MT_OP_contiguous: gin[0] = mtg_keep(s, mtg_d_reshape(s, g, m->shape, m->ndim)); break;
+    case MT_OP_expand: gin[0] = mtg_d_grad_for(s, 0, (mt_tensor *)g); break;
     case MT_OP_permute: {
       int64_t inv[MTG_NARGS] = {MT_OP_permute, n->i[1]}; /* record_view copies MTG_NARGS entries */
       for (int i = 0; i < n->i[1]; i++) inv[2 + n->i[2 + i]] = i;
@@ -430,7 +430,7 @@ mt_status mtg_attach_inplace(mtg_node *f, mt_tensor *v) {
 static mt_status d_copy_(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  if (mtg_needs(n, 1)) gin[1] = D_grad_for(s, 1, go[0]);
+  if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, go[0]);
   return mtg_scope_end(s, gin, n->nin);
 }
 
