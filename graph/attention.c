@@ -106,7 +106,7 @@ mt_status mtg_sdpa_select(const mt_tensor *q, const mt_tensor *k, const mt_tenso
 static mt_tensor *Da_softmax(mtg_scope *s, const mt_tensor *x) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_softmax(x, -1, -1, &r);
+  mt_status st = mtg_along(MT_OP_softmax, x, -1, -1, &r);
   return mtg_track(s, st, r);
 }
 

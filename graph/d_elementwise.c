@@ -127,6 +127,33 @@ DERIV(silu) {
   END;
 }
 
+/* logit(x[, eps]): g / (x (1 - x)); with eps (f[0] >= 0), 0 where x was
+ * clamped, outside [eps, 1 - eps] */
+DERIV(logit) {
+  BEGIN;
+  mt_tensor *x = X, *d = mtg_d_div(s, g, mtg_d_mul(s, x, mtg_d_sub(s, mtg_d_num(s, 1, g->dtype), x)));
+  double eps = n->f[0];
+  if (eps >= 0 && x) {
+    mt_tensor *in = mtg_d_bin(s, MT_OP_logical_and, mtg_d_bin(s, MT_OP_ge, x, mtg_d_num(s, eps, x->dtype)),
+                          mtg_d_bin(s, MT_OP_le, x, mtg_d_num(s, 1 - eps, x->dtype)));
+    d = mtg_d_where(s, in, d, zero_of(s, g));
+  }
+  GIVE(0, d);
+  END;
+}
+
+/* sinc(x) = sin(pi x) / (pi x): g (pi x cos(pi x) - sin(pi x)) / (pi x^2),
+ * 0 at x = 0 (computed there on x = 1, so no 0/0 reaches double backward) */
+DERIV(sinc) {
+  BEGIN;
+  mt_tensor *z = zero_of(s, g), *at0 = mtg_d_bin(s, MT_OP_eq, X, z);
+  mt_tensor *x = mtg_d_where(s, at0, mtg_d_num(s, 1, g->dtype), X), *px = mtg_d_scale(s, x, 3.14159265358979323846);
+  mt_tensor *d = mtg_d_div(s, mtg_d_sub(s, mtg_d_mul(s, px, mtg_d_un(s, MT_OP_cos, px)), mtg_d_un(s, MT_OP_sin, px)),
+                           mtg_d_mul(s, px, x));
+  GIVE(0, mtg_d_mul(s, g, mtg_d_where(s, at0, z, d)));
+  END;
+}
+
 DERIV(nan_to_num) {
   BEGIN;
   GIVE(0, mtg_d_mul(s, g, mtg_d_cast(s, mtg_d_un(s, MT_OP_isfinite, X), (mt_dtype)g->dtype)));
@@ -263,12 +290,12 @@ DERIV(clamp) {
   END;
 }
 
-/* where(cond, a, b): inputs of the node are (a, b, cond) */
+/* where(cond, a, b): the condition gets no gradient */
 DERIV(where) {
   BEGIN;
-  mt_tensor *c = SAVED(2), *z = zero_of(s, g);
-  GIVE(0, mtg_d_where(s, c, g, z));
-  GIVE(1, mtg_d_where(s, c, z, g));
+  mt_tensor *c = SAVED(0), *z = zero_of(s, g);
+  GIVE(1, mtg_d_where(s, c, g, z));
+  GIVE(2, mtg_d_where(s, c, z, g));
   END;
 }
 
@@ -302,9 +329,9 @@ static const mtg_deriv table[MT_NOPS] = {
     E(pow, pow, I0 | I1 | O), E(atan2, atan2, I0 | I1), E(hypot, hypot, I0 | I1 | O),
     E(fmod, fmod, I0 | I1),  E(remainder, remainder, I0 | I1), E(maximum, maximum, I0 | I1),
     E(minimum, minimum, I0 | I1), E(relu_backward, relu_backward, I1), E(gelu_backward, gelu_backward, I0 | I1),
-    E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I2),
+    E(gelu_tanh_backward, gelu_tanh_backward, I0 | I1), E(clamp, clamp, I0 | I1 | I2), E(where, where, I0),
     E(lerp, lerp, I0 | I1 | I2), E(nan_to_num, nan_to_num, I0), E(leaky_relu, leaky_relu, I0),
-    E(copy, identity, 0),    E(cast, identity, 0),
+    E(copy, identity, 0),    E(cast, identity, 0),    E(logit, logit, I0),   E(sinc, sinc, I0),
 };
 
 const mtg_deriv *mtg_deriv_ew(mt_op op) { return table[op].fn ? &table[op] : NULL; }

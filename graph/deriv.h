@@ -8,6 +8,9 @@
 #define MTG_SAVE_IN(i) (1u << (i)) /* input i, in saved slot i */
 #define MTG_SAVE_OUT (1u << 7)     /* the result, in slot MTG_MAXSAVED - 1 */
 #define MTG_SAVE_CROSS (1u << 8)   /* binary: each input only for the other's gradient (mul) */
+#define MTG_SAVE_OUT1 (1u << 9)    /* result 1 (two-result ops), in slot MTG_MAXSAVED - 2 */
+#define MTG_SAVE_IDX1                                                                                                  \
+  (1u << 10) /* result 1 is indices: no gradient, kept as data in slot 0 (the node has one output) */
 #define MTG_SLOT_OUT (MTG_MAXSAVED - 1)
 
 typedef struct mtg_deriv {

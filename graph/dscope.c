@@ -127,10 +127,19 @@ mt_tensor *mtg_d_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt) {
   return mtg_track(s, st, r);
 }
 
+mt_tensor *mtg_d_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a) {
+  if (s->st) return NULL;
+  for (int i = 0; i < nin; i++)
+    if (!ins[i]) return NULL;
+  mt_tensor *r = NULL;
+  mt_status st = mtg_call(op, ins, nin, a, &r, 1);
+  return mtg_track(s, st, r);
+}
+
 mt_tensor *mtg_d_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_sum(x, dims, ndims, keepdim, -1, &r);
+  mt_status st = mtg_reduce(MT_OP_sum, x, dims, ndims, keepdim, -1, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 

@@ -1,5 +1,6 @@
-/* elementwise.c -- recorded elementwise ops (mtg_unary, mtg_binary and the
- * ops with extra operands) and their handling of in-place and out= forms.
+/* elementwise.c -- recorded elementwise ops (mtg_unary, mtg_binary, and
+ * mtg_ew for any elementwise row or op with extra operands: clamp, where,
+ * lerp, nan_to_num) and their handling of in-place and out= forms.
  * The derivative formulas live in d_elementwise.c; this file decides what
  * to save and how a node is attached. */
 #include <string.h>
@@ -92,14 +93,15 @@ typedef struct {
 
 static mt_status run_unary(void *ctx, mt_tensor **out) {
   ew_args *a = ctx;
-  return mt_unary(a->op, a->a, out);
+  return mt_unary_p(a->op, a->a, a->f, out);
 }
 
-static mt_status unary_untraced(mt_op op, const mt_tensor *x, mt_tensor **out) {
-  if (!x->autograd && !(*out && (*out)->autograd)) return mt_unary(op, x, out); /* fast path */
-  ew_args a = {.op = op, .a = x};
+/* p: the op's number parameter (rows with one; node f[0] and trace f[0]) */
+static mt_status unary_untraced(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
+  if (!x->autograd && !(*out && (*out)->autograd)) return mt_unary_p(op, x, p, out); /* fast path */
+  ew_args a = {.op = op, .a = x, .f = {p[0]}};
   const mt_tensor *ins[1] = {x};
-  return mtg_record_ew(op, ins, 1, out, run_unary, &a, NULL, 0);
+  return mtg_record_ew(op, ins, 1, out, run_unary, &a, a.f, 1);
 }
 
 static mt_status run_binary(void *ctx, mt_tensor **out) {
@@ -114,60 +116,17 @@ static mt_status binary_untraced(mt_op op, const mt_tensor *a, const mt_tensor *
   return mtg_record_ew(op, ins, 2, out, run_binary, &x, NULL, 0);
 }
 
-static mt_status run_clamp(void *ctx, mt_tensor **out) {
-  ew_args *a = ctx;
-  return mt_clamp(a->a, a->b, a->c, out);
-}
+/* ---- ops with extra operands or parameters: one generic path ---- */
+typedef struct {
+  mt_op op;
+  const mt_tensor *const *ins;
+  int nin;
+  const mt_args *a;
+} call_args;
 
-static mt_status clamp_untraced(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
-  ew_args a = {.a = x, .b = lo, .c = hi};
-  const mt_tensor *ins[3] = {x, lo, hi};
-  return mtg_record_ew(MT_OP_clamp, ins, 3, out, run_clamp, &a, NULL, 0);
-}
-
-static mt_status run_where(void *ctx, mt_tensor **out) {
-  ew_args *a = ctx;
-  return mt_where(a->c, a->a, a->b, out);
-}
-
-/* where's condition is not differentiable: the node's inputs are (a, b). */
-static mt_status where_untraced(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  ew_args x = {.a = a, .b = b, .c = cond};
-  const mt_tensor *ins[3] = {a, b, cond};
-  return mtg_record_ew(MT_OP_where, ins, 3, out, run_where, &x, NULL, 0);
-}
-
-static mt_status run_lerp(void *ctx, mt_tensor **out) {
-  ew_args *a = ctx;
-  return mt_lerp(a->a, a->b, a->c, out);
-}
-
-static mt_status lerp_untraced(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
-  ew_args x = {.a = a, .b = b, .c = w};
-  const mt_tensor *ins[3] = {a, b, w};
-  return mtg_record_ew(MT_OP_lerp, ins, 3, out, run_lerp, &x, NULL, 0);
-}
-
-static mt_status run_nan_to_num(void *ctx, mt_tensor **out) {
-  ew_args *a = ctx;
-  return mt_nan_to_num(a->a, a->f[0], a->f[1], a->f[2], out);
-}
-
-static mt_status nan_to_num_untraced(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
-  ew_args a = {.a = x, .f = {nan, posinf, neginf}};
-  const mt_tensor *ins[1] = {x};
-  return mtg_record_ew(MT_OP_nan_to_num, ins, 1, out, run_nan_to_num, &a, a.f, 3);
-}
-
-static mt_status run_leaky_relu(void *ctx, mt_tensor **out) {
-  ew_args *a = ctx;
-  return mt_leaky_relu(a->a, a->f[0], out);
-}
-
-static mt_status leaky_relu_untraced(const mt_tensor *x, double slope, mt_tensor **out) {
-  ew_args a = {.a = x, .f = {slope}};
-  const mt_tensor *ins[1] = {x};
-  return mtg_record_ew(MT_OP_leaky_relu, ins, 1, out, run_leaky_relu, &a, a.f, 1);
+static mt_status run_call(void *ctx, mt_tensor **out) {
+  call_args *c = ctx;
+  return mt_call(c->op, c->ins, c->nin, c->a, out);
 }
 
 static mt_status run_cast(void *ctx, mt_tensor **out) {
@@ -213,40 +172,26 @@ mt_status mtg_contiguous(const mt_tensor *t, mt_tensor **out) {
     return st;                                                                                                         \
   } while (0)
 
-mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+mt_status mtg_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
   const mt_tensor *ins[1] = {x};
-  TRACED(op, unary_untraced(op, x, out), ins, 1, NULL, 0, NULL, 0);
+  const double f[1] = {p ? *p : mt_ops[op].pdefault};
+  TRACED(op, unary_untraced(op, x, f, out), ins, 1, NULL, 0, f, mt_ops[op].param ? 1 : 0);
 }
+
+mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out) { return mtg_unary_p(op, x, NULL, out); }
 
 mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   const mt_tensor *ins[2] = {a, b};
   TRACED(op, binary_untraced(op, a, b, out), ins, 2, NULL, 0, NULL, 0);
 }
 
-mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out) {
-  const mt_tensor *ins[3] = {x, lo, hi};
-  TRACED(MT_OP_clamp, clamp_untraced(x, lo, hi, out), ins, 3, NULL, 0, NULL, 0);
-}
-
-mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  const mt_tensor *ins[3] = {cond, a, b};
-  TRACED(MT_OP_where, where_untraced(cond, a, b, out), ins, 3, NULL, 0, NULL, 0);
-}
-
-mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out) {
-  const mt_tensor *ins[3] = {a, b, w};
-  TRACED(MT_OP_lerp, lerp_untraced(a, b, w, out), ins, 3, NULL, 0, NULL, 0);
-}
-
-mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  const double f[3] = {nan, posinf, neginf};
-  TRACED(MT_OP_nan_to_num, nan_to_num_untraced(x, nan, posinf, neginf, out), ins, 1, NULL, 0, f, 3);
-}
-
-mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  TRACED(MT_OP_leaky_relu, leaky_relu_untraced(x, slope, out), ins, 1, NULL, 0, &slope, 1);
+mt_status mtg_ew(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **out) {
+  call_args c = {op, ins, nin, a};
+  mt_tensor *given = *out;
+  mt_status st = mtg_record_ew(op, ins, nin, out, run_call, &c, a ? a->f : NULL, a ? a->nf : 0);
+  if (!st && MTG_TRACING())
+    mtg_trace_op(op, given, ins, nin, *out, a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
+  return st;
 }
 
 /* a conversion that returns x itself is no op for the trace */

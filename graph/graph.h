@@ -80,12 +80,18 @@ int mtg_derivative_status(mt_op op, const char **why);
 
 /* ---- recorded ops (same contracts as the engine's mt_ functions) ---- */
 mt_status mtg_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mtg_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out);
 mt_status mtg_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_clamp(const mt_tensor *x, const mt_tensor *lo, const mt_tensor *hi, mt_tensor **out);
-mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
-mt_status mtg_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt_tensor **out);
-mt_status mtg_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
-mt_status mtg_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
+/* Any elementwise op through its engine entry (mt_call; args as tensor/
+ * call.c lays them out: clamp(x, lo, hi), where(cond, a, b), lerp(a, b, w),
+ * nan_to_num(x) f = {nan, posinf, neginf}), recorded with the in-place and
+ * out= rules of the elementwise ops (*out == ins[0]: in place). */
+mt_status mtg_ew(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **out);
+/* where(cond, a, b) as mtg_ew (a thin form: derivatives use it often) */
+static inline mt_status mtg_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
+  const mt_tensor *ins[3] = {cond, a, b};
+  return mtg_ew(MT_OP_where, ins, 3, NULL, out);
+}
 mt_status mtg_copy_(mt_tensor *dst, const mt_tensor *src);
 mt_status mtg_fill_(mt_tensor *dst, mt_scalar v);
 mt_status mtg_to_dtype(const mt_tensor *t, mt_dtype dt, bool copy, mt_tensor **out);
@@ -112,16 +118,32 @@ mt_status mtg_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
 mt_status mtg_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out);
 
-/* reductions */
-mt_status mtg_sum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-mt_status mtg_mean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out);
-
 /* matmul */
 mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 
-/* softmax */
-mt_status mtg_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
-mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out);
+/* max, min and median of all elements as 0-dim results (reduce.c: the
+ * gradient is shared among ties, unlike the forms along a dim) */
+mt_status mtg_max_all(const mt_tensor *x, mt_tensor **out);
+mt_status mtg_min_all(const mt_tensor *x, mt_tensor **out);
+mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out);
+
+/* ---- the generic recording path (call.c) ---- */
+/* Runs op through its engine entry (mt_call; tensor/call.c says what args
+ * holds for each op) into outs[0..nout) under the out convention, and
+ * records it like every such op: a node with the op's derivative when grad
+ * mode is on and an input requires grad (out= is then an error), a trace
+ * entry while the JIT traces (ops it can lower). */
+mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout);
+
+/* mtg_call of a reduction over dims of x (none: all; negative from the
+ * end): args {mask of dims, keepdim, dtype (-1: default), no dims listed},
+ * f[0] = num
+ * (var's correction, norm's p); nout results (var_mean: var, mean). */
+mt_status mtg_reduce(mt_op op, const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, double num,
+                     mt_tensor **outs, int nout);
+/* mtg_call of an op along one dim of x (negative from the end; softmax,
+ * cumsum): args {dim, dtype (-1: default)}. */
+mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor **out);
 
 /* the other families declare their recorded ops in their own headers */
 #include "graph_attention.h"
@@ -129,6 +151,5 @@ mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **ou
 #include "graph_linalg.h"
 #include "graph_movement.h"
 #include "graph_nn.h"
-#include "graph_reduce.h"
 
 #endif

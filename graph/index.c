@@ -287,7 +287,8 @@ static mt_status d_put(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     if (n->i[0]) {
       gin[0] = mtg_d_grad_for(s, 0, (mt_tensor *)g);
     } else {
-      mt_tensor *c = Di_clone(s, g), *z = idx ? Di_zeros(s, idx->shape, idx->ndim, (mt_dtype)g->dtype, mt_tdevice(g)) : NULL;
+      mt_tensor *c = Di_clone(s, g),
+                *z = idx ? Di_zeros(s, idx->shape, idx->ndim, (mt_dtype)g->dtype, mt_tdevice(g)) : NULL;
       gin[0] = mtg_d_grad_for(s, 0, INPLACE(c, mtg_put_(c, idx, z, false)));
     }
   }
@@ -523,7 +524,8 @@ mt_status mtg_index_select(const mt_tensor *x, int dim, const mt_tensor *index, 
 mt_status mtg_gather(const mt_tensor *x, int dim, const mt_tensor *index, mt_tensor **out) {
   ix a = {.dim = dim, .index = index};
   mt_tensor *given = *out;
-  mt_status st = !x->autograd ? mt_gather(x, dim, index, out) : gather_op(MT_OP_gather, d_gather, x, &a, run_gather, out);
+  mt_status st =
+      !x->autograd ? mt_gather(x, dim, index, out) : gather_op(MT_OP_gather, d_gather, x, &a, run_gather, out);
   if (!st && MTG_TRACING()) given ? mtg_trace_refuse("gather with out= is not replayed by the JIT")
                                   : trace_ix(MT_OP_gather, false, x, &a, *out);
   return st;

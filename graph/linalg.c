@@ -1,10 +1,11 @@
-/* linalg.c -- recorded matrix products (matmul, mm, bmm, mv, dot, inner,
- * outer, kron, the addmm family) with their derivatives, the helpers the
- * linalg family's files share (linalg_int.h), and the family's derivative
- * lookup. matmul is recorded on operands of rank >= 2 (1-D operands are
- * unsqueezed and the result squeezed through recorded views), so one
- * derivative serves every case: ga = g b^T, gb = a^T g, each summed over
- * broadcast batch dims. Derivatives only call recorded ops. */
+/* linalg.c -- derivatives of the matrix products (matmul, mm, bmm, mv, dot,
+ * inner, outer, kron, the addmm family), which the generic path records
+ * (call.c; args as tensor/call.c lays them out), the recorded matmul, the
+ * helpers the linalg family's files share (linalg_int.h), and the family's
+ * derivative lookup. matmul is recorded on operands of rank >= 2 (1-D
+ * operands are unsqueezed and the result squeezed through recorded views),
+ * so one derivative serves every case: ga = g b^T, gb = a^T g, each summed
+ * over broadcast batch dims. Derivatives only call recorded ops. */
 #include <string.h>
 
 #include "linalg_cuda.h"
@@ -165,27 +166,6 @@ static mt_status matmul_untraced(const mt_tensor *a, const mt_tensor *b, mt_tens
   return MT_OK;
 }
 
-/* A two-operand product recorded as op (no scalar arguments). */
-static mt_status product2(mt_op op, mt_status (*run)(const mt_tensor *, const mt_tensor *, mt_tensor **),
-                          const mt_tensor *a, const mt_tensor *b, const int64_t *iargs, int ni, mt_tensor **out) {
-  const mt_tensor *ins[2] = {a, b};
-  if (!mtg_any_requires_grad(ins, 2)) return run(a, b, out);
-  if (*out) return mtg_la_no_out(mt_ops[op].name);
-  mt_tensor *r = NULL;
-  mt_status st = run(a, b, &r);
-  if (!st) st = mtg_la_record(op, ins, 2, r, iargs, ni, NULL, 0);
-  if (!st) *out = r;
-  return st;
-}
-
-mt_status mtg_mm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  return product2(MT_OP_mm, mt_mm, a, b, NULL, 0, out);
-}
-
-mt_status mtg_bmm(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  return product2(MT_OP_bmm, mt_bmm, a, b, NULL, 0, out);
-}
-
 /* ---- mv, dot, inner, outer ---- */
 
 /* mv: ga = g v^T (an outer product), gv = a^T g */
@@ -198,9 +178,6 @@ static mt_status d_mv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_mv(const mt_tensor *a, const mt_tensor *v, mt_tensor **out) {
-  return product2(MT_OP_mv, mt_mv, a, v, NULL, 0, out);
-}
 
 /* dot: ga = g b, gb = g a (g is 0-dim) */
 static mt_status d_dot(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -212,9 +189,6 @@ static mt_status d_dot(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_dot(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  return product2(MT_OP_dot, mt_dot, a, b, NULL, 0, out);
-}
 
 /* inner: with a as an (A, k) matrix, b as (B, k) and g as (A, B):
  * ga = g b, gb = g^T a, reshaped back. */
@@ -237,10 +211,6 @@ static mt_status d_inner(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_inner(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  if (a->ndim == 0 || b->ndim == 0) return mtg_binary(MT_OP_mul, a, b, out); /* as the engine does */
-  return product2(MT_OP_inner, mt_inner, a, b, NULL, 0, out);
-}
 
 /* outer: ga = g b, gb = g^T a (types were promoted: g's dtype rules) */
 static mt_status d_outer(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -252,12 +222,9 @@ static mt_status d_outer(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_outer(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  return product2(MT_OP_outer, mt_outer, a, b, NULL, 0, out);
-}
 
 /* ---- kron ----
- * With both operands padded to nd = i[0] dims, the result viewed with
+ * With both operands padded to nd = i[0] dims (the larger rank: args), the result viewed with
  * interleaved dims (a0, b0, a1, b1, ...) is a[:, 1, :, 1, ...] * b[1, :, 1,
  * :, ...]; each operand's gradient is g times the other, summed over the
  * other's dims. */
@@ -290,10 +257,6 @@ static mt_status d_kron(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_kron(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
-  int64_t nd = a->ndim > b->ndim ? a->ndim : b->ndim;
-  return product2(MT_OP_kron, mt_kron, a, b, &nd, 1, out);
-}
 
 /* ---- addmm, addmv, baddbmm, addbmm: beta * input + alpha * product ----
  * f[0] = beta, f[1] = alpha. For the matrix products gm1 = alpha g m2^T and
@@ -336,51 +299,6 @@ static mt_status d_addmv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_d_mul(s, mtg_d_unsqueeze(s, ga, 1), mtg_d_saved(s, 2)));
   if (mtg_needs(n, 2)) gin[2] = mtg_d_grad_for(s, 2, mtg_d_matmul(s, mtg_dl_mT(s, mtg_d_saved(s, 1)), ga));
   return mtg_scope_end(s, gin, n->nin);
-}
-
-typedef mt_status (*addprod_fn)(const mt_tensor *, const mt_tensor *, const mt_tensor *, double, double,
-                                mt_tensor **);
-
-/* Records op = beta * input + alpha * (m1 . m2). In place (*out == input)
- * while recording: the product out of place, then a recorded copy_. */
-static mt_status add_product(mt_op op, addprod_fn run, const mt_tensor *input, const mt_tensor *m1,
-                             const mt_tensor *m2, double beta, double alpha, mt_tensor **out) {
-  const mt_tensor *ins[3] = {input, m1, m2};
-  bool inplace = *out && *out == input;
-  if (!mtg_any_requires_grad(ins, 3)) return run(input, m1, m2, beta, alpha, out);
-  if (*out && !inplace) return mtg_la_no_out(mt_ops[op].name);
-  mt_tensor *r = NULL;
-  mt_status st = run(input, m1, m2, beta, alpha, &r);
-  double f[2] = {beta, alpha};
-  if (!st) st = mtg_la_record(op, ins, 3, r, NULL, 0, f, 2);
-  if (st) return st;
-  if (inplace) {
-    st = mtg_copy_(*out, r);
-    mt_release(r);
-    return st;
-  }
-  *out = r;
-  return MT_OK;
-}
-
-mt_status mtg_addmm(const mt_tensor *input, const mt_tensor *m1, const mt_tensor *m2, double beta, double alpha,
-                    mt_tensor **out) {
-  return add_product(MT_OP_addmm, mt_addmm, input, m1, m2, beta, alpha, out);
-}
-
-mt_status mtg_addmv(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec, double beta, double alpha,
-                    mt_tensor **out) {
-  return add_product(MT_OP_addmv, mt_addmv, input, mat, vec, beta, alpha, out);
-}
-
-mt_status mtg_baddbmm(const mt_tensor *input, const mt_tensor *b1, const mt_tensor *b2, double beta, double alpha,
-                      mt_tensor **out) {
-  return add_product(MT_OP_baddbmm, mt_baddbmm, input, b1, b2, beta, alpha, out);
-}
-
-mt_status mtg_addbmm(const mt_tensor *input, const mt_tensor *b1, const mt_tensor *b2, double beta, double alpha,
-                     mt_tensor **out) {
-  return add_product(MT_OP_addbmm, mt_addbmm, input, b1, b2, beta, alpha, out);
 }
 
 #define IN01 (MTG_SAVE_IN(0) | MTG_SAVE_IN(1))

@@ -41,20 +41,21 @@ static inline mt_tensor *mtg_dl_mT(mtg_scope *s, const mt_tensor *x) {
   } while (0)
 
 static inline mt_tensor *mtg_dl_inv(mtg_scope *s, const mt_tensor *a) {
-  if (!MTG_DL_LIVE(s) || !a) return NULL;
-  MTG_DL_WRAP(mtg_linalg_inv(a, &r_));
+  return MTG_DL_LIVE(s) ? mtg_d_call(s, MT_OP_linalg_inv, &a, 1, NULL) : NULL;
 }
 static inline mt_tensor *mtg_dl_solve(mtg_scope *s, const mt_tensor *a, const mt_tensor *b, bool left) {
-  if (!MTG_DL_LIVE(s) || !a || !b) return NULL;
-  MTG_DL_WRAP(mtg_linalg_solve(a, b, left, &r_));
+  const mt_tensor *ins[2] = {a, b};
+  mt_args args = {.i = {left}, .ni = 1};
+  return MTG_DL_LIVE(s) ? mtg_d_call(s, MT_OP_linalg_solve, ins, 2, &args) : NULL;
 }
 static inline mt_tensor *mtg_dl_pinv(mtg_scope *s, const mt_tensor *a) {
-  if (!MTG_DL_LIVE(s) || !a) return NULL;
-  MTG_DL_WRAP(mtg_linalg_pinv(a, 0, -1, false, &r_));
+  mt_args args = {.f = {0, -1}, .nf = 2}; /* atol 0, rtol the default */
+  return MTG_DL_LIVE(s) ? mtg_d_call(s, MT_OP_linalg_pinv, &a, 1, &args) : NULL;
 }
 static inline mt_tensor *mtg_dl_cross(mtg_scope *s, const mt_tensor *a, const mt_tensor *b, int dim) {
-  if (!MTG_DL_LIVE(s) || !a || !b) return NULL;
-  MTG_DL_WRAP(mtg_linalg_cross(a, b, dim, &r_));
+  const mt_tensor *ins[2] = {a, b};
+  mt_args args = {.i = {dim}, .ni = 1};
+  return MTG_DL_LIVE(s) ? mtg_d_call(s, MT_OP_linalg_cross, ins, 2, &args) : NULL;
 }
 static inline mt_tensor *mtg_dl_einsum(mtg_scope *s, const char *eq, mt_tensor *const *ops, int n) {
   if (!MTG_DL_LIVE(s)) return NULL;

@@ -51,16 +51,6 @@ static mt_status d_inv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_inv(const mt_tensor *a, mt_tensor **out) {
-  const mt_tensor *ins[1] = {a};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_inv(a, out);
-  if (*out) return mtg_la_no_out("linalg.inv");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_inv(a, &r);
-  if (!st) st = mtg_la_record(MT_OP_linalg_inv, ins, 1, r, NULL, 0, NULL, 0);
-  if (!st) *out = r;
-  return st;
-}
 
 /* ---- det ----
  * The gradient is G times the cofactor matrix: det(A) A^-T for a
@@ -143,16 +133,6 @@ static mt_status d_det(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_det(const mt_tensor *a, mt_tensor **out) {
-  const mt_tensor *ins[1] = {a};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_det(a, out);
-  if (*out) return mtg_la_no_out("linalg.det");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_det(a, &r);
-  if (!st) st = mtg_la_record(MT_OP_linalg_det, ins, 1, r, NULL, 0, NULL, 0);
-  if (!st) *out = r;
-  return st;
-}
 
 /* ---- slogdet: only logabsdet has a gradient, G A^-T ---- */
 
@@ -179,8 +159,8 @@ mt_status mtg_linalg_slogdet(const mt_tensor *a, mt_tensor **sign, mt_tensor **l
 
 /* ---- solve ----
  * AX = B: gB = A^-T G, gA = -gB X^T. XA = B: gB = G A^-T, gA = -X^T gB.
- * i[0] left, i[1] B is a (batch of) vector(s): columns for left, rows
- * otherwise. */
+ * i[0] left; B may be a (batch of) vector(s) (the engine's rule, from the
+ * shapes): columns for left, rows otherwise. */
 
 static mt_tensor *as_matrix(mtg_scope *s, const mt_tensor *x, bool vec, bool left) {
   if (!x || !vec) return (mt_tensor *)x;
@@ -189,7 +169,12 @@ static mt_tensor *as_matrix(mtg_scope *s, const mt_tensor *x, bool vec, bool lef
 
 static mt_status d_solve(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  bool left = n->i[0], vec = n->i[1];
+  const mtg_meta_shape *ma = &n->in[0], *mb = &n->in[1];
+  bool left = n->i[0], vec = mb->ndim == 1;
+  if (mb->ndim == ma->ndim - 1) {
+    vec = true;
+    for (int i = 0; i < mb->ndim; i++) vec = vec && mb->shape[i] == ma->shape[i];
+  }
   mt_tensor *a = mtg_d_saved(s, 0), *x = mtg_d_saved(s, MTG_SLOT_OUT);
   mt_tensor *gb = mtg_dl_solve(s, T(a), go[0], left);
   if (NEED(1)) gin[1] = mtg_d_grad_for(s, 1, gb);
@@ -200,23 +185,6 @@ static mt_status d_solve(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_solve(const mt_tensor *a, const mt_tensor *b, bool left, mt_tensor **out) {
-  const mt_tensor *ins[2] = {a, b};
-  if (!mtg_any_requires_grad(ins, 2)) return mt_linalg_solve(a, b, left, out);
-  if (*out) return mtg_la_no_out("linalg.solve");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_solve(a, b, left, &r);
-  if (st) return st;
-  bool vec = b->ndim == 1; /* the engine's rule */
-  if (b->ndim == a->ndim - 1) {
-    vec = true;
-    for (int i = 0; i < b->ndim; i++) vec = vec && b->shape[i] == a->shape[i];
-  }
-  int64_t args[2] = {left, vec};
-  if ((st = mtg_la_record(MT_OP_linalg_solve, ins, 2, r, args, 2, NULL, 0))) return st;
-  *out = r;
-  return MT_OK;
-}
 
 /* ---- cholesky ----
  * A = L L^T: gA = L^-T Phi(L^T G) L^-1, symmetrized (Phi: the lower
@@ -238,17 +206,6 @@ static mt_status d_cholesky(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) 
   END;
 }
 
-mt_status mtg_linalg_cholesky(const mt_tensor *a, bool upper, mt_tensor **out) {
-  const mt_tensor *ins[1] = {a};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_cholesky(a, upper, out);
-  if (*out) return mtg_la_no_out("linalg.cholesky");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_cholesky(a, upper, &r);
-  int64_t args[1] = {upper};
-  if (!st) st = mtg_la_record(MT_OP_linalg_cholesky, ins, 1, r, args, 1, NULL, 0);
-  if (!st) *out = r;
-  return st;
-}
 
 /* ---- qr ----
  * For A = QR with m >= n (Q m x n, R n x n upper):
@@ -480,16 +437,6 @@ static mt_status d_pinv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_pinv(const mt_tensor *a, double atol, double rtol, bool hermitian, mt_tensor **out) {
-  const mt_tensor *ins[1] = {a};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_pinv(a, atol, rtol, hermitian, out);
-  if (*out) return mtg_la_no_out("linalg.pinv");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_pinv(a, atol, rtol, hermitian, &r);
-  if (!st) st = mtg_la_record(MT_OP_linalg_pinv, ins, 1, r, NULL, 0, NULL, 0);
-  if (!st) *out = r;
-  return st;
-}
 
 /* ---- lstsq ----
  * The solution is pinv(A) B (full rank): gB = pinv(A)^T G and gA is the

@@ -202,28 +202,18 @@ mt_status mtg_linalg_norm(const mt_tensor *x, bool has_ord, const char *sord, do
   return mtg_linalg_vector_norm(x, ord, dims, 1, keepdim, -1, out);
 }
 
-/* ---- cross: ga = b x g, gb = g x a; i[0] the dim, counted from the end ---- */
+/* ---- cross: ga = b x g, gb = g x a; i[0] the dim (counted from the end
+ * when negative) ---- */
 
 static mt_status d_cross(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
   int dim = (int)n->i[0];
+  if (dim >= 0) dim -= n->out[0].ndim;
   if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_dl_cross(s, mtg_d_saved(s, 1), go[0], dim));
   if (mtg_needs(n, 1)) gin[1] = mtg_d_grad_for(s, 1, mtg_dl_cross(s, go[0], mtg_d_saved(s, 0), dim));
   END;
 }
 
-mt_status mtg_linalg_cross(const mt_tensor *a, const mt_tensor *b, int dim, mt_tensor **out) {
-  const mt_tensor *ins[2] = {a, b};
-  if (!mtg_any_requires_grad(ins, 2)) return mt_linalg_cross(a, b, dim, out);
-  if (*out) return mtg_la_no_out("linalg.cross");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_cross(a, b, dim, &r);
-  if (st) return st;
-  int64_t args[1] = {dim < 0 ? dim : dim - r->ndim};
-  if ((st = mtg_la_record(MT_OP_linalg_cross, ins, 2, r, args, 1, NULL, 0))) return st;
-  *out = r;
-  return MT_OK;
-}
 
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_linalg_vector_norm] = {d_vector_norm, MTG_SAVE_IN(0) | MTG_SAVE_OUT},

@@ -480,7 +480,7 @@ static void eval_batch_norm_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g,
 static mt_tensor *Dn_mean(mtg_scope *s, const mt_tensor *x, const int *dims, int nd) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_mean(x, dims, nd, true, -1, &r);
+  mt_status st = mtg_reduce(MT_OP_mean, x, dims, nd, true, -1, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 

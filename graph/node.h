@@ -168,6 +168,8 @@ mt_tensor *mtg_d_cast(mtg_scope *s, const mt_tensor *t, mt_dtype dt);
  * m's dtype: the gradient of an input that was broadcast. */
 mt_tensor *mtg_d_sum_to(mtg_scope *s, const mt_tensor *g, const mtg_meta_shape *m);
 mt_tensor *mtg_d_sum(mtg_scope *s, const mt_tensor *x, const int *dims, int ndims, bool keepdim);
+/* Any op with an engine entry, recorded (mtg_call), one result. */
+mt_tensor *mtg_d_call(mtg_scope *s, mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a);
 mt_tensor *mtg_d_expand(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim);
 mt_tensor *mtg_d_reshape(mtg_scope *s, const mt_tensor *x, const int64_t *shape, int ndim);
 mt_tensor *mtg_d_transpose(mtg_scope *s, const mt_tensor *x, int d0, int d1);

@@ -1,12 +1,14 @@
-/* reduce.c -- recorded reductions (sum, prod, mean, nansum, nanmean, var,
- * std, var_mean, std_mean, norm, logsumexp, amax, amin, aminmax, max, min
- * and median of all elements), scans (cumsum, cumprod) and softmax, with
- * their derivatives. A reduction's gradient is the incoming gradient viewed
- * with the reduced dims kept (size 1) and broadcast back over them. Node
- * arguments: i[0] a bit mask of reduced dims, i[1] keepdim (scans: i[0]
- * the dim), f[0] a number argument (correction, p). Saved: the input in
- * slot 0, result k in slot MTG_SLOT_OUT - k. Ops returning values picked
- * by indices (max along a dim, sort, ...) are in select.c. */
+/* reduce.c -- derivatives of the reductions (sum, prod, mean, nansum,
+ * nanmean, var, std, var_mean, std_mean, norm, logsumexp, amax, amin,
+ * aminmax), scans (cumsum, cumprod) and softmax, which are recorded by the
+ * generic path (call.c: mtg_call, mtg_reduce, mtg_along), and the recorded
+ * max, min and median of all elements. A reduction's gradient is the
+ * incoming gradient viewed with the reduced dims kept (size 1) and
+ * broadcast back over them. Node arguments are the ops' engine arguments
+ * (tensor/call.c): i[0] a bit mask of reduced dims, i[1] keepdim (scans and
+ * softmax: i[0] the dim), f[0] a number argument (correction, p). Saved:
+ * the input in slot 0, result k in slot MTG_SLOT_OUT - k. Ops returning
+ * values picked by indices (max along a dim, sort, ...) are in select.c. */
 #include <math.h>
 
 #include "creation.h"
@@ -83,7 +85,8 @@ static mt_tensor *P_cast(mtg_scope *s, const mt_tensor *a, mt_dtype dt) {
 static mt_tensor *P_sum(mtg_scope *s, const mt_tensor *a, const int *dims, int nd, bool keepdim) {
   if (s->st || !a) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = MTG_TRACING() ? mtg_sum(a, dims, nd, keepdim, -1, &r) : mt_sum(a, dims, nd, keepdim, -1, &r);
+  mt_status st = MTG_TRACING() ? mtg_reduce(MT_OP_sum, a, dims, nd, keepdim, -1, 0, &r, 1)
+                               : mt_sum(a, dims, nd, keepdim, -1, &r);
   return mtg_track(s, st, r);
 }
 
@@ -91,28 +94,28 @@ static mt_tensor *P_sum(mtg_scope *s, const mt_tensor *a, const int *dims, int n
 static mt_tensor *S_prod(mtg_scope *s, const mt_tensor *x, const int *dims, int nd) {
   if (s->st || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_prod(x, dims, nd, true, -1, &r);
+  mt_status st = mtg_reduce(MT_OP_prod, x, dims, nd, true, -1, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 
 static mt_tensor *S_mean(mtg_scope *s, const mt_tensor *x, const int *dims, int nd) {
   if (s->st || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_mean(x, dims, nd, true, -1, &r);
+  mt_status st = mtg_reduce(MT_OP_mean, x, dims, nd, true, -1, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 
 static mt_tensor *S_cumsum(mtg_scope *s, const mt_tensor *x, int dim) {
   if (s->st || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_cumsum(x, dim, -1, &r);
+  mt_status st = mtg_along(MT_OP_cumsum, x, dim, -1, &r);
   return mtg_track(s, st, r);
 }
 
 static mt_tensor *S_cumprod(mtg_scope *s, const mt_tensor *x, int dim) {
   if (s->st || !x) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_cumprod(x, dim, -1, &r);
+  mt_status st = mtg_along(MT_OP_cumprod, x, dim, -1, &r);
   return mtg_track(s, st, r);
 }
 
@@ -193,17 +196,6 @@ static mt_status done(mt_status st, mt_tensor *r, mt_tensor **out) {
   return MT_OK;
 }
 
-static mt_status done2(mt_status st, mt_tensor *a, mt_tensor *b, mt_tensor **oa, mt_tensor **ob) {
-  if (st) {
-    mt_release(a);
-    mt_release(b);
-    return st;
-  }
-  *oa = a;
-  *ob = b;
-  return MT_OK;
-}
-
 /* ---- sum, mean, nansum, nanmean ---- */
 
 static mt_status d_sum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -242,49 +234,6 @@ static mt_status d_nanmean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-typedef mt_status (*sumlike_fn)(const mt_tensor *, const int *, int, bool, int, mt_tensor **);
-
-static mt_status sumlike_untraced(mt_op op, sumlike_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x,
-                                  const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, mt_ops[op].name, run(x, dims, ndims, keepdim, dtype, out));
-  mt_tensor *r = NULL;
-  mt_status st = run(x, dims, ndims, keepdim, dtype, &r);
-  if (!st) st = record(op, fn, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0, saves);
-  return done(st, r, out);
-}
-
-/* Appends a reduction to the active trace: i = {dim mask, keepdim, dtype}. */
-static void trace_reduce(mt_op op, const mt_tensor *given, const mt_tensor *x, const int *dims, int ndims,
-                         bool keepdim, int dtype, const mt_tensor *r) {
-  const mt_tensor *ins[1] = {x};
-  const int64_t a[3] = {dim_mask(dims, ndims, x->ndim), keepdim, dtype};
-  mtg_trace_op(op, given, ins, 1, r, a, 3, NULL, 0);
-}
-
-static mt_status sumlike(mt_op op, sumlike_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x,
-                         const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  mt_tensor *given = *out;
-  mt_status st = sumlike_untraced(op, run, fn, saves, x, dims, ndims, keepdim, dtype, out);
-  if (!st && MTG_TRACING()) trace_reduce(op, given, x, dims, ndims, keepdim, dtype, *out);
-  return st;
-}
-
-mt_status mtg_sum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  return sumlike(MT_OP_sum, mt_sum, d_sum, 0, x, dims, ndims, keepdim, dtype, out);
-}
-
-mt_status mtg_mean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  return sumlike(MT_OP_mean, mt_mean, d_mean, 0, x, dims, ndims, keepdim, dtype, out);
-}
-
-mt_status mtg_nansum(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  return sumlike(MT_OP_nansum, mt_nansum, d_nansum, SAVE_X, x, dims, ndims, keepdim, dtype, out);
-}
-
-mt_status mtg_nanmean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  return sumlike(MT_OP_nanmean, mt_nanmean, d_nanmean, SAVE_X, x, dims, ndims, keepdim, dtype, out);
-}
-
 /* ---- prod ----
  * Without zeros in the input, gx = g y / x. With zeros, per reduced slice
  * with zero set Z: gx[k] = prod of the others, that is, with x1 = x where
@@ -320,10 +269,6 @@ static mt_status d_prod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   }
   if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, g, d));
   return mtg_scope_end(s, gin, n->nin);
-}
-
-mt_status mtg_prod(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  return sumlike(MT_OP_prod, mt_prod, d_prod, SAVE_X | SAVE_Y0, x, dims, ndims, keepdim, dtype, out);
 }
 
 /* ---- var, std, var_mean, std_mean ----
@@ -378,44 +323,6 @@ static mt_status d_std_mean(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) 
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_var(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, "var", mt_var(x, dims, ndims, correction, keepdim, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_var(x, dims, ndims, correction, keepdim, &r);
-  if (!st) st = record(MT_OP_var, d_var, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, correction, SAVE_X);
-  return done(st, r, out);
-}
-
-mt_status mtg_std(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, "std", mt_std(x, dims, ndims, correction, keepdim, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_std(x, dims, ndims, correction, keepdim, &r);
-  if (!st)
-    st = record(MT_OP_std, d_std, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, correction, SAVE_X | SAVE_Y0);
-  return done(st, r, out);
-}
-
-mt_status mtg_var_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **var,
-                       mt_tensor **mean) {
-  PLAIN_UNLESS_RECORDING(x, *var || *mean, "var_mean", mt_var_mean(x, dims, ndims, correction, keepdim, var, mean));
-  mt_tensor *r[2] = {NULL, NULL};
-  mt_status st = mt_var_mean(x, dims, ndims, correction, keepdim, &r[0], &r[1]);
-  if (!st)
-    st = record(MT_OP_var_mean, d_var_mean, x, r, 2, dim_mask(dims, ndims, x->ndim), keepdim, correction, SAVE_X);
-  return done2(st, r[0], r[1], var, mean);
-}
-
-mt_status mtg_std_mean(const mt_tensor *x, const int *dims, int ndims, double correction, bool keepdim, mt_tensor **std,
-                       mt_tensor **mean) {
-  PLAIN_UNLESS_RECORDING(x, *std || *mean, "std_mean", mt_std_mean(x, dims, ndims, correction, keepdim, std, mean));
-  mt_tensor *r[2] = {NULL, NULL};
-  mt_status st = mt_std_mean(x, dims, ndims, correction, keepdim, &r[0], &r[1]);
-  if (!st)
-    st = record(MT_OP_std_mean, d_std_mean, x, r, 2, dim_mask(dims, ndims, x->ndim), keepdim, correction,
-                SAVE_X | SAVE_Y0);
-  return done2(st, r[0], r[1], std, mean);
-}
-
 /* ---- norm ----
  * PyTorch's cases: p = 0: no gradient; 1: sign(x) g; 2: g x / y (0 where
  * y = 0); +-inf: g split evenly among the elements whose |x| is the result,
@@ -457,14 +364,6 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-mt_status mtg_norm(const mt_tensor *x, double p, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, "norm", mt_norm(x, p, dims, ndims, keepdim, dtype, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_norm(x, p, dims, ndims, keepdim, dtype, &r);
-  if (!st) st = record(MT_OP_norm, d_norm, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, p, SAVE_X | SAVE_Y0);
-  return done(st, r, out);
-}
-
 /* ---- logsumexp: gx = g exp(x - y) ---- */
 static mt_status d_logsumexp(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
@@ -473,15 +372,6 @@ static mt_status d_logsumexp(mtg_node *n, mt_tensor *const *go, mt_tensor **gin)
   mt_tensor *d = mtg_d_mul(s, kept(s, go[0], n), mtg_d_un(s, MT_OP_exp, mtg_d_sub(s, saved_x(s, n), y)));
   if (mtg_needs(n, 0)) gin[0] = mtg_d_grad_for(s, 0, d);
   return mtg_scope_end(s, gin, n->nin);
-}
-
-mt_status mtg_logsumexp(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, "logsumexp", mt_logsumexp(x, dims, ndims, keepdim, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_logsumexp(x, dims, ndims, keepdim, &r);
-  if (!st)
-    st = record(MT_OP_logsumexp, d_logsumexp, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0, SAVE_X | SAVE_Y0);
-  return done(st, r, out);
 }
 
 /* ---- amax, amin, aminmax, max/min/median of all elements ----
@@ -514,33 +404,6 @@ static mt_status d_aminmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-typedef mt_status (*amax_fn)(const mt_tensor *, const int *, int, bool, mt_tensor **);
-
-static mt_status amaxlike_untraced(mt_op op, amax_fn run, const mt_tensor *x, const int *dims, int ndims, bool keepdim,
-                                   mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, mt_ops[op].name, run(x, dims, ndims, keepdim, out));
-  mt_tensor *r = NULL;
-  mt_status st = run(x, dims, ndims, keepdim, &r);
-  if (!st) st = record(op, d_evenly, x, &r, 1, dim_mask(dims, ndims, x->ndim), keepdim, 0, SAVE_X | SAVE_Y0);
-  return done(st, r, out);
-}
-
-static mt_status amaxlike(mt_op op, amax_fn run, const mt_tensor *x, const int *dims, int ndims, bool keepdim,
-                          mt_tensor **out) {
-  mt_tensor *given = *out;
-  mt_status st = amaxlike_untraced(op, run, x, dims, ndims, keepdim, out);
-  if (!st && MTG_TRACING()) trace_reduce(op, given, x, dims, ndims, keepdim, -1, *out);
-  return st;
-}
-
-mt_status mtg_amax(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out) {
-  return amaxlike(MT_OP_amax, mt_amax, x, dims, ndims, keepdim, out);
-}
-
-mt_status mtg_amin(const mt_tensor *x, const int *dims, int ndims, bool keepdim, mt_tensor **out) {
-  return amaxlike(MT_OP_amin, mt_amin, x, dims, ndims, keepdim, out);
-}
-
 /* max/min/median of all elements: a 0-dim result r (status st) over every dim */
 static mt_status all_elements(mt_op op, const mt_tensor *x, mt_status st, mt_tensor *r, mt_tensor **out) {
   if (!st) st = record(op, d_evenly, x, &r, 1, dim_mask(NULL, 0, x->ndim), false, 0, SAVE_X | SAVE_Y0);
@@ -566,16 +429,6 @@ mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out) {
   mt_tensor *r = NULL;
   mt_status st = mt_median_all(x, ignore_nan, &r);
   return all_elements(ignore_nan ? MT_OP_nanmedian : MT_OP_median, x, st, r, out);
-}
-
-mt_status mtg_aminmax(const mt_tensor *x, const int *dim, bool keepdim, mt_tensor **min, mt_tensor **max) {
-  PLAIN_UNLESS_RECORDING(x, *min || *max, "aminmax", mt_aminmax(x, dim, keepdim, min, max));
-  mt_tensor *r[2] = {NULL, NULL};
-  mt_status st = mt_aminmax(x, dim, keepdim, &r[0], &r[1]);
-  if (!st)
-    st = record(MT_OP_aminmax, d_aminmax, x, r, 2, dim_mask(dim, dim ? 1 : 0, x->ndim), keepdim, 0,
-                SAVE_X | SAVE_Y0 | SAVE_Y0 << 1);
-  return done2(st, r[0], r[1], min, max);
 }
 
 /* ---- cumsum, cumprod ----
@@ -673,26 +526,6 @@ static mt_status d_cumprod(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-typedef mt_status (*scan_fn)(const mt_tensor *, int, int, mt_tensor **);
-
-static mt_status scan(mt_op op, scan_fn run, mtg_backward_fn fn, unsigned saves, const mt_tensor *x, int dim, int dtype,
-                      mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, mt_ops[op].name, run(x, dim, dtype, out));
-  mt_tensor *r = NULL;
-  mt_status st = run(x, dim, dtype, &r);
-  int d = x->ndim == 0 ? 0 : dim < 0 ? dim + x->ndim : dim;
-  if (!st) st = record(op, fn, x, &r, 1, d, false, 0, saves); /* i[0]: the dim */
-  return done(st, r, out);
-}
-
-mt_status mtg_cumsum(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  return scan(MT_OP_cumsum, mt_cumsum, d_cumsum, 0, x, dim, dtype, out);
-}
-
-mt_status mtg_cumprod(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  return scan(MT_OP_cumprod, mt_cumprod, d_cumprod, SAVE_X | SAVE_Y0, x, dim, dtype, out);
-}
-
 /* ---- softmax, log_softmax ----
  * softmax: gx = y (g - sum(g y)); log_softmax: gx = g - exp(y) sum(g).
  * i[0] holds the dim. */
@@ -716,47 +549,6 @@ static mt_status d_log_softmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
   return mtg_scope_end(s, gin, n->nin);
 }
 
-static mt_status softmax_like(mt_op op, mtg_backward_fn fn, const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  mt_status (*run)(const mt_tensor *, int, int, mt_tensor **) = op == MT_OP_softmax ? mt_softmax : mt_log_softmax;
-  const mt_tensor *ins[1] = {x};
-  if (!mtg_any_requires_grad(ins, 1)) return run(x, dim, dtype, out);
-  if (*out) return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad", mt_ops[op].name);
-  mt_tensor *r = NULL;
-  mt_status st = run(x, dim, dtype, &r);
-  mtg_node *n = st ? NULL : mtg_record1(mtg_backward_name(op), fn, ins, 1, r, &st);
-  if (n) {
-    n->i[0] = dim < 0 ? dim + x->ndim : dim;
-    st = mtg_save(n, MTG_SLOT_OUT, r, true, 0);
-  }
-  if (st) {
-    mt_release(r);
-    return st;
-  }
-  *out = r;
-  return MT_OK;
-}
-
-/* softmax and log_softmax traced: i = {dim (0-based), dtype} */
-static mt_status softmax_traced(mt_op op, mtg_backward_fn fn, const mt_tensor *x, int dim, int dtype,
-                                mt_tensor **out) {
-  mt_tensor *given = *out;
-  mt_status st = softmax_like(op, fn, x, dim, dtype, out);
-  if (!st && MTG_TRACING()) {
-    const mt_tensor *ins[1] = {x};
-    const int64_t a[2] = {dim < 0 ? dim + x->ndim : dim, dtype};
-    mtg_trace_op(op, given, ins, 1, *out, a, 2, NULL, 0);
-  }
-  return st;
-}
-
-mt_status mtg_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  return softmax_traced(MT_OP_softmax, d_softmax, x, dim, dtype, out);
-}
-
-mt_status mtg_log_softmax(const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
-  return softmax_traced(MT_OP_log_softmax, d_log_softmax, x, dim, dtype, out);
-}
-
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_sum] = {d_sum, 0},
     [MT_OP_mean] = {d_mean, 0},
@@ -771,7 +563,7 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_logsumexp] = {d_logsumexp, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_amax] = {d_evenly, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_amin] = {d_evenly, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
-    [MT_OP_aminmax] = {d_aminmax, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
+    [MT_OP_aminmax] = {d_aminmax, MTG_SAVE_IN(0) | MTG_SAVE_OUT | MTG_SAVE_OUT1},
     [MT_OP_cumsum] = {d_cumsum, 0},
     [MT_OP_cumprod] = {d_cumprod, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_softmax] = {d_softmax, MTG_SAVE_OUT},

@@ -106,6 +106,28 @@ static const char *prelude =
     "static inline int64_t mj_shl(int64_t a,int64_t b){return (b<0||b>=64)?0:(int64_t)((uint64_t)a<<b);}\n"
     "static inline int64_t mj_shr(int64_t a,int64_t b){return (b<0||b>=64)?(a<0?-1:0):a>>b;}\n"
     "#define MJ_PART 64\n"
+    /* the elementwise dialect of tensor/ops.def's expressions */
+    "typedef uint64_t mt_u64;\n"
+    "#define MJ_G1(f, ff, x) _Generic((x), float: ff, default: f)(x)\n"
+    "#define m_exp(x) MJ_G1(exp, mj_expf, x)\n#define m_log(x) MJ_G1(log, mj_logf, x)\n"
+    "#define m_tanh(x) MJ_G1(tanh, mj_tanhf, x)\n#define m_erf(x) MJ_G1(erf, mj_erff, x)\n"
+    "#define m_exp2(x) MJ_G1(exp2, exp2f, x)\n#define m_expm1(x) MJ_G1(expm1, expm1f, x)\n"
+    "#define m_log2(x) MJ_G1(log2, log2f, x)\n#define m_log10(x) MJ_G1(log10, log10f, x)\n"
+    "#define m_log1p(x) MJ_G1(log1p, log1pf, x)\n#define m_sqrt(x) MJ_G1(sqrt, sqrtf, x)\n"
+    "#define m_sin(x) MJ_G1(sin, sinf, x)\n#define m_cos(x) MJ_G1(cos, cosf, x)\n#define m_tan(x) MJ_G1(tan, tanf, x)\n"
+    "#define m_asin(x) MJ_G1(asin, asinf, x)\n#define m_acos(x) MJ_G1(acos, acosf, x)\n"
+    "#define m_atan(x) MJ_G1(atan, atanf, x)\n#define m_sinh(x) MJ_G1(sinh, sinhf, x)\n"
+    "#define m_cosh(x) MJ_G1(cosh, coshf, x)\n#define m_erfc(x) MJ_G1(erfc, erfcf, x)\n"
+    "#define m_floor(x) MJ_G1(floor, floorf, x)\n#define m_ceil(x) MJ_G1(ceil, ceilf, x)\n"
+    "#define m_rint(x) MJ_G1(nearbyint, nearbyintf, x)\n#define m_trunc(x) MJ_G1(trunc, truncf, x)\n"
+    "#define m_fabs(x) MJ_G1(fabs, fabsf, x)\n"
+    "#define MJ_G2(f, ff, x, y) _Generic((x), float: ff, default: f)(x, y)\n"
+    "#define m_pow(x, y) MJ_G2(pow, powf, x, y)\n#define m_atan2(x, y) MJ_G2(atan2, atan2f, x, y)\n"
+    "#define m_hypot(x, y) MJ_G2(hypot, hypotf, x, y)\n#define m_fmod(x, y) MJ_G2(fmod, fmodf, x, y)\n"
+    "#define m_gelu_bw(g, x) MJ_G2(mj_gelu_bw, mj_gelu_bwf, g, x)\n"
+    "#define m_gelu_tanh_bw(g, x) MJ_G2(mj_gelu_tanh_bw, mj_gelu_tanh_bwf, g, x)\n"
+    "#define m_pymod mj_pymod\n#define m_fmax_nan MJ_FMAX\n#define m_fmin_nan MJ_FMIN\n"
+    "#define m_idiv mj_idiv\n#define m_imod mj_imod\n#define m_ipow mj_ipow\n#define m_shl mj_shl\n#define m_shr mj_shr\n"
     "#define MJ_FMAX(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)>(b)?(a):(b)))\n"
     "#define MJ_FMIN(a,b) (((a)!=(a)||(b)!=(b))?(a)+(b):((a)<(b)?(a):(b)))\n";
 
@@ -159,133 +181,70 @@ static void opnd(cg *c, int i, char *out, size_t n) {
   }
 }
 
-static const char *fsuf(int dt) { return dt == MT_FLOAT32 ? "f" : ""; }
-
-/* The C expression of unary op on x (compute dtype cdt). */
 /* The compute dtype of node n's expression (float16/bfloat16 compute in float32). */
 static int cdt_of(const mtj_node *n) { return n->cdt == MT_FLOAT16 || n->cdt == MT_BFLOAT16 ? MT_FLOAT32 : n->cdt; }
 
-static bool unary_expr(const mtj_node *n, const char *x, char *o, size_t sz) {
+/* Writes expression e (a row's, tensor/ops.def) into o with its names
+ * replaced: a and b by the operands x and y, T by the C type T, p0 by the
+ * number p. Numbers and other names are copied. False if o is too small. */
+static bool subst(const char *e, const char *x, const char *y, const char *T, double p, char *o, size_t sz) {
+  size_t n = 0;
+  char lit[48];
+  snprintf(lit, sizeof lit, "((%s)%.17g)", T, p);
+  while (*e) {
+    const char *t = e, *rep = NULL;
+    if ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || *e == '_') {
+      while ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || (*e >= '0' && *e <= '9') || *e == '_') e++;
+      size_t len = (size_t)(e - t);
+      if (len == 1 && *t == 'a') rep = x;
+      else if (len == 1 && *t == 'b') rep = y;
+      else if (len == 1 && *t == 'T') rep = T;
+      else if (len == 2 && t[0] == 'p' && t[1] == '0') rep = lit;
+    } else if ((*e >= '0' && *e <= '9') || (*e == '.' && e[1] >= '0' && e[1] <= '9')) {
+      while ((*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || *e == '.' ||
+             ((*e == '+' || *e == '-') && (e[-1] == 'e' || e[-1] == 'E')))
+        e++;
+    } else {
+      e++;
+    }
+    bool paren = rep && rep != T; /* operands keep their grouping; a type name may not have parentheses */
+    int k = rep ? snprintf(o + n, sz - n, paren ? "(%s)" : "%s", rep) : snprintf(o + n, sz - n, "%.*s", (int)(e - t), t);
+    if (k < 0 || (size_t)k >= sz - n) return false;
+    n += (size_t)k;
+  }
+  return true;
+}
+
+/* The C expression of elementwise node n on operands x (and y): its row's
+ * expression for the compute dtype, or nan_to_num's form with its three
+ * numbers. Results of a bool
+ * dtype are made 0 or 1. False when there is none. */
+static bool ew_expr(const mtj_node *n, const char *x, const char *y, char *o, size_t sz) {
   int dt = cdt_of(n);
-  bool f32 = dt == MT_FLOAT32, fl = dt == MT_FLOAT32 || dt == MT_FLOAT64;
-  const char *T = mtj_ctype(dt), *s = fsuf(dt);
+  bool fl = dt == MT_FLOAT32 || dt == MT_FLOAT64;
+  const char *T = mtj_ctype(dt);
+  const mt_opinfo *info = &mt_ops[n->op];
   switch (n->op) {
-  case MT_OP_copy: snprintf(o, sz, "%s", x); return true;
-  case MT_OP_neg: snprintf(o, sz, fl ? "(-%s)" : "((%s)(0-(uint64_t)%s))", fl ? x : T, x); return true;
-  case MT_OP_abs: snprintf(o, sz, fl ? "fabs%s(%s)" : "(%s<0?-%s:%s)", fl ? s : x, x, x); if (!fl) snprintf(o, sz, "(%s<0?(%s)(0-(uint64_t)%s):%s)", x, T, x, x); return true;
-  case MT_OP_sign: snprintf(o, sz, "(%s!=%s?%s:(%s)((%s>0)-(%s<0)))", x, x, x, T, x, x); return true;
-  case MT_OP_relu: snprintf(o, sz, "(%s>0?%s:(%s!=%s?%s:(%s)0))", x, x, x, x, x, T); return true;
-  case MT_OP_leaky_relu: snprintf(o, sz, "(%s>0?%s:%s*(%s)%.17g)", x, x, x, T, n->c); return fl;
-  case MT_OP_square: snprintf(o, sz, "(%s*%s)", x, x); return true;
-  case MT_OP_floor: case MT_OP_ceil: case MT_OP_round: case MT_OP_trunc:
-    if (!fl) { snprintf(o, sz, "%s", x); return true; }
-    snprintf(o, sz, "%s%s(%s)", n->op == MT_OP_floor ? "floor" : n->op == MT_OP_ceil ? "ceil" : n->op == MT_OP_round ? "nearbyint" : "trunc", s, x);
-    return true;
-  case MT_OP_frac: snprintf(o, sz, fl ? "(%s-trunc%s(%s))" : "((%s)0)", fl ? x : T, s, x); return true;
-  case MT_OP_logical_not: snprintf(o, sz, "(%s==0)", x); return true;
-  case MT_OP_bitwise_not: snprintf(o, sz, dt == MT_BOOL ? "(!%s)" : "(~%s)", x); return !fl;
-  case MT_OP_isnan: snprintf(o, sz, "(%s!=%s)", x, x); return true;
-  case MT_OP_isinf: snprintf(o, sz, fl ? "(fabs%s(%s)==INFINITY)" : "0", s, x); return true;
-  case MT_OP_isfinite: snprintf(o, sz, fl ? "(%s==%s&&fabs%s(%s)!=INFINITY)" : "1", x, x, s, x); return true;
   case MT_OP_nan_to_num:
     if (!fl) { snprintf(o, sz, "%s", x); return true; }
     snprintf(o, sz, "(%s!=%s?(%s)%.17g:(%s==INFINITY?(%s)%.17g:(%s==-INFINITY?(%s)%.17g:%s)))", x, x, T, n->f[0], x, T,
              n->f[1], x, T, n->f[2], x);
     return true;
+  case MT_OP_bitwise_not:
+    if (dt == MT_BOOL) { snprintf(o, sz, "(!%s)", x); return true; }
+    break;
   default: break;
   }
-  if (!fl) return false;
-  const char *fn = NULL;
-  switch (n->op) {
-  case MT_OP_exp: fn = f32 ? "mj_expf" : "exp"; break;
-  case MT_OP_log: fn = f32 ? "mj_logf" : "log"; break;
-  case MT_OP_tanh: fn = f32 ? "mj_tanhf" : "tanh"; break;
-  case MT_OP_erf: fn = f32 ? "mj_erff" : "erf"; break;
-  case MT_OP_sqrt: fn = f32 ? "sqrtf" : "sqrt"; break;
-  case MT_OP_rsqrt: snprintf(o, sz, "(1/sqrt%s(%s))", s, x); return true;
-  case MT_OP_reciprocal: snprintf(o, sz, "(1/%s)", x); return true;
-  case MT_OP_exp2: fn = f32 ? "exp2f" : "exp2"; break;
-  case MT_OP_expm1: fn = f32 ? "expm1f" : "expm1"; break;
-  case MT_OP_log2: fn = f32 ? "log2f" : "log2"; break;
-  case MT_OP_log10: fn = f32 ? "log10f" : "log10"; break;
-  case MT_OP_log1p: fn = f32 ? "log1pf" : "log1p"; break;
-  case MT_OP_sin: fn = f32 ? "sinf" : "sin"; break;
-  case MT_OP_cos: fn = f32 ? "cosf" : "cos"; break;
-  case MT_OP_tan: fn = f32 ? "tanf" : "tan"; break;
-  case MT_OP_asin: fn = f32 ? "asinf" : "asin"; break;
-  case MT_OP_acos: fn = f32 ? "acosf" : "acos"; break;
-  case MT_OP_atan: fn = f32 ? "atanf" : "atan"; break;
-  case MT_OP_sinh: fn = f32 ? "sinhf" : "sinh"; break;
-  case MT_OP_cosh: fn = f32 ? "coshf" : "cosh"; break;
-  case MT_OP_erfc: fn = f32 ? "erfcf" : "erfc"; break;
-  default: return false;
+  const char *e = fl ? info->fexpr : info->iexpr;
+  if (!e || !subst(e, x, y ? y : x, T, n->f[0], o, sz)) return false;
+  size_t len = strlen(o);
+  if (dt == MT_BOOL && !(info->flags & MT_F_PRED)) { /* bool arithmetic (a + b) must stay 0 or 1 */
+    if (len + 8 >= sz) return false;
+    memmove(o + 2, o, len + 1);
+    o[0] = o[1] = '(';
+    memcpy(o + len + 2, ")!=0)", 6);
   }
-  snprintf(o, sz, "%s(%s)", fn, x);
   return true;
-}
-
-static bool binary_expr(const mtj_node *n, const char *a, const char *b, char *o, size_t sz) {
-  int dt = cdt_of(n);
-  bool fl = dt == MT_FLOAT32 || dt == MT_FLOAT64, bo = dt == MT_BOOL;
-  const char *T = mtj_ctype(dt), *s = fsuf(dt);
-  switch (n->op) {
-  case MT_OP_eq: snprintf(o, sz, "(%s==%s)", a, b); return true;
-  case MT_OP_ne: snprintf(o, sz, "(%s!=%s)", a, b); return true;
-  case MT_OP_lt: snprintf(o, sz, "(%s<%s)", a, b); return true;
-  case MT_OP_le: snprintf(o, sz, "(%s<=%s)", a, b); return true;
-  case MT_OP_gt: snprintf(o, sz, "(%s>%s)", a, b); return true;
-  case MT_OP_ge: snprintf(o, sz, "(%s>=%s)", a, b); return true;
-  case MT_OP_logical_and: snprintf(o, sz, "((%s!=0)&(%s!=0))", a, b); return true;
-  case MT_OP_logical_or: snprintf(o, sz, "((%s!=0)|(%s!=0))", a, b); return true;
-  case MT_OP_logical_xor: snprintf(o, sz, "((%s!=0)^(%s!=0))", a, b); return true;
-  default: break;
-  }
-  if (fl) {
-    switch (n->op) {
-    case MT_OP_add: snprintf(o, sz, "(%s+%s)", a, b); return true;
-    case MT_OP_sub: snprintf(o, sz, "(%s-%s)", a, b); return true;
-    case MT_OP_mul: snprintf(o, sz, "(%s*%s)", a, b); return true;
-    case MT_OP_div: snprintf(o, sz, "(%s/%s)", a, b); return true;
-    case MT_OP_floor_divide: snprintf(o, sz, "floor%s(%s/%s)", s, a, b); return true;
-    case MT_OP_pow: snprintf(o, sz, "pow%s(%s,%s)", s, a, b); return true;
-    case MT_OP_atan2: snprintf(o, sz, "atan2%s(%s,%s)", s, a, b); return true;
-    case MT_OP_hypot: snprintf(o, sz, "hypot%s(%s,%s)", s, a, b); return true;
-    case MT_OP_fmod: snprintf(o, sz, "fmod%s(%s,%s)", s, a, b); return true;
-    case MT_OP_remainder: snprintf(o, sz, "((%s)mj_pymod(%s,%s))", T, a, b); return true;
-    case MT_OP_maximum: snprintf(o, sz, "MJ_FMAX(%s,%s)", a, b); return true;
-    case MT_OP_minimum: snprintf(o, sz, "MJ_FMIN(%s,%s)", a, b); return true;
-    case MT_OP_relu_backward: snprintf(o, sz, "(%s>0?%s:(%s)0)", b, a, T); return true;
-    case MT_OP_gelu_backward: snprintf(o, sz, "mj_gelu_bw%s(%s,%s)", s, a, b); return true;
-    case MT_OP_gelu_tanh_backward: snprintf(o, sz, "mj_gelu_tanh_bw%s(%s,%s)", s, a, b); return true;
-    default: return false;
-    }
-  }
-  if (bo) {
-    switch (n->op) {
-    case MT_OP_add: case MT_OP_maximum: case MT_OP_bitwise_or: snprintf(o, sz, "(%s|%s)", a, b); return true;
-    case MT_OP_mul: case MT_OP_minimum: case MT_OP_bitwise_and: snprintf(o, sz, "(%s&%s)", a, b); return true;
-    case MT_OP_bitwise_xor: snprintf(o, sz, "(%s^%s)", a, b); return true;
-    default: return false;
-    }
-  }
-  switch (n->op) {
-  case MT_OP_add: snprintf(o, sz, "((%s)((uint64_t)%s+(uint64_t)%s))", T, a, b); return true;
-  case MT_OP_sub: snprintf(o, sz, "((%s)((uint64_t)%s-(uint64_t)%s))", T, a, b); return true;
-  case MT_OP_mul: snprintf(o, sz, "((%s)((uint64_t)%s*(uint64_t)%s))", T, a, b); return true;
-  case MT_OP_floor_divide: snprintf(o, sz, "((%s)mj_idiv(%s,%s))", T, a, b); return true;
-  case MT_OP_pow: snprintf(o, sz, "((%s)mj_ipow(%s,%s))", T, a, b); return true;
-  case MT_OP_fmod: snprintf(o, sz, "((%s)(%s==-1?0:%s%%%s))", T, b, a, b); return true;
-  case MT_OP_remainder: snprintf(o, sz, "((%s)mj_imod(%s,%s))", T, a, b); return true;
-  case MT_OP_maximum: snprintf(o, sz, "(%s>%s?%s:%s)", a, b, a, b); return true;
-  case MT_OP_minimum: snprintf(o, sz, "(%s<%s?%s:%s)", a, b, a, b); return true;
-  case MT_OP_relu_backward: snprintf(o, sz, "(%s>0?%s:(%s)0)", b, a, T); return true;
-  case MT_OP_bitwise_and: snprintf(o, sz, "(%s&%s)", a, b); return true;
-  case MT_OP_bitwise_or: snprintf(o, sz, "(%s|%s)", a, b); return true;
-  case MT_OP_bitwise_xor: snprintf(o, sz, "(%s^%s)", a, b); return true;
-  case MT_OP_bitwise_left_shift: snprintf(o, sz, "((%s)mj_shl(%s,%s))", T, a, b); return true;
-  case MT_OP_bitwise_right_shift: snprintf(o, sz, "((%s)mj_shr(%s,%s))", T, a, b); return true;
-  default: return false;
-  }
 }
 
 static bool failed;
@@ -376,12 +335,12 @@ static void emit(cg *c, int i, bool j) {
   bool ok = true;
   switch (x->kind) {
   case JN_UNARY:
-    ok = unary_expr(x, o0, ex, sizeof ex);
+    ok = ew_expr(x, o0, NULL, ex, sizeof ex);
     if (x->op == MT_OP_exp && x->cdt == MT_FLOAT32 && below_max(c->g, x->a[0])) snprintf(ex, sizeof ex, "mj_expf_le0(%s)", o0);
     break;
   case JN_BINARY:
     if (x->op == MT_OP_div && c->rc_done[x->a[1]]) snprintf(ex, sizeof ex, "(%s*rc%d)", o0, x->a[1]);
-    else ok = binary_expr(x, o0, o1, ex, sizeof ex);
+    else ok = ew_expr(x, o0, o1, ex, sizeof ex);
     break;
   case JN_WHERE: snprintf(ex, sizeof ex, "(%s?%s:%s)", o0, o1, o2); break;
   case JN_CAST:
@@ -436,16 +395,9 @@ static void emit_row_deps(cg *c, int i) {
   }
 }
 
-/* Worth keeping rather than computing twice: a transcendental function. */
-static bool costly(const mtj_node *x) {
-  if (x->kind != JN_UNARY) return false;
-  switch (x->op) {
-  case MT_OP_exp: case MT_OP_log: case MT_OP_tanh: case MT_OP_erf: case MT_OP_exp2: case MT_OP_expm1:
-  case MT_OP_log2: case MT_OP_log10: case MT_OP_log1p: case MT_OP_sin: case MT_OP_cos: case MT_OP_tan:
-  case MT_OP_sinh: case MT_OP_cosh: case MT_OP_erfc: return true;
-  default: return false;
-  }
-}
+/* Worth keeping rather than computing twice: a transcendental function
+ * (its row's MT_F_COSTLY). */
+static bool costly(const mtj_node *x) { return x->kind == JN_UNARY && (mt_ops[x->op].flags & MT_F_COSTLY); }
 
 /* Does value `from` (in the kernel) read value `target`? */
 static bool reads(cg *c, int from, int target) {

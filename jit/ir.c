@@ -1,5 +1,7 @@
-/* ir.c -- trace to IR: each traced op becomes primitive nodes (composites
- * such as softmax, layer_norm, gelu and clamp are decomposed here), equal
+/* ir.c -- trace to IR: each traced op becomes primitive nodes as its row's
+ * jit column says (tensor/ops.def: elementwise expressions, views, engine
+ * calls; composites such as softmax, layer_norm, gelu and clamp are
+ * decomposed here), equal
  * nodes are shared as they are made (CSE), and nodes no output needs are
  * dropped (DCE). Sizes are symbolic: every input dim that is not 1 is a
  * symbol, and dims that must agree under broadcasting share a class. */
@@ -292,32 +294,31 @@ static int operand(builder *b, const mt_tensor *t) {
   return cnst(b, v, t->dtype);
 }
 
+/* An engine call of the traced op at replay (runtime.c: mt_call through the
+ * row's entry), its result's sizes by the row's rule (ops.def's jit column). */
 static int extern_op(builder *b, const mtg_trace_entry *e, const int *ops) {
-  switch (e->op) { /* the engine calls runtime.c makes (run_extern) */
-  case MT_OP_matmul: case MT_OP_sum: case MT_OP_mean: case MT_OP_prod: case MT_OP_nansum: case MT_OP_nanmean:
-  case MT_OP_amax: case MT_OP_amin: case MT_OP_softmax: case MT_OP_log_softmax: case MT_OP_layer_norm: break;
-  default: return fail(b, "%s is not handled by the JIT yet", mt_ops[e->op].name);
-  }
+  const mt_opinfo *info = &mt_ops[e->op];
+  if (!mt_call_fns[e->op]) return fail(b, "%s is not handled by the JIT yet", info->name);
   mtj_node x = blank(JN_EXTERN, e->op, e->out->dtype);
   for (int i = 0; i < e->nin && i < 3; i++) x.a[i] = ops[i];
-  if (e->nin > 3) return fail(b, "%s has too many operands for an extern call", mt_ops[e->op].name);
+  if (e->nin > 3) return fail(b, "%s has too many operands for an extern call", info->name);
   memcpy(x.attr, e->i, sizeof x.attr);
   x.nattr = e->ni;
   memcpy(x.f, e->f, sizeof x.f);
   x.ndim = e->out->ndim;
   /* symbolic result sizes: matmul and reductions keep their operands' dims */
   const mtj_node *a = ops[0] >= 0 ? &b->g->n[ops[0]] : NULL;
+  int sizes = MT_J_SIZES(info->jit);
   if (!b->dynamic) {
     for (int d = 0; d < x.ndim; d++) x.shape[d] = (mtj_dim){-1, e->out->shape[d]};
-  } else if (e->op == MT_OP_matmul && a && ops[1] >= 0 && a->ndim >= 2 && b->g->n[ops[1]].ndim == 2 &&
+  } else if (sizes == MT_JS_MATMUL && a && ops[1] >= 0 && a->ndim >= 2 && b->g->n[ops[1]].ndim == 2 &&
              x.ndim == a->ndim) {
     const mtj_node *w = &b->g->n[ops[1]];
     if (a->shape[a->ndim - 1].sym >= 0 && w->shape[0].sym >= 0)
       b->g->sym_parent[mtj_find(b->g, w->shape[0].sym)] = mtj_find(b->g, a->shape[a->ndim - 1].sym);
     memcpy(x.shape, a->shape, sizeof x.shape);
     x.shape[x.ndim - 1] = w->shape[1];
-  } else if (mt_ops[e->op].kind == MT_K_REDUCE && a && e->ni >= 2 && e->op != MT_OP_softmax &&
-             e->op != MT_OP_log_softmax) {
+  } else if (sizes == MT_JS_REDUCED && a && e->ni >= 2) {
     int k = 0;
     for (int d = 0; d < a->ndim; d++) {
       if (e->i[0] >> d & 1) {
@@ -326,7 +327,7 @@ static int extern_op(builder *b, const mtg_trace_entry *e, const int *ops) {
         x.shape[k++] = a->shape[d];
       }
     }
-  } else if ((e->op == MT_OP_softmax || e->op == MT_OP_log_softmax || e->op == MT_OP_layer_norm) && a) {
+  } else if (sizes == MT_JS_SAME && a) {
     memcpy(x.shape, a->shape, sizeof x.shape);
   } else {
     b->need_static = true;
@@ -387,6 +388,172 @@ static int copy_into(builder *b, const mt_tensor *dst, int src) {
   return un(b, MT_OP_copy, x, dst->dtype);
 }
 
+/* ---- lowering by the row's jit column ---- */
+
+/* An elementwise node (EXPR rows): its code is the row's expression. Unary
+ * predicates read their operand as it is; the rest compute in dt (binary)
+ * or the entry's compute dtype (comparisons). A row's number parameter
+ * travels in f[0]. */
+static int ew_node(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int op = e->op;
+  const mt_opinfo *info = &mt_ops[op];
+  if (info->kind == MT_K_BINARY) return bin(b, op, o[0], o[1], dt, dt);
+  if (info->kind == MT_K_COMPARE) return bin(b, op, o[0], o[1], dt, e->cdt);
+  int x = (info->flags & MT_F_PRED) ? o[0] : cast(b, o[0], dt);
+  if (x < 0) return -1;
+  mtj_node n = blank(JN_UNARY, op, dt);
+  n.cdt = b->g->n[x].dtype;
+  n.a[0] = x;
+  n.ndim = b->g->n[x].ndim;
+  memcpy(n.shape, b->g->n[x].shape, sizeof n.shape);
+  if (op == MT_OP_nan_to_num) memcpy(n.f, e->f, sizeof e->f);
+  if (info->param) n.f[0] = e->f[0]; /* the row's number parameter, p0 of its expression */
+  return add(b, n);
+}
+
+/* A view (VIEW rows): a permutation, an expansion (static sizes) or a
+ * shape change that keeps the sizes other than 1. */
+static int view_node(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int a = o[0];
+  const mt_tensor *out = e->out;
+  if (a < 0) return -1;
+  mtj_dim sh[MT_MAXDIM];
+  if (e->op == MT_OP_permute) {
+    int nd = (int)e->i[0];
+    for (int d = 0; d < nd; d++) sh[d] = b->g->n[a].shape[e->i[1 + d]];
+    return view(b, a, sh, nd, e->i + 1);
+  }
+  if (e->op == MT_OP_expand) {
+    if (b->dynamic) return b->need_static = true, -1;
+    for (int d = 0; d < out->ndim; d++) sh[d] = (mtj_dim){-1, out->shape[d]};
+    mtj_node x = blank(JN_VIEW, MT_OP_expand, dt);
+    x.a[0] = a, x.ndim = out->ndim;
+    memcpy(x.shape, sh, sizeof sh);
+    return add(b, x);
+  }
+  if (!relabel(b, &b->g->n[a], out, sh)) return -1;
+  return view(b, a, sh, out->ndim, NULL);
+}
+
+/* Decompositions (DECOMP rows): dec_<name> builds the op from primitive
+ * nodes, or returns DECLINE for an engine call instead. */
+#define DECLINE (-100)
+typedef int (*decomp_fn)(builder *b, const mtg_trace_entry *e, const int *o, int dt);
+
+/* values are immutable in the IR: a copy is the value itself, except of an input */
+static int dec_copy(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int x = cast(b, o[0], dt);
+  return x >= 0 && b->g->n[x].kind != JN_INPUT ? x : un(b, MT_OP_copy, x, dt);
+}
+static int dec_cast(builder *b, const mtg_trace_entry *e, const int *o, int dt) { return cast(b, o[0], dt); }
+
+/* sigmoid(x) = 1 / (1 + exp(-x)); silu(x) = x sigmoid(x) */
+static int dec_sigmoid(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int x = cast(b, o[0], dt);
+  return B(div, C(1, dt), B(add, C(1, dt), un(b, MT_OP_exp, un(b, MT_OP_neg, x, dt), dt), dt), dt);
+}
+static int dec_silu(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  return B(mul, cast(b, o[0], dt), dec_sigmoid(b, e, o, dt), dt);
+}
+/* gelu(x) = x/2 (1 + erf(x / sqrt 2)) (codegen_c.c knows this form); the tanh form */
+static int dec_gelu(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int x = cast(b, o[0], dt);
+  int e1 = un(b, MT_OP_erf, B(mul, x, C(0.70710678118654752440, dt), dt), dt);
+  return B(mul, B(mul, x, C(0.5, dt), dt), B(add, e1, C(1, dt), dt), dt);
+}
+static int dec_gelu_tanh(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int x = cast(b, o[0], dt);
+  int x3 = B(mul, B(mul, x, x, dt), x, dt);
+  int in = B(mul, C(0.79788456080286535588, dt), B(add, x, B(mul, C(0.044715, dt), x3, dt), dt), dt);
+  return B(mul, B(mul, x, C(0.5, dt), dt), B(add, un(b, MT_OP_tanh, in, dt), C(1, dt), dt), dt);
+}
+
+static int dec_where(builder *b, const mtg_trace_entry *e, const int *o, int dt) { return where3(b, o[0], o[1], o[2], dt); }
+static int dec_clamp(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int x = cast(b, o[0], dt);
+  if (o[1] >= 0) x = B(maximum, x, o[1], dt);
+  if (o[2] >= 0) x = B(minimum, x, o[2], dt);
+  return x;
+}
+/* lerp: a + w (b - a) for |w| < 1/2, else b - (b - a)(1 - w) (as the engine) */
+static int dec_lerp(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  int a = cast(b, o[0], dt), c = cast(b, o[1], dt), w = cast(b, o[2], dt);
+  int diff = B(sub, c, a, dt);
+  int lo = B(add, a, B(mul, w, diff, dt), dt);
+  int hi = B(sub, c, B(mul, diff, B(sub, C(1, dt), w, dt), dt), dt);
+  return where3(b, bin(b, MT_OP_lt, un(b, MT_OP_abs, w, dt), C(0.5, dt), MT_BOOL, dt), lo, hi, dt);
+}
+
+/* softmax along the last dim of a floating x: exp(x - max) / sum; log_softmax (x - max) - log(sum) */
+static int dec_softmax(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  const mt_tensor *x = e->in[0];
+  if (!mt_is_floating((mt_dtype)dt) || e->i[0] != x->ndim - 1 || x->ndim == 0) return DECLINE;
+  int xi = cast(b, o[0], dt);
+  int m = reduce(b, MT_OP_amax, xi, 1, dt);
+  int sh = B(sub, xi, m, dt);
+  int s = reduce(b, MT_OP_sum, un(b, MT_OP_exp, sh, dt), 1, dt);
+  if (e->op == MT_OP_softmax) return B(div, un(b, MT_OP_exp, sh, dt), s, dt);
+  return B(sub, sh, un(b, MT_OP_log, s, dt), dt);
+}
+#define dec_log_softmax dec_softmax
+
+/* sum, mean, prod, amax, amin over trailing dims: a reduce node (then a
+ * view dropping the kept 1s); other dims, or mean of integers, an engine call */
+static int dec_sum(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  const mt_tensor *x = e->in[0];
+  int64_t mask = e->i[0];
+  int nred = 0;
+  while (nred < x->ndim && (mask >> (x->ndim - 1 - nred) & 1)) nred++;
+  bool suffix = x->ndim > 0 && nred > 0 && mask == (((int64_t)1 << x->ndim) - 1) - (((int64_t)1 << (x->ndim - nred)) - 1);
+  if (!suffix || (e->op == MT_OP_mean && !mt_is_floating((mt_dtype)dt)) || dt == MT_BOOL) return DECLINE;
+  int r = reduce(b, e->op, o[0], nred, dt);
+  if (e->i[1] || r < 0) return r;
+  mtj_dim sh[MT_MAXDIM];
+  memcpy(sh, b->g->n[r].shape, sizeof sh);
+  return view(b, r, sh, x->ndim - nred, NULL);
+}
+#define dec_mean dec_sum
+#define dec_prod dec_sum
+#define dec_amax dec_sum
+#define dec_amin dec_sum
+
+/* layer_norm over the last i[0] dims, eps f[0]: (x - mean) rsqrt(var + eps) weight + bias */
+static int dec_layer_norm(builder *b, const mtg_trace_entry *e, const int *o, int dt) {
+  if (!mt_is_floating((mt_dtype)dt) || e->in[0]->dtype != dt) return DECLINE;
+  int nn = (int)e->i[0], x = o[0];
+  int mean = reduce(b, MT_OP_mean, x, nn, dt);
+  int d = B(sub, x, mean, dt);
+  int var = reduce(b, MT_OP_mean, B(mul, d, d, dt), nn, dt);
+  int y = B(mul, d, un(b, MT_OP_rsqrt, B(add, var, C(e->f[0], dt), dt), dt), dt);
+  if (o[1] >= 0) y = B(mul, y, o[1], dt);
+  if (o[2] >= 0) y = B(add, y, o[2], dt);
+  return y;
+}
+
+/* The rows' decompositions: the jit column MT_J(DECOMP, ...) names
+ * dec_<name>. The column is pasted onto DEC_ (MT_J(...) -> DEC_MT_J(...)),
+ * which selects by its lowering word; other lowerings add nothing. */
+#define DEC_MT_J(lower, sizes) DEC_##lower
+#define DEC_DECOMP(name) [MT_OP_##name] = dec_##name,
+#define DEC_EXPR(name)
+#define DEC_EXPR_(name)
+#define DEC_CALL(name)
+#define DEC_VIEW(name)
+#define DEC_NONE(name)
+#define MT_OP(name, kind, arity, flags, dev, ac, jit, entry) DEC_##jit(name)
+#define MT_UNARY(name, flags, ac, jit, ...) DEC_##jit(name)
+#define MT_UNARY_P(name, flags, ac, jit, ...) DEC_##jit(name)
+#define MT_BINARY(name, flags, ac, jit, ...) DEC_##jit(name)
+#define MT_COMPARE(...)
+static const decomp_fn decomps[MT_NOPS] = {
+#include "ops.def"
+};
+#undef MT_OP
+#undef MT_UNARY
+#undef MT_UNARY_P
+#undef MT_BINARY
+#undef MT_COMPARE
+
 /* Appends the nodes of one traced op; returns the node of its result. */
 static int lower(builder *b, const mtg_trace_entry *e) {
   int o[MTG_TRACE_NIN];
@@ -397,133 +564,21 @@ static int lower(builder *b, const mtg_trace_entry *e) {
   if (e->kind == MTG_TE_FULL) return full(b, e->out, e->f[0]);
   if (e->kind == MTG_TE_CALL) return call_op(b, e, o);
   if (e->inplace && e->op == MT_OP_copy) return copy_into(b, e->out, o[0]);
-  const mt_tensor *out = e->out;
-  int dt = out->dtype, op = e->op;
+  int dt = e->out->dtype, op = e->op;
   if (!dtype_ok(b, dt)) return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)dt));
   for (int i = 0; i < e->nin; i++)
     if (e->in[i] && !dtype_ok(b, e->in[i]->dtype))
       return fail(b, "the JIT does not generate %s code yet", mt_dtype_name((mt_dtype)e->in[i]->dtype));
-  bool fl = mt_is_floating((mt_dtype)dt);
-  switch (mt_ops[op].kind) {
-  case MT_K_UNARY:
-    switch (op) {
-    case MT_OP_cast: return cast(b, o[0], dt);
-    case MT_OP_copy: { /* values are immutable in the IR: a copy is the value itself, except of an input */
-      int x = cast(b, o[0], dt);
-      return x >= 0 && b->g->n[x].kind != JN_INPUT ? x : un(b, MT_OP_copy, x, dt);
-    }
-    case MT_OP_sigmoid: case MT_OP_silu: {
-      int x = cast(b, o[0], dt);
-      int s = B(div, C(1, dt), B(add, C(1, dt), un(b, MT_OP_exp, un(b, MT_OP_neg, x, dt), dt), dt), dt);
-      return op == MT_OP_silu ? B(mul, x, s, dt) : s;
-    }
-    case MT_OP_gelu: {
-      int x = cast(b, o[0], dt);
-      int e1 = un(b, MT_OP_erf, B(mul, x, C(0.70710678118654752440, dt), dt), dt);
-      return B(mul, B(mul, x, C(0.5, dt), dt), B(add, e1, C(1, dt), dt), dt);
-    }
-    case MT_OP_gelu_tanh: {
-      int x = cast(b, o[0], dt);
-      int x3 = B(mul, B(mul, x, x, dt), x, dt);
-      int in = B(mul, C(0.79788456080286535588, dt), B(add, x, B(mul, C(0.044715, dt), x3, dt), dt), dt);
-      return B(mul, B(mul, x, C(0.5, dt), dt), B(add, un(b, MT_OP_tanh, in, dt), C(1, dt), dt), dt);
-    }
-    default: {
-      bool pred = op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
-      int x = pred ? o[0] : cast(b, o[0], dt);
-      if (x < 0) return -1;
-      mtj_node n = blank(JN_UNARY, op, dt);
-      n.cdt = b->g->n[x].dtype;
-      n.a[0] = x;
-      n.ndim = b->g->n[x].ndim;
-      memcpy(n.shape, b->g->n[x].shape, sizeof n.shape);
-      if (op == MT_OP_leaky_relu) n.c = e->f[0];
-      if (op == MT_OP_nan_to_num) memcpy(n.f, e->f, sizeof e->f);
-      int id = add(b, n);
-      return id;
-    }
-    }
-  case MT_K_BINARY:
-    return bin(b, op, o[0], o[1], dt, dt);
-  case MT_K_COMPARE:
-    return bin(b, op, o[0], o[1], dt, e->cdt);
-  case MT_K_TERNARY:
-    if (op == MT_OP_where) return where3(b, o[0], o[1], o[2], dt);
-    if (op == MT_OP_clamp) {
-      int x = cast(b, o[0], dt);
-      if (o[1] >= 0) x = B(maximum, x, o[1], dt);
-      if (o[2] >= 0) x = B(minimum, x, o[2], dt);
-      return x;
-    }
-    if (op == MT_OP_lerp) {
-      int a = cast(b, o[0], dt), c = cast(b, o[1], dt), w = cast(b, o[2], dt);
-      int diff = B(sub, c, a, dt);
-      int lo = B(add, a, B(mul, w, diff, dt), dt);
-      int hi = B(sub, c, B(mul, diff, B(sub, C(1, dt), w, dt), dt), dt);
-      return where3(b, bin(b, MT_OP_lt, un(b, MT_OP_abs, w, dt), C(0.5, dt), MT_BOOL, dt), lo, hi, dt);
-    }
-    break;
-  case MT_K_REDUCE: {
-    const mt_tensor *x = e->in[0];
-    if (op == MT_OP_softmax || op == MT_OP_log_softmax) {
-      if (!fl || e->i[0] != x->ndim - 1 || x->ndim == 0) return extern_op(b, e, o);
-      int xi = cast(b, o[0], dt);
-      int m = reduce(b, MT_OP_amax, xi, 1, dt);
-      int sh = B(sub, xi, m, dt);
-      int s = reduce(b, MT_OP_sum, un(b, MT_OP_exp, sh, dt), 1, dt);
-      if (op == MT_OP_softmax) return B(div, un(b, MT_OP_exp, sh, dt), s, dt);
-      return B(sub, sh, un(b, MT_OP_log, s, dt), dt);
-    }
-    int rop = op == MT_OP_sum ? MT_OP_sum : op == MT_OP_mean ? MT_OP_mean : op == MT_OP_amax ? MT_OP_amax
-              : op == MT_OP_amin ? MT_OP_amin : op == MT_OP_prod ? MT_OP_prod : -1;
-    int64_t mask = e->i[0];
-    int nred = 0;
-    while (nred < x->ndim && (mask >> (x->ndim - 1 - nred) & 1)) nred++;
-    bool suffix = x->ndim > 0 && nred > 0 && mask == (((int64_t)1 << x->ndim) - 1) - (((int64_t)1 << (x->ndim - nred)) - 1);
-    if (rop < 0 || !suffix || (rop == MT_OP_mean && !fl) || (dt == MT_BOOL)) return extern_op(b, e, o);
-    int r = reduce(b, rop, o[0], nred, dt);
-    if (e->i[1] || r < 0) return r;
-    mtj_dim sh[MT_MAXDIM];
-    memcpy(sh, b->g->n[r].shape, sizeof sh);
-    return view(b, r, sh, x->ndim - nred, NULL);
+  switch (MT_J_LOWER(mt_ops[op].jit)) { /* the row's jit column (ops.def) */
+  case MT_J_EXPR: return ew_node(b, e, o, dt);
+  case MT_J_DECOMP: {
+    int id = decomps[op](b, e, o, dt);
+    return id == DECLINE ? extern_op(b, e, o) : id;
   }
-  case MT_K_MOVEMENT: {
-    int a = o[0];
-    if (a < 0) return -1;
-    if (op == MT_OP_permute) {
-      mtj_dim sh[MT_MAXDIM];
-      int nd = (int)e->i[0];
-      for (int d = 0; d < nd; d++) sh[d] = b->g->n[a].shape[e->i[1 + d]];
-      return view(b, a, sh, nd, e->i + 1);
-    }
-    mtj_dim sh[MT_MAXDIM];
-    if (op == MT_OP_expand) {
-      if (b->dynamic) return b->need_static = true, -1;
-      for (int d = 0; d < out->ndim; d++) sh[d] = (mtj_dim){-1, out->shape[d]};
-      mtj_node x = blank(JN_VIEW, MT_OP_expand, dt);
-      x.a[0] = a, x.ndim = out->ndim;
-      memcpy(x.shape, sh, sizeof sh);
-      return add(b, x);
-    }
-    if (!relabel(b, &b->g->n[a], out, sh)) return -1;
-    return view(b, a, sh, out->ndim, NULL);
+  case MT_J_CALL: return extern_op(b, e, o);
+  case MT_J_VIEW: return view_node(b, e, o, dt);
+  default: return fail(b, "%s is not handled by the JIT yet", mt_ops[op].name);
   }
-  case MT_K_EXTERN:
-    if (op == MT_OP_layer_norm && fl && e->in[0]->dtype == dt) {
-      int nn = (int)e->i[0], x = o[0];
-      int mean = reduce(b, MT_OP_mean, x, nn, dt);
-      int d = B(sub, x, mean, dt);
-      int var = reduce(b, MT_OP_mean, B(mul, d, d, dt), nn, dt);
-      int y = B(mul, d, un(b, MT_OP_rsqrt, B(add, var, C(e->f[0], dt), dt), dt), dt);
-      if (o[1] >= 0) y = B(mul, y, o[1], dt);
-      if (o[2] >= 0) y = B(add, y, o[2], dt);
-      return y;
-    }
-    return extern_op(b, e, o);
-  default:
-    break;
-  }
-  return fail(b, "%s is not handled by the JIT yet", mt_ops[op].name);
 }
 
 void mtj_graph_free(mtj_graph *g) {

@@ -160,7 +160,7 @@ static bool find_act(const mtj_graph *g, int x, mt_act *act, double *alpha, int 
   int r;
   if ((r = UN(relu, x)) >= 0 && (s[0] = r, closed(g, x, s, 1))) return *act = MT_ACT_RELU, *ns = 1, true;
   if ((r = UN(leaky_relu, x)) >= 0 && (s[0] = r, closed(g, x, s, 1)))
-    return *act = MT_ACT_LEAKY_RELU, *alpha = g->n[r].c, *ns = 1, true;
+    return *act = MT_ACT_LEAKY_RELU, *alpha = g->n[r].f[0], *ns = 1, true;
   if ((r = UN(tanh, x)) >= 0 && (s[0] = r, closed(g, x, s, 1))) return *act = MT_ACT_TANH, *ns = 1, true;
   /* sigmoid: 1 / (1 + exp(-x)); silu: x * sigmoid(x) */
   s[0] = UN(neg, x), s[1] = UN(exp, s[0]), s[2] = CBIN(add, 1, s[1]), s[3] = CBIN(div, 1, s[2]);

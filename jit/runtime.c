@@ -362,28 +362,21 @@ static mt_status run_call(const mtj_graph *g, int node, mt_tensor **v, const mt_
   return st;
 }
 
+/* An engine call node: the op through its uniform entry (mt_call) with the
+ * traced arguments; a matmul that took a bias or an activation from
+ * rewrite.c runs as one fused call. */
 static mt_status run_extern(const mtj_node *x, mt_tensor *const *v, mt_tensor **out) {
-  const mt_tensor *a = x->a[0] >= 0 ? v[x->a[0]] : NULL, *b = x->a[1] >= 0 ? v[x->a[1]] : NULL,
-                  *c = x->a[2] >= 0 ? v[x->a[2]] : NULL;
-  int dims[MT_MAXDIM], nd = 0;
-  if (a && mt_ops[x->op].kind == MT_K_REDUCE)
-    for (int d = 0; d < a->ndim; d++)
-      if (x->attr[0] >> d & 1) dims[nd++] = d;
-  switch (x->op) {
-  case MT_OP_matmul:
-    return c || x->act ? mt_matmul_act(a, b, c, (mt_act)x->act, x->c, out) : mt_matmul(a, b, out);
-  case MT_OP_sum: return mt_sum(a, dims, nd, x->attr[1], (int)x->attr[2], out);
-  case MT_OP_mean: return mt_mean(a, dims, nd, x->attr[1], (int)x->attr[2], out);
-  case MT_OP_prod: return mt_prod(a, dims, nd, x->attr[1], (int)x->attr[2], out);
-  case MT_OP_nansum: return mt_nansum(a, dims, nd, x->attr[1], (int)x->attr[2], out);
-  case MT_OP_nanmean: return mt_nanmean(a, dims, nd, x->attr[1], (int)x->attr[2], out);
-  case MT_OP_amax: return mt_amax(a, dims, nd, x->attr[1], out);
-  case MT_OP_amin: return mt_amin(a, dims, nd, x->attr[1], out);
-  case MT_OP_softmax: return mt_softmax(a, (int)x->attr[0], (int)x->attr[1], out);
-  case MT_OP_log_softmax: return mt_log_softmax(a, (int)x->attr[0], (int)x->attr[1], out);
-  case MT_OP_layer_norm: return mt_layer_norm(a, (int)x->attr[0], b, c, x->f[0], out, NULL, NULL);
-  default: return mt_fail(MT_EARG, "internal: the JIT has no extern call for %s", mt_ops[x->op].name);
-  }
+  const mt_tensor *in[3] = {x->a[0] >= 0 ? v[x->a[0]] : NULL, x->a[1] >= 0 ? v[x->a[1]] : NULL,
+                            x->a[2] >= 0 ? v[x->a[2]] : NULL};
+  if (x->op == MT_OP_matmul && (in[2] || x->act)) return mt_matmul_act(in[0], in[1], in[2], (mt_act)x->act, x->c, out);
+  mt_args a = {.ni = x->nattr < MT_NARGI ? x->nattr : MT_NARGI, .nf = 3};
+  memcpy(a.i, x->attr, (size_t)a.ni * sizeof *a.i);
+  memcpy(a.f, x->f, sizeof a.f);
+  mt_tensor *outs[MTG_TRACE_NOUT] = {*out};
+  mt_status st = mt_call((mt_op)x->op, in, 3, &a, outs);
+  *out = outs[0];
+  for (int k = 1; k < MTG_TRACE_NOUT; k++) mt_release(outs[k]);
+  return st;
 }
 
 /* MOONTORCH_JIT_PROFILE=1: seconds spent per kind of step, printed at

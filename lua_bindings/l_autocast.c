@@ -14,34 +14,29 @@ int mtl_autocast_mask;
 /* Policies (PyTorch's names): LOW runs the op in the region's dtype; FP32 in
  * float32; FP32_OPT in float32 unless a dtype= is given; PROMOTE in the
  * widest floating type among the arguments; BANNED raises. */
-enum { AC_NONE, AC_LOW, AC_FP32, AC_FP32_OPT, AC_PROMOTE, AC_BANNED };
-#define AC_BITS 3
+enum { AC_NONE = MT_AC_NONE, AC_LOW = MT_AC_LOW, AC_FP32 = MT_AC_FP32, AC_FP32_OPT = MT_AC_FP32_OPT,
+       AC_PROMOTE = MT_AC_PROMOTE, AC_BANNED = MT_AC_BANNED };
+#define AC_BITS MT_AC_BITS
 #define AC_POLICY(flags, devtype) (((flags) >> ((devtype) * AC_BITS)) & 7)
 
-/* Per op name: the policy on the CPU and on CUDA, after PyTorch's
+/* Per function name: the policy on the CPU and on CUDA, after PyTorch's
  * autocast op reference (ops moontorch does not have are left out; Lua
- * functions such as the losses are wrapped by name, see _autocast_wrap). */
+ * functions such as the losses are wrapped by name, see _autocast_wrap).
+ * Registry ops carry theirs in their row (tensor/ops.def); these are the
+ * other functions. */
 static const struct {
   const char *name;
   unsigned char cpu, cuda;
 } policies[] = {
     /* products and convolutions: the region's low-precision dtype */
-    {"matmul", AC_LOW, AC_LOW}, {"mm", AC_LOW, AC_LOW}, {"bmm", AC_LOW, AC_LOW}, {"addmm", AC_LOW, AC_LOW},
-    {"addbmm", AC_LOW, AC_LOW}, {"baddbmm", AC_LOW, AC_LOW}, {"linear", AC_LOW, AC_LOW},
-    {"conv1d", AC_LOW, AC_LOW}, {"conv2d", AC_LOW, AC_LOW}, {"conv3d", AC_LOW, AC_LOW},
+    {"linear", AC_LOW, AC_LOW}, {"conv1d", AC_LOW, AC_LOW}, {"conv2d", AC_LOW, AC_LOW}, {"conv3d", AC_LOW, AC_LOW},
     {"conv_transpose1d", AC_LOW, AC_LOW}, {"conv_transpose2d", AC_LOW, AC_LOW}, {"conv_transpose3d", AC_LOW, AC_LOW},
     {"prelu", AC_LOW, AC_LOW}, {"scaled_dot_product_attention", AC_LOW, AC_LOW},
-    {"mv", AC_NONE, AC_LOW}, {"addmv", AC_NONE, AC_LOW}, {"addr", AC_NONE, AC_LOW}, {"einsum", AC_NONE, AC_LOW},
-    {"chain_matmul", AC_NONE, AC_LOW}, {"multi_dot", AC_NONE, AC_LOW},
+    {"addr", AC_NONE, AC_LOW}, {"chain_matmul", AC_NONE, AC_LOW}, {"multi_dot", AC_NONE, AC_LOW},
     /* float32: transcendental functions, norms, losses (CUDA's list) */
-    {"acos", AC_NONE, AC_FP32}, {"asin", AC_NONE, AC_FP32}, {"cosh", AC_NONE, AC_FP32}, {"sinh", AC_NONE, AC_FP32},
-    {"tan", AC_NONE, AC_FP32}, {"erfinv", AC_NONE, AC_FP32}, {"exp", AC_NONE, AC_FP32}, {"expm1", AC_NONE, AC_FP32},
-    {"log", AC_NONE, AC_FP32}, {"log10", AC_NONE, AC_FP32}, {"log2", AC_NONE, AC_FP32}, {"log1p", AC_NONE, AC_FP32},
-    {"reciprocal", AC_NONE, AC_FP32}, {"rsqrt", AC_NONE, AC_FP32}, {"pow", AC_NONE, AC_FP32},
-    {"softplus", AC_NONE, AC_FP32}, {"layer_norm", AC_NONE, AC_FP32}, {"group_norm", AC_NONE, AC_FP32},
-    {"rms_norm", AC_NONE, AC_FP32}, {"norm", AC_NONE, AC_FP32}, {"normalize", AC_NONE, AC_FP32},
-    {"cosine_similarity", AC_NONE, AC_FP32}, {"dist", AC_NONE, AC_FP32}, {"pdist", AC_NONE, AC_FP32},
-    {"renorm", AC_NONE, AC_FP32}, {"logsumexp", AC_NONE, AC_FP32},
+    {"erfinv", AC_NONE, AC_FP32}, {"softplus", AC_NONE, AC_FP32}, {"rms_norm", AC_NONE, AC_FP32},
+    {"normalize", AC_NONE, AC_FP32}, {"cosine_similarity", AC_NONE, AC_FP32}, {"dist", AC_NONE, AC_FP32},
+    {"pdist", AC_NONE, AC_FP32}, {"renorm", AC_NONE, AC_FP32},
     {"cdist", AC_FP32, AC_FP32}, {"mse_loss", AC_FP32, AC_FP32}, {"l1_loss", AC_FP32, AC_FP32},
     {"smooth_l1_loss", AC_FP32, AC_FP32}, {"huber_loss", AC_FP32, AC_FP32}, {"nll_loss", AC_FP32, AC_FP32},
     {"cross_entropy", AC_FP32, AC_FP32}, {"kl_div", AC_FP32, AC_FP32},
@@ -59,19 +54,17 @@ static const struct {
     {"svdvals", AC_FP32, AC_NONE}, {"eigh", AC_FP32, AC_NONE}, {"eigvalsh", AC_FP32, AC_NONE},
     {"lstsq", AC_FP32, AC_NONE}, {"matrix_rank", AC_FP32, AC_NONE}, {"trace", AC_FP32, AC_NONE},
     /* float32 unless dtype= is given */
-    {"sum", AC_NONE, AC_FP32_OPT}, {"prod", AC_FP32, AC_FP32_OPT}, {"cumsum", AC_NONE, AC_FP32_OPT},
-    {"cumprod", AC_NONE, AC_FP32_OPT}, {"softmax", AC_NONE, AC_FP32_OPT}, {"log_softmax", AC_NONE, AC_FP32_OPT},
     {"softmin", AC_NONE, AC_FP32_OPT}, {"vector_norm", AC_NONE, AC_FP32_OPT}, {"matrix_norm", AC_NONE, AC_FP32_OPT},
     /* the widest floating type among the arguments */
-    {"cat", AC_PROMOTE, AC_PROMOTE}, {"concat", AC_PROMOTE, AC_PROMOTE}, {"concatenate", AC_PROMOTE, AC_PROMOTE},
-    {"stack", AC_PROMOTE, AC_PROMOTE}, {"hstack", AC_PROMOTE, AC_PROMOTE}, {"vstack", AC_PROMOTE, AC_PROMOTE},
-    {"dstack", AC_PROMOTE, AC_PROMOTE}, {"index_copy", AC_PROMOTE, AC_PROMOTE}, {"where", AC_PROMOTE, AC_PROMOTE},
-    {"addcmul", AC_NONE, AC_PROMOTE}, {"addcdiv", AC_NONE, AC_PROMOTE}, {"atan2", AC_NONE, AC_PROMOTE},
-    {"bilinear", AC_NONE, AC_PROMOTE}, {"cross", AC_NONE, AC_PROMOTE}, {"dot", AC_NONE, AC_PROMOTE},
-    {"index_put", AC_NONE, AC_PROMOTE}, {"tensordot", AC_NONE, AC_PROMOTE}, {"scatter_add", AC_NONE, AC_PROMOTE},
+    {"concat", AC_PROMOTE, AC_PROMOTE}, {"concatenate", AC_PROMOTE, AC_PROMOTE}, {"hstack", AC_PROMOTE, AC_PROMOTE},
+    {"vstack", AC_PROMOTE, AC_PROMOTE}, {"dstack", AC_PROMOTE, AC_PROMOTE}, {"addcmul", AC_NONE, AC_PROMOTE},
+    {"addcdiv", AC_NONE, AC_PROMOTE}, {"bilinear", AC_NONE, AC_PROMOTE}, {"cross", AC_NONE, AC_PROMOTE},
+    {"tensordot", AC_NONE, AC_PROMOTE},
 };
 
 int mtl_autocast_flags(const char *name) {
+  int op = mt_op_find(name);
+  if (op >= 0) return mt_ops[op].autocast;
   for (size_t i = 0; i < sizeof policies / sizeof *policies; i++)
     if (strcmp(policies[i].name, name) == 0) return policies[i].cpu | policies[i].cuda << AC_BITS;
   return 0;

@@ -12,59 +12,38 @@
 
 /* ---- the device gate ---- */
 
-/* Functions with a CUDA path (they take CUDA tensors as they are). */
+/* Functions with a CUDA path (they take CUDA tensors as they are): every
+ * function named after a registry op whose row says MT_DEV_CUDA
+ * (tensor/ops.def), and these, which are not registry ops. */
 static const char *const cuda_ready[] = {
-    "bool", "byte", "char", "clone", "contiguous", "copy_", "cpu", "cuda", "detach", "detach_", "dim", "double",
-    "element_size", "empty_like", "expand", "expand_as", "fill_", "flatten", "float", "full_like", "half", "int",
-    "is_contiguous", "is_floating_point", "is_pinned", "is_tensor", "item", "long", "ndimension", "narrow", "nelement",
-    "new_empty", "new_full", "new_ones", "new_zeros", "numel", "ones_like", "permute", "pin_memory", "ravel",
-    "requires_grad_", "reshape", "select", "short", "size", "squeeze", "stride", "swapaxes", "swapdims", "t", "to",
-    "tolist", "totable", "transpose", "type", "unsqueeze", "view", "view_as", "zero_", "zeros_like", "_version",
-    "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "diagonal", "clamp", "clamp_", "clip",
-    /* reductions and softmax (cuda/reduce.c) */
-    "sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any", "softmax", "log_softmax",
-    /* products (cuda/blas.c) */
-    "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "addmm", "addmv", "baddbmm",
-    /* gathers and scatters (cuda/index.c) */
-    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
-    /* convolutions and max pools (cuda/conv.c) */
+    /* tensor methods: views, conversions, metadata, in-place fills */
+    "bool", "byte", "char", "clone", "copy_", "cpu", "cuda", "detach", "detach_", "dim", "double", "element_size",
+    "empty_like", "expand_as", "fill_", "flatten", "float", "full_like", "half", "int", "is_contiguous",
+    "is_floating_point", "is_pinned", "is_tensor", "item", "long", "ndimension", "narrow", "nelement", "new_empty",
+    "new_full", "new_ones", "new_zeros", "numel", "ones_like", "pin_memory", "ravel", "requires_grad_", "short", "size",
+    "stride", "swapaxes", "swapdims", "t", "to", "tolist", "totable", "transpose", "type", "view_as", "zero_",
+    "zeros_like", "_version", "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "reshape_as",
+    /* in-place and aliased forms of registry ops, compositions of them */
+    "clamp_", "clip", "scatter_", "scatter_add_", "index_add_", "index_copy_", "index_fill_", "masked_fill_",
+    "masked_scatter_", "put_", "index_put_", "tril_", "triu_", "addmm_", "addmv_", "baddbmm_", "addbmm_", "ger",
+    "vdot", "equal", "allclose", "isclose", "result_type", "split", "chunk", "tensor_split", "unbind", "argwhere",
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "tile", "concat", "concatenate", "hstack", "vstack",
+    "dstack", "fliplr", "flipud", "rot90", "meshgrid", "vector_norm", "matrix_norm",
+    /* convolutions and pools by their torch names (cuda/conv.c, cuda/pool.c); conv_input and conv_weight: torch._backward */
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "conv_input", "conv_weight", "max_pool", /* torch._backward */
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "conv_input", "conv_weight",
     /* random draws on the device (cuda/random.c) */
-    "rand_like", "randn_like", "randint_like", "bernoulli", "bernoulli_", "uniform_", "normal_", "normal",
-    "exponential_", "random_", "multinomial",
-    /* scans and sorts (cuda/scan.c, cuda/sort.c; unique on a host copy) */
-    "cumsum", "cumprod", "cummax", "cummin", "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode",
-    "unique",
-    /* elementwise with parameters, compositions of the ops above */
-    "leaky_relu", "nan_to_num", "equal", "allclose", "isclose", "lerp", "result_type", "split", "chunk", "tensor_split",
-    "unbind", "reshape_as", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "count_nonzero", "vdot",
-    "addmm_", "addmv_", "baddbmm_", "addbmm", "addbmm_", "arange",
-    /* attention: the math backend is recorded ops (graph/attention.c) */
-    "scaled_dot_product_attention", "_sdpa_math", "_sdp_selected",
-    "_sdpa_cudnn", "sdpa_cudnn", /* cuDNN fused attention (cuda/cudnn_attn.c); sdpa_cudnn: torch._backward */
-    "_sdpa_flash", "sdpa_flash", /* bf16/fp16 flash kernels (cuda/flash.cu); sdpa_flash: torch._backward */
-    /* statistics, norms, normalization, average pools (reduce_stats.c, cuda/norm.c, cuda/pool.c) */
-    "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "matrix_norm", "logsumexp", "nansum", "nanmean", "aminmax",
-    "where", "batch_norm", "layer_norm", "group_norm", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool", "adaptive_avg_pool",
-    /* indexing and movement (cuda/offsets.c, cuda/masks.c; shape ops copy views) */
-    "index_select", "take", "masked_select", "nonzero", "argwhere", "index_add", "index_add_", "index_copy",
-    "index_copy_", "index_fill", "index_fill_", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
-    "put", "put_", "index_put", "index_put_", "where", "reshape_as", "broadcast_tensors", "tile", "repeat", "unfold",
-    "split", "chunk", "tensor_split", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
-    "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "diag", "diag_embed", "atleast_1d",
-    "atleast_2d", "atleast_3d", "meshgrid",
-    /* linear algebra (cuda/solver.c through tensor/linalg_cuda.c; lstsq on the host) and einsum, kron, cross */
+    "rand_like", "randn_like", "randint_like", "bernoulli_", "uniform_", "normal_", "exponential_", "random_",
+    /* attention: the math backend is recorded ops (graph/attention.c); cuDNN (cuda/cudnn_attn.c), flash (cuda/flash.cu) */
+    "scaled_dot_product_attention", "_sdpa_math", "_sdp_selected", "_sdpa_cudnn", "_sdpa_flash",
+    /* linear algebra by its torch names (cuda/solver.c through tensor/linalg_cuda.c; lstsq on the host) */
     "inv", "inverse", "det", "logdet", "slogdet", "solve", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
-    "lstsq", "pinv", "pinverse", "matrix_rank", "norm", "vector_norm", "matrix_norm", "cross", "kron", "einsum",
-    "vdot", "addbmm", "addmm_", "addmv_", "baddbmm_", "addbmm_", /* products (blas.c; integers: intmm.c) */
-    "diag", "diag_embed", "tril", "triu", "tril_", "triu_", /* fills and copies through diagonal/slice views */
+    "lstsq", "pinv", "pinverse", "matrix_rank", "cross",
     "_amp_foreach_non_finite_check_and_unscale_", /* GradScaler (tensor/amp.c) */
     "_fused_adam_", /* fused Adam/AdamW (tensor/optim.c, cuda/adam.c) */
-    "gelu_backward", "_foreach_norm", "_foreach_mul_", /* gelu's fused backward; cuda/foreach.c */
+    "_foreach_norm", "_foreach_mul_", /* cuda/foreach.c */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save",
     /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */
@@ -153,7 +132,9 @@ static int gate(lua_State *L) {
 }
 
 void mtl_push_gated(lua_State *L, const mtl_reg *r) {
-  int flags = (listed(cuda_ready, r->name) ? GATE_READY : 0) | (listed(cross_device, r->name) ? GATE_CROSS : 0) |
+  int op = mt_op_find(r->name);
+  bool ready = op >= 0 ? mt_ops[op].dev == MT_DEV_CUDA : listed(cuda_ready, r->name);
+  int flags = (ready ? GATE_READY : 0) | (listed(cross_device, r->name) ? GATE_CROSS : 0) |
               mtl_autocast_flags(r->name) << GATE_AUTOCAST;
   lua_pushlightuserdata(L, (void *)r);
   lua_pushinteger(L, flags);

@@ -15,41 +15,48 @@ static int last_positional(lua_State *L, int opt) { return opt ? opt - 1 : lua_g
 
 /* ---- products ---- */
 
+/* a product of two tensors through the generic path (op < MT_NOPS) or fn */
 typedef mt_status (*binary_fn)(const mt_tensor *, const mt_tensor *, mt_tensor **);
 
-static int product2(lua_State *L, const char *name, binary_fn fn) {
+static int product2(lua_State *L, const char *name, mt_op op, binary_fn fn) {
   mt_tensor *a = mtl_check_tensor(L, 1, name), *b = mtl_check_tensor(L, 2, name);
   int opt = mtl_options_index(L, 3);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = fn(a, b, &res);
+  const mt_tensor *ins[2] = {a, b};
+  mt_args args = {.i = {a->ndim > b->ndim ? a->ndim : b->ndim}, .ni = op == MT_OP_kron};
+  mt_status st;
+  if (op == MT_OP_inner && (a->ndim == 0 || b->ndim == 0)) /* a number times a tensor, as the engine does */
+    st = mtg_binary(MT_OP_mul, a, b, &res);
+  else
+    st = op < MT_NOPS ? mtg_call(op, ins, 2, &args, &res, 1) : fn(a, b, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
-#define PRODUCT2(name, fn)                                                                                             \
-  static int l_##name(lua_State *L) { return product2(L, #name, fn); }
-PRODUCT2(matmul, mtg_matmul)
-PRODUCT2(mm, mtg_mm)
-PRODUCT2(bmm, mtg_bmm)
-PRODUCT2(mv, mtg_mv)
-PRODUCT2(dot, mtg_dot)
-PRODUCT2(vdot, mtg_dot)
-PRODUCT2(inner, mtg_inner)
-PRODUCT2(outer, mtg_outer)
-PRODUCT2(kron, mtg_kron)
+#define PRODUCT2(name, op, fn)                                                                                         \
+  static int l_##name(lua_State *L) { return product2(L, #name, op, fn); }
+PRODUCT2(matmul, MT_NOPS, mtg_matmul)
+PRODUCT2(mm, MT_OP_mm, NULL)
+PRODUCT2(bmm, MT_OP_bmm, NULL)
+PRODUCT2(mv, MT_OP_mv, NULL)
+PRODUCT2(dot, MT_OP_dot, NULL)
+PRODUCT2(vdot, MT_OP_dot, NULL)
+PRODUCT2(inner, MT_OP_inner, NULL)
+PRODUCT2(outer, MT_OP_outer, NULL)
+PRODUCT2(kron, MT_OP_kron, NULL)
 #undef PRODUCT2
-
-typedef mt_status (*addmm_fn)(const mt_tensor *, const mt_tensor *, const mt_tensor *, double, double, mt_tensor **);
 
 /* torch.addmm(input, m1, m2[, beta, alpha | {beta=, alpha=, out=}]) and the
  * in-place method input:addmm_(m1, m2, ...) */
-static int add_product(lua_State *L, const char *name, addmm_fn fn, int inplace) {
+static int add_product(lua_State *L, const char *name, mt_op op, int inplace) {
   mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
   mt_tensor *m1 = mtl_check_tensor(L, 2, name), *m2 = mtl_check_tensor(L, 3, name);
   int opt = mtl_options_index(L, 4), last = last_positional(L, opt);
   double beta = mtl_opt_num(L, 4, last, opt, "beta", 1), alpha = mtl_opt_num(L, 5, last, opt, "alpha", 1);
   mt_tensor *input = mtl_tensor_or_scalar(L, 1, name);
   mt_tensor *o = inplace ? self : mtl_opt_out(L, opt), *res = o;
-  mt_status st = fn(input, m1, m2, beta, alpha, &res);
+  const mt_tensor *ins[3] = {inplace ? self : input, m1, m2};
+  mt_args args = {.f = {beta, alpha}, .nf = 2};
+  mt_status st = mtg_call(op, ins, 3, &args, &res, 1);
   mt_release(input);
   if (inplace) {
     MTL_CHECK(L, st);
@@ -59,13 +66,13 @@ static int add_product(lua_State *L, const char *name, addmm_fn fn, int inplace)
   return mtl_push_result(L, st, res, opt, o);
 }
 
-#define ADD_PRODUCT(name, fn)                                                                                          \
-  static int l_##name(lua_State *L) { return add_product(L, #name, fn, 0); }                                           \
-  static int l_##name##_(lua_State *L) { return add_product(L, #name "_", fn, 1); }
-ADD_PRODUCT(addmm, mtg_addmm)
-ADD_PRODUCT(addmv, mtg_addmv)
-ADD_PRODUCT(baddbmm, mtg_baddbmm)
-ADD_PRODUCT(addbmm, mtg_addbmm)
+#define ADD_PRODUCT(name)                                                                                              \
+  static int l_##name(lua_State *L) { return add_product(L, #name, MT_OP_##name, 0); }                                 \
+  static int l_##name##_(lua_State *L) { return add_product(L, #name "_", MT_OP_##name, 1); }
+ADD_PRODUCT(addmm)
+ADD_PRODUCT(addmv)
+ADD_PRODUCT(baddbmm)
+ADD_PRODUCT(addbmm)
 #undef ADD_PRODUCT
 
 /* torch.einsum(equation, a, b, ...[, {out=}]) or torch.einsum(equation, {a, b, ...}[, {out=}]) */
@@ -94,16 +101,17 @@ static int l_einsum(lua_State *L) {
 
 /* ---- torch.linalg ---- */
 
-static int linalg1(lua_State *L, const char *name, mt_status (*fn)(const mt_tensor *, mt_tensor **)) {
-  mt_tensor *a = mtl_check_tensor(L, 1, name);
-  int opt = mtl_options_index(L, 2);
+/* op of (a[, {out=}]) or (a, b[, {out=}]) (nin tensors) with args a through
+ * the generic path */
+static int linalg_call(lua_State *L, const char *name, mt_op op, int nin, const mt_args *args, int opt) {
+  const mt_tensor *ins[2] = {mtl_check_tensor(L, 1, name), nin > 1 ? mtl_check_tensor(L, 2, name) : NULL};
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = fn(a, &res);
+  mt_status st = mtg_call(op, ins, nin, args, &res, 1);
   return mtl_push_result(L, st, res, opt, o);
 }
 
-static int l_inv(lua_State *L) { return linalg1(L, "linalg.inv", mtg_linalg_inv); }
-static int l_det(lua_State *L) { return linalg1(L, "linalg.det", mtg_linalg_det); }
+static int l_inv(lua_State *L) { return linalg_call(L, "linalg.inv", MT_OP_linalg_inv, 1, NULL, mtl_options_index(L, 2)); }
+static int l_det(lua_State *L) { return linalg_call(L, "linalg.det", MT_OP_linalg_det, 1, NULL, mtl_options_index(L, 2)); }
 
 static int l_slogdet(lua_State *L) {
   mt_tensor *a = mtl_check_tensor(L, 1, "linalg.slogdet"), *s = NULL, *l = NULL;
@@ -128,21 +136,15 @@ static int l_logdet(lua_State *L) {
 }
 
 static int l_solve(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.solve"), *b = mtl_check_tensor(L, 2, "linalg.solve");
   int opt = mtl_options_index(L, 3);
-  int left = mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_solve(a, b, left, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {mtl_opt_bool(L, 3, last_positional(L, opt), opt, "left", 1)}, .ni = 1};
+  return linalg_call(L, "linalg.solve", MT_OP_linalg_solve, 2, &args, opt);
 }
 
 static int l_cholesky(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.cholesky");
   int opt = mtl_options_index(L, 2);
-  int upper = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_cholesky(a, upper, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {mtl_opt_bool(L, 2, last_positional(L, opt), opt, "upper", 0)}, .ni = 1};
+  return linalg_call(L, "linalg.cholesky", MT_OP_linalg_cholesky, 1, &args, opt);
 }
 
 static const char *opt_string(lua_State *L, int pos, int last, int opt, const char *name, const char *dflt) {
@@ -249,13 +251,12 @@ static void tolerances(lua_State *L, int legacy_is_atol, double *atol, double *r
 }
 
 static int l_pinv(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.pinv");
+  mtl_check_tensor(L, 1, "linalg.pinv");
   double atol, rtol;
   int herm, opt;
   tolerances(L, 0, &atol, &rtol, &herm, &opt);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_pinv(a, atol, rtol, herm, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {herm}, .f = {atol, rtol}, .ni = 1, .nf = 2};
+  return linalg_call(L, "linalg.pinv", MT_OP_linalg_pinv, 1, &args, opt);
 }
 
 static int l_matrix_rank(lua_State *L) {
@@ -391,9 +392,8 @@ static int cross_impl(lua_State *L, int legacy) {
     dim = lua_isnil(L, -1) ? -1 : mtl_dim(L, luaL_checkinteger(L, -1), nd, op) - nd;
   }
   lua_pop(L, 1);
-  mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_cross(a, b, dim, &res);
-  return mtl_push_result(L, st, res, opt, o);
+  mt_args args = {.i = {dim}, .ni = 1};
+  return linalg_call(L, op, MT_OP_linalg_cross, 2, &args, opt);
 }
 static int l_linalg_cross(lua_State *L) { return cross_impl(L, 0); }
 static int l_cross(lua_State *L) { return cross_impl(L, 1); }

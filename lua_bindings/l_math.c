@@ -1,8 +1,8 @@
 /* l_math.c -- Lua bindings of the elementwise ops. Unary, binary and
  * comparison ops are registered by walking the op registry, each as
- * torch.name, x:name() and the in-place x:name_(); ops with extra
- * arguments (add/sub alpha, div rounding_mode, clamp, where, lerp, ...)
- * have their own functions. */
+ * torch.name, x:name() and the in-place x:name_(), with their rows' help
+ * texts; ops with extra arguments (add/sub alpha, div rounding_mode,
+ * clamp, where, lerp, ...) have their own functions. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,54 +10,20 @@
 #include "graph.h"
 #include "mtl.h"
 
-static const struct {
-  const char *name, *help;
-} helps[] = {
-    {"neg", "negation, -x"}, {"abs", "absolute value"}, {"sign", "sign: -1, 0 or 1"},
-    {"exp", "e^x"}, {"exp2", "2^x"}, {"expm1", "e^x - 1, accurate near 0"},
-    {"log", "natural logarithm"}, {"log2", "base-2 logarithm"}, {"log10", "base-10 logarithm"},
-    {"log1p", "log(1 + x), accurate near 0"}, {"sqrt", "square root"}, {"rsqrt", "1 / sqrt(x)"},
-    {"sin", "sine"}, {"cos", "cosine"}, {"tan", "tangent"}, {"asin", "arcsine"}, {"acos", "arccosine"},
-    {"atan", "arctangent"}, {"sinh", "hyperbolic sine"}, {"cosh", "hyperbolic cosine"},
-    {"tanh", "hyperbolic tangent"}, {"sigmoid", "logistic function 1 / (1 + e^-x)"},
-    {"relu", "max(x, 0)"}, {"gelu", "Gaussian error linear unit, x * Phi(x)"},
-    {"gelu_tanh", "GELU, tanh approximation"}, {"silu", "x * sigmoid(x)"}, {"erf", "error function"},
-    {"erfc", "complementary error function"}, {"floor", "round down"}, {"ceil", "round up"},
-    {"round", "round half to even"}, {"trunc", "round toward zero"}, {"frac", "x - trunc(x)"},
-    {"reciprocal", "1 / x"}, {"square", "x * x"}, {"logical_not", "not x, as bool"},
-    {"bitwise_not", "bitwise not (~x) of integers/bools"}, {"isnan", "true where NaN"},
-    {"isinf", "true where +-inf"}, {"isfinite", "true where neither NaN nor inf"},
-    {"add", "a + b (broadcasting; {alpha=} scales b)"}, {"sub", "a - b (broadcasting; {alpha=} scales b)"},
-    {"mul", "a * b (broadcasting)"}, {"div", "a / b (true division; {rounding_mode='floor'|'trunc'})"},
-    {"floor_divide", "floor(a / b)"}, {"pow", "a ^ b"}, {"atan2", "atan(a / b) in the right quadrant"},
-    {"hypot", "sqrt(a^2 + b^2)"}, {"fmod", "C-style remainder (sign of a)"},
-    {"remainder", "Python-style remainder (sign of b), also a % b"}, {"maximum", "elementwise max, NaN-propagating"},
-    {"minimum", "elementwise min, NaN-propagating"},
-    {"relu_backward", "a where b > 0, else 0 (relu's backward, used by autograd)"}, {"logical_and", "a and b, as bool"},
-    {"logical_or", "a or b, as bool"}, {"logical_xor", "a xor b, as bool"},
-    {"bitwise_and", "bitwise and"}, {"bitwise_or", "bitwise or"}, {"bitwise_xor", "bitwise xor"},
-    {"bitwise_left_shift", "a << b"}, {"bitwise_right_shift", "a >> b (arithmetic)"},
-    {"eq", "a == b elementwise, as bool"}, {"ne", "a ~= b elementwise, as bool"}, {"lt", "a < b, as bool"},
-    {"le", "a <= b, as bool"}, {"gt", "a > b, as bool"}, {"ge", "a >= b, as bool"},
-};
-
-static const char *op_help(const char *name) {
-  for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
-    if (strcmp(helps[i].name, name) == 0) return helps[i].help;
-  return NULL;
-}
-
-/* upvalue 1: op id; upvalue 2: in-place flag; upvalue 3: autocast policy */
+/* upvalue 1: op id; upvalue 2: in-place flag; upvalue 3: autocast policy.
+ * An op with a number parameter (its row's param) takes it as argument 2
+ * or as the option of that name. */
 static int l_unary(lua_State *L) {
   mt_op op = (mt_op)lua_tointeger(L, lua_upvalueindex(1));
   int inplace = lua_toboolean(L, lua_upvalueindex(2));
-  const char *name = mt_ops[op].name;
-  MTL_AUTOCAST(L, (int)lua_tointeger(L, lua_upvalueindex(3)), name);
-  mt_tensor *x = mtl_check_tensor(L, 1, name);
+  const mt_opinfo *info = &mt_ops[op];
+  MTL_AUTOCAST(L, (int)lua_tointeger(L, lua_upvalueindex(3)), info->name);
+  mt_tensor *x = mtl_check_tensor(L, 1, info->name);
   int opt = mtl_options_index(L, 2);
+  double p = info->param ? mtl_opt_num(L, 2, opt ? opt - 1 : lua_gettop(L), opt, info->param, info->pdefault) : 0;
   mt_tensor *o = inplace ? x : mtl_opt_out(L, opt);
   mt_tensor *res = o;
-  MTL_CHECK(L, mtg_unary(op, x, &res));
+  MTL_CHECK(L, mtg_unary_p(op, x, info->param ? &p : NULL, &res));
   if (o) {
     if (inplace)
       lua_settop(L, 1);
@@ -167,11 +133,14 @@ static void register_op(lua_State *L, int torch_idx, int methods_idx, int op, in
   lua_pushboolean(L, inplace);
   lua_pushinteger(L, inplace ? 0 : mtl_autocast_flags(name)); /* in-place ops keep their dtype */
   lua_pushcclosure(L, fn, 3);
-  const char *h = op_help(name);
-  const char *sig = mt_ops[op].arity == 1 ? "(x)" : "(a, b)";
-  char text[256];
-  snprintf(text, sizeof text, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, inplace ? "_()" : sig,
-           h ? h : name, inplace ? ", in place" : "");
+  const mt_opinfo *info = &mt_ops[op];
+  char sig[64], text[320];
+  if (info->param)
+    snprintf(sig, sizeof sig, inplace ? "_([%s])" : "(x[, %s])", info->param);
+  else
+    snprintf(sig, sizeof sig, "%s", inplace ? "_()" : info->arity == 1 ? "(x)" : "(a, b)");
+  snprintf(text, sizeof text, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, sig, info->help,
+           inplace ? ", in place" : "");
   mtl_set_help(L, text);
   char buf[64];
   snprintf(buf, sizeof buf, "%s%s", name, inplace ? "_" : "");
@@ -202,7 +171,8 @@ static int clamp_impl(lua_State *L, int inplace) {
   lua_pop(L, 2);
   mt_tensor *res = inplace ? x : mtl_opt_out(L, opt);
   mt_tensor *given = res;
-  mt_status st = mtg_clamp(x, lo, hi, &res);
+  const mt_tensor *ins[3] = {x, lo, hi};
+  mt_status st = mtg_ew(MT_OP_clamp, ins, 3, NULL, &res);
   if (st) mtl_fail(L, st, lo, hi, NULL, NULL);
   mt_release(lo);
   mt_release(hi);
@@ -246,7 +216,8 @@ static int lerp_impl(lua_State *L, int inplace) {
   mtl_check_operand(L, 2, "lerp");
   mtl_check_operand(L, 3, "lerp");
   mt_tensor *b = mtl_tensor_or_scalar(L, 2, "lerp"), *w = mtl_tensor_or_scalar(L, 3, "lerp"), *o = NULL;
-  mt_status st = mtg_lerp(a, b, w, &o);
+  const mt_tensor *ins[3] = {a, b, w};
+  mt_status st = mtg_ew(MT_OP_lerp, ins, 3, NULL, &o);
   if (!st && inplace) st = mtg_copy_(a, o);
   if (st) mtl_fail(L, st, b, w, o, NULL);
   mt_release(b);
@@ -269,16 +240,8 @@ static int l_nan_to_num(lua_State *L) {
   double nan = mtl_opt_num(L, 2, last, opt, "nan", 0.0);
   double pinf = mtl_opt_num(L, 3, last, opt, "posinf", HUGE_VAL);
   double ninf = mtl_opt_num(L, 4, last, opt, "neginf", -HUGE_VAL);
-  MTL_CHECK(L, mtg_nan_to_num(x, nan, pinf, ninf, &o));
-  mtl_push_tensor(L, o);
-  return 1;
-}
-
-static int l_leaky_relu(lua_State *L) {
-  mt_tensor *x = mtl_check_tensor(L, 1, "leaky_relu"), *o = NULL;
-  int opt = mtl_options_index(L, 2);
-  double slope = mtl_opt_num(L, 2, opt ? opt - 1 : lua_gettop(L), opt, "negative_slope", 0.01);
-  MTL_CHECK(L, mtg_leaky_relu(x, slope, &o));
+  mt_args args = {.f = {nan, pinf, ninf}, .nf = 3};
+  MTL_CHECK(L, mtg_ew(MT_OP_nan_to_num, (const mt_tensor *const *)&x, 1, &args, &o));
   mtl_push_tensor(L, o);
   return 1;
 }
@@ -417,7 +380,6 @@ static const mtl_reg extra[] = {
     {"nan_to_num", l_nan_to_num, MTL_BOTH, "torch.nan_to_num(x[, nan, posinf, neginf]) -- replace NaN and infinities"},
     {"gelu_backward", l_gelu_backward, MTL_FN,
      "torch.gelu_backward(grad, x[, approximate='none'|'tanh']) -- grad * gelu'(x) in one pass (gelu's backward)"},
-    {"leaky_relu", l_leaky_relu, MTL_BOTH, "torch.leaky_relu(x[, negative_slope=0.01]) -- x if x > 0 else slope * x"},
     {"isclose", l_isclose, MTL_BOTH, "torch.isclose(a, b[, {rtol=1e-5, atol=1e-8, equal_nan=false}]) -- elementwise closeness"},
     {"allclose", l_allclose, MTL_BOTH, "torch.allclose(a, b[, {rtol=, atol=, equal_nan=}]) -- true if all elements are close"},
     {"equal", l_equal, MTL_BOTH, "torch.equal(a, b) -- true if same shape and all elements equal"},
@@ -432,12 +394,12 @@ static const struct {
                {"less", "lt"}, {"less_equal", "le"}, {"not_equal", "ne"}, {"arctan2", "atan2"},
                {"fix", "trunc"}, {"max_elementwise", "maximum"}};
 
+/* Registers every elementwise row with a help text (tensor/ops.def) as
+ * torch.name, x:name() and x:name_(), then the functions above. */
 void mtl_open_math(lua_State *L, int torch_idx, int methods_idx) {
   for (int op = 0; op < MT_NOPS; op++) {
     mt_opkind k = mt_ops[op].kind;
-    if (op == MT_OP_nan_to_num || op == MT_OP_leaky_relu || op == MT_OP_copy || op == MT_OP_cast ||
-        op == MT_OP_gelu_backward || op == MT_OP_gelu_tanh_backward)
-      continue;
+    if (!mt_ops[op].help) continue;
     if (k == MT_K_UNARY) {
       register_op(L, torch_idx, methods_idx, op, 0, l_unary);
       register_op(L, torch_idx, methods_idx, op, 1, l_unary);

@@ -103,6 +103,17 @@ static void get_out2(lua_State *L, const args *a, const char *op, mt_tensor **v,
   lua_pop(L, 1);
 }
 
+/* Runs op, which picks values along dim with their indices (args {dim,
+ * keepdim, e2, e3, e4}), through the generic path into (*v, *i). */
+static mt_status pick(mt_op op, const mt_tensor *x, int dim, bool keepdim, int64_t e2, int64_t e3, int64_t e4,
+                      mt_tensor **v, mt_tensor **i) {
+  mt_args args = {.i = {x->ndim && dim < 0 ? dim + x->ndim : dim, keepdim, e2, e3, e4}, .ni = 5};
+  mt_tensor *outs[2] = {*v, *i};
+  mt_status st = mtg_call(op, &x, 1, &args, outs, 2);
+  *v = outs[0], *i = outs[1];
+  return st;
+}
+
 /* Runs a two-result op's outcome: pushes both (out= tensors when given). */
 static int push_pair(lua_State *L, const args *a, mt_tensor *gv, mt_tensor *v, mt_tensor *i) {
   if (gv) {
@@ -117,43 +128,43 @@ static int push_pair(lua_State *L, const args *a, mt_tensor *gv, mt_tensor *v, m
 }
 
 /* ---- sum, prod, mean, nansum, nanmean: (dim, keepdim, {dtype=}) ---- */
-typedef mt_status (*sumlike_fn)(const mt_tensor *, const int *, int, bool, int, mt_tensor **);
-
-static int sumlike(lua_State *L, const char *op, sumlike_fn fn) {
-  args a = get_args(L, op);
+static int sumlike(lua_State *L, mt_op op) {
+  const char *name = mt_ops[op].name;
+  args a = get_args(L, name);
   int dims[MT_MAXDIM];
   bool given;
-  int nd = get_dims(L, &a, 2, op, dims, &given);
+  int nd = get_dims(L, &a, 2, name, dims, &given);
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
-  int dtype = get_dtype(L, &a, 0, op);
+  int dtype = get_dtype(L, &a, 0, name);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, fn(a.x, dims, nd, keepdim, dtype, &res));
+  MTL_CHECK(L, mtg_reduce(op, a.x, dims, nd, keepdim, dtype, 0, &res, 1));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_sum(lua_State *L) { return sumlike(L, "sum", mtg_sum); }
-static int l_prod(lua_State *L) { return sumlike(L, "prod", mtg_prod); }
-static int l_mean(lua_State *L) { return sumlike(L, "mean", mtg_mean); }
-static int l_nansum(lua_State *L) { return sumlike(L, "nansum", mtg_nansum); }
-static int l_nanmean(lua_State *L) { return sumlike(L, "nanmean", mtg_nanmean); }
+static int l_sum(lua_State *L) { return sumlike(L, MT_OP_sum); }
+static int l_prod(lua_State *L) { return sumlike(L, MT_OP_prod); }
+static int l_mean(lua_State *L) { return sumlike(L, MT_OP_mean); }
+static int l_nansum(lua_State *L) { return sumlike(L, MT_OP_nansum); }
+static int l_nanmean(lua_State *L) { return sumlike(L, MT_OP_nanmean); }
 
-/* ---- amax, amin, all, any, logsumexp: (dim, keepdim) ---- */
+/* ---- amax, amin, logsumexp (recorded), all, any: (dim, keepdim) ---- */
 typedef mt_status (*dimsred_fn)(const mt_tensor *, const int *, int, bool, mt_tensor **);
 
-static int dimsred(lua_State *L, const char *op, dimsred_fn fn) {
-  args a = get_args(L, op);
+/* op: a recorded reduction, or MT_NOPS and fn an engine one */
+static int dimsred(lua_State *L, const char *name, mt_op op, dimsred_fn fn) {
+  args a = get_args(L, name);
   int dims[MT_MAXDIM];
   bool given;
-  int nd = get_dims(L, &a, 2, op, dims, &given);
+  int nd = get_dims(L, &a, 2, name, dims, &given);
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, fn(a.x, dims, nd, keepdim, &res));
+  MTL_CHECK(L, op < MT_NOPS ? mtg_reduce(op, a.x, dims, nd, keepdim, -1, 0, &res, 1) : fn(a.x, dims, nd, keepdim, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_amax(lua_State *L) { return dimsred(L, "amax", mtg_amax); }
-static int l_amin(lua_State *L) { return dimsred(L, "amin", mtg_amin); }
-static int l_all(lua_State *L) { return dimsred(L, "all", mt_all); }
-static int l_any(lua_State *L) { return dimsred(L, "any", mt_any); }
-static int l_logsumexp(lua_State *L) { return dimsred(L, "logsumexp", mtg_logsumexp); }
+static int l_amax(lua_State *L) { return dimsred(L, "amax", MT_OP_amax, NULL); }
+static int l_amin(lua_State *L) { return dimsred(L, "amin", MT_OP_amin, NULL); }
+static int l_all(lua_State *L) { return dimsred(L, "all", MT_NOPS, mt_all); }
+static int l_any(lua_State *L) { return dimsred(L, "any", MT_NOPS, mt_any); }
+static int l_logsumexp(lua_State *L) { return dimsred(L, "logsumexp", MT_OP_logsumexp, NULL); }
 
 static int l_count_nonzero(lua_State *L) {
   args a = get_args(L, "count_nonzero");
@@ -190,7 +201,7 @@ static int minmax(lua_State *L, bool is_max) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, op, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, (is_max ? mtg_max_dim : mtg_min_dim)(a.x, dim, keepdim, &v, &i));
+  MTL_CHECK(L, pick(is_max ? MT_OP_max : MT_OP_min, a.x, dim, keepdim, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 static int l_max(lua_State *L) { return minmax(L, true); }
@@ -219,40 +230,38 @@ static int l_aminmax(lua_State *L) {
   lua_pop(L, 1);
   int dim = has_dim ? get_dim(L, &a, 2, "aminmax", 0) : 0;
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
-  mt_tensor *mn = NULL, *mx = NULL;
-  MTL_CHECK(L, mtg_aminmax(a.x, has_dim ? &dim : NULL, keepdim, &mn, &mx));
-  mtl_push_tensor(L, mn);
-  mtl_push_tensor(L, mx);
+  mt_tensor *r[2] = {NULL, NULL};
+  MTL_CHECK(L, mtg_reduce(MT_OP_aminmax, a.x, &dim, has_dim ? 1 : 0, keepdim, -1, 0, r, 2));
+  mtl_push_tensor(L, r[0]);
+  mtl_push_tensor(L, r[1]);
   return 2;
 }
 
 /* ---- var, std (+ _mean): (dim, unbiased, keepdim, {correction=}) or (unbiased) ---- */
-typedef mt_status (*var_fn)(const mt_tensor *, const int *, int, double, bool, mt_tensor **);
-typedef mt_status (*varmean_fn)(const mt_tensor *, const int *, int, double, bool, mt_tensor **, mt_tensor **);
-
-static int varlike(lua_State *L, const char *op, var_fn fn, varmean_fn fn2) {
-  args a = get_args(L, op);
+static int varlike(lua_State *L, mt_op op) {
+  const char *name = mt_ops[op].name;
+  args a = get_args(L, name);
   int dims[MT_MAXDIM], nd = 0, p = 2;
   bool given = false;
-  if (lua_type(L, 2) != LUA_TBOOLEAN || a.last < 2) nd = get_dims(L, &a, p++, op, dims, &given);
+  if (lua_type(L, 2) != LUA_TBOOLEAN || a.last < 2) nd = get_dims(L, &a, p++, name, dims, &given);
   int unbiased = mtl_opt_bool(L, p, a.last, a.opt, "unbiased", 1);
   bool keepdim = mtl_opt_bool(L, p + 1, a.last, a.opt, "keepdim", 0);
   double correction = mtl_opt_num(L, 0, a.last, a.opt, "correction", unbiased ? 1 : 0);
-  if (fn2) {
-    mt_tensor *v = NULL, *m = NULL;
-    MTL_CHECK(L, fn2(a.x, dims, nd, correction, keepdim, &v, &m));
-    mtl_push_tensor(L, v);
-    mtl_push_tensor(L, m);
+  if (op == MT_OP_var_mean || op == MT_OP_std_mean) {
+    mt_tensor *r[2] = {NULL, NULL};
+    MTL_CHECK(L, mtg_reduce(op, a.x, dims, nd, keepdim, -1, correction, r, 2));
+    mtl_push_tensor(L, r[0]);
+    mtl_push_tensor(L, r[1]);
     return 2;
   }
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, fn(a.x, dims, nd, correction, keepdim, &res));
+  MTL_CHECK(L, mtg_reduce(op, a.x, dims, nd, keepdim, -1, correction, &res, 1));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_var(lua_State *L) { return varlike(L, "var", mtg_var, NULL); }
-static int l_std(lua_State *L) { return varlike(L, "std", mtg_std, NULL); }
-static int l_var_mean(lua_State *L) { return varlike(L, "var_mean", NULL, mtg_var_mean); }
-static int l_std_mean(lua_State *L) { return varlike(L, "std_mean", NULL, mtg_std_mean); }
+static int l_var(lua_State *L) { return varlike(L, MT_OP_var); }
+static int l_std(lua_State *L) { return varlike(L, MT_OP_std); }
+static int l_var_mean(lua_State *L) { return varlike(L, MT_OP_var_mean); }
+static int l_std_mean(lua_State *L) { return varlike(L, MT_OP_std_mean); }
 
 /* norm: (p='fro', dim, keepdim, {dtype=}); p a number (math.huge for inf) */
 static int l_norm(lua_State *L) {
@@ -275,36 +284,37 @@ static int l_norm(lua_State *L) {
   bool keepdim = mtl_opt_bool(L, 4, a.last, a.opt, "keepdim", 0);
   int dtype = get_dtype(L, &a, 0, "norm");
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, mtg_norm(a.x, p, dims, nd, keepdim, dtype, &res));
+  MTL_CHECK(L, mtg_reduce(MT_OP_norm, a.x, dims, nd, keepdim, dtype, p, &res, 1));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 
 /* ---- scans: cumsum, cumprod (dim, {dtype=}); cummax, cummin (dim) ---- */
 /* ops of (x, dim[, dtype]): dtype_pos is where dtype may come positionally
  * (0: only as dtype=); shared by the scans and softmax/log_softmax */
-static int dim_dtype_op(lua_State *L, const char *op, int dtype_pos,
-                        mt_status (*fn)(const mt_tensor *, int, int, mt_tensor **)) {
-  args a = get_args(L, op);
-  int dim = get_dim(L, &a, 2, op, INT32_MIN);
-  int dtype = get_dtype(L, &a, dtype_pos, op);
+static int dim_dtype_op(lua_State *L, mt_op op, int dtype_pos) {
+  const char *name = mt_ops[op].name;
+  args a = get_args(L, name);
+  int dim = get_dim(L, &a, 2, name, INT32_MIN);
+  int dtype = get_dtype(L, &a, dtype_pos, name);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, fn(a.x, dim, dtype, &res));
+  MTL_CHECK(L, mtg_along(op, a.x, dim, dtype, &res));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
-static int l_cumsum(lua_State *L) { return dim_dtype_op(L, "cumsum", 0, mtg_cumsum); }
-static int l_cumprod(lua_State *L) { return dim_dtype_op(L, "cumprod", 0, mtg_cumprod); }
+static int l_cumsum(lua_State *L) { return dim_dtype_op(L, MT_OP_cumsum, 0); }
+static int l_cumprod(lua_State *L) { return dim_dtype_op(L, MT_OP_cumprod, 0); }
 
-static int cumext(lua_State *L, const char *op, mt_status (*fn)(const mt_tensor *, int, mt_tensor **, mt_tensor **)) {
-  args a = get_args(L, op);
-  int dim = get_dim(L, &a, 2, op, INT32_MIN);
+static int cumext(lua_State *L, mt_op op) {
+  const char *name = mt_ops[op].name;
+  args a = get_args(L, name);
+  int dim = get_dim(L, &a, 2, name, INT32_MIN);
   mt_tensor *gv, *gi;
-  get_out2(L, &a, op, &gv, &gi);
+  get_out2(L, &a, name, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, fn(a.x, dim, &v, &i));
+  MTL_CHECK(L, pick(op, a.x, dim, true, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
-static int l_cummax(lua_State *L) { return cumext(L, "cummax", mtg_cummax); }
-static int l_cummin(lua_State *L) { return cumext(L, "cummin", mtg_cummin); }
+static int l_cummax(lua_State *L) { return cumext(L, MT_OP_cummax); }
+static int l_cummin(lua_State *L) { return cumext(L, MT_OP_cummin); }
 
 /* ---- sorting ---- */
 static int l_sort(lua_State *L) {
@@ -315,7 +325,7 @@ static int l_sort(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "sort", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_sort(a.x, dim, desc, stable, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_sort, a.x, dim, true, desc, stable, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -349,7 +359,7 @@ static int l_topk(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "topk", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_topk(a.x, k, dim, largest, sorted, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_topk, a.x, dim, true, k, largest, sorted, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -361,7 +371,7 @@ static int l_kthvalue(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "kthvalue", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_kthvalue(a.x, k, dim, keepdim, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_kthvalue, a.x, dim, keepdim, k, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -382,7 +392,7 @@ static int medianlike(lua_State *L, const char *op, bool ignore_nan) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, op, &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_median_dim(a.x, dim, keepdim, ignore_nan, &v, &i));
+  MTL_CHECK(L, pick(ignore_nan ? MT_OP_nanmedian : MT_OP_median, a.x, dim, keepdim, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 static int l_median(lua_State *L) { return medianlike(L, "median", false); }
@@ -395,7 +405,7 @@ static int l_mode(lua_State *L) {
   mt_tensor *gv, *gi;
   get_out2(L, &a, "mode", &gv, &gi);
   mt_tensor *v = gv, *i = gi;
-  MTL_CHECK(L, mtg_mode(a.x, dim, keepdim, &v, &i));
+  MTL_CHECK(L, pick(MT_OP_mode, a.x, dim, keepdim, 0, 0, 0, &v, &i));
   return push_pair(L, &a, gv, v, i);
 }
 
@@ -419,8 +429,8 @@ static int l_unique(lua_State *L) {
 }
 
 /* ---- softmax, log_softmax: (dim, dtype) ---- */
-static int l_softmax(lua_State *L) { return dim_dtype_op(L, "softmax", 3, mtg_softmax); }
-static int l_log_softmax(lua_State *L) { return dim_dtype_op(L, "log_softmax", 3, mtg_log_softmax); }
+static int l_softmax(lua_State *L) { return dim_dtype_op(L, MT_OP_softmax, 3); }
+static int l_log_softmax(lua_State *L) { return dim_dtype_op(L, MT_OP_log_softmax, 3); }
 
 static const mtl_reg regs[] = {
     {"sum", l_sum, MTL_BOTH, "torch.sum(x[, dim, keepdim, {dtype=}]) -- sum over all or some dims (ints give int64)"},

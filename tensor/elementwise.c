@@ -51,7 +51,7 @@ static bool can_cast(mt_dtype from, mt_dtype to) {
 
 /* Broadcasts the inputs, prepares the output (new, or *out checked), and
  * runs kernel k over (out, ins...). Inputs already have the kernel's dtype. */
-static mt_status run_ew(const char *name, mt_loop_fn k, mt_dtype outdt, mt_tensor *const *ins, int nin,
+static mt_status run_ew(const char *name, mt_loop_fn k, void *ctx, mt_dtype outdt, mt_tensor *const *ins, int nin,
                         mt_tensor **out) {
   int64_t shape[MT_MAXDIM];
   int nd = ins[0]->ndim;
@@ -83,7 +83,7 @@ static mt_status run_ew(const char *name, mt_loop_fn k, mt_dtype outdt, mt_tenso
   mt_tensor *ops[MT_ITER_MAXOPS] = {target};
   for (int i = 0; i < nin; i++) ops[i + 1] = ins[i];
   mt_iter it;
-  if (!(st = mt_iter_init(&it, ops, nin + 1, name))) st = mt_iter_run(&it, k, NULL, 1 << 15);
+  if (!(st = mt_iter_init(&it, ops, nin + 1, name))) st = mt_iter_run(&it, k, ctx, 1 << 15);
   if (!st && tmp) st = mt_copy_(o, tmp);
   mt_release(tmp);
   if (st) {
@@ -102,13 +102,11 @@ static mt_status no_kernel(const char *name, mt_dtype dt) {
 }
 
 
-static bool is_predicate(mt_op op) {
-  return op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
-}
+static bool is_predicate(mt_op op) { return mt_ops[op].flags & MT_F_PRED; }
 
 /* Unary counterpart of fast_binary: a small contiguous floating input and a
  * fresh output of the same dtype (predicates excepted) skip the iterator. */
-static bool fast_unary(mt_op op, const mt_tensor *x, mt_tensor **out, mt_status *st) {
+static bool fast_unary(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out, mt_status *st) {
   if (*out || x->flags || !mt_is_floating((mt_dtype)x->dtype) || is_predicate(op) ||
       x->storage->device.type != MT_CPU || !mt_is_contiguous(x))
     return false;
@@ -120,7 +118,7 @@ static bool fast_unary(mt_op op, const mt_tensor *x, mt_tensor **out, mt_status 
   if ((*st = mt_empty(x->shape, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &o))) return true;
   char *data[2] = {mt_data(o), mt_data(x)};
   int64_t es = (int64_t)mt_elsize(x), strides[2] = {es, es};
-  k(data, strides, n, NULL);
+  k(data, strides, n, (void *)p);
   *out = o;
   return true;
 }
@@ -152,10 +150,10 @@ mt_status mt_binary_cdt(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_dty
   return MT_OK;
 }
 
-mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
-  if (mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) return mt_cuda_unary(op, x, out);
+mt_status mt_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
+  if (mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) return mt_cuda_unary(op, x, p, out);
   mt_status fst;
-  if (fast_unary(op, x, out, &fst)) return fst;
+  if (fast_unary(op, x, p, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];
   mt_dtype dt = (mt_dtype)x->dtype, cdt;
   mt_status cst = mt_unary_cdt(op, dt, &cdt);
@@ -165,10 +163,12 @@ mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   mt_tensor *xin;
   mt_status st = mt_to_dtype(x, cdt, false, &xin);
   if (st) return st;
-  st = run_ew(info->name, k, is_predicate(op) ? MT_BOOL : cdt, &xin, 1, out);
+  st = run_ew(info->name, k, (void *)p, is_predicate(op) ? MT_BOOL : cdt, &xin, 1, out);
   mt_release(xin);
   return st;
 }
+
+mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out) { return mt_unary_p(op, x, NULL, out); }
 
 /* *any: some element of b compares true with 0 by cmp (eq, lt); on a
  * device one reduction and one value down. */
@@ -199,7 +199,7 @@ static mt_status check_int_operands(mt_op op, mt_dtype cdt, const mt_tensor *b) 
 bool mt_binary_is_plain(mt_op op, const mt_tensor *a, const mt_tensor *b) {
   const mt_opinfo *info = &mt_ops[op];
   if (a->dtype != b->dtype || a->ndim != b->ndim || a->flags || b->flags || info->kind != MT_K_BINARY ||
-      (info->flags & (MT_F_FLOATOUT | MT_F_INTONLY | MT_F_NOBOOL)) || !mt_is_floating((mt_dtype)a->dtype) ||
+      (info->flags & (MT_F_FLOATOUT | MT_F_INTONLY)) || !mt_is_floating((mt_dtype)a->dtype) ||
       a->storage->device.type != MT_CPU || b->storage->device.type != MT_CPU)
     return false;
   for (int i = 0; i < a->ndim; i++)
@@ -274,7 +274,7 @@ mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor 
   if (!st) st = check_int_operands(op, cdt, bin);
   if (!st) {
     mt_tensor *ins[2] = {ain, bin};
-    st = run_ew(info->name, k, info->kind == MT_K_COMPARE ? MT_BOOL : cdt, ins, 2, out);
+    st = run_ew(info->name, k, NULL, info->kind == MT_K_COMPARE ? MT_BOOL : cdt, ins, 2, out);
   }
   mt_release(ain);
   mt_release(bin);
@@ -356,7 +356,7 @@ mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b
     static const mt_loop_fn by_size[9] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,
                                           [8] = select_uint64_t};
     mt_tensor *ins[3] = {(mt_tensor *)cond, ac, bc};
-    st = run_ew("where", by_size[mt_dtype_size(rt)], rt, ins, 3, out);
+    st = run_ew("where", by_size[mt_dtype_size(rt)], NULL, rt, ins, 3, out);
   }
   mt_release(ac);
   mt_release(bc);
@@ -393,9 +393,9 @@ mt_status mt_lerp(const mt_tensor *a, const mt_tensor *b, const mt_tensor *w, mt
   return st;
 }
 
-/* ---- parameterised float kernels (nan_to_num, leaky_relu) ---- */
+/* ---- nan_to_num's kernels: three parameters, defaults by dtype ---- */
 typedef struct {
-  double nan, posinf, neginf, slope;
+  double nan, posinf, neginf;
 } fparams;
 
 #define DEF_PARAM_KERNELS(E, tag, T, C)                                                                                \
@@ -405,13 +405,6 @@ typedef struct {
       C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
       C y = x != x ? (C)p->nan : (isinf(x) ? (x > 0 ? (C)p->posinf : (C)p->neginf) : x);                               \
       MT_ST_##tag(d[0] + i * s[0], y);                                                                                 \
-    }                                                                                                                  \
-  }                                                                                                                    \
-  static void leaky_##tag(char **d, const int64_t *s, int64_t n, void *ctx) {                                          \
-    const C slope = (C)((const fparams *)ctx)->slope;                                                                  \
-    for (int64_t i = 0; i < n; i++) {                                                                                  \
-      C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
-      MT_ST_##tag(d[0] + i * s[0], x > 0 ? x : x * slope);                                                             \
     }                                                                                                                  \
   }
 MT_DTYPES_FLOAT(DEF_PARAM_KERNELS)
@@ -443,18 +436,14 @@ mt_status mt_nan_to_num(const mt_tensor *x, double nan, double posinf, double ne
   mt_dtype dt = (mt_dtype)x->dtype;
   if (!mt_is_floating(dt)) return mt_clone(x, out);
   double big = dt == MT_FLOAT64 ? DBL_MAX : dt == MT_FLOAT32 ? FLT_MAX : dt == MT_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
-  fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf, 0};
+  fparams p = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf};
   if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_nan_to_num(x, p.nan, p.posinf, p.neginf, out);
   return run_param("nan_to_num", PICK(nan2num), p, x, out);
 }
 
+/* leaky_relu is a registry row with a parameter (ops.def) */
 mt_status mt_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
-  mt_dtype dt = (mt_dtype)x->dtype;
-  if (!mt_is_floating(dt))
-    return mt_fail(MT_EDTYPE, "leaky_relu: only floating tensors are supported, got %s", mt_dtype_name(dt));
-  fparams p = {0, 0, 0, slope};
-  if (mt_tdevice(x).type == MT_CUDA) return mt_cuda_leaky_relu(x, slope, out);
-  return run_param("leaky_relu", PICK(leaky), p, x, out);
+  return mt_unary_p(MT_OP_leaky_relu, x, &slope, out);
 }
 
 const char *mt_act_name(mt_act act) {

@@ -250,10 +250,30 @@ typedef enum mt_opkind {
 #define MT_F_FLOATOUT 4  /* integer inputs give a float result (exp, sqrt, /) */
 #define MT_F_NOBOOL 8    /* bool inputs rejected */
 #define MT_F_INTONLY 16  /* integer/bool inputs only (bitwise ops) */
-#define MT_F_FLOATONLY 32 /* floating inputs only (no int promotion; e.g. erf? no: see FLOATOUT) */
+#define MT_F_FLOATONLY 32 /* floating inputs only (no int promotion) */
+#define MT_F_PRED 64     /* the result is bool (isnan, comparisons) */
+#define MT_F_COSTLY 128  /* transcendental: worth keeping rather than computing twice */
+
+/* Devices a row runs on (ops.def's dev column). */
+#define MT_DEV_CPU 1
+#define MT_DEV_CUDA 3 /* CPU and CUDA */
+
+/* Autocast policies (PyTorch's names; ops.def's autocast column holds one
+ * per device type: MT_AC(cpu, cuda)). */
+enum { MT_AC_NONE, MT_AC_LOW, MT_AC_FP32, MT_AC_FP32_OPT, MT_AC_PROMOTE, MT_AC_BANNED };
+#define MT_AC_BITS 3
+#define MT_AC(cpu, cuda) (MT_AC_##cpu | MT_AC_##cuda << MT_AC_BITS)
+
+/* How the JIT lowers a traced op (ops.def's jit column: MT_J(lowering,
+ * sizes)): see ops.def. */
+enum { MT_J_NONE, MT_J_EXPR, MT_J_DECOMP, MT_J_CALL, MT_J_VIEW };
+enum { MT_JS_STATIC, MT_JS_SAME, MT_JS_REDUCED, MT_JS_MATMUL };
+#define MT_J(lower, sizes) (MT_J_##lower | MT_JS_##sizes << 4)
+#define MT_J_LOWER(j) ((j) & 15)
+#define MT_J_SIZES(j) ((j) >> 4)
 
 typedef enum mt_op {
-#define MT_OP(name, kind, arity, flags) MT_OP_##name,
+#define MT_OP(name, ...) MT_OP_##name,
 #include "ops.def"
 #undef MT_OP
   MT_NOPS
@@ -264,13 +284,52 @@ typedef struct mt_opinfo {
   mt_opkind kind;
   int arity;
   unsigned flags;
+  uint8_t dev;      /* MT_DEV_* */
+  uint8_t autocast; /* MT_AC(cpu, cuda) */
+  uint8_t jit;      /* MT_J(lowering, sizes) */
+  /* elementwise rows (NULL elsewhere): */
+  const char *fexpr, *iexpr; /* the expressions for floating and integer/bool compute types (NULL: none) */
+  const char *help;          /* the binding's help text (NULL: not bound by the registry walk) */
+  const char *param;         /* MT_UNARY_P: the number parameter's name, and its default */
+  double pdefault;
 } mt_opinfo;
 extern const mt_opinfo mt_ops[MT_NOPS];
+
+/* ---- the uniform engine entry (call.c) ----
+ * Every op whose row says ENTRY runs through one signature: its tensor
+ * inputs (NULL for an absent optional one), its arguments as numbers, and
+ * its outputs under the out convention (outs[k] NULL: a new tensor). What
+ * args holds for each op is written above its adapter in call.c; graph/
+ * records it as the node's and the trace entry's arguments, so a
+ * derivative and the JIT read the same words. */
+#define MT_NARGI 20
+typedef struct mt_args {
+  int64_t i[MT_NARGI]; /* dims, a mask of dims, flags, a dtype (-1: default) */
+  double f[3];         /* number arguments */
+  int ni, nf;          /* how many of each are meaningful */
+} mt_args;
+typedef mt_status (*mt_call_fn)(const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs);
+/* The adapter of each op (NULL: NOENTRY rows). */
+extern const mt_call_fn mt_call_fns[MT_NOPS];
+/* Runs op: MT_EARG naming the op when it has no entry. */
+static inline mt_status mt_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs) {
+  extern mt_status mt_call_missing(mt_op op);
+  return mt_call_fns[op] ? mt_call_fns[op](ins, nin, a, outs) : mt_call_missing(op);
+}
+/* The dims set in mask (bit d: dim d) for a rank, in order; returns their
+ * count. mt_dim_mask is the inverse: dims (negative from the end; none:
+ * all) as a mask (0 for a 0-dim tensor), or the error naming op for a dim
+ * out of range or repeated. */
+int mt_mask_dims(int64_t mask, int rank, int *dims);
+mt_status mt_dim_mask(const char *op, const int *dims, int ndims, int rank, int64_t *mask);
 /* Looks an op up by name; -1 if none. */
 int mt_op_find(const char *name);
 
 /* Generic elementwise entry points (elementwise.c). */
 mt_status mt_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+/* A unary op with its number parameter *p (rows with one, MT_UNARY_P;
+ * NULL: the row's default). */
+mt_status mt_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out);
 /* Engine-internal, shared by the CPU and CUDA paths: the compute dtype of
  * op on dt (or on a and b), or the error naming the op when the dtypes do
  * not suit it (integer-only ops on floats, arithmetic on bools). */

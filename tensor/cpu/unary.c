@@ -1,12 +1,15 @@
-/* unary.c -- CPU kernels of elementwise unary ops. Floating math runs on
- * 8-wide (float) / 4-wide (double) SLEEF vector functions, also for strided
- * and half-precision inputs (gathered into a vector first); integer-capable
- * ops are scalar expressions the compiler vectorizes. */
+/* unary.c -- CPU kernels of elementwise unary ops: a scalar kernel per
+ * registry row and dtype from the row's expression (tensor/ops.def, in the
+ * dialect of cpu/ewmath.h), which the compiler vectorizes; floating math
+ * runs instead on 8-wide (float) / 4-wide (double) SLEEF vector functions,
+ * also for strided and half-precision inputs (gathered into a vector
+ * first). */
 #include <immintrin.h>
-#include <tgmath.h>
 #include <sleef.h>
+#include <string.h>
 
 #include "cpu/dtypes.h"
+#include "cpu/ewmath.h"
 #include "cpu/kernels.h"
 
 /* ---- vector math, generated for float8 (ps, f8) and double4 (pd, d4) ---- */
@@ -144,102 +147,84 @@ DEF_HALF_DRIVER(bf16)
   X(atan) X(sinh) X(cosh) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu) X(erf) X(erfc) X(reciprocal)
 
 #define DEF_FLOAT_KERNELS(name)                                                                                        \
-  static void k_##name##_f32(char **d, const int64_t *s, int64_t n, void *c) { drive_f32(d, s, n, v_##name##_f32); }  \
-  static void k_##name##_f64(char **d, const int64_t *s, int64_t n, void *c) { drive_f64(d, s, n, v_##name##_f64); }  \
-  static void k_##name##_f16(char **d, const int64_t *s, int64_t n, void *c) { drive_f16(d, s, n, v_##name##_f32); }  \
-  static void k_##name##_bf16(char **d, const int64_t *s, int64_t n, void *c) { drive_bf16(d, s, n, v_##name##_f32); }
+  static void kv_##name##_f32(char **d, const int64_t *s, int64_t n, void *c) { drive_f32(d, s, n, v_##name##_f32); } \
+  static void kv_##name##_f64(char **d, const int64_t *s, int64_t n, void *c) { drive_f64(d, s, n, v_##name##_f64); } \
+  static void kv_##name##_f16(char **d, const int64_t *s, int64_t n, void *c) { drive_f16(d, s, n, v_##name##_f32); } \
+  static void kv_##name##_bf16(char **d, const int64_t *s, int64_t n, void *c) { drive_bf16(d, s, n, v_##name##_f32); }
 FLOAT_MATH_OPS(DEF_FLOAT_KERNELS)
 
-/* ---- scalar-expression ops over all dtypes (x has the compute type) ---- */
-#define DEF_EXPR_KERNEL(name, tag, T, C, EXPR)                                                                         \
+/* ---- scalar kernels from the rows' expressions (tensor/ops.def) ----
+ * One kernel per row and dtype: a holds the input in the compute type T,
+ * p0 the op's number parameter (ctx points at it; NULL: the row's default).
+ * Predicates (MT_F_PRED) write bool. */
+#define DEF_EXPR_KERNEL(name, tag, S, C, EXPR, PRED, DFLT)                                                            \
   static void k_##name##_##tag(char **d, const int64_t *s, int64_t n, void *c) {                                       \
-    if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                                                      \
+    typedef C T;                                                                                                       \
+    const T p0 = (T)(c ? *(const double *)c : (DFLT));                                                                 \
+    (void)p0;                                                                                                          \
+    if (!(PRED) && s[0] == sizeof(S) && s[1] == sizeof(S)) {                                                           \
       for (int64_t i = 0; i < n; i++) {                                                                                \
-        C x = mt_ld_##tag(d[1] + i * sizeof(T));                                                                       \
-        MT_ST_##tag(d[0] + i * sizeof(T), EXPR);                                                                       \
+        T a = mt_ld_##tag(d[1] + i * sizeof(S));                                                                       \
+        (void)a;                                                                                                       \
+        MT_ST_##tag(d[0] + i * sizeof(S), EXPR);                                                                       \
       }                                                                                                                \
     } else {                                                                                                           \
       for (int64_t i = 0; i < n; i++) {                                                                                \
-        C x = mt_ld_##tag(d[1] + i * s[1]);                                                                            \
-        MT_ST_##tag(d[0] + i * s[0], EXPR);                                                                            \
+        T a = mt_ld_##tag(d[1] + i * s[1]);                                                                            \
+        (void)a;                                                                                                       \
+        if (PRED)                                                                                                      \
+          *(uint8_t *)(d[0] + i * s[0]) = (uint8_t)((EXPR) != 0);                                                      \
+        else                                                                                                           \
+          MT_ST_##tag(d[0] + i * s[0], EXPR);                                                                          \
       }                                                                                                                \
     }                                                                                                                  \
   }
-/* predicates write bool */
-#define DEF_PRED_KERNEL(name, tag, T, C, EXPR)                                                                         \
-  static void k_##name##_##tag(char **d, const int64_t *s, int64_t n, void *c) {                                       \
-    for (int64_t i = 0; i < n; i++) {                                                                                  \
-      C x = mt_ld_##tag(d[1] + i * s[1]);                                                                              \
-      *(uint8_t *)(d[0] + i * s[0]) = (uint8_t)((EXPR) != 0);                                                          \
-    }                                                                                                                  \
-  }
+#define FOR_FLOAT(K, name, e, pr, df)                                                                                  \
+  K(name, f32, float, float, e, pr, df) K(name, f64, double, double, e, pr, df)                                        \
+  K(name, f16, uint16_t, float, e, pr, df) K(name, bf16, uint16_t, float, e, pr, df)
+#define FOR_INT(K, name, e, pr, df)                                                                                    \
+  K(name, i8, int8_t, int8_t, e, pr, df) K(name, i16, int16_t, int16_t, e, pr, df)                                     \
+  K(name, i32, int32_t, int32_t, e, pr, df) K(name, i64, int64_t, int64_t, e, pr, df)                                  \
+  K(name, u8, uint8_t, uint8_t, e, pr, df) K(name, b8, uint8_t, uint8_t, e, pr, df)
 
-/* floating family */
-#define FLT_EXPR_OPS(X, tag, T, C)                                                                                     \
-  X(neg, tag, T, C, -x)                                                                                                \
-  X(abs, tag, T, C, fabs(x))                                                                                           \
-  X(sign, tag, T, C, x != x ? x : (C)((x > 0) - (x < 0)))                                                                   \
-  X(relu, tag, T, C, x > 0 ? x : (x != x ? x : 0))                                                                     \
-  X(floor, tag, T, C, floor(x))                                                                                        \
-  X(ceil, tag, T, C, ceil(x))                                                                                          \
-  X(round, tag, T, C, nearbyint(x))                                                                                    \
-  X(trunc, tag, T, C, trunc(x))                                                                                        \
-  X(frac, tag, T, C, x - trunc(x))                                                                                     \
-  X(square, tag, T, C, x * x)
-#define FLT_PRED_OPS(X, tag, T, C)                                                                                     \
-  X(isnan, tag, T, C, x != x)                                                                                          \
-  X(isinf, tag, T, C, isinf(x))                                                                                        \
-  X(isfinite, tag, T, C, isfinite(x))                                                                                  \
-  X(logical_not, tag, T, C, x == 0)
-/* integer family (unsigned arithmetic where signed could overflow) */
-#define INT_EXPR_OPS(X, tag, T, C)                                                                                     \
-  X(neg, tag, T, C, (C)(0 - (uint64_t)x))                                                                              \
-  X(abs, tag, T, C, x < 0 ? (C)(0 - (uint64_t)x) : x)                                                                  \
-  X(sign, tag, T, C, (C)((x > 0) - (x < 0)))                                                                           \
-  X(relu, tag, T, C, x > 0 ? x : 0)                                                                                    \
-  X(floor, tag, T, C, x)                                                                                               \
-  X(ceil, tag, T, C, x)                                                                                                \
-  X(round, tag, T, C, x)                                                                                               \
-  X(trunc, tag, T, C, x)                                                                                               \
-  X(square, tag, T, C, (C)((uint64_t)x * (uint64_t)x))                                                                 \
-  X(bitwise_not, tag, T, C, (C)~x)
-#define INT_PRED_OPS(X, tag, T, C)                                                                                     \
-  X(isnan, tag, T, C, 0 * x)                                                                                           \
-  X(isinf, tag, T, C, 0 * x)                                                                                           \
-  X(isfinite, tag, T, C, 1 + 0 * x)                                                                                    \
-  X(logical_not, tag, T, C, x == 0)
-#define BOOL_EXPR_OPS(X, tag, T, C)                                                                                    \
-  X(abs, tag, T, C, x)                                                                                                 \
-  X(sign, tag, T, C, x)                                                                                                \
-  X(square, tag, T, C, x)                                                                                              \
-  X(bitwise_not, tag, T, C, !x)
+/* the predicate branch of a bitwise not of uint8 is dead code gcc warns about */
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#define MT_OP(...)
+#define MT_BINARY(...)
+#define MT_COMPARE(...)
+#define MT_UNARY_P(name, flags, ac, jit, param, dflt, fexpr, iexpr, help)                                              \
+  FOR_FLOAT(DEF_EXPR_KERNEL, name, fexpr, (flags) & MT_F_PRED, dflt)                                                   \
+  FOR_INT(DEF_EXPR_KERNEL, name, iexpr, (flags) & MT_F_PRED, dflt)
+#include "ops.def"
+#undef MT_UNARY_P
 
-#define FLT_FAMILY(E, tag, T, C) FLT_EXPR_OPS(DEF_EXPR_KERNEL, tag, T, C) FLT_PRED_OPS(DEF_PRED_KERNEL, tag, T, C)
-#define INT_FAMILY(E, tag, T, C) INT_EXPR_OPS(DEF_EXPR_KERNEL, tag, T, C) INT_PRED_OPS(DEF_PRED_KERNEL, tag, T, C)
-#define BOOL_FAMILY(E, tag, T, C) BOOL_EXPR_OPS(DEF_EXPR_KERNEL, tag, T, C) INT_PRED_OPS(DEF_PRED_KERNEL, tag, T, C)
-MT_DTYPES_FLOAT(FLT_FAMILY)
-MT_DTYPES_INT(INT_FAMILY)
-MT_DTYPES_BOOL(BOOL_FAMILY)
-
-/* ---- the lookup table, filled once from the lists above ---- */
+/* ---- the lookup table, filled once from the rows, then the vector kernels ---- */
 static mt_loop_fn table[MT_NOPS][MT_NDTYPE];
 
-#define SET(name, tag, T, C, EXPR) table[MT_OP_##name][E_##tag] = k_##name##_##tag;
+#define SET(name, tag, S, C, e, pr, df) table[MT_OP_##name][E_##tag] = k_##name##_##tag;
+#define MT_UNARY_P(name, flags, ac, jit, param, dflt, fexpr, iexpr, help)                                              \
+  if (strcmp(#fexpr, "MT_NOEXPR")) {                                                                                   \
+    FOR_FLOAT(SET, name, _, _, _)                                                                                      \
+  }                                                                                                                    \
+  if (strcmp(#iexpr, "MT_NOEXPR")) {                                                                                   \
+    FOR_INT(SET, name, _, _, _)                                                                                        \
+    if ((flags) & MT_F_NOBOOL) table[MT_OP_##name][MT_BOOL] = NULL;                                                    \
+  }
 #define SET_FLOATMATH(name)                                                                                            \
-  table[MT_OP_##name][MT_FLOAT32] = k_##name##_f32;                                                                    \
-  table[MT_OP_##name][MT_FLOAT64] = k_##name##_f64;                                                                    \
-  table[MT_OP_##name][MT_FLOAT16] = k_##name##_f16;                                                                    \
-  table[MT_OP_##name][MT_BFLOAT16] = k_##name##_bf16;
-#define SET_FLT(E, tag, T, C) FLT_EXPR_OPS(SET, tag, T, C) FLT_PRED_OPS(SET, tag, T, C)
-#define SET_INT(E, tag, T, C) INT_EXPR_OPS(SET, tag, T, C) INT_PRED_OPS(SET, tag, T, C)
-#define SET_BOOL(E, tag, T, C) BOOL_EXPR_OPS(SET, tag, T, C) INT_PRED_OPS(SET, tag, T, C)
+  table[MT_OP_##name][MT_FLOAT32] = kv_##name##_f32;                                                                   \
+  table[MT_OP_##name][MT_FLOAT64] = kv_##name##_f64;                                                                   \
+  table[MT_OP_##name][MT_FLOAT16] = kv_##name##_f16;                                                                   \
+  table[MT_OP_##name][MT_BFLOAT16] = kv_##name##_bf16;
 
 static void init_table(void) {
+#include "ops.def"
+  table[MT_OP_bitwise_not][MT_BOOL] = k_logical_not_b8; /* not of a bool: its logical not */
   FLOAT_MATH_OPS(SET_FLOATMATH)
-  MT_DTYPES_FLOAT(SET_FLT)
-  MT_DTYPES_INT(SET_INT)
-  MT_DTYPES_BOOL(SET_BOOL)
 }
+#undef MT_OP
+#undef MT_BINARY
+#undef MT_COMPARE
+#undef MT_UNARY_P
 
 mt_loop_fn mt_cpu_unary_kernel(mt_op op, mt_dtype dt) {
   static int ready;

@@ -12,20 +12,24 @@
 // common.cu (its 16-bit float types and conversions) comes before this
 // body, as for the other families (kernels.c, mt_cuda_family).
 
-// m_<fn>: one name for the float and double versions of the math library
+// The elementwise dialect (tensor/ops.def): the functions the ops'
+// expressions name, for float and double (and, for m_idiv .. m_shr,
+// integers). The JIT's CUDA code includes this part alone (neither
+// MT_LAZY nor EXPR defined: jit/codegen_cuda.c).
+typedef unsigned long long mt_u64;
 #define MT_F1(fn)                                                                                                      \
   __device__ __forceinline__ float m_##fn(float x) { return fn##f(x); }                                               \
   __device__ __forceinline__ double m_##fn(double x) { return fn(x); }
 #define MT_F2(fn)                                                                                                      \
   __device__ __forceinline__ float m_##fn(float x, float y) { return fn##f(x, y); }                                   \
   __device__ __forceinline__ double m_##fn(double x, double y) { return fn(x, y); }
-MT_F1(exp) MT_F1(exp2) MT_F1(expm1) MT_F1(log) MT_F1(log2) MT_F1(log10) MT_F1(log1p) MT_F1(sqrt) MT_F1(rsqrt)
+MT_F1(exp) MT_F1(exp2) MT_F1(expm1) MT_F1(log) MT_F1(log2) MT_F1(log10) MT_F1(log1p) MT_F1(sqrt)
 MT_F1(sin) MT_F1(cos) MT_F1(tan) MT_F1(asin) MT_F1(acos) MT_F1(atan) MT_F1(sinh) MT_F1(cosh) MT_F1(tanh)
 MT_F1(erf) MT_F1(erfc) MT_F1(floor) MT_F1(ceil) MT_F1(rint) MT_F1(trunc) MT_F1(fabs)
 MT_F2(atan2) MT_F2(hypot) MT_F2(fmod) MT_F2(pow)
 
 // integer powers by squaring (negative exponents give 0, as 1/x truncated, except for 1 and -1)
-template <class I> __device__ __forceinline__ I ipow(I a, I b) {
+template <class I> __device__ __forceinline__ I m_ipow(I a, I b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
   I r = 1;
   while (b) {
@@ -36,28 +40,37 @@ template <class I> __device__ __forceinline__ I ipow(I a, I b) {
   return r;
 }
 // Python's floor division and modulo for integers and floats
-template <class I> __device__ __forceinline__ I ifloordiv(I a, I b) {
+template <class I> __device__ __forceinline__ I m_idiv(I a, I b) {
+  if (b == -1) return (I)(0 - (mt_u64)a);
   I q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-template <class I> __device__ __forceinline__ I imod(I a, I b) {
+template <class I> __device__ __forceinline__ I m_imod(I a, I b) {
+  if (b == -1) return 0;
   I r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-template <class F> __device__ __forceinline__ F fmodpy(F a, F b) {
+template <class F> __device__ __forceinline__ F m_pymod(F a, F b) {
   F r = m_fmod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-template <class F> __device__ __forceinline__ F fmaxnan(F a, F b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
-// g * the derivative of gelu's tanh form at x (u = k (x + c x^3), t = tanh u)
-template <class F> __device__ __forceinline__ F gelu_tanh_bw(F g, F x) {
+// shifts by counts outside [0, 64) as the CPU gives them
+template <class I> __device__ __forceinline__ I m_shl(I a, I b) { return (b < 0 || b >= 64) ? 0 : (I)((mt_u64)a << b); }
+template <class I> __device__ __forceinline__ I m_shr(I a, I b) { return (b < 0 || b >= 64) ? (a < 0 ? -1 : 0) : a >> b; }
+template <class F> __device__ __forceinline__ F m_fmax_nan(F a, F b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
+template <class F> __device__ __forceinline__ F m_fmin_nan(F a, F b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
+// g * gelu'(x), the exact form (Phi(x) + x phi(x)) and the tanh form (u = k (x + c x^3), t = tanh u)
+template <class F> __device__ __forceinline__ F m_gelu_bw(F g, F x) {
+  return g * ((F)0.5 * ((F)1 + m_erf(x * (F)0.70710678118654752440)) + x * (F)0.39894228040143267794 * m_exp((F)-0.5 * x * x));
+}
+template <class F> __device__ __forceinline__ F m_gelu_tanh_bw(F g, F x) {
   const F k = (F)0.79788456080286535588, c = (F)0.044715;
   F x2 = x * x, t = m_tanh(k * (x + c * x2 * x));
   return g * ((F)0.5 * ((F)1 + t) + (F)0.5 * x * ((F)1 - t * t) * k * ((F)1 + (F)3 * c * x2));
 }
-template <class F> __device__ __forceinline__ F fminnan(F a, F b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 
-#ifdef MT_LAZY
+#if defined(MT_LAZY)
+#define p0 b // an op's number parameter travels as its operand b
 // A group of eager ops over the same n dense elements, fused (lazy.c): the
 // definitions give LZ_NW, the argument words (n, the group's buffer
 // pointers from word 1, then its numbers as double bits from word LZ_F0
@@ -76,7 +89,8 @@ extern "C" __global__ void mt_lazy(mt_lazy_args A) {
     LZ_BODY
   }
 }
-#else
+#elif defined(EXPR)
+#define p0 b // an op's number parameter travels as its operand b
 struct mt_geo {
   int nd;                  // dimensions after collapsing (0: contiguous)
   long long n;             // elements

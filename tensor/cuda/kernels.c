@@ -1,7 +1,7 @@
 /* kernels.c -- CUDA elementwise ops, fills, copies and casts through one
  * kernel family (elementwise.cu): for each (op, dtypes, operand kinds) the
  * family's source is prefixed with a few definitions and compiled by NVRTC
- * (nvrtc.c caches it). The table below gives each op its CUDA expression;
+ * (nvrtc.c caches it). Each op's expression comes from its registry row;
  * promotion and flags follow the CPU path (elementwise.c). Host <-> device
  * transfers are here too. Nothing reads device memory from the host. */
 #include <pthread.h>
@@ -32,86 +32,6 @@ static const mt_cuda_dtinfo dts[MT_NDTYPE] = {
     [MT_BOOL] = {"unsigned char", "bool", "((x) != 0)", "(unsigned char)((v) != 0)"},
 };
 
-/* The CUDA expression of each op over compute values a, b of type T: one
- * for floating T and one for integer and bool T (NULL: none). */
-typedef struct {
-  mt_op op;
-  const char *fexpr, *iexpr;
-} op_expr;
-static const op_expr exprs[] = {
-    {MT_OP_copy, "a", "a"},
-    {MT_OP_neg, "-a", "-a"},
-    {MT_OP_abs, "m_fabs(a)", "(a < (T)0 ? (T)-a : a)"},
-    {MT_OP_sign, "(T)((a > (T)0) - (a < (T)0))", "(T)((a > (T)0) - (a < (T)0))"},
-    {MT_OP_exp, "m_exp(a)", NULL},
-    {MT_OP_exp2, "m_exp2(a)", NULL},
-    {MT_OP_expm1, "m_expm1(a)", NULL},
-    {MT_OP_log, "m_log(a)", NULL},
-    {MT_OP_log2, "m_log2(a)", NULL},
-    {MT_OP_log10, "m_log10(a)", NULL},
-    {MT_OP_log1p, "m_log1p(a)", NULL},
-    {MT_OP_sqrt, "m_sqrt(a)", NULL},
-    {MT_OP_rsqrt, "m_rsqrt(a)", NULL},
-    {MT_OP_sin, "m_sin(a)", NULL},
-    {MT_OP_cos, "m_cos(a)", NULL},
-    {MT_OP_tan, "m_tan(a)", NULL},
-    {MT_OP_asin, "m_asin(a)", NULL},
-    {MT_OP_acos, "m_acos(a)", NULL},
-    {MT_OP_atan, "m_atan(a)", NULL},
-    {MT_OP_sinh, "m_sinh(a)", NULL},
-    {MT_OP_cosh, "m_cosh(a)", NULL},
-    {MT_OP_tanh, "m_tanh(a)", NULL},
-    {MT_OP_sigmoid, "(T)1 / ((T)1 + m_exp(-a))", NULL},
-    {MT_OP_relu, "(a < (T)0 ? (T)0 : a)", "(a < (T)0 ? (T)0 : a)"},
-    {MT_OP_gelu, "(T)0.5 * a * ((T)1 + m_erf(a * (T)0.70710678118654752440))", NULL},
-    {MT_OP_gelu_tanh, "(T)0.5 * a * ((T)1 + m_tanh((T)0.79788456080286535588 * (a + (T)0.044715 * a * a * a)))", NULL},
-    {MT_OP_silu, "a / ((T)1 + m_exp(-a))", NULL},
-    {MT_OP_erf, "m_erf(a)", NULL},
-    {MT_OP_erfc, "m_erfc(a)", NULL},
-    {MT_OP_floor, "m_floor(a)", "a"},
-    {MT_OP_ceil, "m_ceil(a)", "a"},
-    {MT_OP_round, "m_rint(a)", "a"},
-    {MT_OP_trunc, "m_trunc(a)", "a"},
-    {MT_OP_frac, "a - m_trunc(a)", "(T)0"},
-    {MT_OP_reciprocal, "(T)1 / a", NULL},
-    {MT_OP_square, "a * a", "(T)(a * a)"},
-    {MT_OP_logical_not, "!(a != (T)0)", "!(a != (T)0)"},
-    {MT_OP_bitwise_not, NULL, "(T)~a"},
-    {MT_OP_isnan, "(a != a)", "false"},
-    {MT_OP_isinf, "(a == a && a - a != a - a)", "false"},
-    {MT_OP_isfinite, "(a - a == a - a)", "true"},
-    {MT_OP_add, "a + b", "(T)(a + b)"},
-    {MT_OP_sub, "a - b", "(T)(a - b)"},
-    {MT_OP_mul, "a * b", "(T)(a * b)"},
-    {MT_OP_div, "a / b", NULL},
-    {MT_OP_floor_divide, "m_floor(a / b)", "ifloordiv(a, b)"},
-    {MT_OP_pow, "m_pow(a, b)", "ipow(a, b)"},
-    {MT_OP_atan2, "m_atan2(a, b)", NULL},
-    {MT_OP_hypot, "m_hypot(a, b)", NULL},
-    {MT_OP_fmod, "m_fmod(a, b)", "(T)(a % b)"},
-    {MT_OP_remainder, "fmodpy(a, b)", "imod(a, b)"},
-    {MT_OP_maximum, "fmaxnan(a, b)", "(a > b ? a : b)"},
-    {MT_OP_minimum, "fminnan(a, b)", "(a < b ? a : b)"},
-    {MT_OP_relu_backward, "(b > (T)0 ? a : (T)0)", "(b > (T)0 ? a : (T)0)"},
-    {MT_OP_gelu_backward,
-     "a * ((T)0.5 * ((T)1 + m_erf(b * (T)0.70710678118654752440)) + b * (T)0.39894228040143267794 * m_exp((T)-0.5 * b * b))",
-     NULL},
-    {MT_OP_gelu_tanh_backward, "gelu_tanh_bw(a, b)", NULL},
-    {MT_OP_logical_and, "(a != (T)0) && (b != (T)0)", "(a != (T)0) && (b != (T)0)"},
-    {MT_OP_logical_or, "(a != (T)0) || (b != (T)0)", "(a != (T)0) || (b != (T)0)"},
-    {MT_OP_logical_xor, "(a != (T)0) != (b != (T)0)", "(a != (T)0) != (b != (T)0)"},
-    {MT_OP_bitwise_and, NULL, "(T)(a & b)"},
-    {MT_OP_bitwise_or, NULL, "(T)(a | b)"},
-    {MT_OP_bitwise_xor, NULL, "(T)(a ^ b)"},
-    {MT_OP_bitwise_left_shift, NULL, "(T)(a << b)"},
-    {MT_OP_bitwise_right_shift, NULL, "(T)(a >> b)"},
-    {MT_OP_eq, "a == b", "a == b"},
-    {MT_OP_ne, "a != b", "a != b"},
-    {MT_OP_lt, "a < b", "a < b"},
-    {MT_OP_le, "a <= b", "a <= b"},
-    {MT_OP_gt, "a > b", "a > b"},
-    {MT_OP_ge, "a >= b", "a >= b"},
-};
 
 const mt_cuda_dtinfo *mt_cuda_dt(mt_dtype dt) { return &dts[dt]; }
 
@@ -176,11 +96,12 @@ mt_status mt_cuda_family(int dev, const char *defs, const char *body, const char
   return st;
 }
 
+/* The CUDA expression of op over compute values a, b of type T: its
+ * registry row's (tensor/ops.def; the dialect is in elementwise.cu), one
+ * for floating T and one for integer and bool T (NULL: none). */
 static const char *op_expression(mt_op op, mt_dtype cdt) {
   if (op == MT_OP_bitwise_not && cdt == MT_BOOL) return "!a";
-  for (size_t i = 0; i < sizeof exprs / sizeof *exprs; i++)
-    if (exprs[i].op == op) return mt_is_floating(cdt) ? exprs[i].fexpr : exprs[i].iexpr;
-  return NULL;
+  return mt_is_floating(cdt) ? mt_ops[op].fexpr : mt_ops[op].iexpr;
 }
 
 typedef mt_cuda_operand operand;
@@ -382,11 +303,7 @@ static mt_status finish_out(mt_status st, mt_tensor *target, mt_tensor **out) {
   return st;
 }
 
-static bool is_predicate(mt_op op) {
-  return op == MT_OP_isnan || op == MT_OP_isinf || op == MT_OP_isfinite || op == MT_OP_logical_not;
-}
-
-mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
+mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
   const mt_opinfo *info = &mt_ops[op];
   mt_device dev = mt_tdevice(x);
   if (dev.type != MT_CUDA) return device_mismatch(info->name, x, *out);
@@ -397,9 +314,11 @@ mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out) {
   const char *e = op_expression(op, cdt);
   if (!e) return mt_cuda_unsupported(info->name);
   mt_tensor *target = NULL;
-  if ((st = prepare_out(info->name, x->shape, x->ndim, is_predicate(op) ? MT_BOOL : cdt, dev, out, &target))) return st;
-  operand in = {x, dt, 0, 0};
-  return finish_out(launch_ew(info->name, e, cdt, target, &in, 1, true), target, out);
+  if ((st = prepare_out(info->name, x->shape, x->ndim, (info->flags & MT_F_PRED) ? MT_BOOL : cdt, dev, out, &target)))
+    return st;
+  double p0 = p ? *p : info->pdefault; /* an op's number parameter is its operand b (p0 in elementwise.cu) */
+  operand in[2] = {{x, dt, 0, 0}, {NULL, MT_FLOAT64, p0, (long long)p0}};
+  return finish_out(launch_ew(info->name, e, cdt, target, in, info->param ? 2 : 1, true), target, out);
 }
 
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
@@ -437,10 +356,6 @@ static mt_status param_unary(const char *name, const char *expr, bool keyed, con
   if ((st = prepare_out(name, x->shape, x->ndim, dt, mt_tdevice(x), out, &target))) return st;
   operand in[2] = {{x, dt, 0, 0}, {NULL, MT_FLOAT64, p, (long long)p}};
   return finish_out(launch_ew(name, expr, dt, target, in, 2, keyed), target, out);
-}
-
-mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out) {
-  return param_unary("leaky_relu", "(a > (T)0 ? a : a * (T)b)", true, x, slope, out);
 }
 
 /* The replacements are written into the expression as literals. */

@@ -90,13 +90,12 @@ extern _Atomic int64_t mt_cuda_live_storages;
  * src. */
 mt_status mt_cuda_copy_(mt_tensor *dst, const mt_tensor *src, bool non_blocking);
 mt_status mt_cuda_fill_(mt_tensor *dst, mt_scalar v);
-mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, mt_tensor **out);
+mt_status mt_cuda_unary(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out);
 mt_status mt_cuda_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
 /* Host microseconds per launch of an empty one-thread kernel, over n
  * launches sent after a sync (the driver's share of a small op's cost). */
 mt_status mt_cuda_launch_cost(int dev, int n, double *us);
-/* leaky_relu and nan_to_num of a floating CUDA tensor (checked by the caller) */
-mt_status mt_cuda_leaky_relu(const mt_tensor *x, double slope, mt_tensor **out);
+/* nan_to_num of a floating CUDA tensor (checked by the caller) */
 mt_status mt_cuda_nan_to_num(const mt_tensor *x, double nan, double posinf, double neginf, mt_tensor **out);
 /* A copy of t on dev (a new reference to t when already there). */
 mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking, mt_tensor **out);

@@ -97,7 +97,7 @@ end)
 
 local unary = {"neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
   "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "gelu", "silu",
-  "erf", "erfc", "floor", "ceil", "round", "trunc", "frac", "reciprocal", "square"}
+  "erf", "erfc", "floor", "ceil", "round", "trunc", "frac", "reciprocal", "square", "logit", "sinc"}
 
 test("unary ops match the CPU (float32, float64, float16)", function()
   torch.manual_seed(1)
@@ -110,6 +110,11 @@ test("unary ops match the CPU (float32, float64, float16)", function()
       local got = torch[op](xg):cpu():double()
       local tol = dt == "float16" and 2e-2 or (dt == "float32" and 1e-5 or 1e-12)
       check_close(got, want, {rtol = tol, atol = tol})
+    end
+    -- ops with a number parameter (p0 of the row's expression, the kernel's operand b)
+    for _, c in ipairs{{"logit", xc, 0.2}, {"leaky_relu", xc - 0.5, 0.3}} do
+      local tol = dt == "float16" and 2e-2 or (dt == "float32" and 1e-5 or 1e-12)
+      check_close(torch[c[1]](c[2]:cuda(), c[3]):cpu():double(), torch[c[1]](c[2], c[3]):double(), {rtol = tol, atol = tol})
     end
   end
   local i = torch.tensor({-3, 0, 5}, {dtype = torch.int32})

@@ -12,7 +12,7 @@ local unary = {
   neg = R, abs = F, sign = F, exp = R, exp2 = R, expm1 = R, log = P, log2 = P, log10 = P, log1p = P,
   sqrt = P, rsqrt = P, sin = R, cos = R, tan = U, asin = U, acos = U, atan = R, sinh = R, cosh = R,
   tanh = R, sigmoid = R, relu = F, gelu = R, gelu_tanh = R, silu = R, erf = R, erfc = R, floor = F,
-  ceil = F, round = F, trunc = F, frac = F, reciprocal = P, square = R,
+  ceil = F, round = F, trunc = F, frac = F, reciprocal = P, square = R, sinc = R,
 }
 for name, make in pairs(unary) do
   local fn = function(x) return torch[name](x) end
@@ -86,6 +86,14 @@ specs.nan_to_num = {
 }
 specs.leaky_relu = {
   {fn = function(x) return torch.leaky_relu(x, 0.1) end, inputs = function() return {F(3, 4)} end, second_order = true},
+}
+specs.logit = { -- inputs in (0, 1); with eps some are clamped (none sits on a bound), non-contiguous
+  {fn = function(x) return torch.logit(x) end, second_order = true,
+   inputs = function() return {(torch.rand({3, 4}, {dtype = torch.float64}) * 0.9 + 0.05):requires_grad_()} end},
+  {fn = function(x) return x:logit(0.3) end, second_order = true, inputs = function()
+    local x = torch.tensor({{0.05, 0.2, 0.35}, {0.5, 0.8, 0.95}}, {dtype = torch.float64})
+    return {x:t():detach():requires_grad_()}
+  end},
 }
 specs.copy = {
   {fn = function(x) return x:clone() end, inputs = function() return {R(3, 4)} end, second_order = true},

@@ -1,0 +1,89 @@
+/* call.c -- the generic recording path: mtg_call runs any op with an
+ * engine entry (tensor/call.c) and records it the one way every such op is
+ * recorded: a node whose backward is the op's derivative (deriv.h) with
+ * the call's arguments and the tensors that derivative saves, and, while a
+ * JIT trace is active, a trace entry with the same arguments. Per-op
+ * record-and-trace wrappers are not needed for these ops. */
+#include <string.h>
+
+#include "deriv.h"
+#include "trace.h"
+
+/* Makes the node of a call that ran: its arguments, saved inputs and
+ * outputs (per d->saves), then attaches the outputs. Non-floating results
+ * (dtype=int64) are not differentiable: no node. */
+static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *ins, int nin, const mt_args *a,
+                        mt_tensor *const *outs, int nout) {
+  const mt_tensor *idx = NULL;
+  if ((d->saves & MTG_SAVE_IDX1) && nout > 1) /* values and their indices: only the values get a gradient */
+    idx = outs[1], nout = 1;
+  for (int k = 0; k < nout; k++)
+    if (outs[k] && !mt_is_floating((mt_dtype)outs[k]->dtype)) return MT_OK;
+  mtg_node *n = NULL;
+  mt_status st = mtg_node_new(mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);
+  if (st) return st;
+  if (a) {
+    memcpy(n->i, a->i, sizeof n->i < sizeof a->i ? sizeof n->i : sizeof a->i);
+    memcpy(n->f, a->f, sizeof a->f);
+  }
+  for (int i = 0; i < nin && i < MTG_MAXSAVED - 2 && !st; i++)
+    if ((d->saves & MTG_SAVE_IN(i)) && ins[i]) st = mtg_save(n, i, ins[i], false, 0);
+  if (!st && (d->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_SLOT_OUT, outs[0], true, 0);
+  if (!st && (d->saves & MTG_SAVE_OUT1) && nout > 1) st = mtg_save(n, MTG_SLOT_OUT - 1, outs[1], true, 1);
+  if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
+  if (st) {
+    mtg_node_release(n);
+    return st;
+  }
+  return mtg_attach(n, outs, nout);
+}
+
+/* Runs op into outs[0..nout) (engine out convention) and records it when
+ * grad mode is on and an input requires grad; out= is then an error, except
+ * in place on input 0 (addmm_): the op out of place, then a recorded copy_. */
+static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs,
+                               int nout) {
+  const mtg_deriv *d = mtg_deriv_of(op);
+  if (!d || !mtg_any_requires_grad(ins, nin)) return mt_call(op, ins, nin, a, outs);
+  mt_tensor *inplace = nout == 1 && nin > 0 && outs[0] == ins[0] ? outs[0] : NULL;
+  if (inplace) outs[0] = NULL;
+  for (int k = 0; k < nout; k++)
+    if (outs[k])
+      return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
+                              "history); drop out= or use torch.no_grad()", mt_ops[op].name);
+  mt_status st = mt_call(op, ins, nin, a, outs);
+  if (!st) st = record(op, d, ins, nin, a, outs, nout);
+  if (!st && inplace) {
+    st = mtg_copy_(inplace, outs[0]);
+    mt_release(outs[0]);
+    outs[0] = inplace;
+    return st;
+  }
+  if (st)
+    for (int k = 0; k < nout; k++) {
+      mt_release(outs[k]);
+      outs[k] = inplace && k == 0 ? inplace : NULL;
+    }
+  return st;
+}
+
+mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout) {
+  mt_tensor *given = outs[0];
+  mt_status st = call_recorded(op, ins, nin, a, outs, nout);
+  /* only what the JIT can lower is traced: the rest is refused as a tensor made inside the function */
+  if (!st && MTG_TRACING() && MT_J_LOWER(mt_ops[op].jit) != MT_J_NONE)
+    mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
+  return st;
+}
+
+mt_status mtg_reduce(mt_op op, const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, double num,
+                     mt_tensor **outs, int nout) {
+  mt_args a = {.i = {0, keepdim, dtype, ndims == 0}, .f = {num}, .ni = 4, .nf = 1};
+  mt_status st = mt_dim_mask(mt_ops[op].name, dims, ndims, x->ndim, &a.i[0]);
+  return st ? st : mtg_call(op, &x, 1, &a, outs, nout);
+}
+
+mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor **out) {
+  mt_args a = {.i = {x->ndim && dim < 0 ? dim + x->ndim : dim, dtype}, .ni = 2};
+  return mtg_call(op, &x, 1, &a, out, 1);
+}

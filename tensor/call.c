@@ -1,0 +1,219 @@
+/* call.c -- the uniform engine entry: mt_call(op, ins, nin, args, outs)
+ * reaches each op with a row marked ENTRY in ops.def through its adapter
+ * call_<name> here, which unpacks the arguments and calls the op's own mt_
+ * function. graph/'s generic recorder and the JIT's engine calls (replay)
+ * go through it; it adds one indirect call and never allocates. The
+ * comment above each adapter is the op's argument layout. */
+#include "linalg.h"
+#include "nn.h"
+#include "reduce_util.h"
+
+mt_status mt_call_missing(mt_op op) {
+  return mt_fail(MT_EARG, "%s: the engine has no uniform entry for this op (internal)", mt_ops[op].name);
+}
+
+mt_status mt_dim_mask(const char *op, const int *dims, int ndims, int rank, int64_t *mask) {
+  uint32_t m = 0;
+  mt_status st = mt_dims_mask(op, dims, ndims, rank, &m);
+  *mask = m;
+  return st;
+}
+
+int mt_mask_dims(int64_t mask, int rank, int *dims) {
+  int n = 0;
+  for (int d = 0; d < rank; d++)
+    if (mask >> d & 1) dims[n++] = d;
+  return n;
+}
+
+/* ---- elementwise: every elementwise row (f[0]: a unary row's parameter) ---- */
+static mt_status call_unary(mt_op op, const mt_tensor *const *in, const mt_args *a, mt_tensor **outs) {
+  return mt_unary_p(op, in[0], a && a->nf ? a->f : NULL, &outs[0]);
+}
+static mt_status call_binary(mt_op op, const mt_tensor *const *in, mt_tensor **outs) {
+  return mt_binary(op, in[0], in[1], &outs[0]);
+}
+
+/* clamp(x, lo, hi), where(cond, a, b), lerp(a, b, w): three tensors (clamp's
+ * lo or hi may be NULL); no args */
+static mt_status call_clamp(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_clamp(in[0], in[1], in[2], &outs[0]);
+}
+static mt_status call_where(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_where(in[0], in[1], in[2], &outs[0]);
+}
+static mt_status call_lerp(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_lerp(in[0], in[1], in[2], &outs[0]);
+}
+/* f = {nan, posinf, neginf} */
+static mt_status call_nan_to_num(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_nan_to_num(in[0], a->f[0], a->f[1], a->f[2], &outs[0]);
+}
+/* i = {dtype, copy} */
+static mt_status call_cast(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_to_dtype(in[0], (mt_dtype)a->i[0], a->i[1] != 0, &outs[0]);
+}
+
+/* ---- reductions over dims: i = {dim mask, keepdim, dtype, all}; f[0] the
+ * number (var: correction, norm: p). all: no dims were listed (the mask
+ * has every dim; the engine's messages differ) ---- */
+#define DIMS                                                                                                           \
+  int dims[MT_MAXDIM], nd = a->i[3] ? 0 : mt_mask_dims(a->i[0], in[0]->ndim, dims);                                    \
+  bool keep = a->i[1] != 0
+#define SUMLIKE(name)                                                                                                  \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    DIMS;                                                                                                              \
+    return mt_##name(in[0], dims, nd, keep, (int)a->i[2], &outs[0]);                                                   \
+  }
+SUMLIKE(sum)
+SUMLIKE(mean)
+SUMLIKE(prod)
+SUMLIKE(nansum)
+SUMLIKE(nanmean)
+#define AMAXLIKE(name)                                                                                                 \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    DIMS;                                                                                                              \
+    return mt_##name(in[0], dims, nd, keep, &outs[0]);                                                                 \
+  }
+AMAXLIKE(amax)
+AMAXLIKE(amin)
+AMAXLIKE(logsumexp)
+#define VARLIKE(name)                                                                                                  \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    DIMS;                                                                                                              \
+    return mt_##name(in[0], dims, nd, a->f[0], keep, &outs[0]);                                                        \
+  }
+VARLIKE(var)
+VARLIKE(std)
+/* outs = {var or std, mean} */
+#define VARMEAN(name)                                                                                                  \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    DIMS;                                                                                                              \
+    return mt_##name(in[0], dims, nd, a->f[0], keep, &outs[0], &outs[1]);                                              \
+  }
+VARMEAN(var_mean)
+VARMEAN(std_mean)
+static mt_status call_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  DIMS;
+  return mt_norm(in[0], a->f[0], dims, nd, keep, (int)a->i[2], &outs[0]);
+}
+/* i = {mask of the one dim, or of all dims: no dim, keepdim}; outs = {min, max} */
+static mt_status call_aminmax(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  DIMS;
+  return mt_aminmax(in[0], nd == 1 ? dims : NULL, keep, &outs[0], &outs[1]);
+}
+
+/* ---- along one dim: i = {dim (0-based), dtype} ---- */
+#define DIMLIKE(name)                                                                                                  \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    return mt_##name(in[0], (int)a->i[0], (int)a->i[1], &outs[0]);                                                     \
+  }
+DIMLIKE(softmax)
+DIMLIKE(log_softmax)
+DIMLIKE(cumsum)
+DIMLIKE(cumprod)
+
+/* ---- values picked along a dim with their 1-based indices: i = {dim,
+ * keepdim, ...}, outs = {values, indices}. max and min here are the forms
+ * along a dim (those of all elements have no entry) ---- */
+#define PICK(name, call)                                                                                               \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    const mt_tensor *x = in[0];                                                                                        \
+    int dim = (int)a->i[0];                                                                                            \
+    bool keep = a->i[1] != 0;                                                                                          \
+    (void)keep;                                                                                                        \
+    return call;                                                                                                       \
+  }
+PICK(max, mt_max_dim(x, dim, keep, &outs[0], &outs[1]))
+PICK(min, mt_min_dim(x, dim, keep, &outs[0], &outs[1]))
+PICK(median, mt_median_dim(x, dim, keep, false, &outs[0], &outs[1]))
+PICK(nanmedian, mt_median_dim(x, dim, keep, true, &outs[0], &outs[1]))
+PICK(mode, mt_mode(x, dim, keep, &outs[0], &outs[1]))
+PICK(cummax, mt_cummax(x, dim, &outs[0], &outs[1]))
+PICK(cummin, mt_cummin(x, dim, &outs[0], &outs[1]))
+/* i[2] descending, i[3] stable */
+PICK(sort, mt_sort(x, dim, a->i[2] != 0, a->i[3] != 0, &outs[0], &outs[1]))
+/* i[2] k, i[3] largest, i[4] sorted */
+PICK(topk, mt_topk(x, a->i[2], dim, a->i[3] != 0, a->i[4] != 0, &outs[0], &outs[1]))
+/* i[2] k */
+PICK(kthvalue, mt_kthvalue(x, a->i[2], dim, keep, &outs[0], &outs[1]))
+
+/* ---- products: two tensors, no args (kron: i = {the larger rank}, for its
+ * derivative); add-products: (input, m1, m2), f = {beta, alpha} ---- */
+#define PRODUCT(name)                                                                                                  \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    return mt_##name(in[0], in[1], &outs[0]);                                                                          \
+  }
+PRODUCT(matmul)
+PRODUCT(mm)
+PRODUCT(bmm)
+PRODUCT(mv)
+PRODUCT(dot)
+PRODUCT(inner)
+PRODUCT(outer)
+PRODUCT(kron)
+#define ADDPRODUCT(name)                                                                                               \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    return mt_##name(in[0], in[1], in[2], a->f[0], a->f[1], &outs[0]);                                                 \
+  }
+ADDPRODUCT(addmm)
+ADDPRODUCT(addmv)
+ADDPRODUCT(baddbmm)
+ADDPRODUCT(addbmm)
+
+/* ---- linear algebra: inv, det (no args); solve(a, b): i = {left};
+ * cholesky: i = {upper}; pinv: i = {hermitian}, f = {atol, rtol};
+ * cross(a, b): i = {dim} ---- */
+static mt_status call_linalg_inv(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_inv(in[0], &outs[0]);
+}
+static mt_status call_linalg_det(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_det(in[0], &outs[0]);
+}
+static mt_status call_linalg_solve(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_solve(in[0], in[1], a->i[0] != 0, &outs[0]);
+}
+static mt_status call_linalg_cholesky(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_cholesky(in[0], a->i[0] != 0, &outs[0]);
+}
+static mt_status call_linalg_pinv(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_pinv(in[0], a->f[0], a->f[1], a->i[0] != 0, &outs[0]);
+}
+static mt_status call_linalg_cross(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_cross(in[0], in[1], (int)a->i[0], &outs[0]);
+}
+
+/* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
+ * outs = {out, mean, rstd} (the last two may be left NULL) */
+static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
+}
+
+/* the elementwise rows' adapters: the generic ones above with the op */
+#define MT_OP(...)
+#define MT_UNARY_P(name, ...)                                                                                          \
+  static mt_status call_un_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {             \
+    return call_unary(MT_OP_##name, in, a, outs);                                                                      \
+  }
+#define MT_BINARY(name, ...)                                                                                           \
+  static mt_status call_bin_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {            \
+    return call_binary(MT_OP_##name, in, outs);                                                                        \
+  }
+#define MT_COMPARE(name, ...) MT_BINARY(name)
+#include "ops.def"
+#undef MT_OP
+#undef MT_UNARY_P
+#undef MT_BINARY
+#undef MT_COMPARE
+
+/* ---- the table: a row's entry column picks call_<name> (ENTRY) or NULL
+ * (NOENTRY) by pasting the column onto ENTRY_ ---- */
+#define ENTRY_ENTRY(name) call_##name
+#define ENTRY_NOENTRY(name) NULL
+#define MT_OP(name, kind, arity, flags, dev, ac, jit, entry) [MT_OP_##name] = ENTRY_##entry(name),
+#define MT_UNARY_P(name, ...) [MT_OP_##name] = call_un_##name,
+#define MT_BINARY(name, ...) [MT_OP_##name] = call_bin_##name,
+#define MT_COMPARE(name, ...) [MT_OP_##name] = call_bin_##name,
+const mt_call_fn mt_call_fns[MT_NOPS] = {
+#include "ops.def"
+};
