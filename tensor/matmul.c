@@ -62,14 +62,16 @@ static int64_t batch_offset(const mt_tensor *t, int nb, int64_t i) {
 }
 
 /* Integer products: a plain loop over rows [r0, r1), wrapping on overflow
- * like PyTorch (accumulated in unsigned 64-bit arithmetic). */
+ * like PyTorch (accumulated in unsigned 64-bit arithmetic). Stops between
+ * rows when Ctrl-C was pressed (the caller sees the engine's flag). */
 #define INT_MM(E, tag, T, C)                                                                                           \
   static void imm_##tag(const prod *p, const char *A, const char *B, char *Cp, int64_t r0, int64_t r1) {               \
     int nd = p->a->ndim;                                                                                               \
     int64_t es = sizeof(T), sar = p->a->strides[nd - 2] * es, sac = p->a->strides[nd - 1] * es;                        \
     int64_t sbr = p->b->strides[nd - 2] * es, sbc = p->b->strides[nd - 1] * es;                                        \
     uint64_t alpha = (uint64_t)(int64_t)p->alpha, beta = (uint64_t)(int64_t)p->beta;                                   \
-    for (int64_t i = r0; i < r1; i++)                                                                                  \
+    int64_t since = 0;                                                                                                 \
+    for (int64_t i = r0; i < r1 && !mt_poll(&since, p->n * p->k); i++)                                                 \
       for (int64_t j = 0; j < p->n; j++) {                                                                             \
         uint64_t acc = 0;                                                                                              \
         for (int64_t q = 0; q < p->k; q++)                                                                             \
@@ -140,7 +142,7 @@ static mt_status product(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, i
       if (mt_interrupted()) return mt_fail(MT_EINTR, "interrupted");
       st = one_product(&p, i, 0, p.m);
     }
-    return st;
+    return !st && mt_interrupted() ? mt_fail(MT_EINTR, "interrupted") : st;
   }
   if (is_float) mt_blas_load();
   st = mt_parallel_for(nbatch, (int64_t)(PRODUCT_GRAIN / work) + 1, batch_range, &p);

@@ -28,12 +28,17 @@ struct scan_job {
     T *y = (T *)(void *)j->y + o * j->L * j->K + k0;                                                                   \
     if (j->K == 1) { /* one row: a scalar running value */                                                             \
       ACC a = ID;                                                                                                      \
-      for (int64_t i = 0; i < j->L; i++) y[i] = (T)(a = a OP(ACC) x[i]);                                               \
+      for (int64_t i0 = 0; i0 < j->L; i0 += MT_POLL_WORK) {                                                           \
+        if (i0 > 0 && mt_interrupted()) return;                                                                        \
+        int64_t i1 = i0 + MT_POLL_WORK < j->L ? i0 + MT_POLL_WORK : j->L;                                              \
+        for (int64_t i = i0; i < i1; i++) y[i] = (T)(a = a OP(ACC) x[i]);                                              \
+      }                                                                                                                \
       return;                                                                                                          \
     }                                                                                                                  \
     ACC acc[SCAN_BLOCK];                                                                                               \
+    int64_t since = 0;                                                                                                 \
     for (int64_t k = 0; k < kn; k++) acc[k] = ID;                                                                      \
-    for (int64_t i = 0; i < j->L; i++, x += j->K, y += j->K)                                                           \
+    for (int64_t i = 0; i < j->L && !mt_poll(&since, kn); i++, x += j->K, y += j->K)                                   \
       for (int64_t k = 0; k < kn; k++) {                                                                               \
         acc[k] = acc[k] OP(ACC) x[k];                                                                                  \
         y[k] = (T)acc[k];                                                                                              \
@@ -55,8 +60,8 @@ DEF_CUM(cumprod, i64, int64_t, uint64_t, *, 1)
     T *y = (T *)(void *)j->y + base;                                                                                   \
     int64_t *yi = j->yi + base;                                                                                        \
     T best[SCAN_BLOCK];                                                                                                \
-    int64_t bi[SCAN_BLOCK];                                                                                            \
-    for (int64_t i = 0; i < j->L; i++, x += j->K, y += j->K, yi += j->K)                                               \
+    int64_t bi[SCAN_BLOCK], since = 0;                                                                                 \
+    for (int64_t i = 0; i < j->L && !mt_poll(&since, kn); i++, x += j->K, y += j->K, yi += j->K)                       \
       for (int64_t k = 0; k < kn; k++) {                                                                               \
         T v = x[k];                                                                                                    \
         if (i == 0 || ISNAN(v) || (!ISNAN(best[k]) && v CMP best[k])) {                                                \
@@ -80,9 +85,12 @@ static const scan_fn ext_table[MT_NDTYPE][2] = {[MT_FLOAT32] = {cummax_f32, cumm
                                                 [MT_FLOAT64] = {cummax_f64, cummin_f64},
                                                 MT_DTYPES_INT(EXT_ENTRY)[MT_BOOL] = {cummax_u8, cummin_u8}};
 
+/* Tasks [b, e); the scans stop early when Ctrl-C was pressed (and so does
+ * this loop), mt_parallel_for then reports it. */
 static void scan_task(void *ctx, int64_t b, int64_t e) {
   const scan_job *j = ctx;
-  for (int64_t t = b; t < e; t++) {
+  int64_t since = 0, work = j->L * (j->K < SCAN_BLOCK ? j->K : SCAN_BLOCK);
+  for (int64_t t = b; t < e && !mt_poll(&since, work); t++) {
     int64_t k0 = (t % j->nkb) * SCAN_BLOCK;
     j->fn(j, t / j->nkb, k0, j->K - k0 < SCAN_BLOCK ? j->K - k0 : SCAN_BLOCK);
   }

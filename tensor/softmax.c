@@ -17,9 +17,11 @@ typedef struct sm_job {
   bool lg;
 } sm_job;
 
+/* Tasks [b, e); stops between tasks when Ctrl-C was pressed. */
 static void sm_task(void *ctx, int64_t b, int64_t e) {
   const sm_job *j = ctx;
-  for (int64_t t = b; t < e; t++) {
+  int64_t since = 0, work = j->L * (j->K < COLS ? j->K : COLS);
+  for (int64_t t = b; t < e && !mt_poll(&since, work); t++) {
     int64_t o = t / j->nkb, k0 = (t % j->nkb) * COLS;
     int64_t off = (o * j->L * j->K + k0) * (int64_t)j->es;
     j->fn(j->x + off, j->y + off, j->L, j->K, j->K - k0 < COLS ? j->K - k0 : COLS, j->lg);
