@@ -111,6 +111,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_linalg(L, torch_idx, methods_idx);
   mtl_open_random(L, torch_idx, methods_idx);
   mtl_open_print(L, torch_idx, methods_idx);
+  mtl_open_pprint(L, torch_idx, methods_idx);
   mtl_open_misc(L, torch_idx, methods_idx);
   mtl_open_cuda(L, torch_idx, methods_idx);
   mtl_open_nn(L, torch_idx, methods_idx);
