@@ -300,48 +300,50 @@ static bool heap_offer(heap *h, const key *e) {
   return true;
 }
 
-/* Number of keys of the table at t outside its array part 1..narr. */
-static lua_Integer count_keys(lua_State *L, int t, lua_Integer narr) {
-  lua_Integer n = 0, seen = 0;
-  lua_pushnil(L);
-  while (lua_next(L, t)) {
-    lua_pop(L, 1);
-    check_interrupt(L, ++seen);
-    if (!(lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= narr)) n++;
-  }
-  return n;
-}
+/* The keys of a table outside its array part, as far as a print needs
+ * them: the `cap` smallest and the `cap / 4` largest in key order, each
+ * part sorted. A table with no more than cap such keys has all of them in
+ * the first part. Memory stays O(cap), time O(n log cap), one pass. */
+typedef struct keyset {
+  lua_Integer n;       /* keys outside the array part */
+  key *small, *large;  /* sorted */
+  lua_Integer nsmall, nlarge;
+} keyset;
 
-/* Picks, among the nkeys keys of the table at t outside its array part,
- * the `lo` smallest and the `hi` largest in key order (all of them, when
- * lo + hi >= nkeys), into a sorted array (pushed, as a userdata) whose keys
- * are anchored in a table (pushed above it): memory stays O(lo + hi) and
- * time O(nkeys log(lo + hi)). */
-static void pick_keys(lua_State *L, int t, lua_Integer narr, lua_Integer nkeys, lua_Integer lo, lua_Integer hi,
-                             key **out) {
-  if (lo + hi >= nkeys) lo = nkeys, hi = 0;
-  key *all = lua_newuserdatauv(L, (size_t)(lo + hi + 1) * sizeof *all, 0);
+/* Fills ks from the table at t with array part 1..narr. Pushes the key
+ * storage (a userdata) and a table anchoring the keys kept, so that their
+ * strings stay valid while they are shown. */
+static void collect_keys(lua_State *L, int t, lua_Integer narr, lua_Integer cap, keyset *ks) {
+  key *all = lua_newuserdatauv(L, (size_t)(cap + cap / 4 + 1) * sizeof *all, 0);
   lua_newtable(L);
   int anchor = lua_gettop(L), slot = 0;
-  heap small = {all, 0, lo, 1}, large = {all + lo, 0, hi, -1};
-  lua_Integer seen = 0;
+  heap small = {all, 0, cap, 1}, large = {all + cap, 0, cap / 4, -1};
+  lua_Integer seen = 0, n = 0;
   lua_pushnil(L);
   while (lua_next(L, t)) {
     lua_pop(L, 1);
     check_interrupt(L, ++seen);
     if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= narr) continue;
+    n++;
     key e;
     read_key(L, &e, slot + 1);
     bool kept = heap_offer(&small, &e);
     kept = heap_offer(&large, &e) || kept;
-    if (kept) { /* anchored: its string stays valid while it is shown */
+    if (kept) {
       lua_pushvalue(L, -1);
       lua_rawseti(L, anchor, ++slot);
     }
   }
-  qsort(all, (size_t)small.n, sizeof *all, key_cmp);
-  qsort(all + lo, (size_t)large.n, sizeof *all, key_cmp);
-  *out = all;
+  qsort(small.a, (size_t)small.n, sizeof *all, key_cmp);
+  qsort(large.a, (size_t)large.n, sizeof *all, key_cmp);
+  *ks = (keyset){n, small.a, large.a, small.n, large.n};
+}
+
+/* Key number r (0-based, in key order) of ks: one of the smallest or one
+ * of the largest kept. */
+static const key *key_at(const keyset *ks, lua_Integer r) {
+  if (r < ks->nsmall && (ks->n <= ks->nsmall || r < ks->n - ks->nlarge)) return &ks->small[r];
+  return &ks->large[ks->nlarge - (ks->n - r)];
 }
 
 /* ---- tables ---- */
@@ -448,8 +450,11 @@ static void join_items(pp *p, int base, int n, const bool *has_key, const bool *
  * "... (N more)" item. */
 static void render_table(pp *p, int t, int path, int ind, int col, int level) {
   lua_State *L = p->L;
-  lua_Integer narr = array_len(L, t), nkeys = count_keys(L, t, narr);
-  lua_Integer total = narr + nkeys, head = total, tail = 0;
+  lua_Integer narr = array_len(L, t);
+  keyset ks;
+  collect_keys(L, t, narr, p->items, &ks);
+  int anchor = lua_gettop(L);
+  lua_Integer total = narr + ks.n, head = total, tail = 0;
   if (total > p->items) {
     tail = p->items / 4;
     head = p->items - tail;
@@ -459,13 +464,6 @@ static void render_table(pp *p, int t, int path, int ind, int col, int level) {
     tail = p->budget > 1 ? 1 : 0;
   }
   p->budget -= (int)(head + tail);
-  /* entries e in [0, head) and [total - tail, total): e < narr is t[e + 1],
-   * else key number e - narr in key order */
-  lua_Integer lo = head > narr ? head - narr : 0, hi = tail < nkeys ? tail : nkeys;
-  key *keys;
-  pick_keys(L, t, narr, nkeys, lo, hi, &keys);
-  if (lo + hi >= nkeys) lo = nkeys, hi = 0;
-  int anchor = lua_gettop(L);
   bool gap = head + tail < total;
   int n = (int)(head + tail) + gap; /* items, the "... (N more)" one included */
   luaL_checkstack(L, 2 * n + LUA_MINSTACK, "pformat: too many entries");
@@ -478,8 +476,9 @@ static void render_table(pp *p, int t, int path, int ind, int col, int level) {
       lua_pushfstring(L, "... (%I more)", (LUAI_UACINT)(total - head - tail));
       continue;
     }
-    lua_Integer e = i < head ? i : total - tail + (i - head - gap), r = e - narr;
-    const key *k = e < narr ? NULL : r < lo ? &keys[r] : &keys[lo + r - (nkeys - hi)];
+    /* entry e: t[e + 1] in the array part, else key number e - narr */
+    lua_Integer e = i < head ? i : total - tail + (i - head - gap);
+    const key *k = e < narr ? NULL : key_at(&ks, e - narr);
     has_key[i] = push_entry(p, t, path, k, anchor, e + 1, ind, level, &atom[i]);
   }
   join_items(p, base, n, has_key, atom, ind, col);
