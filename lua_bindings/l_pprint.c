@@ -13,10 +13,10 @@
 
 #define DEF_WIDTH 80
 #define DEF_DEPTH 5
-#define DEF_ITEMS 20  /* entries shown per table before eliding */
-#define BUDGET 400    /* entries shown in all, over every table */
-#define MAX_STR 120   /* bytes of a string key shown */
-#define MIN_STR 40    /* room for a string value, however little the line has left */
+#define DEF_ITEMS 20 /* entries shown per table before eliding */
+#define BUDGET 400   /* entries shown in all, over every table */
+#define MAX_STR 120  /* bytes of a string key shown */
+#define MIN_STR 40   /* room for a string value, however little the line has left */
 
 typedef struct pp {
   lua_State *L;
@@ -64,7 +64,7 @@ static const char *escape(unsigned char c, char buf[8]) {
 static void add_quoted(luaL_Buffer *b, const char *s, size_t len, size_t room) {
   char buf[8], note[48];
   size_t full = 2;
-  for (size_t i = 0; i < len; i++) full += strlen(escape((unsigned char)s[i], buf));
+  for (size_t i = 0; i < len && full <= room; i++) full += strlen(escape((unsigned char)s[i], buf));
   size_t nl = (size_t)snprintf(note, sizeof note, "...\" (%zu bytes)", len);
   size_t limit = full <= room ? full : room > nl + 1 ? room - nl : 1, out = 1;
   luaL_addchar(b, '"');
@@ -81,10 +81,10 @@ static void add_quoted(luaL_Buffer *b, const char *s, size_t len, size_t room) {
   luaL_addchar(b, '"');
 }
 
-static void push_quoted(lua_State *L, const char *s, size_t len, size_t max) {
+static void push_quoted(lua_State *L, const char *s, size_t len, size_t room) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  add_quoted(&b, s, len, max);
+  add_quoted(&b, s, len, room);
   luaL_pushresult(&b);
 }
 
@@ -181,7 +181,9 @@ static void push_child_path(lua_State *L, const char *parent, int key_idx) {
       lua_remove(L, -2);
     }
   } else if (lua_type(L, key_idx) == LUA_TNUMBER) {
-    lua_pushfstring(L, "%s[%s]", parent, lua_tostring(L, key_idx));
+    lua_pushvalue(L, key_idx); /* lua_tostring would turn the key itself into a string */
+    lua_pushfstring(L, "%s[%s]", parent, lua_tostring(L, -1));
+    lua_remove(L, -2);
   } else {
     lua_pushfstring(L, "%s[?]", parent);
   }
@@ -305,8 +307,8 @@ static bool heap_offer(heap *h, const key *e) {
  * part sorted. A table with no more than cap such keys has all of them in
  * the first part. Memory stays O(cap), time O(n log cap), one pass. */
 typedef struct keyset {
-  lua_Integer n;       /* keys outside the array part */
-  key *small, *large;  /* sorted */
+  lua_Integer n;      /* keys outside the array part */
+  key *small, *large; /* sorted */
   lua_Integer nsmall, nlarge;
 } keyset;
 
@@ -409,7 +411,7 @@ static void join_items(pp *p, int base, int n, const bool *has_key, const bool *
     if (memchr(v, '\n', vl)) flat = false;
     total += (has_key[e] ? kl + 2 : 0) + vl + 2;
   }
-  if ((int)total > p->width - col) flat = false;
+  if (col >= p->width || total > (size_t)(p->width - col)) flat = false;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addchar(&b, '{');
@@ -545,7 +547,7 @@ static void render(pp *p, int idx, int path, int ind, int col, int level) {
   if (level >= p->depth || p->budget <= 0) {
     lua_Integer n = 0;
     lua_pushnil(L);
-    while (lua_next(L, idx)) lua_pop(L, 1), n++;
+    while (lua_next(L, idx)) lua_pop(L, 1), check_interrupt(L, ++n);
     if (n > 0)
       lua_pushfstring(L, "{... %I %s}", (LUAI_UACINT)n, n == 1 ? "entry" : "entries");
     else
@@ -578,7 +580,8 @@ static void read_options(lua_State *L, int idx, pp *p) {
   for (int i = 0; i < 3; i++) {
     if (lua_getfield(L, idx, names[i]) != LUA_TNIL) {
       lua_Integer v = luaL_checkinteger(L, -1);
-      if (v < lows[i] || v > 100000) luaL_error(L, "pformat: %s must be in %d..100000, got %I", names[i], lows[i], (LUAI_UACINT)v);
+      if (v < lows[i] || v > 100000)
+        luaL_error(L, "pformat: %s must be in %d..100000, got %I", names[i], lows[i], (LUAI_UACINT)v);
       *fields[i] = (int)v;
     }
     lua_pop(L, 1);
@@ -586,12 +589,10 @@ static void read_options(lua_State *L, int idx, pp *p) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
-    const char *k = lua_tostring(L, -1);
+    const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1);
     bool known = false;
-    for (int i = 0; i < 3 && k; i++) known = known || strcmp(k, names[i]) == 0;
-    if (!known)
-      luaL_error(L, "pformat: unknown option '%s' (options are width, depth, max_items)",
-                 k ? k : luaL_typename(L, -1));
+    for (int i = 0; i < 3; i++) known = known || (lua_type(L, -1) == LUA_TSTRING && strcmp(k, names[i]) == 0);
+    if (!known) luaL_error(L, "pformat: unknown option '%s' (options are width, depth, max_items)", k);
   }
 }
 

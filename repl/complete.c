@@ -138,9 +138,8 @@ static void list_template(lua_State *L, const char *t, size_t n, const char *pkg
     if (len <= tail || memcmp(e->d_name + len - tail, post, tail) != 0) continue;
     char file[4096];
     struct stat st;
-    if (snprintf(file, sizeof file, "%s/%s%.*s", dir, e->d_name, (int)(npost - tail), post + tail) >= (int)sizeof file ||
-        stat(file, &st) != 0 || !S_ISREG(st.st_mode))
-      continue;
+    int fl = snprintf(file, sizeof file, "%s/%s%.*s", dir, e->d_name, (int)(npost - tail), post + tail);
+    if (fl >= (int)sizeof file || stat(file, &st) != 0 || !S_ISREG(st.st_mode)) continue;
     size_t klen = len - tail;
     if (!is_ident(e->d_name, klen) || (klen == 4 && memcmp(e->d_name, "init", 4) == 0)) continue;
     lua_pushlstring(L, e->d_name, klen);

@@ -92,7 +92,7 @@ typedef struct sort_fns {
       i = (i - 1) / 2;                                                                                                 \
     }                                                                                                                  \
   }                                                                                                                    \
-  /* small k: a heap pass over the row, then a sort of the k kept; stops                                                \
+  /* small k: a heap pass over the row, then a sort of the k kept; stops                                               \
    * early (leaving vals and idx unset) when Ctrl-C was pressed */                                                     \
   static void sort_##tag(const void *xv, int64_t n, int64_t k, bool desc, void *vals, int64_t *idx, void *scratch) {   \
     const T *x = xv;                                                                                                   \

@@ -62,6 +62,13 @@ test("a cycle is marked with the path of the table it returns to", function()
   check_eq(P(u), "{x: {y: {up: <cycle: root.x>}}}")
 end)
 
+test("a table under a number key keeps the number key", function()
+  check_eq(P({[10] = {}, [2.5] = {1}}), "{[2.5]: {1}, [10]: {}}")
+  local t = {[7] = {}}
+  t[7].up = t[7]
+  check_eq(P(t), "{[7]: {up: <cycle: root[7]>}}")
+end)
+
 test("a table shared but not cyclic prints each time", function()
   local shared = {1}
   check_eq(P({shared, shared}), "{{1}, {1}}")
