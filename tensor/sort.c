@@ -11,6 +11,7 @@
 #include "reduce_util.h"
 
 #define RUN 32 /* rows are first sorted in runs of RUN by insertion */
+#define POLL_ROW 4096 /* rows this long look at the interrupt flag inside; shorter ones between rows */
 
 /* Length of the next piece of a merge with na and nb elements left in its
  * two runs: a merge looks at the interrupt flag between pieces. */
@@ -46,7 +47,7 @@ typedef struct sort_fns {
     int64_t since = 0;                                                                                                 \
     for (int64_t s = 0; s < n; s += RUN) {                                                                             \
       int64_t e = s + RUN < n ? s + RUN : n;                                                                           \
-      if (mt_poll(&since, RUN * 8)) return src; /* insertion: about RUN * 8 steps per run */                           \
+      if (n >= POLL_ROW && mt_poll(&since, RUN * 8)) return src; /* about RUN * 8 steps a run */                       \
       for (int64_t i = s + 1; i < e; i++) {                                                                            \
         pair_##tag p = src[i];                                                                                         \
         int64_t j = i;                                                                                                 \
@@ -99,8 +100,8 @@ typedef struct sort_fns {
     pair_##tag *src = scratch, *res;                                                                                   \
     if (k * 8 < n) {                                                                                                   \
       for (int64_t i0 = 0; i0 < n; i0 += MT_POLL_WORK) {                                                               \
-        if (mt_interrupted()) return;                                                                                  \
-        for (int64_t i = i0; i < n && i < i0 + MT_POLL_WORK; i++) {                                                    \
+        if (i0 > 0 && mt_interrupted()) return;                                                                        \
+        for (int64_t i = i0, i1 = n - i0 > MT_POLL_WORK ? i0 + MT_POLL_WORK : n; i < i1; i++) {                        \
           pair_##tag p = {x[i], i};                                                                                    \
           if (i < k) {                                                                                                 \
             src[i] = p;                                                                                                \
@@ -113,13 +114,15 @@ typedef struct sort_fns {
       }                                                                                                                \
       res = msort_##tag(src, src + k, k, desc);                                                                        \
     } else {                                                                                                           \
-      for (int64_t i0 = 0; i0 < n; i0 += MT_POLL_WORK) { /* fresh memory: page faults make this slow */             \
-        if (i0 > 0 && mt_interrupted()) return;                                                                        \
-        for (int64_t i = i0; i < n && i < i0 + MT_POLL_WORK; i++) src[i].v = x[i], src[i].i = i;                       \
+      int64_t i = 0; /* a long row in pieces, looking at the flag between them (page faults make it slow) */         \
+      while (n - i > MT_POLL_WORK) {                                                                                   \
+        if (mt_interrupted()) return;                                                                                  \
+        for (int64_t e = i + MT_POLL_WORK; i < e; i++) src[i].v = x[i], src[i].i = i;                                  \
       }                                                                                                                \
+      for (; i < n; i++) src[i].v = x[i], src[i].i = i;                                                                \
       res = msort_##tag(src, src + n, n, desc);                                                                        \
     }                                                                                                                  \
-    if (mt_interrupted()) return;                                                                                      \
+    if (n >= POLL_ROW && mt_interrupted()) return; /* no copy of what a stopped sort left */                           \
     T *out = vals;                                                                                                     \
     for (int64_t i = 0; i < k; i++) out[i] = res[i].v, idx[i] = res[i].i + 1; /* 1-based */                            \
   }                                                                                                                    \
@@ -165,10 +168,11 @@ static void sort_task(void *ctx, int64_t b, int64_t e) {
     j->failed = 1;
     return;
   }
-  int64_t since = 0;
-  for (int64_t r = b; r < e && !mt_poll(&since, j->L); r++)
-    j->f->sort(j->x + r * j->L * (int64_t)j->es, j->L, j->k, j->desc, j->vals + r * j->k * (int64_t)j->es,
-               j->idx + r * j->k, scratch);
+  int64_t per = mt_poll_items(j->L * 8); /* rows between two looks at the flag */
+  for (int64_t r0 = b; r0 < e && !(r0 > b && mt_interrupted()); r0 += per)
+    for (int64_t r = r0, r1 = e - r0 > per ? r0 + per : e; r < r1; r++)
+      j->f->sort(j->x + r * j->L * (int64_t)j->es, j->L, j->k, j->desc, j->vals + r * j->k * (int64_t)j->es,
+                 j->idx + r * j->k, scratch);
   free(scratch);
 }
 
