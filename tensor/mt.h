@@ -339,6 +339,8 @@ static inline bool mt_poll(int64_t *since, int64_t work) {
 }
 /* A loop over items of `work` elements each looks at the flag once per
  * this many items (run them in blocks: no cost per item). */
-static inline int64_t mt_poll_items(int64_t work) { return work >= MT_POLL_WORK ? 1 : MT_POLL_WORK / (work > 0 ? work : 1); }
+static inline int64_t mt_poll_items(int64_t work) {
+  return work >= MT_POLL_WORK ? 1 : MT_POLL_WORK / (work > 0 ? work : 1);
+}
 
 #endif

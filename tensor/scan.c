@@ -32,18 +32,18 @@ static inline int64_t poll_rows(int64_t L, int64_t kn) { return L * kn > MT_POLL
 /* sum/prod, accumulated in ACC */
 #define DEF_CUM(name, tag, T, ACC, OP, ID)                                                                             \
   /* one row longer than MT_POLL_WORK, in pieces with a look at the flag between them */                               \
-  static NOINLINE void name##_long_##tag(const T *x, T *y, int64_t n) {                                                         \
+  static NOINLINE void name##_long_##tag(const T *x, T *y, int64_t n) {                                                \
     ACC a = ID;                                                                                                        \
     for (int64_t i = 0; i < n && !mt_interrupted();)                                                                   \
       for (int64_t e = n - i > MT_POLL_WORK ? i + MT_POLL_WORK : n; i < e; i++) y[i] = (T)(a = a OP(ACC) x[i]);        \
   }                                                                                                                    \
   /* kn columns of stride K: ACC accumulators, one per column, in blocks of rows */                                    \
-  static NOINLINE void name##_cols_##tag(const scan_job *j, const T *x, T *y, int64_t kn) {                                     \
+  static NOINLINE void name##_cols_##tag(const scan_job *j, const T *x, T *y, int64_t kn) {                            \
     ACC acc[SCAN_BLOCK];                                                                                               \
     for (int64_t k = 0; k < kn; k++) acc[k] = ID;                                                                      \
     int64_t per = poll_rows(j->L, kn);                                                                                 \
-    for (int64_t i0 = 0; i0 < j->L && !(i0 > 0 && mt_interrupted()); i0 += per)                                       \
-      for (int64_t i = i0, i1 = j->L - i0 > per ? i0 + per : j->L; i < i1; i++, x += j->K, y += j->K)                 \
+    for (int64_t i0 = 0; i0 < j->L && !(i0 > 0 && mt_interrupted()); i0 += per)                                        \
+      for (int64_t i = i0, i1 = j->L - i0 > per ? i0 + per : j->L; i < i1; i++, x += j->K, y += j->K)                  \
         for (int64_t k = 0; k < kn; k++) {                                                                             \
           acc[k] = acc[k] OP(ACC) x[k];                                                                                \
           y[k] = (T)acc[k];                                                                                            \
@@ -69,9 +69,8 @@ DEF_CUM(cumprod, f64, double, double, *, 1)
 DEF_CUM(cumprod, i64, int64_t, uint64_t, *, 1)
 
 /* running extremes: ties and NaNs move the index to the latest position;
- * once a NaN is seen it stays the value */
-/* rows [i0, i1) of a running extreme, x, y and yi at row i0; best and bi
- * carry the extremes from row to row */
+ * once a NaN is seen it stays the value. CUMEXT_ROWS runs rows [i0, i1),
+ * x, y and yi at row i0; best and bi carry the extremes from row to row. */
 #define CUMEXT_ROWS(T, CMP, ISNAN)                                                                                     \
   for (int64_t i = i0; i < i1; i++, x += j->K, y += j->K, yi += j->K)                                                  \
     for (int64_t k = 0; k < kn; k++) {                                                                                 \
@@ -88,7 +87,7 @@ DEF_CUM(cumprod, i64, int64_t, uint64_t, *, 1)
   static NOINLINE void name##_long_##tag(const scan_job *j, const T *x, T *y, int64_t *yi, int64_t kn) {               \
     T best[SCAN_BLOCK];                                                                                                \
     int64_t bi[SCAN_BLOCK], per = mt_poll_items(kn);                                                                   \
-    for (int64_t i0 = 0; i0 < j->L && !(i0 > 0 && mt_interrupted()); i0 += per) {                                     \
+    for (int64_t i0 = 0; i0 < j->L && !(i0 > 0 && mt_interrupted()); i0 += per) {                                      \
       int64_t i1 = j->L - i0 > per ? i0 + per : j->L;                                                                  \
       CUMEXT_ROWS(T, CMP, ISNAN)                                                                                       \
     }                                                                                                                  \
