@@ -50,11 +50,15 @@ static int package_index(lua_State *L) {
   return 1;
 }
 
-/* Gives the table at idx a metatable whose __index loads <name>.<k>. */
+/* Gives the table at idx a metatable whose __index loads <name>.<k>. Its
+ * __package field holds the name: the REPL's completion reads it to offer
+ * the sub-packages not loaded yet (without calling __index). */
 static void make_package(lua_State *L, int idx, const char *name) {
   idx = lua_absindex(L, idx);
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
   lua_pushstring(L, name);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__package");
   lua_pushcclosure(L, package_index, 1);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, idx);
@@ -94,6 +98,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_linalg(L, torch_idx, methods_idx);
   mtl_open_random(L, torch_idx, methods_idx);
   mtl_open_print(L, torch_idx, methods_idx);
+  mtl_open_pprint(L, torch_idx, methods_idx);
   mtl_open_misc(L, torch_idx, methods_idx);
   mtl_open_cuda(L, torch_idx, methods_idx);
   mtl_open_nn(L, torch_idx, methods_idx);

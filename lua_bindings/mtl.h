@@ -129,6 +129,10 @@ void mtl_open_reduce(lua_State *L, int torch_idx, int methods_idx);   /* l_reduc
 void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx);   /* l_linalg.c: matmul, linalg */
 void mtl_open_random(lua_State *L, int torch_idx, int methods_idx);   /* l_random.c: RNG, creation */
 void mtl_open_print(lua_State *L, int torch_idx, int methods_idx);    /* l_print.c: tostring */
+void mtl_open_pprint(lua_State *L, int torch_idx, int methods_idx);   /* l_pprint.c: pformat, pprint */
+/* l_pprint.c: torch.pformat(v[, opts]) as a lua_CFunction: the REPL shows
+ * its results with it. */
+int mtl_pformat(lua_State *L);
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx);     /* l_misc.c: time, threads, help */
 void mtl_open_cuda(lua_State *L, int torch_idx, int methods_idx);     /* l_cuda.c: torch.cuda, device checks */
 void mtl_open_cuda_random(lua_State *L, int cuda_idx, int methods_idx); /* l_cuda_random.c: its generators */

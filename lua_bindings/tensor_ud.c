@@ -415,6 +415,12 @@ static int t_compare_error(lua_State *L) {
                        "x:le(y), x:gt(y) or x:ge(y) for elementwise comparisons");
 }
 
+/* The fields __index serves besides methods: shape, dtype, ... here and the
+ * autograd ones of mtl_autograd_getprop. The metatable's __properties lists
+ * them for the REPL's completion (which never calls __index). */
+static const char *const properties[] = {"shape", "dtype",   "device",  "ndim",    "is_cuda",      "T", "mT",
+                                         "requires_grad", "grad", "grad_fn", "is_leaf", "retains_grad", NULL};
+
 /* __index: methods by name, then properties, then indexing (l_index.c). */
 static int t_index(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
@@ -828,6 +834,12 @@ void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx) {
   lua_setfield(L, -2, "__index");
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, -2, "__methods");
+  lua_createtable(L, 0, (int)(sizeof properties / sizeof *properties));
+  for (int i = 0; properties[i]; i++) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, properties[i]);
+  }
+  lua_setfield(L, -2, "__properties");
   lua_pop(L, 1);
   mtl_register(L, torch_idx, methods_idx, core);
 }

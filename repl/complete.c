@@ -1,12 +1,17 @@
 /* complete.c -- what Tab can complete: globals and keywords, fields after
  * `a.b.`, methods after `a:` (through metatables: __index tables and the
- * __methods table that tensors' metatable carries), REPL commands after `:`.
- * It only reads: raw lookups, lua_next, metatables. It never calls __index
+ * __methods and __properties tables that tensors' metatable carries),
+ * sub-packages not loaded yet, REPL commands after `:`. It only reads: raw
+ * lookups, lua_next, metatables, directory listings. It never calls __index
  * functions or other user code; the one exception is loading a lazy global
  * (nn, F, optim) that the user is completing into, which is our own package. */
 #include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -74,6 +79,64 @@ static void add_keys(lua_State *L, int idx, query *q) {
   }
 }
 
+/* Pushes t[key] for the table at idx, without metamethods. */
+static int raw_field(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
+/* ---- sub-packages not loaded yet ----
+ * A lazy package (torch, torch.utils, torch.cuda: made by torch._package;
+ * its metatable's __package names it) loads <pkg>.<k> on first access, so
+ * such names exist before they are keys. The package map knows them:
+ * torch._subpackages(pkg), read from the loaded torch module (not the
+ * global, which a user may rebind). */
+
+/* Pushes the set (name -> true) of the sub-packages of the lazy package
+ * pkg ("torch.utils"); empty if torch is not loaded or the call fails. */
+static void push_subpackages(lua_State *L, const char *pkg, bool loaded) {
+  (void)loaded; /* the map answers for loaded packages and stand-ins alike */
+  lua_newtable(L);
+  int set = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (raw_field(L, -1, "torch") != LUA_TTABLE || raw_field(L, -1, "_subpackages") != LUA_TFUNCTION) {
+    lua_settop(L, set);
+    return;
+  }
+  lua_pushstring(L, pkg);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+      lua_pushboolean(L, 1);
+      lua_rawset(L, set);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, set);
+}
+
+/* The name of the lazy package whose table (or stand-in) is at idx, or
+ * NULL; *loaded tells a real package from a stand-in for one not loaded. */
+static const char *package_name(lua_State *L, int idx, bool *loaded) {
+  const char *name = NULL;
+  if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return NULL;
+  if (raw_field(L, -1, "__package") == LUA_TSTRING) name = lua_tostring(L, -1); /* the metatable keeps it */
+  lua_pop(L, 1);
+  *loaded = raw_field(L, -1, "__unloaded") == LUA_TNIL;
+  lua_pop(L, 2);
+  return name;
+}
+
+/* Adds the sub-packages of the lazy package at idx (if it is one). */
+static void add_subpackages(lua_State *L, int idx, query *q) {
+  bool loaded;
+  const char *pkg = package_name(L, idx, &loaded);
+  if (pkg == NULL) return;
+  push_subpackages(L, pkg, loaded);
+  add_keys(L, -1, q);
+  lua_pop(L, 1);
+}
+
 /* Adds the keys reachable from the value at idx: its own (if a table), its
  * metatable's __methods, and the same for each __index that is a table. */
 static void add_reachable(lua_State *L, int idx, query *q) {
@@ -81,7 +144,9 @@ static void add_reachable(lua_State *L, int idx, query *q) {
   for (int hop = 0; hop < MAX_CHAIN; hop++) {
     if (lua_istable(L, -1)) add_keys(L, -1, q);
     if (!lua_getmetatable(L, -1)) break;
-    if (lua_getfield(L, -1, "__methods") == LUA_TTABLE) add_keys(L, -1, q);
+    if (raw_field(L, -1, "__methods") == LUA_TTABLE) add_keys(L, -1, q);
+    lua_pop(L, 1);
+    if (raw_field(L, -1, "__properties") == LUA_TTABLE) add_keys(L, -1, q); /* true values: not after ':' */
     lua_pop(L, 1);
     lua_pushliteral(L, "__index");
     lua_rawget(L, -2);
@@ -114,6 +179,73 @@ static void safe_field(lua_State *L, int idx, const char *key) {
   }
   lua_pop(L, 1);
   lua_pushnil(L);
+}
+
+/* Loads the lazy global whose package is pkg ("torch.nn" for nn) and pushes
+ * it; pushes nil if pkg is not one of them (or does not load). */
+static void load_lazy_package(lua_State *L, const char *pkg) {
+  if (strncmp(pkg, "torch.", 6) != 0) {
+    lua_pushnil(L);
+    return;
+  }
+  mtr_push_lazy_table(L);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) { /* global name -> path under torch */
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING && strcmp(pkg + 6, lua_tostring(L, -1)) == 0) {
+      lua_pop(L, 1);
+      lua_pushcfunction(L, mtr_lazy_load);
+      lua_insert(L, -2);
+      if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+      }
+      lua_remove(L, -2); /* the lazy table */
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+}
+
+/* Pushes parent.name, which raw lookups did not find, if it is a package
+ * not loaded yet: typed is what the user typed for it ("torch.nn.functional").
+ * The packages of nn, F and optim are loaded (as completing nn. does); a
+ * sub-package of a lazy package gets a stand-in (a table whose metatable
+ * names the package and says it is not loaded). Else pushes nil. */
+static void push_unloaded(lua_State *L, int parent, const char *name, const char *typed) {
+  parent = lua_absindex(L, parent);
+  load_lazy_package(L, typed);
+  if (!lua_isnil(L, -1)) return;
+  lua_pop(L, 1);
+  bool loaded;
+  const char *pkg = package_name(L, parent, &loaded);
+  if (pkg == NULL) {
+    lua_pushnil(L);
+    return;
+  }
+  push_subpackages(L, pkg, loaded);
+  int exists = raw_field(L, -1, name) != LUA_TNIL;
+  lua_pop(L, 2);
+  if (!exists) {
+    lua_pushnil(L);
+    return;
+  }
+  const char *full = lua_pushfstring(L, "%s.%s", pkg, name);
+  load_lazy_package(L, full);
+  if (!lua_isnil(L, -1)) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  lua_newtable(L); /* the stand-in */
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__package");
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "__unloaded");
+  lua_setmetatable(L, -2);
+  lua_remove(L, -2);
 }
 
 /* Pushes the global `name`; a lazy global (nn, F, optim) is loaded first. */
@@ -149,6 +281,12 @@ static bool push_path(lua_State *L, const char *path, size_t n) {
       safe_global(L, name);
     } else {
       safe_field(L, -1, name);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        char typed[256];
+        snprintf(typed, sizeof typed, "%.*s", (int)j, path);
+        push_unloaded(L, -1, name, typed);
+      }
       lua_remove(L, -2);
     }
     first = false;
@@ -215,6 +353,7 @@ static void complete_line(lua_State *L, const char *line, query *q) {
   q->methods = *sep == ':';
   if (!push_path(L, word, (size_t)(sep - word))) return;
   add_reachable(L, -1, q);
+  if (!q->methods) add_subpackages(L, -1, q);
   lua_pop(L, 1);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -32,6 +33,34 @@ static char *get_prompt(EditLine *e) {
   return (char *)prompt;
 }
 
+/* Waits until stdin has input; false if Ctrl-C was pressed at the prompt
+ * first. SIGINT is blocked but inside pselect, so a Ctrl-C that comes after
+ * the prompt is drawn but before the wait begins still ends the wait (with
+ * a plain blocking read it would be seen only after the next key). After a
+ * Ctrl-Z + fg the line is redrawn. */
+static bool wait_key(EditLine *e) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  bool key = true;
+  for (;;) {
+    if (mtr_intr_take_prompt()) {
+      key = false;
+      break;
+    }
+    fd_set in;
+    FD_ZERO(&in);
+    FD_SET(STDIN_FILENO, &in);
+    int r = pselect(STDIN_FILENO + 1, &in, NULL, NULL, NULL, &old);
+    if (r >= 0 || errno != EINTR) break; /* input, or an error read() will report */
+    if (resumed) el_set(e, EL_REFRESH);
+    resumed = 0;
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return key;
+}
+
 /* libedit's character reader: one character from stdin (UTF-8 decoded).
  * Returns -1 when Ctrl-C was pressed, which ends el_gets with no line;
  * other interrupted reads retry, redrawing the line after a Ctrl-Z + fg. */
@@ -39,6 +68,10 @@ static int read_key(EditLine *e, wchar_t *wc) {
   char buf[MB_LEN_MAX];
   size_t n = 0;
   for (;;) {
+    if (!wait_key(e)) {
+      ctrl_c = true;
+      return -1;
+    }
     ssize_t r = read(STDIN_FILENO, buf + n, 1);
     if (r == 0) return 0;
     if (r < 0 && errno == EINTR && !mtr_intr_take_prompt()) {

@@ -25,6 +25,14 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
   lua_error(L);
 }
 
+/* Stops the code running in L: the hook for Lua code, the engine's flag
+ * for C ops. Called in the handler, or when running starts. */
+static void stop(lua_State *L) {
+  hits++;
+  mt_interrupt();
+  lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
 static void on_sigint(int sig) {
   (void)sig;
   lua_State *L = running;
@@ -32,9 +40,7 @@ static void on_sigint(int sig) {
     prompt_hit = 1;
     return;
   }
-  hits++;
-  mt_interrupt();
-  lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  stop(L);
   if (script_mode && hits >= 3) {
     static const char msg[] = "\n" MTR_PROGNAME ": interrupted 3 times, exiting now\n";
     ssize_t r = write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -58,11 +64,17 @@ static void clear_hook(lua_State *L) {
   if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
 }
 
+/* A Ctrl-C pressed after the command's line was read but before it starts
+ * (the prompt's flag is still set) stops the command at once. */
 void mtr_intr_begin(lua_State *L) {
   clear_hook(L);
   mt_clear_interrupt();
   hits = 0;
   running = L;
+  if (prompt_hit) {
+    prompt_hit = 0;
+    stop(L);
+  }
 }
 
 /* Also clears what a late Ctrl-C left behind, so that it cannot hit the next

@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 
 #include "mt.h"
+#include "mtl.h"
 #include "mtr.h"
 
 #define PROMPT "> "
@@ -180,15 +181,33 @@ static cmd_kind read_command(lua_State *L, bool *quiet) {
   return kind;
 }
 
-/* Prints the values on the stack above `base` with the global print. */
+/* lua_CFunction(...): turns each argument into its text with torch.pformat
+ * (tables nested and sorted, tensors in them summarized) and hands the
+ * texts to the global print, so a user's own print still gets the output. */
+static int show_values(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+  for (int i = 1; i <= n; i++) {
+    lua_pushcfunction(L, mtl_pformat);
+    lua_pushvalue(L, i);
+    lua_call(L, 1, 1);
+    lua_replace(L, i);
+  }
+  lua_getglobal(L, "print");
+  lua_insert(L, 1);
+  lua_call(L, n, 0);
+  return 0;
+}
+
+/* Prints the values on the stack above `base`. */
 static void print_results(lua_State *L, int base) {
   int n = lua_gettop(L) - base;
   if (n <= 0) return;
   luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-  lua_getglobal(L, "print");
+  lua_pushcfunction(L, show_values);
   lua_insert(L, base + 1);
   if (mtr_docall(L, n, 0, false) != LUA_OK) {
-    lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1));
+    lua_pushfstring(L, "error printing the result (%s)", lua_tostring(L, -1));
     lua_remove(L, -2);
     mtr_report(L, false);
   }

@@ -702,12 +702,18 @@ mt_status mt_nonzero(const mt_tensor *x, mt_tensor **out) {
   }
   const uint8_t *p = (const uint8_t *)mt_data(bc);
   int64_t *o = (int64_t *)mt_data(res), pos[MT_MAXDIM] = {0}, n = mt_numel(bc);
-  for (int64_t i = 0; i < n; i++) {
-    if (p[i])
-      for (int d = 0; d < nd; d++) *o++ = pos[d] + 1;
-    for (int d = nd - 1; d >= 0; d--) {
-      if (++pos[d] < x->shape[d]) break;
-      pos[d] = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += MT_POLL_WORK) { /* Ctrl-C is looked at between pieces */
+    if (i0 > 0 && mt_interrupted()) {
+      st = mt_fail(MT_EINTR, "interrupted");
+      goto done;
+    }
+    for (int64_t i = i0, i1 = i0 + MT_POLL_WORK < n ? i0 + MT_POLL_WORK : n; i < i1; i++) {
+      if (p[i])
+        for (int d = 0; d < nd; d++) *o++ = pos[d] + 1;
+      for (int d = nd - 1; d >= 0; d--) {
+        if (++pos[d] < x->shape[d]) break;
+        pos[d] = 0;
+      }
     }
   }
   st = mt_deliver(op, res, out);

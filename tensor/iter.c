@@ -142,8 +142,11 @@ static void run_range(void *p, int64_t begin, int64_t end) {
 mt_status mt_iter_run(const mt_iter *it, mt_loop_fn fn, void *ctx, int64_t grain) {
   if (it->numel == 0) return MT_OK;
   run_ctx rc = {it, fn, ctx};
-  if (it->numel < 2 * grain) {
-    run_range(&rc, 0, it->numel);
+  if (it->numel < 2 * grain) { /* one thread, in order; Ctrl-C is looked at between pieces */
+    for (int64_t b = 0; b < it->numel; b += MT_POLL_WORK) {
+      if (b > 0 && mt_interrupted()) return mt_fail(MT_EINTR, "interrupted");
+      run_range(&rc, b, b + MT_POLL_WORK < it->numel ? b + MT_POLL_WORK : it->numel);
+    }
     return MT_OK;
   }
   return mt_parallel_for(it->numel, grain, run_range, &rc);

@@ -109,9 +109,21 @@ static void batch_range(void *ctx, int64_t i0, int64_t i1) {
     if (one_product(p, i, 0, p->m)) __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
 }
 
+/* Rows [r0, r1) of batch element i in blocks, looking at the interrupt
+ * flag between them: an integer product is our own loop and may be long
+ * (a float one is a single library call). Stops on Ctrl-C; the caller
+ * sees the flag. */
+static mt_status polled_rows(const prod *p, int64_t i, int64_t r0, int64_t r1) {
+  int64_t per = mt_poll_items(p->n * (p->k > 0 ? p->k : 1));
+  mt_status st = MT_OK;
+  for (int64_t r = r0; r < r1 && !st && !(r > r0 && mt_interrupted()); r += per)
+    st = one_product(p, i, r, r1 - r > per ? r + per : r1);
+  return st;
+}
+
 static void int_rows(void *ctx, int64_t r0, int64_t r1) {
   prod *p = ctx;
-  one_product(p, 0, r0, r1);
+  polled_rows(p, 0, r0, r1);
 }
 
 /* Runs the batched product; a (batch..., m, k) and b (batch..., k, n) are in
@@ -138,9 +150,9 @@ static mt_status product(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, i
   if (work >= SMALL_PRODUCT && nbatch < BATCH_PER_THREAD * mt_get_num_threads()) {
     for (int64_t i = 0; i < nbatch && !st; i++) {
       if (mt_interrupted()) return mt_fail(MT_EINTR, "interrupted");
-      st = one_product(&p, i, 0, p.m);
+      st = is_float ? one_product(&p, i, 0, p.m) : polled_rows(&p, i, 0, p.m);
     }
-    return st;
+    return !st && mt_interrupted() ? mt_fail(MT_EINTR, "interrupted") : st;
   }
   if (is_float) mt_blas_load();
   st = mt_parallel_for(nbatch, (int64_t)(PRODUCT_GRAIN / work) + 1, batch_range, &p);

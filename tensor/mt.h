@@ -386,5 +386,20 @@ mt_status mt_parallel_team(int nth, mt_team_fn fn, void *ctx);
 void mt_interrupt(void);
 void mt_clear_interrupt(void);
 bool mt_interrupted(void);
+/* Polling inside one long kernel loop: add the elements just processed to
+ * *since; once per MT_POLL_WORK of them, looks at the flag. True means stop
+ * now; the op then returns MT_EINTR (mt_parallel_for does when it sees the
+ * flag) and its partial results are dropped. */
+#define MT_POLL_WORK ((int64_t)1 << 20)
+static inline bool mt_poll(int64_t *since, int64_t work) {
+  if ((*since += work) < MT_POLL_WORK) return false;
+  *since = 0;
+  return mt_interrupted();
+}
+/* A loop over items of `work` elements each looks at the flag once per
+ * this many items (run them in blocks: no cost per item). */
+static inline int64_t mt_poll_items(int64_t work) {
+  return work >= MT_POLL_WORK ? 1 : MT_POLL_WORK / (work > 0 ? work : 1);
+}
 
 #endif

@@ -36,7 +36,8 @@ mt_status mt_parallel_for(int64_t n, int64_t grain, mt_range_fn fn, void *ctx) {
       if (interrupt_flag) return mt_fail(MT_EINTR, "interrupted");
       fn(ctx, b, b + piece < n ? b + piece : n);
     }
-    return MT_OK;
+    /* a kernel that polls may have stopped inside the last piece */
+    return interrupt_flag ? mt_fail(MT_EINTR, "interrupted") : MT_OK;
   }
   int64_t maxt = n / grain;
   if (maxt < nt) nt = (int)maxt;

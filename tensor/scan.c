@@ -10,6 +10,10 @@
 #include "reduce_util.h"
 
 #define SCAN_BLOCK 256
+/* The loops that look at the interrupt flag live in functions of their own:
+ * inlined, they would grow the frame of every call, and a scan of many short
+ * rows makes a call per row. */
+#define NOINLINE __attribute__((noinline))
 
 typedef struct scan_job scan_job;
 typedef void (*scan_fn)(const scan_job *j, int64_t o, int64_t k0, int64_t kn);
@@ -21,23 +25,41 @@ struct scan_job {
   scan_fn fn;
 };
 
-/* sum/prod: ACC accumulators, one per inner column of the block */
+/* Rows of `kn` elements between two looks at the interrupt flag in a scan
+ * of L rows: all of them when the scan is short (no division then). */
+static inline int64_t poll_rows(int64_t L, int64_t kn) { return L * kn > MT_POLL_WORK ? mt_poll_items(kn) : L; }
+
+/* sum/prod, accumulated in ACC */
 #define DEF_CUM(name, tag, T, ACC, OP, ID)                                                                             \
+  /* one row longer than MT_POLL_WORK, in pieces with a look at the flag between them */                               \
+  static NOINLINE void name##_long_##tag(const T *x, T *y, int64_t n) {                                                \
+    ACC a = ID;                                                                                                        \
+    for (int64_t i = 0; i < n && !mt_interrupted();)                                                                   \
+      for (int64_t e = n - i > MT_POLL_WORK ? i + MT_POLL_WORK : n; i < e; i++) y[i] = (T)(a = a OP(ACC) x[i]);        \
+  }                                                                                                                    \
+  /* kn columns of stride K: ACC accumulators, one per column, in blocks of rows */                                    \
+  static NOINLINE void name##_cols_##tag(const scan_job *j, const T *x, T *y, int64_t kn) {                            \
+    ACC acc[SCAN_BLOCK];                                                                                               \
+    for (int64_t k = 0; k < kn; k++) acc[k] = ID;                                                                      \
+    int64_t per = poll_rows(j->L, kn);                                                                                 \
+    for (int64_t i0 = 0; i0 < j->L && !(i0 > 0 && mt_interrupted()); i0 += per)                                        \
+      for (int64_t i = i0, i1 = j->L - i0 > per ? i0 + per : j->L; i < i1; i++, x += j->K, y += j->K)                  \
+        for (int64_t k = 0; k < kn; k++) {                                                                             \
+          acc[k] = acc[k] OP(ACC) x[k];                                                                                \
+          y[k] = (T)acc[k];                                                                                            \
+        }                                                                                                              \
+  }                                                                                                                    \
   static void name##_##tag(const scan_job *j, int64_t o, int64_t k0, int64_t kn) {                                     \
     const T *x = (const T *)(const void *)j->x + o * j->L * j->K + k0;                                                 \
     T *y = (T *)(void *)j->y + o * j->L * j->K + k0;                                                                   \
-    if (j->K == 1) { /* one row: a scalar running value */                                                             \
+    if (j->K != 1) {                                                                                                   \
+      name##_cols_##tag(j, x, y, kn);                                                                                  \
+    } else if (j->L > MT_POLL_WORK) {                                                                                  \
+      name##_long_##tag(x, y, j->L);                                                                                   \
+    } else { /* one row: a scalar running value */                                                                     \
       ACC a = ID;                                                                                                      \
       for (int64_t i = 0; i < j->L; i++) y[i] = (T)(a = a OP(ACC) x[i]);                                               \
-      return;                                                                                                          \
     }                                                                                                                  \
-    ACC acc[SCAN_BLOCK];                                                                                               \
-    for (int64_t k = 0; k < kn; k++) acc[k] = ID;                                                                      \
-    for (int64_t i = 0; i < j->L; i++, x += j->K, y += j->K)                                                           \
-      for (int64_t k = 0; k < kn; k++) {                                                                               \
-        acc[k] = acc[k] OP(ACC) x[k];                                                                                  \
-        y[k] = (T)acc[k];                                                                                              \
-      }                                                                                                                \
   }
 DEF_CUM(cumsum, f32, float, double, +, 0)
 DEF_CUM(cumsum, f64, double, double, +, 0)
@@ -47,25 +69,41 @@ DEF_CUM(cumprod, f64, double, double, *, 1)
 DEF_CUM(cumprod, i64, int64_t, uint64_t, *, 1)
 
 /* running extremes: ties and NaNs move the index to the latest position;
- * once a NaN is seen it stays the value */
+ * once a NaN is seen it stays the value. CUMEXT_ROWS runs rows [i0, i1),
+ * x, y and yi at row i0; best and bi carry the extremes from row to row. */
+#define CUMEXT_ROWS(T, CMP, ISNAN)                                                                                     \
+  for (int64_t i = i0; i < i1; i++, x += j->K, y += j->K, yi += j->K)                                                  \
+    for (int64_t k = 0; k < kn; k++) {                                                                                 \
+      T v = x[k];                                                                                                      \
+      if (i == 0 || ISNAN(v) || (!ISNAN(best[k]) && v CMP best[k])) {                                                  \
+        best[k] = v;                                                                                                   \
+        bi[k] = i + 1; /* 1-based */                                                                                   \
+      }                                                                                                                \
+      y[k] = best[k];                                                                                                  \
+      yi[k] = bi[k];                                                                                                   \
+    }
 #define DEF_CUMEXT(name, tag, T, CMP, ISNAN)                                                                           \
+  /* a long scan in blocks of rows, with a look at the flag between them */                                            \
+  static NOINLINE void name##_long_##tag(const scan_job *j, const T *x, T *y, int64_t *yi, int64_t kn) {               \
+    T best[SCAN_BLOCK];                                                                                                \
+    int64_t bi[SCAN_BLOCK], per = mt_poll_items(kn);                                                                   \
+    for (int64_t i0 = 0; i0 < j->L && !(i0 > 0 && mt_interrupted()); i0 += per) {                                      \
+      int64_t i1 = j->L - i0 > per ? i0 + per : j->L;                                                                  \
+      CUMEXT_ROWS(T, CMP, ISNAN)                                                                                       \
+    }                                                                                                                  \
+  }                                                                                                                    \
   static void name##_##tag(const scan_job *j, int64_t o, int64_t k0, int64_t kn) {                                     \
     int64_t base = o * j->L * j->K + k0;                                                                               \
     const T *x = (const T *)(const void *)j->x + base;                                                                 \
     T *y = (T *)(void *)j->y + base;                                                                                   \
     int64_t *yi = j->yi + base;                                                                                        \
+    if (j->L * kn > MT_POLL_WORK) {                                                                                    \
+      name##_long_##tag(j, x, y, yi, kn);                                                                              \
+      return;                                                                                                          \
+    }                                                                                                                  \
     T best[SCAN_BLOCK];                                                                                                \
-    int64_t bi[SCAN_BLOCK];                                                                                            \
-    for (int64_t i = 0; i < j->L; i++, x += j->K, y += j->K, yi += j->K)                                               \
-      for (int64_t k = 0; k < kn; k++) {                                                                               \
-        T v = x[k];                                                                                                    \
-        if (i == 0 || ISNAN(v) || (!ISNAN(best[k]) && v CMP best[k])) {                                                \
-          best[k] = v;                                                                                                 \
-          bi[k] = i + 1; /* 1-based */                                                                                 \
-        }                                                                                                              \
-        y[k] = best[k];                                                                                                \
-        yi[k] = bi[k];                                                                                                 \
-      }                                                                                                                \
+    int64_t bi[SCAN_BLOCK], i0 = 0, i1 = j->L;                                                                         \
+    CUMEXT_ROWS(T, CMP, ISNAN)                                                                                         \
   }
 #define FNAN(v) ((v) != (v))
 #define INAN(v) 0
@@ -80,12 +118,16 @@ static const scan_fn ext_table[MT_NDTYPE][2] = {[MT_FLOAT32] = {cummax_f32, cumm
                                                 [MT_FLOAT64] = {cummax_f64, cummin_f64},
                                                 MT_DTYPES_INT(EXT_ENTRY)[MT_BOOL] = {cummax_u8, cummin_u8}};
 
+/* Tasks [b, e) in blocks, looking at the flag between them; the scans
+ * stop early too when Ctrl-C was pressed (mt_parallel_for reports it). */
 static void scan_task(void *ctx, int64_t b, int64_t e) {
   const scan_job *j = ctx;
-  for (int64_t t = b; t < e; t++) {
-    int64_t k0 = (t % j->nkb) * SCAN_BLOCK;
-    j->fn(j, t / j->nkb, k0, j->K - k0 < SCAN_BLOCK ? j->K - k0 : SCAN_BLOCK);
-  }
+  int64_t per = poll_rows(e - b, j->L * (j->K < SCAN_BLOCK ? j->K : SCAN_BLOCK));
+  for (int64_t t0 = b; t0 < e && !(t0 > b && mt_interrupted()); t0 += per)
+    for (int64_t t = t0, t1 = e - t0 > per ? t0 + per : e; t < t1; t++) {
+      int64_t k0 = (t % j->nkb) * SCAN_BLOCK;
+      j->fn(j, t / j->nkb, k0, j->K - k0 < SCAN_BLOCK ? j->K - k0 : SCAN_BLOCK);
+    }
 }
 
 /* Runs fn over contiguous x into y (and yi), both of x's shape; a CUDA x

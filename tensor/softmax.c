@@ -17,13 +17,21 @@ typedef struct sm_job {
   bool lg;
 } sm_job;
 
-static void sm_task(void *ctx, int64_t b, int64_t e) {
-  const sm_job *j = ctx;
+static void sm_range(const sm_job *j, int64_t b, int64_t e) {
   for (int64_t t = b; t < e; t++) {
     int64_t o = t / j->nkb, k0 = (t % j->nkb) * COLS;
     int64_t off = (o * j->L * j->K + k0) * (int64_t)j->es;
     j->fn(j->x + off, j->y + off, j->L, j->K, j->K - k0 < COLS ? j->K - k0 : COLS, j->lg);
   }
+}
+
+/* Tasks [b, e) in blocks, looking at the flag between them: stops when
+ * Ctrl-C was pressed (mt_parallel_for reports it). */
+static void sm_task(void *ctx, int64_t b, int64_t e) {
+  const sm_job *j = ctx;
+  int64_t per = mt_poll_items(j->L * (j->K < COLS ? j->K : COLS)); /* tasks between two looks at the flag */
+  for (int64_t t0 = b; t0 < e && !(t0 > b && mt_interrupted()); t0 += per)
+    sm_range(j, t0, e - t0 > per ? t0 + per : e);
 }
 
 /* CUDA: x in dt, made contiguous, one kernel (half types computed in float32). */

@@ -11,6 +11,14 @@
 #include "reduce_util.h"
 
 #define RUN 32 /* rows are first sorted in runs of RUN by insertion */
+#define POLL_ROW 4096 /* rows this long look at the interrupt flag inside; shorter ones between rows */
+
+/* Length of the next piece of a merge with na and nb elements left in its
+ * two runs: a merge looks at the interrupt flag between pieces. */
+static inline int64_t merge_piece(int64_t na, int64_t nb) {
+  int64_t c = na < nb ? na : nb;
+  return c < MT_POLL_WORK ? c : MT_POLL_WORK;
+}
 
 typedef struct sort_fns {
   /* the first k of x[0..n) in sorted order (all of them when k == n) into
@@ -33,10 +41,13 @@ typedef struct sort_fns {
   static inline bool pbefore_##tag(pair_##tag a, pair_##tag b, bool desc) {                                            \
     return before_##tag(a.v, b.v, desc) || (!before_##tag(b.v, a.v, desc) && a.i < b.i);                               \
   }                                                                                                                    \
-  /* sorts src[0..n) with dst as room; returns the one holding the result */                                           \
+  /* sorts src[0..n) with dst as room; returns the one holding the result,                                            \
+   * unfinished if Ctrl-C stopped it (the caller sees the engine's flag) */                                            \
   static pair_##tag *msort_##tag(pair_##tag *src, pair_##tag *dst, int64_t n, bool desc) {                             \
+    int64_t since = 0;                                                                                                 \
     for (int64_t s = 0; s < n; s += RUN) {                                                                             \
       int64_t e = s + RUN < n ? s + RUN : n;                                                                           \
+      if (n >= POLL_ROW && mt_poll(&since, RUN * 8)) return src; /* about RUN * 8 steps a run */                       \
       for (int64_t i = s + 1; i < e; i++) {                                                                            \
         pair_##tag p = src[i];                                                                                         \
         int64_t j = i;                                                                                                 \
@@ -47,7 +58,11 @@ typedef struct sort_fns {
     for (int64_t w = RUN; w < n; w *= 2) {                                                                             \
       for (int64_t lo = 0; lo < n; lo += 2 * w) {                                                                      \
         int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, o = lo;          \
-        while (a < mid && b < hi) dst[o++] = pbefore_##tag(src[b], src[a], desc) ? src[b++] : src[a++];                \
+        /* merged in pieces of at most MT_POLL_WORK outputs; neither run ends inside a piece */                        \
+        for (int64_t c; (c = merge_piece(mid - a, hi - b)) > 0;) {                                                     \
+          if (mt_poll(&since, c)) return src;                                                                          \
+          for (; c > 0; c--) dst[o++] = pbefore_##tag(src[b], src[a], desc) ? src[b++] : src[a++];                     \
+        }                                                                                                              \
         while (a < mid) dst[o++] = src[a++];                                                                           \
         while (b < hi) dst[o++] = src[b++];                                                                            \
       }                                                                                                                \
@@ -78,26 +93,36 @@ typedef struct sort_fns {
       i = (i - 1) / 2;                                                                                                 \
     }                                                                                                                  \
   }                                                                                                                    \
-  /* small k: a heap pass over the row, then a sort of the k kept */                                                   \
+  /* small k: a heap pass over the row, then a sort of the k kept; stops                                               \
+   * early (leaving vals and idx unset) when Ctrl-C was pressed */                                                     \
   static void sort_##tag(const void *xv, int64_t n, int64_t k, bool desc, void *vals, int64_t *idx, void *scratch) {   \
     const T *x = xv;                                                                                                   \
     pair_##tag *src = scratch, *res;                                                                                   \
     if (k * 8 < n) {                                                                                                   \
-      for (int64_t i = 0; i < n; i++) {                                                                                \
-        pair_##tag p = {x[i], i};                                                                                      \
-        if (i < k) {                                                                                                   \
-          src[i] = p;                                                                                                  \
-          sift_up_##tag(src, i, desc);                                                                                 \
-        } else if (k > 0 && pbefore_##tag(p, src[0], desc)) {                                                          \
-          src[0] = p;                                                                                                  \
-          sift_down_##tag(src, k, 0, desc);                                                                            \
+      for (int64_t i0 = 0; i0 < n; i0 += MT_POLL_WORK) {                                                               \
+        if (i0 > 0 && mt_interrupted()) return;                                                                        \
+        for (int64_t i = i0, i1 = n - i0 > MT_POLL_WORK ? i0 + MT_POLL_WORK : n; i < i1; i++) {                        \
+          pair_##tag p = {x[i], i};                                                                                    \
+          if (i < k) {                                                                                                 \
+            src[i] = p;                                                                                                \
+            sift_up_##tag(src, i, desc);                                                                               \
+          } else if (k > 0 && pbefore_##tag(p, src[0], desc)) {                                                       \
+            src[0] = p;                                                                                                \
+            sift_down_##tag(src, k, 0, desc);                                                                          \
+          }                                                                                                            \
         }                                                                                                              \
       }                                                                                                                \
       res = msort_##tag(src, src + k, k, desc);                                                                        \
     } else {                                                                                                           \
-      for (int64_t i = 0; i < n; i++) src[i].v = x[i], src[i].i = i;                                                   \
+      int64_t i = 0; /* a long row in pieces, looking at the flag between them (page faults make it slow) */         \
+      while (n - i > MT_POLL_WORK) {                                                                                   \
+        if (mt_interrupted()) return;                                                                                  \
+        for (int64_t e = i + MT_POLL_WORK; i < e; i++) src[i].v = x[i], src[i].i = i;                                  \
+      }                                                                                                                \
+      for (; i < n; i++) src[i].v = x[i], src[i].i = i;                                                                \
       res = msort_##tag(src, src + n, n, desc);                                                                        \
     }                                                                                                                  \
+    if (n >= POLL_ROW && mt_interrupted()) return; /* no copy of what a stopped sort left */                           \
     T *out = vals;                                                                                                     \
     for (int64_t i = 0; i < k; i++) out[i] = res[i].v, idx[i] = res[i].i + 1; /* 1-based */                            \
   }                                                                                                                    \
@@ -143,9 +168,11 @@ static void sort_task(void *ctx, int64_t b, int64_t e) {
     j->failed = 1;
     return;
   }
-  for (int64_t r = b; r < e; r++)
-    j->f->sort(j->x + r * j->L * (int64_t)j->es, j->L, j->k, j->desc, j->vals + r * j->k * (int64_t)j->es,
-               j->idx + r * j->k, scratch);
+  int64_t per = mt_poll_items(j->L * 8); /* rows between two looks at the flag */
+  for (int64_t r0 = b; r0 < e && !(r0 > b && mt_interrupted()); r0 += per)
+    for (int64_t r = r0, r1 = e - r0 > per ? r0 + per : e; r < r1; r++)
+      j->f->sort(j->x + r * j->L * (int64_t)j->es, j->L, j->k, j->desc, j->vals + r * j->k * (int64_t)j->es,
+                 j->idx + r * j->k, scratch);
   free(scratch);
 }
 

@@ -47,14 +47,19 @@ static const struct {
                         MT_DTYPES_INT(ROWFNS_INT)[MT_BOOL] = {cmp_u8, eq_u8}};
 
 /* Stable merge sort of the row positions perm[0..S) of rows (R elements of
- * es bytes each); tmp has room for S positions. */
+ * es bytes each); tmp has room for S positions. Stops early, perm left in
+ * some order, when Ctrl-C was pressed (the caller checks the flag). */
 static void sort_rows(int64_t *perm, int64_t *tmp, int64_t S, const char *rows, int64_t R, size_t es, rowcmp_fn cmp) {
-  int64_t rb = R * (int64_t)es;
+  int64_t rb = R * (int64_t)es, since = 0, per = mt_poll_items(R);
   int64_t *src = perm, *dst = tmp;
   for (int64_t w = 1; w < S; w *= 2) {
     for (int64_t lo = 0; lo < S; lo += 2 * w) {
       int64_t mid = lo + w < S ? lo + w : S, hi = lo + 2 * w < S ? lo + 2 * w : S, a = lo, b = mid, o = lo;
-      while (a < mid && b < hi) dst[o++] = cmp(rows + src[b] * rb, rows + src[a] * rb, R) < 0 ? src[b++] : src[a++];
+      for (int64_t c; (c = mid - a < hi - b ? mid - a : hi - b) > 0;) { /* in pieces: neither run ends inside */
+        if (c > per) c = per;
+        if (mt_poll(&since, c * R)) return;
+        for (; c > 0; c--) dst[o++] = cmp(rows + src[b] * rb, rows + src[a] * rb, R) < 0 ? src[b++] : src[a++];
+      }
       while (a < mid) dst[o++] = src[a++];
       while (b < hi) dst[o++] = src[b++];
     }
@@ -131,7 +136,7 @@ static mt_status row_order(const mt_tensor *rows, int64_t **perm) {
   for (int64_t s = 0; s < S; s++) (*perm)[s] = s;
   sort_rows(*perm, tmp, S, mt_data(rows), R, mt_elsize(rows), row_fns[rows->dtype].cmp);
   free(tmp);
-  return MT_OK;
+  return mt_interrupted() ? mt_fail(MT_EINTR, "interrupted") : MT_OK;
 }
 
 /* A CUDA x is uniqued on a host copy (a row sort and a grouping pass, with

@@ -1,6 +1,7 @@
 -- tests/run.lua -- the moontorch test runner.
 --   moontorch tests/run.lua [--engine PATH] [--repl] [files or dirs...]
--- With no files it runs every tests/**/test_*.lua. Each file runs in its own
+-- With no files it runs every tests/**/test_*.lua and the REPL's Python test;
+-- a directory named runs its test_*.lua and test_*.py. Each file runs in its own
 -- environment with the assertion helpers below; the run ends with the line
 -- "N passed, N failed" (C engine tests and the REPL pty test are counted in).
 --
@@ -219,7 +220,16 @@ local function run_external(label, cmd)
     io.write(out)
     failures[#failures + 1] = label .. ": " .. nf .. " failed"
   end
-  io.write(("%-48s %4d cases\n"):format(label, tonumber(np) + tonumber(nf)))
+  local ns, why = out:match("\n# (%d+) skipped: ([^\n]*)")
+  io.write(("%-48s %4d cases%s\n"):format(label, tonumber(np) + tonumber(nf),
+                                         ns and (", " .. ns .. " skipped: " .. why) or ""))
+end
+
+-- the REPL under test is the interpreter running this file, if it is moontorch
+local exe = (arg and arg[-1] and arg[-1]:match("moontorch$")) and arg[-1] or root .. "/build/moontorch"
+-- a Python test file (tests/repl/test_repl.py) runs with the REPL under test
+local function run_py(f)
+  if io.open("/usr/bin/python3") then run_external(f, "/usr/bin/python3 " .. f .. " " .. exe) end
 end
 
 if #files == 0 then
@@ -227,8 +237,6 @@ if #files == 0 then
   for f in p:lines() do files[#files + 1] = f end
   p:close()
   if engine_bin then run_external("C engine tests", engine_bin) end
-  -- the REPL under test is the interpreter running this file, if it is moontorch
-  local exe = (arg and arg[-1] and arg[-1]:match("moontorch$")) and arg[-1] or root .. "/build/moontorch"
   if want_repl and io.open("/usr/bin/python3") and io.open(exe) then
     run_external("REPL (pty)", "/usr/bin/python3 " .. root .. "/tests/repl/test_repl.py " .. exe)
   end
@@ -236,9 +244,13 @@ end
 for _, f in ipairs(files) do
   local kind = io.popen("test -d '" .. f .. "' && echo dir"):read("l")
   if kind == "dir" then
-    local p = io.popen("find '" .. f .. "' -name 'test_*.lua' | sort")
-    for g in p:lines() do run_file(g) end
+    local p = io.popen("find '" .. f .. "' -name 'test_*.lua' -o -name 'test_*.py' | sort")
+    for g in p:lines() do
+      if g:match("%.py$") then run_py(g) else run_file(g) end
+    end
     p:close()
+  elseif f:match("%.py$") then
+    run_py(f)
   else
     run_file(f)
   end
