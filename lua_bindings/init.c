@@ -106,6 +106,8 @@ int luaopen_torch(lua_State *L) {
   mtl_open_amp(L, torch_idx, methods_idx);
   mtl_open_foreach(L, torch_idx, methods_idx);
   mtl_open_fused(L, torch_idx, methods_idx);
+  mtl_open_options(L, torch_idx, methods_idx);
+  mtl_open_public(L, torch_idx, methods_idx);
 
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, torch_idx, "Tensor");
