@@ -12,14 +12,18 @@ Optimizer.__name = "Optimizer"
 -- Marks a default that the user must give (SGD's lr).
 Optimizer.required = setmetatable({}, {__tostring = function() return "<required parameter>" end})
 
-local class_mt = {__call = function(C, ...) local self = setmetatable({}, C); self:__init(...); return self end}
+-- Class(params, ...) and the methods below are public entry points: an
+-- error raised inside the library names the optimizer at the caller's line.
+local function name_of(o) return "optim." .. (rawget(o, "__name") or getmetatable(o).__name) end
+local construct = U.public(function(C, ...) local self = setmetatable({}, C); self:__init(...); return self end,
+                           name_of)
 
 -- Optimizer:extend(name) -> a subclass; instances from Class(params, ...).
 function Optimizer:extend(name)
   local C = {__name = name}
   C.__index = C
   C.__tostring = function(o) return o:_repr() end
-  return setmetatable(C, {__index = self, __call = class_mt.__call})
+  return setmetatable(C, {__index = self, __call = construct})
 end
 
 -- Base setup: params is a list of tensors or of groups {params = {...}, lr = ..., ...}.
@@ -75,7 +79,7 @@ end
 
 -- zero_grad([set_to_none=true]): clears the gradients of all parameters.
 function Optimizer:zero_grad(set_to_none)
-  if type(set_to_none) == "table" then set_to_none = set_to_none.set_to_none end
+  if U.opts("zero_grad", set_to_none, "set_to_none") then set_to_none = set_to_none.set_to_none end
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do
       if set_to_none == false then
@@ -176,6 +180,10 @@ function Optimizer:_repr()
   end
   lines[#lines + 1] = ")"
   return table.concat(lines, "\n")
+end
+
+for _, k in ipairs{"add_param_group", "zero_grad", "step", "state_dict", "load_state_dict"} do
+  Optimizer[k] = U.public(Optimizer[k], name_of)
 end
 
 return Optimizer
