@@ -1,6 +1,7 @@
 /* args.c -- argument conventions of the Lua API: 1-based dims, optional
  * arguments given positionally or in one trailing options table by
  * PyTorch's names, shapes as varargs or a table, dtype/device values. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,43 @@ int mtl_options_index(lua_State *L, int first) {
   int top = lua_gettop(L);
   if (top >= first && mtl_is_options(L, top)) return top;
   return 0;
+}
+
+/* ---- error positions ---- */
+
+/* True if the function of the frame ar is the global pcall or xpcall: a
+ * protected call is where a position search stops, as Lua's own does. */
+static bool is_pcall(lua_State *L, lua_Debug *ar) {
+  lua_getinfo(L, "f", ar);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  lua_getfield(L, -1, "pcall");
+  lua_getfield(L, -2, "xpcall");
+  bool p = lua_rawequal(L, -1, -4) || lua_rawequal(L, -2, -4);
+  lua_pop(L, 4);
+  return p;
+}
+
+void mtl_where(lua_State *L, int level) {
+  lua_Debug ar;
+  for (; lua_getstack(L, level, &ar); level++) {
+    lua_getinfo(L, "Sl", &ar);
+    if (ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+      return;
+    }
+    if (*ar.what != 'C' || is_pcall(L, &ar)) break; /* no line information, or a protected call */
+  }
+  lua_pushliteral(L, "");
+}
+
+int mtl_error(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  mtl_where(L, 1);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  return lua_error(L);
 }
 
 /* ---- option names: the one checker of trailing options tables ---- */
@@ -109,7 +147,7 @@ static int unknown_option(lua_State *L, const char *fname, const char *key, cons
   char near[64];
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  luaL_where(L, 1);
+  mtl_where(L, 1);
   luaL_addvalue(&b);
   lua_pushfstring(L, "%s: unknown option '%s'", fname, key);
   luaL_addvalue(&b);
@@ -166,7 +204,7 @@ int mtl_check_choice(lua_State *L, int idx, const char *fname, const char *what,
   char near[64];
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  luaL_where(L, 1);
+  mtl_where(L, 1);
   luaL_addvalue(&b);
   if (s)
     lua_pushfstring(L, "%s: unknown %s '%s' (", fname, what, s);

@@ -56,16 +56,21 @@ static const char *split_position(const char *msg, size_t *chunk_len) {
   return msg;
 }
 
-/* True if body starts with name, or with the part of name after its first
- * dot ("nn.Linear" -> "Linear"), followed by one of ":( .". */
+/* True if body starts with name[0..n) followed by one of ":( .". */
+static bool starts_with(const char *body, const char *name, size_t n) {
+  return n && strncmp(body, name, n) == 0 && body[n] && strchr(":( .", body[n]);
+}
+
+/* True if body already names the function: it starts with name, or with
+ * name without its package ("nn.Linear" -> "Linear"), or without its method
+ * ("GradScaler.step" -> "GradScaler", "optim.SGD.step" -> "SGD"). */
 static bool names(const char *body, const char *name) {
-  for (int k = 0; k < 2 && name; k++) {
-    size_t n = strlen(name);
-    if (n && strncmp(body, name, n) == 0 && strchr(":( .", body[n]) && body[n]) return true;
-    name = strchr(name, '.');
-    if (name) name++;
-  }
-  return false;
+  const char *dot = strchr(name, '.'), *last = strrchr(name, '.');
+  size_t n = strlen(name), head = last ? (size_t)(last - name) : n;
+  if (starts_with(body, name, n) || starts_with(body, name, head)) return true;
+  if (!dot) return false;
+  return starts_with(body, dot + 1, n - (size_t)(dot + 1 - name)) ||
+         (last > dot && starts_with(body, dot + 1, (size_t)(last - dot - 1)));
 }
 
 /* Pushes the guard's name for this call: upvalue 2, or the string that
@@ -95,7 +100,7 @@ static int rethrow(lua_State *L) {
   bool named = lua_rawequal(L, -1, err);
   lua_pop(L, 1);
   const char *name = guard_name(L);
-  luaL_where(L, 1);
+  mtl_where(L, 1);
   if (named || !name || names(body, name))
     lua_pushstring(L, body);
   else

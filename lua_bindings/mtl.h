@@ -13,6 +13,17 @@
 
 int luaopen_torch(lua_State *L);
 
+/* luaL_where for the bindings: pushes "chunk:line: " of the nearest Lua
+ * function at level or above, skipping C functions in between (the op
+ * wrappers of the JIT and the profiler sit between a user's line and the
+ * op), or "" when there is none. */
+void mtl_where(lua_State *L, int level);
+/* luaL_error with mtl_where's position: the bindings' errors name the
+ * user's line even when a C wrapper calls the op. Every binding file gets
+ * it through this macro. */
+int mtl_error(lua_State *L, const char *fmt, ...);
+#define luaL_error mtl_error
+
 /* Where a registered function goes. */
 #define MTL_FN 1     /* torch.name */
 #define MTL_METHOD 2 /* x:name() */

@@ -201,6 +201,9 @@ int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor
   mt_release(o3);
   mt_release(o4);
   (void)st;
+  /* the allocator's message cannot know the op: the running function names it */
+  const mtl_reg *r = mtl_running(L);
+  if (r && strncmp(mt_errmsg(), "out of memory", 13) == 0) return luaL_error(L, "%s: %s", r->name, mt_errmsg());
   return luaL_error(L, "%s", mt_errmsg());
 }
 
