@@ -119,21 +119,30 @@ static int guard_done(lua_State *L, int status, lua_KContext ctx) {
   return lua_gettop(L) - 1;
 }
 
-/* upvalue 1: fn; upvalue 2: its public name (or a function giving it) */
+/* upvalue 1: fn, or the name of a method of the first argument (m(x) calls
+ * m:forward(x) without a Lua function in between); upvalue 2: the public
+ * name (or a function giving it) */
 static int guard(lua_State *L) {
   int n = lua_gettop(L);
   lua_pushvalue(L, 1); /* kept below the call: the name function may want it */
   lua_insert(L, 1);
-  lua_pushvalue(L, lua_upvalueindex(1));
+  if (lua_type(L, lua_upvalueindex(1)) == LUA_TSTRING) {
+    if (n < 1) return luaL_error(L, "%s: expected an object to call", lua_tostring(L, lua_upvalueindex(2)));
+    lua_getfield(L, 1, lua_tostring(L, lua_upvalueindex(1)));
+  } else {
+    lua_pushvalue(L, lua_upvalueindex(1));
+  }
   lua_insert(L, 2);
   return guard_done(L, lua_pcallk(L, n, LUA_MULTRET, 0, 0, guard_done), 0);
 }
 
 /* torch._public(fn, name) -> a function calling fn with its arguments and
  * returning its results; name is a string ("F.mse_loss") or a function of
- * the call's first argument that returns one (a class's instances). */
+ * the call's first argument that returns one (a class's instances). fn may
+ * be a method name instead: the wrapper calls that method of its first
+ * argument (a module's __call = torch._public("forward", ...)). */
 static int l_public(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (lua_type(L, 1) != LUA_TSTRING) luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_type(L, 2) != LUA_TFUNCTION) luaL_checkstring(L, 2);
   lua_settop(L, 2);
   lua_pushvalue(L, 1);
@@ -153,10 +162,10 @@ static int l_public(lua_State *L) {
 }
 
 /* torch._unwrap(f) -> the function a torch._public wrapper calls (f itself
- * for other values): what a library calls internally on a hot path. */
+ * for other values and for method wrappers). */
 static int l_unwrap(lua_State *L) {
-  if (lua_tocfunction(L, 1) == guard) lua_getupvalue(L, 1, 1);
-  else lua_settop(L, 1);
+  lua_settop(L, 1);
+  if (lua_tocfunction(L, 1) == guard && lua_getupvalue(L, 1, 1) && !lua_isfunction(L, -1)) lua_pop(L, 1);
   return 1;
 }
 

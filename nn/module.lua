@@ -79,7 +79,7 @@ local function instance_name(self) return class_name(getmetatable(self)) end
 
 -- m(...) calls m:forward(...): a public entry point (U.public), so an error
 -- raised inside the library names the module at the caller's line.
-local call_forward = U.public(function(self, ...) return self:forward(...) end, instance_name)
+local call_forward = U.public("forward", instance_name)
 
 -- Builds the metamethods of class C (metamethods are not inherited).
 local function install_meta(C)

@@ -65,7 +65,7 @@ function F.pad(x, pad, ...)
     return out
   end
   if mode ~= "reflect" and mode ~= "replicate" and mode ~= "circular" then
-    error("F.pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got '" .. tostring(mode) .. "'", 2)
+    U.choice("F.pad", "mode", mode, "constant reflect replicate circular")
   end
   local y = x
   for i = 1, #pad // 2 do
