@@ -332,13 +332,16 @@ static const mtl_reg option_regs[] = {
      "or a list), naming fname and the closest valid name; returns opts", MTL_DATA},
     {"_check_choice", l_check_choice, MTL_FN,
      "torch._check_choice(fname, what, value, choices) -- raises unless value is one of the space-separated choices"},
-    {"_closest", l_closest, MTL_FN, "torch._closest(word, words) -- the closest of words to word when it looks like a typo, or nil"},
+    {"_closest", l_closest, MTL_FN,
+     "torch._closest(word, words) -- the closest of words to word when it looks like a typo, or nil"},
     {"_options_audit", l_options_audit, MTL_FN,
      "torch._options_audit(on) -- tests: check option reads against the declared names; off returns the undeclared "
      "reads and all reads"},
     {NULL, NULL, 0, NULL}};
 
-void mtl_open_options(lua_State *L, int torch_idx, int methods_idx) { mtl_register(L, torch_idx, methods_idx, option_regs); }
+void mtl_open_options(lua_State *L, int torch_idx, int methods_idx) {
+  mtl_register(L, torch_idx, methods_idx, option_regs);
+}
 
 int mtl_optfield(lua_State *L, int opt, const char *name) {
   if (audit) audit_read(L, name);

@@ -23,7 +23,9 @@ local function conv_init(self, name, nsp, transposed, in_ch, out_ch, kernel_size
   U.size("nn." .. name, "out_channels", out_ch)
   if in_ch % o.groups ~= 0 then error(("nn.%s: in_channels (%d) must be divisible by groups (%d)"):format(name, in_ch, o.groups), 4) end
   if out_ch % o.groups ~= 0 then error(("nn.%s: out_channels (%d) must be divisible by groups (%d)"):format(name, out_ch, o.groups), 4) end
-  if not PAD_MODES[o.padding_mode] then U.choice("nn." .. name, "padding_mode", o.padding_mode, "zeros reflect replicate circular") end
+  if not PAD_MODES[o.padding_mode] then
+    U.choice("nn." .. name, "padding_mode", o.padding_mode, "zeros reflect replicate circular")
+  end
   self.in_channels, self.out_channels, self.groups = in_ch, out_ch, o.groups
   self.kernel_size = U.ntuple(kernel_size, nsp, "kernel_size")
   self.stride = U.ntuple(o.stride, nsp, "stride")

@@ -279,8 +279,8 @@ static int p_getpid(lua_State *L) {
 
 static const mtl_reg proc_regs[] = {
     {"spawn", p_spawn, MTL_FN,
-     "torch.experiment._proc.spawn{argv=, env=, stdout=, stderr=} -- start a child process (own process group); its pid",
-     "argv env stdout stderr"},
+     "torch.experiment._proc.spawn{argv=, env=, stdout=, stderr=} -- start a child process (own process group); its "
+     "pid", "argv env stdout stderr"},
     {"wait", p_wait, MTL_FN, "torch.experiment._proc.wait(pid[, block]) -- nil while running, else 'exited', code | 'signaled', sig | 'gone', 0"},
     {"kill", p_kill, MTL_FN, "torch.experiment._proc.kill(pid[, 'TERM'|'KILL'|'INT']) -- signal a child's process group"},
     {"exe", p_exe, MTL_FN, "torch.experiment._proc.exe() -- the path of the running executable"},

@@ -196,7 +196,9 @@ function F.interpolate(x, ...)
   local o = U.args("F.interpolate", {"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
                                      "antialias"}, {mode = "nearest", antialias = false}, ...)
   local mode = o.mode
-  if not MODES[mode] then U.choice("F.interpolate", "mode", mode, "nearest nearest-exact linear bilinear bicubic trilinear area") end
+  if not MODES[mode] then
+    U.choice("F.interpolate", "mode", mode, "nearest nearest-exact linear bilinear bicubic trilinear area")
+  end
   local nd = x:dim()
   local nsp = nd - 2
   if nsp < 1 then error("F.interpolate: expected an input with batch and channel dims (N, C, ...), got shape "

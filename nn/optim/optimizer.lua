@@ -57,7 +57,9 @@ function Optimizer:add_param_group(group)
     if not torch.is_tensor(p) then
       error(("%s: parameter %d of a group is a %s, not a tensor"):format(name_of(self), i, type(p)), 2)
     end
-    if not p.is_leaf then error(name_of(self) .. ": can't optimize a non-leaf tensor (use a parameter or detach())", 2) end
+    if not p.is_leaf then
+      error(name_of(self) .. ": can't optimize a non-leaf tensor (use a parameter or detach())", 2)
+    end
     g.params[i] = p
   end
   for k, v in pairs(self.defaults) do

@@ -213,12 +213,14 @@ function CSVWriter:add_histogram(tag, values, step, bins, walltime)
 end
 
 function CSVWriter:add_image(tag, img, step, walltime, dataformats)
-  if type(walltime) == "table" then dataformats = torch._check_options("add_image", walltime, "walltime dataformats").dataformats end
+  if type(walltime) == "table" then
+    dataformats = torch._check_options("add_image", walltime, "walltime dataformats").dataformats
+  end
   self:write_png(tag, img, check_step("add_image", step), dataformats)
 end
 
 function CSVWriter:add_hparams(hp, metrics, opts)
-  opts = opts or {}
+  opts = torch._check_options("add_hparams", opts or {}, "run_name global_step hparam_domain_discrete")
   S.hparams(hp, metrics) -- the same checks as SummaryWriter
   local run = opts.run_name or ("%.6f"):format(C.walltime())
   local f = self:file("hparams", "hparams.csv", "run,name,value")
@@ -280,7 +282,7 @@ function JSONLWriter:add_image(tag, img, step, walltime, dataformats)
 end
 
 function JSONLWriter:add_hparams(hp, metrics, opts)
-  opts = opts or {}
+  opts = torch._check_options("add_hparams", opts or {}, "run_name global_step hparam_domain_discrete")
   S.hparams(hp, metrics)
   local vals = {}
   for k, v in pairs(hp) do vals[k] = torch.is_tensor(v) and v:item() or v end
