@@ -118,7 +118,7 @@ end
 -- true, or raises (or returns false, message with raise=false) naming the
 -- first mismatching Jacobian entry.
 function autograd.gradcheck(fn, inputs, opts)
-  opts = opts or {}
+  opts = torch._check_options("gradcheck", opts or {}, "eps atol rtol raise")
   if torch.is_tensor(inputs) then inputs = {inputs} end
   local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
   local ana, num, outs, diff = jacobians(fn, inputs, eps)
@@ -176,3 +176,7 @@ function autograd.gradgradcheck(fn, inputs, opts)
   for o = 1, #outs do all[n + o] = gos[o] end
   return autograd.gradcheck(first_grads, all, opts)
 end
+
+-- public entry points: an error raised inside names the function at the caller's line
+autograd.gradcheck = torch._public(autograd.gradcheck, "gradcheck")
+autograd.gradgradcheck = torch._public(autograd.gradgradcheck, "gradgradcheck")

@@ -18,8 +18,6 @@ end
 Guard.__close = Guard.close
 Guard.__name = "torch.backends.SdpGuard"
 
-local KNOWN = {flash = true, math = true, cudnn = true}
-
 -- sdp_kernel{flash=, math=, cudnn=} -> a guard (call :close() or use <close>).
 -- Absent keys keep their setting; cudnn (cuDNN fused attention) only ever
 -- runs CUDA float16/bfloat16 inputs.
@@ -28,10 +26,8 @@ function M.sdp_kernel(opts)
   if type(opts) ~= "table" then
     error("torch.backends.sdp_kernel: expected a table {flash=, math=}, got " .. type(opts), 2)
   end
+  torch._check_options("torch.backends.sdp_kernel", opts, "flash math cudnn")
   for k, v in pairs(opts) do
-    if not KNOWN[k] then
-      error(("torch.backends.sdp_kernel: unknown backend '%s' (known: flash, math, cudnn)"):format(tostring(k)), 2)
-    end
     if type(v) ~= "boolean" then
       error(("torch.backends.sdp_kernel: %s must be true or false, got %s"):format(k, type(v)), 2)
     end
@@ -81,6 +77,9 @@ setmetatable(cudnn, {
   end,
 })
 M.cudnn = cudnn
+
+-- public entry points: errors raised inside name the function at the caller's line
+U.public_table(M, "torch.backends.")
 
 U.doc(M, {
   sdp_kernel = "torch.backends.sdp_kernel{flash=, math=, cudnn=} -- enable/disable attention backends; returns a "

@@ -90,6 +90,8 @@ int luaopen_torch(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.methods");
 
   mtl_open_tensor(L, torch_idx, methods_idx);
+  mtl_open_options(L, torch_idx, methods_idx); /* the Lua parts below use these two */
+  mtl_open_public(L, torch_idx, methods_idx);
   mtl_open_create(L, torch_idx, methods_idx);
   mtl_open_math(L, torch_idx, methods_idx);
   mtl_open_shape(L, torch_idx, methods_idx);

@@ -151,7 +151,7 @@ static int l_sdp_enabled(lua_State *L) {
     const unsigned *flags = FLAGS;
     unsigned now = bits;
     for (int i = 0; i < 3; i++) {
-      lua_getfield(L, 1, keys[i]);
+      mtl_optfield(L, 1, keys[i]);
       if (!lua_isnil(L, -1)) now = lua_toboolean(L, -1) ? now | flags[i] : now & ~flags[i];
       lua_pop(L, 1);
     }
@@ -175,20 +175,23 @@ static int l_sdpa_blocks(lua_State *L) {
 static const mtl_reg regs[] = {
     {"scaled_dot_product_attention", l_sdpa, MTL_FN,
      "torch.scaled_dot_product_attention(q, k, v[, " SDPA_OPTS "]) -- softmax(q k^T * scale + mask) v; "
-     "torch.backends.sdp_kernel picks the backends"},
+     "torch.backends.sdp_kernel picks the backends", "attn_mask dropout_p is_causal scale enable_gqa"},
     {"_sdpa_math", l_sdpa_math, MTL_FN,
-     "torch._sdpa_math(q, k, v[, " SDPA_OPTS "]) -- internal: attention through the math backend (recorded ops)"},
+     "torch._sdpa_math(q, k, v[, " SDPA_OPTS "]) -- internal: attention through the math backend (recorded ops)",
+     "attn_mask dropout_p is_causal scale enable_gqa"},
     {"_sdpa_flash", l_sdpa_flash, MTL_FN,
-     "torch._sdpa_flash(q, k, v[, " SDPA_OPTS "]) -- internal: out, lse through the flash backend (no dropout)"},
+     "torch._sdpa_flash(q, k, v[, " SDPA_OPTS "]) -- internal: out, lse through the flash backend (no dropout)",
+     "attn_mask dropout_p is_causal scale enable_gqa"},
     {"_sdpa_cudnn", l_sdpa_cudnn, MTL_FN,
      "torch._sdpa_cudnn(q, k, v[, " SDPA_OPTS "]) -- internal: out, lse (float32) through cuDNN (CUDA float16 and "
-     "bfloat16)"},
+     "bfloat16)", "attn_mask dropout_p is_causal scale enable_gqa"},
     {"_sdp_selected", l_sdp_selected, MTL_FN,
      "torch._sdp_selected(q, k, v[, " SDPA_OPTS "]) -- internal: 'cudnn', 'flash' or 'math', the backend that would "
-     "run, and a list of 'backend: why' notes for the ones passed over"},
+     "run, and a list of 'backend: why' notes for the ones passed over",
+     "attn_mask dropout_p is_causal scale enable_gqa"},
     {"_sdp_enabled", l_sdp_enabled, MTL_FN,
      "torch._sdp_enabled([{flash=, math=, cudnn=}]) -- internal: sets the attention backends of this thread; "
-     "returns the previous {flash=, math=, cudnn=}"},
+     "returns the previous {flash=, math=, cudnn=}", "flash math cudnn"},
     {"_sdpa_blocks", l_sdpa_blocks, MTL_FN,
      "torch._sdpa_blocks([bq, bk]) -- internal: the flash tile sizes (queries, keys) before setting new ones "
      "(0: default 64)"},
@@ -197,10 +200,10 @@ static const mtl_reg regs[] = {
 static const mtl_reg backward_regs[] = {
     {"sdpa_flash", l_sdpa_flash_backward, MTL_FN,
      "torch._backward.sdpa_flash(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -- "
-     "internal (autograd): dq, dk, dv of the flash backend"},
+     "internal (autograd): dq, dk, dv of the flash backend", "attn_mask dropout_p is_causal scale enable_gqa"},
     {"sdpa_cudnn", l_sdpa_cudnn_backward, MTL_FN,
      "torch._backward.sdpa_cudnn(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -- "
-     "internal (autograd): dq, dk, dv of the cuDNN backend"},
+     "internal (autograd): dq, dk, dv of the cuDNN backend", "attn_mask dropout_p is_causal scale enable_gqa"},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_attention(lua_State *L, int torch_idx, int methods_idx) {

@@ -162,7 +162,7 @@ static int m_backward(lua_State *L) {
     if (!g) return luaL_error(L, "backward: gradient must be a tensor, got %s", luaL_typename(L, 2));
   }
   if (!g && opt) {
-    lua_getfield(L, opt, "gradient");
+    mtl_optfield(L, opt, "gradient");
     g = lua_isnil(L, -1) ? NULL : mtl_check_tensor(L, -1, "backward");
     lua_pop(L, 1);
   }
@@ -182,7 +182,7 @@ static int l_grad(lua_State *L) {
   int opt = lua_istable(L, 3) ? 3 : 0;
   bool have_go = false;
   if (opt) {
-    lua_getfield(L, opt, "grad_outputs");
+    mtl_optfield(L, opt, "grad_outputs");
     if (!lua_isnil(L, -1)) {
       int ng = tensor_list(L, lua_gettop(L), gos, MAXT, "grad", "grad_outputs");
       if (ng != no) return luaL_error(L, "grad: %d grad_outputs for %d outputs", ng, no);
@@ -375,13 +375,16 @@ static const mtl_reg regs[] = {
     {"detach_", m_detach_, MTL_METHOD, "x:detach_() -- cut x out of its graph in place"},
     {"retain_grad", m_retain_grad, MTL_METHOD, "x:retain_grad() -- keep .grad of a non-leaf x after backward"},
     {"backward", m_backward, MTL_METHOD,
-     "y:backward([gradient][, {retain_graph=, create_graph=}]) -- accumulate dy/dleaf into each leaf's .grad"},
+     "y:backward([gradient][, {retain_graph=, create_graph=}]) -- accumulate dy/dleaf into each leaf's .grad",
+     "gradient retain_graph create_graph"},
     {"register_hook", m_register_hook, MTL_METHOD,
      "x:register_hook(fn) -- fn(grad) runs when x's gradient is computed and may return a replacement; "
      "returns a handle with :remove()"},
     {"no_grad", l_no_grad, MTL_FN,
-     "torch.no_grad([fn, ...]) -- run fn without recording; without fn, a guard: local g <close> = torch.no_grad()"},
-    {"enable_grad", l_enable_grad, MTL_FN, "torch.enable_grad([fn, ...]) -- like no_grad, but turns recording on"},
+     "torch.no_grad([fn, ...]) -- run fn without recording; without fn, a guard: local g <close> = torch.no_grad()",
+     MTL_DATA},
+    {"enable_grad", l_enable_grad, MTL_FN, "torch.enable_grad([fn, ...]) -- like no_grad, but turns recording on",
+     MTL_DATA},
     {"set_grad_enabled", l_set_grad_enabled, MTL_FN, "torch.set_grad_enabled(flag) -- turn recording on or off"},
     {"is_grad_enabled", l_is_grad_enabled, MTL_FN, "torch.is_grad_enabled() -- is recording on?"},
     {"_derivative_status", l_derivative_status, MTL_FN,
@@ -391,9 +394,10 @@ static const mtl_reg regs[] = {
 static const mtl_reg autograd_regs[] = {
     {"grad", l_grad, MTL_FN,
      "torch.autograd.grad(outputs, inputs[, {grad_outputs=, retain_graph=, create_graph=, allow_unused=}]) -- "
-     "the gradients of outputs with respect to inputs, as a list"},
-    {"no_grad", l_no_grad, MTL_FN, "torch.autograd.no_grad([fn]) -- same as torch.no_grad"},
-    {"enable_grad", l_enable_grad, MTL_FN, "torch.autograd.enable_grad([fn]) -- same as torch.enable_grad"},
+     "the gradients of outputs with respect to inputs, as a list",
+     "grad_outputs retain_graph create_graph allow_unused"},
+    {"no_grad", l_no_grad, MTL_FN, "torch.autograd.no_grad([fn]) -- same as torch.no_grad", MTL_DATA},
+    {"enable_grad", l_enable_grad, MTL_FN, "torch.autograd.enable_grad([fn]) -- same as torch.enable_grad", MTL_DATA},
     {NULL, NULL, 0, NULL}};
 
 extern const char mtl_autograd_lua[];
@@ -408,6 +412,7 @@ void mtl_open_autograd(lua_State *L, int torch_idx, int methods_idx) {
   /* gradcheck and friends, written in Lua: the chunk gets (torch, autograd) */
   if (luaL_loadbuffer(L, mtl_autograd_lua, strlen(mtl_autograd_lua), "=torch/autograd.lua") != LUA_OK)
     lua_error(L);
+  mtl_mark_library(L, -1);
   lua_pushvalue(L, torch_idx);
   lua_pushvalue(L, ag);
   lua_call(L, 2, 0);

@@ -1,5 +1,6 @@
 /* l_cuda.c -- torch.cuda (devices, memory statistics, streams, events) and
- * the one device check in front of every registered function: while CUDA
+ * the gate in front of every registered function: its options check
+ * (args.c) and the one device check: while CUDA
  * tensors exist, a function that has no CUDA path yet raises "<op>: not
  * implemented on CUDA yet" when given one, and a function that has one
  * raises when its tensors sit on different devices. Nothing else in the
@@ -109,8 +110,13 @@ static int mixes(lua_State *L, const mt_tensor *t, void *ctx) {
   return 1;
 }
 
+/* The gate in front of every registered function: checks the trailing
+ * options table against the row's names, then the devices, casts for
+ * autocast, and runs the function as the running one (mtl_running). */
 static int gate(lua_State *L) {
   const mtl_reg *r = lua_touserdata(L, lua_upvalueindex(1));
+  int top = lua_gettop(L);
+  if (top && lua_type(L, top) == LUA_TTABLE) mtl_check_options(L, top, r->name, r->opts);
   if (atomic_load_explicit(&mt_cuda_live_storages, memory_order_relaxed) > 0) {
     int flags = (int)lua_tointeger(L, lua_upvalueindex(2));
     if (!(flags & GATE_READY)) {
@@ -128,7 +134,11 @@ static int gate(lua_State *L) {
     int ac = (int)lua_tointeger(L, lua_upvalueindex(2)) >> GATE_AUTOCAST;
     if (ac) mtl_autocast_args(L, ac, r->name);
   }
-  return r->fn(L);
+  const mtl_reg *caller = mtl_running(L);
+  mtl_set_running(L, r);
+  int n = r->fn(L);
+  mtl_set_running(L, caller);
+  return n;
 }
 
 void mtl_push_gated(lua_State *L, const mtl_reg *r) {
@@ -282,7 +292,7 @@ static mt_cuda_stream *push_stream(lua_State *L, mt_cuda_stream s, bool owned) {
 static int c_stream(lua_State *L) {
   int dev = mt_cuda_current_device();
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_getfield(L, 1, "device");
+    mtl_optfield(L, 1, "device");
     if (!lua_isnil(L, -1)) dev = opt_index(L, -1, "Stream");
     lua_pop(L, 1);
   }
@@ -348,7 +358,7 @@ static int s_tostring(lua_State *L) {
 static int c_event(lua_State *L) {
   bool timing = false;
   if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_getfield(L, 1, "enable_timing");
+    mtl_optfield(L, 1, "enable_timing");
     timing = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
@@ -446,11 +456,11 @@ static const mtl_reg cuda_regs[] = {
     {"lazy_fusion", c_lazy_fusion, MTL_FN,
      "torch.cuda.lazy_fusion([on]) -- whether dense eager elementwise ops wait to go out as one fused kernel "
      "(default true; MOONTORCH_CUDA_LAZY=0 starts it off); with on, sets it and returns the previous setting"},
-    {"Stream", c_stream, MTL_FN, "torch.cuda.Stream([{device=}]) -- a new stream"},
+    {"Stream", c_stream, MTL_FN, "torch.cuda.Stream([{device=}]) -- a new stream", "device"},
     {"current_stream", c_current_stream, MTL_FN, "torch.cuda.current_stream([i]) -- the stream new work goes to"},
     {"default_stream", c_default_stream, MTL_FN, "torch.cuda.default_stream([i]) -- the device's default stream"},
     {"set_stream", c_set_stream, MTL_FN, "torch.cuda.set_stream(s) -- send new work on s's device to s"},
-    {"Event", c_event, MTL_FN, "torch.cuda.Event([{enable_timing=}]) -- a marker in a stream"},
+    {"Event", c_event, MTL_FN, "torch.cuda.Event([{enable_timing=}]) -- a marker in a stream", "enable_timing"},
     {NULL, NULL, 0, NULL}};
 
 /* 'highest': float32 products in full float32 (the default); 'high' and
@@ -476,8 +486,8 @@ static const char *const cudnn_routes[] = {"auto", "cudnn", "native", NULL};
  * route picks for the last two: "auto" (cuDNN where it measured faster),
  * "cudnn" (wherever it takes the problem), "native" (our kernels). */
 static int t_cudnn(lua_State *L) {
-  if (lua_istable(L, 1) && lua_getfield(L, 1, "enabled") != LUA_TNIL) mt_cudnn_set_enabled(lua_toboolean(L, -1));
-  if (lua_istable(L, 1) && lua_getfield(L, 1, "route") != LUA_TNIL) {
+  if (lua_istable(L, 1) && mtl_optfield(L, 1, "enabled") != LUA_TNIL) mt_cudnn_set_enabled(lua_toboolean(L, -1));
+  if (lua_istable(L, 1) && mtl_optfield(L, 1, "route") != LUA_TNIL) {
     const char *r = lua_tostring(L, -1);
     int i = 0;
     while (cudnn_routes[i] && !(r && strcmp(r, cudnn_routes[i]) == 0)) i++;
@@ -520,7 +530,8 @@ static int t_cudnn(lua_State *L) {
 
 static const mtl_reg tensor_regs[] = {
     {"_cudnn", t_cudnn, MTL_FN,
-     "torch._cudnn([{enabled=, route=}]) -- internal: cuDNN's state and counters (torch.backends.cudnn wraps it)"},
+     "torch._cudnn([{enabled=, route=}]) -- internal: cuDNN's state and counters (torch.backends.cudnn wraps it)",
+     "enabled route"},
     {"set_float32_matmul_precision", t_set_float32_matmul_precision, MTL_FN,
      "torch.set_float32_matmul_precision('highest'|'high'|'medium') -- 'high' lets CUDA float32 matmul use TF32"},
     {"get_float32_matmul_precision", t_get_float32_matmul_precision, MTL_FN,

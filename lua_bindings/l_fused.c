@@ -9,14 +9,14 @@
 #include "optim.h"
 
 static double opt_num(lua_State *L, int t, const char *k, double def) {
-  lua_getfield(L, t, k);
+  mtl_optfield(L, t, k);
   double v = lua_isnil(L, -1) ? def : luaL_checknumber(L, -1);
   lua_pop(L, 1);
   return v;
 }
 
 static bool opt_bool(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
+  mtl_optfield(L, t, k);
   bool v = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
@@ -94,7 +94,7 @@ static const mtl_reg regs[] = {
     {"_fused_adam_", l_fused_adam, MTL_FN,
      "torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, opts) -- one Adam/AdamW "
      "step per CUDA parameter in one kernel each (opts: lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, "
-     "decoupled; steps: the counts after this step)"},
+     "decoupled; steps: the counts after this step)", "lr beta1 beta2 eps weight_decay amsgrad maximize decoupled"},
     {"_cublaslt_stats", l_lt_stats, MTL_FN,
      "torch._cublaslt_stats() -- {loaded, enabled, calls, declined, load_error} of the cuBLASLt epilogue path"},
     {"_set_cublaslt_enabled", l_lt_enable, MTL_FN,

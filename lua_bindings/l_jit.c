@@ -443,7 +443,7 @@ static int fn_tostring(lua_State *L) {
   return 1;
 }
 
-/* torch.compile(fn[, {dynamic=true, fullgraph=false, mode=, recompile_limit=8}]);
+/* torch.compile(fn[, {dynamic=true, fullgraph=false, mode='default', recompile_limit=8}]);
  * fn may be a module (any callable table or userdata): a proxy module comes back. */
 static int l_compile(lua_State *L) {
   if (lua_type(L, 1) != LUA_TFUNCTION) {
@@ -467,6 +467,9 @@ static int l_compile(lua_State *L) {
   f->fullgraph = mtl_opt_bool(L, 0, 0, opt, "fullgraph", 0);
   f->limit = (int)mtl_opt_int(L, 0, 0, opt, "recompile_limit", 8);
   f->quiet = mtl_opt_bool(L, 0, 0, opt, "_quiet", 0); /* tests: no fallback warnings */
+  if (opt && mtl_optfield(L, opt, "mode") != LUA_TNIL) /* PyTorch's modes; all compile the same way here */
+    mtl_check_choice(L, -1, "compile", "mode", "default reduce-overhead max-autotune max-autotune-no-cudagraphs");
+  if (opt) lua_pop(L, 1);
   if (jit_off < 0) {
     const char *v = getenv("MOONTORCH_JIT");
     jit_off = v && strcmp(v, "0") == 0;
@@ -573,13 +576,13 @@ void mtl_open_jit(lua_State *L, int torch_idx, int methods_idx) {
   static const mtl_reg top[] = {
       {"compile", l_compile, MTL_FN,
        "torch.compile(fn[, {dynamic=true, fullgraph=false, recompile_limit=8}]) -- fn compiled into fused C kernels "
-       "on its first call per input signature"},
+       "on its first call per input signature", "dynamic fullgraph mode recompile_limit _quiet"},
       {NULL, NULL, 0, NULL}};
   mtl_register(L, torch_idx, methods_idx, top);
   static const mtl_reg compiler[] = {
       {"explain", l_explain, MTL_FN,
        "torch.compiler.explain(fn, ...) -- text describing fn's graph for these arguments: breaks, eager reasons, IR "
-       "and generated C"},
+       "and generated C", MTL_DATA},
       {"reset", l_reset, MTL_FN, "torch.compiler.reset() -- forget compiled graphs and counters"},
       {"is_compiling", l_is_compiling, MTL_FN,
        "torch.compiler.is_compiling() -- true while torch.compile captures a function"},

@@ -89,6 +89,7 @@ void mtl_jit_push_lua(lua_State *L) {
   if (!lua_isnil(L, -1)) return;
   lua_pop(L, 1);
   if (luaL_loadbuffer(L, mtl_jit_lua, strlen(mtl_jit_lua), "=torch/jit.lua") != LUA_OK) lua_error(L);
+  mtl_mark_library(L, -1);
   lua_pushcfunction(L, l_tensor_id);
   lua_call(L, 1, 1);
   lua_pushvalue(L, -1);

@@ -189,7 +189,7 @@ static int l_svdvals(lua_State *L) {
 
 static char uplo_arg(lua_State *L, int opt) {
   const char *u = opt_string(L, 2, last_positional(L, opt), opt, "UPLO", "L");
-  if (opt && lua_getfield(L, opt, "uplo") == LUA_TSTRING) u = lua_tostring(L, -1);
+  if (opt && mtl_optfield(L, opt, "uplo") == LUA_TSTRING) u = lua_tostring(L, -1);
   if (opt) lua_pop(L, 1);
   if (strcmp(u, "L") != 0 && strcmp(u, "U") != 0) luaL_error(L, "linalg.eigh: UPLO must be 'L' or 'U', got '%s'", u);
   return u[0];
@@ -232,7 +232,7 @@ static void tolerances(lua_State *L, int legacy_is_atol, double *atol, double *r
   int opt = mtl_options_index(L, 2), last = last_positional(L, opt);
   double legacy = mtl_opt_num(L, 2, last, 0, "tol", -1);
   if (opt) {
-    lua_getfield(L, opt, legacy_is_atol ? "tol" : "rcond");
+    mtl_optfield(L, opt, legacy_is_atol ? "tol" : "rcond");
     if (lua_isnumber(L, -1)) legacy = lua_tonumber(L, -1);
     lua_pop(L, 1);
   }
@@ -405,64 +405,77 @@ static int l_blas_info(lua_State *L) {
 
 static const mtl_reg regs[] = {
     {"matmul", l_matmul, MTL_BOTH,
-     "torch.matmul(a, b) -- matrix product with PyTorch's 1-D/2-D/batched broadcasting rules"},
-    {"mm", l_mm, MTL_BOTH, "torch.mm(a, b) -- product of two matrices (2-D only)"},
-    {"bmm", l_bmm, MTL_BOTH, "torch.bmm(a, b) -- batched product of (b, n, m) and (b, m, p) tensors"},
-    {"mv", l_mv, MTL_BOTH, "torch.mv(m, v) -- matrix times vector"},
-    {"dot", l_dot, MTL_BOTH, "torch.dot(a, b) -- dot product of two 1-D tensors (0-dim result)"},
-    {"vdot", l_vdot, MTL_BOTH, "torch.vdot(a, b) -- dot product (same as dot for real tensors)"},
-    {"inner", l_inner, MTL_BOTH, "torch.inner(a, b) -- inner product over the last dimensions"},
-    {"outer", l_outer, MTL_BOTH, "torch.outer(a, b) -- outer product of two 1-D tensors"},
-    {"ger", l_outer, MTL_BOTH, "torch.ger(a, b) -- outer product (old name of outer)"},
-    {"kron", l_kron, MTL_BOTH, "torch.kron(a, b) -- Kronecker product"},
-    {"addmm", l_addmm, MTL_BOTH, "torch.addmm(input, m1, m2[, {beta=1, alpha=1}]) -- beta * input + alpha * (m1 @ m2)"},
-    {"addmm_", l_addmm_, MTL_METHOD, "x:addmm_(m1, m2[, {beta=, alpha=}]) -- addmm in place"},
-    {"addmv", l_addmv, MTL_BOTH, "torch.addmv(input, m, v[, {beta=1, alpha=1}]) -- beta * input + alpha * (m @ v)"},
-    {"addmv_", l_addmv_, MTL_METHOD, "x:addmv_(m, v[, {beta=, alpha=}]) -- addmv in place"},
+     "torch.matmul(a, b) -- matrix product with PyTorch's 1-D/2-D/batched broadcasting rules", "out"},
+    {"mm", l_mm, MTL_BOTH, "torch.mm(a, b) -- product of two matrices (2-D only)", "out"},
+    {"bmm", l_bmm, MTL_BOTH, "torch.bmm(a, b) -- batched product of (b, n, m) and (b, m, p) tensors", "out"},
+    {"mv", l_mv, MTL_BOTH, "torch.mv(m, v) -- matrix times vector", "out"},
+    {"dot", l_dot, MTL_BOTH, "torch.dot(a, b) -- dot product of two 1-D tensors (0-dim result)", "out"},
+    {"vdot", l_vdot, MTL_BOTH, "torch.vdot(a, b) -- dot product (same as dot for real tensors)", "out"},
+    {"inner", l_inner, MTL_BOTH, "torch.inner(a, b) -- inner product over the last dimensions", "out"},
+    {"outer", l_outer, MTL_BOTH, "torch.outer(a, b) -- outer product of two 1-D tensors", "out"},
+    {"ger", l_outer, MTL_BOTH, "torch.ger(a, b) -- outer product (old name of outer)", "out"},
+    {"kron", l_kron, MTL_BOTH, "torch.kron(a, b) -- Kronecker product", "out"},
+    {"addmm", l_addmm, MTL_BOTH, "torch.addmm(input, m1, m2[, {beta=1, alpha=1}]) -- beta * input + alpha * (m1 @ m2)",
+     "beta alpha out"},
+    {"addmm_", l_addmm_, MTL_METHOD, "x:addmm_(m1, m2[, {beta=, alpha=}]) -- addmm in place", "beta alpha"},
+    {"addmv", l_addmv, MTL_BOTH, "torch.addmv(input, m, v[, {beta=1, alpha=1}]) -- beta * input + alpha * (m @ v)",
+     "beta alpha out"},
+    {"addmv_", l_addmv_, MTL_METHOD, "x:addmv_(m, v[, {beta=, alpha=}]) -- addmv in place", "beta alpha"},
     {"baddbmm", l_baddbmm, MTL_BOTH,
-     "torch.baddbmm(input, b1, b2[, {beta=1, alpha=1}]) -- beta * input + alpha * bmm(b1, b2)"},
-    {"baddbmm_", l_baddbmm_, MTL_METHOD, "x:baddbmm_(b1, b2[, {beta=, alpha=}]) -- baddbmm in place"},
+     "torch.baddbmm(input, b1, b2[, {beta=1, alpha=1}]) -- beta * input + alpha * bmm(b1, b2)", "beta alpha out"},
+    {"baddbmm_", l_baddbmm_, MTL_METHOD, "x:baddbmm_(b1, b2[, {beta=, alpha=}]) -- baddbmm in place", "beta alpha"},
     {"addbmm", l_addbmm, MTL_BOTH,
-     "torch.addbmm(input, b1, b2[, {beta=1, alpha=1}]) -- beta * input + alpha * sum of b1[i] @ b2[i]"},
-    {"addbmm_", l_addbmm_, MTL_METHOD, "x:addbmm_(b1, b2[, {beta=, alpha=}]) -- addbmm in place"},
+     "torch.addbmm(input, b1, b2[, {beta=1, alpha=1}]) -- beta * input + alpha * sum of b1[i] @ b2[i]",
+     "beta alpha out"},
+    {"addbmm_", l_addbmm_, MTL_METHOD, "x:addbmm_(b1, b2[, {beta=, alpha=}]) -- addbmm in place", "beta alpha"},
     {"einsum", l_einsum, MTL_FN,
-     "torch.einsum(equation, a, b, ...) -- Einstein summation, e.g. 'bij,bjk->bik' or '...ii'"},
-    {"det", l_det, MTL_BOTH, "torch.det(A) -- determinant (= torch.linalg.det)"},
+     "torch.einsum(equation, a, b, ...) -- Einstein summation, e.g. 'bij,bjk->bik' or '...ii'", "out"},
+    {"det", l_det, MTL_BOTH, "torch.det(A) -- determinant (= torch.linalg.det)", "out"},
     {"logdet", l_logdet, MTL_BOTH, "torch.logdet(A) -- log of the determinant (NaN if negative)"},
     {"slogdet", l_slogdet, MTL_BOTH, "torch.slogdet(A) -- sign and log|det| as two values"},
-    {"inverse", l_inv, MTL_BOTH, "torch.inverse(A) -- matrix inverse (= torch.linalg.inv)"},
-    {"pinverse", l_pinv, MTL_BOTH, "torch.pinverse(A[, rcond]) -- pseudo-inverse (= torch.linalg.pinv)"},
+    {"inverse", l_inv, MTL_BOTH, "torch.inverse(A) -- matrix inverse (= torch.linalg.inv)", "out"},
+    {"pinverse", l_pinv, MTL_BOTH, "torch.pinverse(A[, rcond]) -- pseudo-inverse (= torch.linalg.pinv)",
+     "rcond atol rtol hermitian out"},
     {"cross", l_cross, MTL_BOTH,
-     "torch.cross(a, b[, dim]) -- cross product of 3-vectors (default: first dim of size 3)"},
+     "torch.cross(a, b[, dim]) -- cross product of 3-vectors (default: first dim of size 3)", "dim out"},
     {"_blas_info", l_blas_info, MTL_FN, "torch._blas_info() -- which BLAS/LAPACK libraries matmul and linalg use"},
     {NULL, NULL, 0, NULL}};
 
 static const mtl_reg linalg_regs[] = {
-    {"matmul", l_matmul, MTL_FN, "torch.linalg.matmul(a, b) -- same as torch.matmul"},
-    {"inv", l_inv, MTL_FN, "torch.linalg.inv(A) -- inverse of a square matrix (or batch); errors if singular"},
-    {"det", l_det, MTL_FN, "torch.linalg.det(A) -- determinant of a square matrix (or batch)"},
+    {"matmul", l_matmul, MTL_FN, "torch.linalg.matmul(a, b) -- same as torch.matmul", "out"},
+    {"inv", l_inv, MTL_FN, "torch.linalg.inv(A) -- inverse of a square matrix (or batch); errors if singular", "out"},
+    {"det", l_det, MTL_FN, "torch.linalg.det(A) -- determinant of a square matrix (or batch)", "out"},
     {"slogdet", l_slogdet, MTL_FN, "torch.linalg.slogdet(A) -- sign, log|det| (two values)"},
-    {"solve", l_solve, MTL_FN, "torch.linalg.solve(A, B[, {left=true}]) -- X with A X = B (B a matrix or vector)"},
+    {"solve", l_solve, MTL_FN, "torch.linalg.solve(A, B[, {left=true}]) -- X with A X = B (B a matrix or vector)",
+     "left out"},
     {"cholesky", l_cholesky, MTL_FN,
-     "torch.linalg.cholesky(A[, {upper=false}]) -- L with A = L L^T (A positive-definite)"},
-    {"qr", l_qr, MTL_FN, "torch.linalg.qr(A[, mode='reduced'|'complete'|'r']) -- Q, R with A = Q R"},
-    {"svd", l_svd, MTL_FN, "torch.linalg.svd(A[, full_matrices=true]) -- U, S, Vh with A = U diag(S) Vh"},
+     "torch.linalg.cholesky(A[, {upper=false}]) -- L with A = L L^T (A positive-definite)", "upper out"},
+    {"qr", l_qr, MTL_FN, "torch.linalg.qr(A[, mode='reduced'|'complete'|'r']) -- Q, R with A = Q R", "mode"},
+    {"svd", l_svd, MTL_FN, "torch.linalg.svd(A[, full_matrices=true]) -- U, S, Vh with A = U diag(S) Vh",
+     "full_matrices"},
     {"svdvals", l_svdvals, MTL_FN, "torch.linalg.svdvals(A) -- singular values, descending"},
     {"eigh", l_eigh, MTL_FN,
-     "torch.linalg.eigh(A[, UPLO='L']) -- eigenvalues (ascending), eigenvectors of a symmetric A"},
-    {"eigvalsh", l_eigvalsh, MTL_FN, "torch.linalg.eigvalsh(A[, UPLO='L']) -- eigenvalues of a symmetric A, ascending"},
+     "torch.linalg.eigh(A[, UPLO='L']) -- eigenvalues (ascending), eigenvectors of a symmetric A", "UPLO uplo"},
+    {"eigvalsh", l_eigvalsh, MTL_FN, "torch.linalg.eigvalsh(A[, UPLO='L']) -- eigenvalues of a symmetric A, ascending",
+     "UPLO uplo"},
     {"norm", l_norm, MTL_FN,
-     "torch.linalg.norm(A[, ord, dim, keepdim]) -- vector or matrix norm (default 2 / Frobenius)"},
+     "torch.linalg.norm(A[, ord, dim, keepdim]) -- vector or matrix norm (default 2 / Frobenius)",
+     "ord dim keepdim out"},
     {"vector_norm", l_vector_norm, MTL_FN,
-     "torch.linalg.vector_norm(x[, ord=2, dim, keepdim, {dtype=}]) -- (sum |x|^ord)^(1/ord)"},
+     "torch.linalg.vector_norm(x[, ord=2, dim, keepdim, {dtype=}]) -- (sum |x|^ord)^(1/ord)",
+     "ord dim keepdim dtype out"},
     {"matrix_norm", l_matrix_norm, MTL_FN,
-     "torch.linalg.matrix_norm(A[, ord='fro', dim={-2,-1}, keepdim]) -- 'fro', 'nuc', +-1, +-2, +-inf"},
+     "torch.linalg.matrix_norm(A[, ord='fro', dim={-2,-1}, keepdim]) -- 'fro', 'nuc', +-1, +-2, +-inf",
+     "ord dim keepdim out"},
     {"lstsq", l_lstsq, MTL_FN,
-     "torch.linalg.lstsq(A, B[, rcond, {driver='gelsy'|'gelsd'}]) -- solution, residuals, rank, singular_values"},
-    {"pinv", l_pinv, MTL_FN, "torch.linalg.pinv(A[, {atol=, rtol=, hermitian=false}]) -- Moore-Penrose pseudo-inverse"},
+     "torch.linalg.lstsq(A, B[, rcond, {driver='gelsy'|'gelsd'}]) -- solution, residuals, rank, singular_values",
+     "rcond driver"},
+    {"pinv", l_pinv, MTL_FN, "torch.linalg.pinv(A[, {atol=, rtol=, hermitian=false}]) -- Moore-Penrose pseudo-inverse",
+     "rcond atol rtol hermitian out"},
     {"matrix_rank", l_matrix_rank, MTL_FN,
-     "torch.linalg.matrix_rank(A[, {atol=, rtol=, hermitian=false}]) -- numerical rank (int64)"},
-    {"cross", l_linalg_cross, MTL_FN, "torch.linalg.cross(a, b[, dim=-1]) -- cross product of 3-vectors"},
+     "torch.linalg.matrix_rank(A[, {atol=, rtol=, hermitian=false}]) -- numerical rank (int64)",
+     "tol atol rtol hermitian out"},
+    {"cross", l_linalg_cross, MTL_FN, "torch.linalg.cross(a, b[, dim=-1]) -- cross product of 3-vectors", "dim out"},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_linalg(lua_State *L, int torch_idx, int methods_idx) {

@@ -20,6 +20,12 @@ static int l_unary(lua_State *L) {
   MTL_AUTOCAST(L, (int)lua_tointeger(L, lua_upvalueindex(3)), info->name);
   mt_tensor *x = mtl_check_tensor(L, 1, info->name);
   int opt = mtl_options_index(L, 2);
+  if (opt) { /* these closures are not gated: their options are checked here */
+    char names[64], fname[64];
+    snprintf(names, sizeof names, "%s %s", inplace ? "" : "out", info->param ? info->param : "");
+    snprintf(fname, sizeof fname, "%s%s", info->name, inplace ? "_" : "");
+    mtl_check_options(L, opt, fname, names);
+  }
   double p = info->param ? mtl_opt_num(L, 2, opt ? opt - 1 : lua_gettop(L), opt, info->param, info->pdefault) : 0;
   mt_tensor *o = inplace ? x : mtl_opt_out(L, opt);
   mt_tensor *res = o;
@@ -53,6 +59,11 @@ static int l_binary(lua_State *L) {
   const char *name = mt_ops[op].name;
   MTL_AUTOCAST(L, (int)lua_tointeger(L, lua_upvalueindex(3)), name);
   int opt = mtl_options_index(L, 3);
+  if (opt) /* these closures are not gated: their options are checked here */
+    mtl_check_options(L, opt, name,
+                      op == MT_OP_add || op == MT_OP_sub ? (inplace ? "alpha" : "alpha out")
+                      : op == MT_OP_div                  ? (inplace ? "rounding_mode" : "rounding_mode out")
+                                                         : (inplace ? NULL : "out"));
   if (lua_gettop(L) < 2) return luaL_error(L, "%s: expected two arguments", name);
   mt_tensor *self = inplace ? mtl_check_tensor(L, 1, name) : NULL;
   mtl_check_operand(L, 1, name);
@@ -62,7 +73,7 @@ static int l_binary(lua_State *L) {
   if (op == MT_OP_add || op == MT_OP_sub) {
     if (third) {
       alpha = 3;
-    } else if (opt && lua_getfield(L, opt, "alpha") != LUA_TNIL) {
+    } else if (opt && mtl_optfield(L, opt, "alpha") != LUA_TNIL) {
       alpha = lua_gettop(L);
     } else if (opt) {
       lua_pop(L, 1);
@@ -81,7 +92,7 @@ static int l_binary(lua_State *L) {
   if (alpha) b = scaled(L, b, alpha, name);
   mt_op run = op;
   if (op == MT_OP_div && opt) {
-    lua_getfield(L, opt, "rounding_mode");
+    mtl_optfield(L, opt, "rounding_mode");
     const char *mode = lua_tostring(L, -1);
     if (mode && strcmp(mode, "floor") == 0)
       run = MT_OP_floor_divide;
@@ -371,17 +382,22 @@ static int l_promote_types(lua_State *L) {
 }
 
 static const mtl_reg extra[] = {
-    {"clamp", l_clamp, MTL_BOTH, "torch.clamp(x, min, max) -- limit values to [min, max] (either may be nil)"},
-    {"clip", l_clamp, MTL_BOTH, "torch.clip(x, min, max) -- alias of clamp"},
-    {"clamp_", l_clamp_, MTL_METHOD, "x:clamp_(min, max) -- clamp in place"},
+    {"clamp", l_clamp, MTL_BOTH, "torch.clamp(x, min, max) -- limit values to [min, max] (either may be nil)",
+     "min max out"},
+    {"clip", l_clamp, MTL_BOTH, "torch.clip(x, min, max) -- alias of clamp", "min max out"},
+    {"clamp_", l_clamp_, MTL_METHOD, "x:clamp_(min, max) -- clamp in place", "min max"},
     {"where", l_where, MTL_BOTH, "torch.where(cond, a, b) -- a where cond is true, else b (broadcasting)"},
     {"lerp", l_lerp, MTL_BOTH, "torch.lerp(a, b, w) -- a + w * (b - a)"},
     {"lerp_", l_lerp_, MTL_METHOD, "x:lerp_(b, w) -- lerp in place"},
-    {"nan_to_num", l_nan_to_num, MTL_BOTH, "torch.nan_to_num(x[, nan, posinf, neginf]) -- replace NaN and infinities"},
+    {"nan_to_num", l_nan_to_num, MTL_BOTH, "torch.nan_to_num(x[, nan, posinf, neginf]) -- replace NaN and infinities",
+     "nan posinf neginf"},
     {"gelu_backward", l_gelu_backward, MTL_FN,
-     "torch.gelu_backward(grad, x[, approximate='none'|'tanh']) -- grad * gelu'(x) in one pass (gelu's backward)"},
-    {"isclose", l_isclose, MTL_BOTH, "torch.isclose(a, b[, {rtol=1e-5, atol=1e-8, equal_nan=false}]) -- elementwise closeness"},
-    {"allclose", l_allclose, MTL_BOTH, "torch.allclose(a, b[, {rtol=, atol=, equal_nan=}]) -- true if all elements are close"},
+     "torch.gelu_backward(grad, x[, approximate='none'|'tanh']) -- grad * gelu'(x) in one pass (gelu's backward)",
+     "approximate"},
+    {"isclose", l_isclose, MTL_BOTH, "torch.isclose(a, b[, {rtol=1e-5, atol=1e-8, equal_nan=false}]) -- elementwise closeness",
+     "rtol atol equal_nan"},
+    {"allclose", l_allclose, MTL_BOTH, "torch.allclose(a, b[, {rtol=, atol=, equal_nan=}]) -- true if all elements are close",
+     "rtol atol equal_nan"},
     {"equal", l_equal, MTL_BOTH, "torch.equal(a, b) -- true if same shape and all elements equal"},
     {"result_type", l_result_type, MTL_FN, "torch.result_type(a, b) -- dtype of a binary op on a and b"},
     {"promote_types", l_promote_types, MTL_FN, "torch.promote_types(d1, d2) -- the promoted dtype"},

@@ -234,8 +234,9 @@ static const mtl_reg regs[] = {
     {"set_default_dtype", l_set_default_dtype, MTL_FN, "torch.set_default_dtype(d) -- float dtype for new float tensors"},
     {"get_default_dtype", l_get_default_dtype, MTL_FN, "torch.get_default_dtype() -- the default float dtype"},
     {"set_default_device", l_set_default_device, MTL_FN, "torch.set_default_device(dev) -- device for new tensors"},
-    {"typename", l_typename, MTL_FN, "torch.typename(v) -- 'torch.FloatTensor' etc. for tensors, else the Lua type"},
-    {"help", l_help, MTL_FN, "torch.help(x) -- print the help of a function, name, tensor or package"},
+    {"typename", l_typename, MTL_FN, "torch.typename(v) -- 'torch.FloatTensor' etc. for tensors, else the Lua type",
+     MTL_DATA},
+    {"help", l_help, MTL_FN, "torch.help(x) -- print the help of a function, name, tensor or package", MTL_DATA},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx) {

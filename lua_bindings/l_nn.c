@@ -141,7 +141,7 @@ static void conv_opts_table(lua_State *L, const args *a, int nsp, const char *op
   sizes_arg(L, a, 0, "padding", op, nsp, 0, o->pad);
   memcpy(o->pad_hi, o->pad, sizeof o->pad);
   if (a->opt) {
-    lua_getfield(L, a->opt, "pad_hi");
+    mtl_optfield(L, a->opt, "pad_hi");
     bool has = !lua_isnil(L, -1);
     lua_pop(L, 1);
     if (has) sizes_arg(L, a, 0, "pad_hi", op, nsp, 0, o->pad_hi);
@@ -483,24 +483,36 @@ static int l_conv_algorithm(lua_State *L) {
   "divisor_override]) -- average pooling"
 
 static const mtl_reg regs[] = {
-    {"conv1d", l_conv1d, MTL_FN, CONV_HELP("1d", "1-D")},
-    {"conv2d", l_conv2d, MTL_FN, CONV_HELP("2d", "2-D")},
-    {"conv3d", l_conv3d, MTL_FN, CONV_HELP("3d", "3-D")},
-    {"conv_transpose1d", l_conv_transpose1d, MTL_FN, CONVT_HELP("1d")},
-    {"conv_transpose2d", l_conv_transpose2d, MTL_FN, CONVT_HELP("2d")},
-    {"conv_transpose3d", l_conv_transpose3d, MTL_FN, CONVT_HELP("3d")},
-    {"max_pool1d", l_max_pool1d, MTL_FN, MAXP_HELP("1d")},
-    {"max_pool2d", l_max_pool2d, MTL_FN, MAXP_HELP("2d")},
-    {"max_pool3d", l_max_pool3d, MTL_FN, MAXP_HELP("3d")},
+    {"conv1d", l_conv1d, MTL_FN, CONV_HELP("1d", "1-D"), "bias stride padding dilation groups out"},
+    {"conv2d", l_conv2d, MTL_FN, CONV_HELP("2d", "2-D"), "bias stride padding dilation groups out"},
+    {"conv3d", l_conv3d, MTL_FN, CONV_HELP("3d", "3-D"), "bias stride padding dilation groups out"},
+    {"conv_transpose1d", l_conv_transpose1d, MTL_FN, CONVT_HELP("1d"),
+     "bias stride padding output_padding groups dilation out"},
+    {"conv_transpose2d", l_conv_transpose2d, MTL_FN, CONVT_HELP("2d"),
+     "bias stride padding output_padding groups dilation out"},
+    {"conv_transpose3d", l_conv_transpose3d, MTL_FN, CONVT_HELP("3d"),
+     "bias stride padding output_padding groups dilation out"},
+    {"max_pool1d", l_max_pool1d, MTL_FN, MAXP_HELP("1d"),
+     "kernel_size stride padding dilation ceil_mode return_indices"},
+    {"max_pool2d", l_max_pool2d, MTL_FN, MAXP_HELP("2d"),
+     "kernel_size stride padding dilation ceil_mode return_indices"},
+    {"max_pool3d", l_max_pool3d, MTL_FN, MAXP_HELP("3d"),
+     "kernel_size stride padding dilation ceil_mode return_indices"},
     {"max_pool1d_with_indices", l_max_pool1d_wi, MTL_FN,
-     "torch.max_pool1d_with_indices(input, kernel_size, ...) -- max_pool1d returning values and 1-based indices"},
+     "torch.max_pool1d_with_indices(input, kernel_size, ...) -- max_pool1d returning values and 1-based indices",
+     "kernel_size stride padding dilation ceil_mode"},
     {"max_pool2d_with_indices", l_max_pool2d_wi, MTL_FN,
-     "torch.max_pool2d_with_indices(input, kernel_size, ...) -- max_pool2d returning values and 1-based indices"},
+     "torch.max_pool2d_with_indices(input, kernel_size, ...) -- max_pool2d returning values and 1-based indices",
+     "kernel_size stride padding dilation ceil_mode"},
     {"max_pool3d_with_indices", l_max_pool3d_wi, MTL_FN,
-     "torch.max_pool3d_with_indices(input, kernel_size, ...) -- max_pool3d returning values and 1-based indices"},
-    {"avg_pool1d", l_avg_pool1d, MTL_FN, AVGP_HELP("1d")},
-    {"avg_pool2d", l_avg_pool2d, MTL_FN, AVGP_HELP("2d")},
-    {"avg_pool3d", l_avg_pool3d, MTL_FN, AVGP_HELP("3d")},
+     "torch.max_pool3d_with_indices(input, kernel_size, ...) -- max_pool3d returning values and 1-based indices",
+     "kernel_size stride padding dilation ceil_mode"},
+    {"avg_pool1d", l_avg_pool1d, MTL_FN, AVGP_HELP("1d"),
+     "kernel_size stride padding ceil_mode count_include_pad divisor_override out"},
+    {"avg_pool2d", l_avg_pool2d, MTL_FN, AVGP_HELP("2d"),
+     "kernel_size stride padding ceil_mode count_include_pad divisor_override out"},
+    {"avg_pool3d", l_avg_pool3d, MTL_FN, AVGP_HELP("3d"),
+     "kernel_size stride padding ceil_mode count_include_pad divisor_override out"},
     {"adaptive_avg_pool1d", l_adaptive_avg_pool1d, MTL_FN,
      "torch.adaptive_avg_pool1d(input, output_size) -- average pooling to a given output length"},
     {"adaptive_avg_pool2d", l_adaptive_avg_pool2d, MTL_FN,
@@ -516,41 +528,45 @@ static const mtl_reg regs[] = {
      "torch.adaptive_max_pool3d(input, output_size) -- max pooling to a given 3-D size: values, 1-based indices"},
     {"batch_norm", l_batch_norm, MTL_FN,
      "torch.batch_norm(input, weight, bias, running_mean, running_var[, training=false, momentum=0.1, eps=1e-5]) -- "
-     "y, save_mean, save_invstd; training updates the running stats in place"},
+     "y, save_mean, save_invstd; training updates the running stats in place",
+     "weight bias running_mean running_var training momentum eps"},
     {"layer_norm", l_layer_norm, MTL_FN,
-     "torch.layer_norm(input, normalized_shape[, weight, bias, eps=1e-5]) -- y, mean, rstd over the trailing dims"},
+     "torch.layer_norm(input, normalized_shape[, weight, bias, eps=1e-5]) -- y, mean, rstd over the trailing dims",
+     "weight bias eps"},
     {"group_norm", l_group_norm, MTL_FN,
-     "torch.group_norm(input, num_groups[, weight, bias, eps=1e-5]) -- y, mean, rstd per (sample, group)"},
+     "torch.group_norm(input, num_groups[, weight, bias, eps=1e-5]) -- y, mean, rstd per (sample, group)",
+     "weight bias eps"},
     {"_conv_algorithm", l_conv_algorithm, MTL_FN,
      "torch._conv_algorithm(input, weight[, {stride=, padding=, dilation=, groups=}]) -- internal: how a conv of "
-     "these shapes runs ('direct', 'gemm', 'winograd' or 'ref')"},
+     "these shapes runs ('direct', 'gemm', 'winograd' or 'ref')", "stride padding pad_hi dilation groups"},
     {NULL, NULL, 0, NULL}};
 
 static const mtl_reg backward_regs[] = {
     {"conv_input", l_conv_backward_input, MTL_FN,
      "torch._backward.conv_input(grad_out, weight, input_shape[, {stride=, padding=, pad_hi=, dilation=, groups=}]) "
-     "-- internal (autograd): gradient of a convolution wrt its input"},
+     "-- internal (autograd): gradient of a convolution wrt its input", "stride padding pad_hi dilation groups"},
     {"conv_weight", l_conv_backward_weight, MTL_FN,
      "torch._backward.conv_weight(grad_out, input, weight_shape[, {stride=, padding=, pad_hi=, dilation=, groups=}]) "
-     "-- internal (autograd): gradients wrt weight and bias"},
+     "-- internal (autograd): gradients wrt weight and bias", "stride padding pad_hi dilation groups"},
     {"max_pool", l_max_pool_backward, MTL_FN,
      "torch._backward.max_pool(grad_out, indices, input_shape, nsp) -- internal (autograd): scatters grad_out to the "
      "max positions (max and adaptive max pools)"},
     {"avg_pool", l_avg_pool_backward, MTL_FN,
      "torch._backward.avg_pool(grad_out, input_shape, nsp, kernel_size[, stride, padding, ceil_mode, "
-     "count_include_pad, divisor_override]) -- internal (autograd): gradient of avg_pool"},
+     "count_include_pad, divisor_override]) -- internal (autograd): gradient of avg_pool",
+     "kernel_size stride padding ceil_mode count_include_pad divisor_override"},
     {"adaptive_avg_pool", l_adaptive_avg_pool_backward, MTL_FN,
      "torch._backward.adaptive_avg_pool(grad_out, input_shape, nsp) -- internal (autograd): gradient of "
      "adaptive_avg_pool"},
     {"batch_norm", l_batch_norm_backward, MTL_FN,
      "torch._backward.batch_norm(grad_out, input, weight, save_mean, save_invstd[, training=true]) -- internal "
-     "(autograd): grad input, grad weight, grad bias"},
+     "(autograd): grad input, grad weight, grad bias", "weight save_mean save_invstd training"},
     {"layer_norm", l_layer_norm_backward, MTL_FN,
      "torch._backward.layer_norm(grad_out, input, normalized_shape, mean, rstd[, weight]) -- internal (autograd): "
-     "grad input, grad weight, grad bias"},
+     "grad input, grad weight, grad bias", "weight"},
     {"group_norm", l_group_norm_backward, MTL_FN,
      "torch._backward.group_norm(grad_out, input, num_groups, mean, rstd[, weight]) -- internal (autograd): grad "
-     "input, grad weight, grad bias"},
+     "input, grad weight, grad bias", "weight"},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_nn(lua_State *L, int torch_idx, int methods_idx) {

@@ -50,7 +50,7 @@ static int push_result(lua_State *L, int opt, mt_tensor *res, const char *op) {
     MTL_CHECK(L, st);
     res = d;
   }
-  if (opt && lua_getfield(L, opt, "out") != LUA_TNIL && !(o = mtl_to_tensor(L, -1))) {
+  if (opt && mtl_optfield(L, opt, "out") != LUA_TNIL && !(o = mtl_to_tensor(L, -1))) {
     mt_release(res);
     return luaL_error(L, "%s: out= must be a tensor, got %s", op, luaL_typename(L, -1));
   }
@@ -69,7 +69,7 @@ static int push_result(lua_State *L, int opt, mt_tensor *res, const char *op) {
 static mt_generator *opt_gen(lua_State *L, int opt) {
   if (!opt) return NULL;
   mt_generator *g = NULL;
-  if (lua_getfield(L, opt, "generator") != LUA_TNIL) {
+  if (mtl_optfield(L, opt, "generator") != LUA_TNIL) {
     gen_ud *u = luaL_testudata(L, -1, GEN_MT);
     if (!u) luaL_error(L, "generator= must be a torch.Generator, got %s", luaL_typename(L, -1));
     g = u->g;
@@ -573,41 +573,56 @@ static const mtl_reg regs[] = {
     {"Generator", l_generator, MTL_FN,
      "torch.Generator(['cpu'|'cuda']) -- a generator with its own state, for {generator=g}"},
     {"rand", l_rand, MTL_FN,
-     "torch.rand(size...[, {dtype=, device=, generator=, requires_grad=}]) -- uniform on [0, 1)"},
+     "torch.rand(size...[, {dtype=, device=, generator=, requires_grad=}]) -- uniform on [0, 1)",
+     "dtype device requires_grad generator out"},
     {"randn", l_randn, MTL_FN,
-     "torch.randn(size...[, {dtype=, device=, generator=, requires_grad=}]) -- standard normal"},
+     "torch.randn(size...[, {dtype=, device=, generator=, requires_grad=}]) -- standard normal",
+     "dtype device requires_grad generator out"},
     {"rand_like", l_rand_like, MTL_FN,
-     "torch.rand_like(x[, {dtype=, generator=}]) -- uniform on [0, 1), shaped like x"},
+     "torch.rand_like(x[, {dtype=, generator=}]) -- uniform on [0, 1), shaped like x",
+     "dtype device requires_grad generator out"},
     {"randn_like", l_randn_like, MTL_FN,
-     "torch.randn_like(x[, {dtype=, generator=}]) -- standard normal, shaped like x"},
+     "torch.randn_like(x[, {dtype=, generator=}]) -- standard normal, shaped like x",
+     "dtype device requires_grad generator out"},
     {"randint", l_randint, MTL_FN,
-     "torch.randint([low,] high, size[, {dtype=, generator=}]) -- integers on [low, high), int64"},
+     "torch.randint([low,] high, size[, {dtype=, generator=}]) -- integers on [low, high), int64",
+     "dtype device requires_grad generator out"},
     {"randint_like", l_randint_like, MTL_FN,
-     "torch.randint_like(x, [low,] high) -- integers on [low, high), shaped like x"},
+     "torch.randint_like(x, [low,] high) -- integers on [low, high), shaped like x",
+     "dtype device requires_grad generator out"},
     {"randperm", l_randperm, MTL_FN,
-     "torch.randperm(n[, {dtype=, generator=}]) -- a random permutation of 1..n (int64)"},
+     "torch.randperm(n[, {dtype=, generator=}]) -- a random permutation of 1..n (int64)",
+     "dtype device requires_grad generator out"},
     {"normal", l_normal, MTL_FN,
-     "torch.normal(mean, std[, size][, {generator=}]) -- normal draws; mean/std numbers or tensors"},
+     "torch.normal(mean, std[, size][, {generator=}]) -- normal draws; mean/std numbers or tensors",
+     "dtype device requires_grad generator out"},
     {"bernoulli", l_bernoulli, MTL_BOTH,
-     "torch.bernoulli(x[, p][, {generator=}]) -- 0/1 draws with probability x (or p), like x"},
+     "torch.bernoulli(x[, p][, {generator=}]) -- 0/1 draws with probability x (or p), like x",
+     "p dtype device requires_grad generator out"},
     {"multinomial", l_multinomial, MTL_BOTH,
-     "torch.multinomial(probs, n[, replacement]) -- n 1-based category indices per row"},
+     "torch.multinomial(probs, n[, replacement]) -- n 1-based category indices per row",
+     "num_samples replacement generator out device requires_grad"},
     {"uniform_", m_uniform_, MTL_METHOD,
-     "x:uniform_([from=0, to=1][, {generator=}]) -- fill x uniformly on [from, to)"},
-    {"normal_", m_normal_, MTL_METHOD, "x:normal_([mean=0, std=1][, {generator=}]) -- fill x with normal draws"},
+     "x:uniform_([from=0, to=1][, {generator=}]) -- fill x uniformly on [from, to)", "from to generator"},
+    {"normal_", m_normal_, MTL_METHOD, "x:normal_([mean=0, std=1][, {generator=}]) -- fill x with normal draws",
+     "mean std generator"},
     {"exponential_", m_exponential_, MTL_METHOD,
-     "x:exponential_([lambd=1][, {generator=}]) -- fill x with exponential draws"},
+     "x:exponential_([lambd=1][, {generator=}]) -- fill x with exponential draws", "lambd generator"},
     {"bernoulli_", m_bernoulli_, MTL_METHOD,
-     "x:bernoulli_([p=0.5][, {generator=}]) -- fill x with 0/1; p a number or tensor"},
+     "x:bernoulli_([p=0.5][, {generator=}]) -- fill x with 0/1; p a number or tensor", "p generator"},
     {"random_", m_random_, MTL_METHOD,
-     "x:random_([from,] [to]) -- fill x with integers on [from, to) (default [0, max])"},
+     "x:random_([from,] [to]) -- fill x with integers on [from, to) (default [0, max])", "generator"},
     {"arange", l_arange, MTL_FN,
-     "torch.arange([start,] end[, step][, {dtype=, device=}]) -- values start, start+step, ... < end"},
+     "torch.arange([start,] end[, step][, {dtype=, device=}]) -- values start, start+step, ... < end",
+     "step dtype device requires_grad out"},
     {"linspace", l_linspace, MTL_FN,
-     "torch.linspace(start, end, steps[, {dtype=, device=}]) -- steps evenly spaced values"},
+     "torch.linspace(start, end, steps[, {dtype=, device=}]) -- steps evenly spaced values",
+     "steps dtype device requires_grad out"},
     {"logspace", l_logspace, MTL_FN,
-     "torch.logspace(start, end, steps[, base=10]) -- base ^ linspace(start, end, steps)"},
-    {"eye", l_eye, MTL_FN, "torch.eye(n[, m][, {dtype=, device=}]) -- identity matrix, n x m"},
+     "torch.logspace(start, end, steps[, base=10]) -- base ^ linspace(start, end, steps)",
+     "steps base dtype device requires_grad out"},
+    {"eye", l_eye, MTL_FN, "torch.eye(n[, m][, {dtype=, device=}]) -- identity matrix, n x m",
+     "m dtype device requires_grad out"},
     {NULL, NULL, 0, NULL}};
 
 static const mtl_reg gen_methods[] = {

@@ -496,7 +496,7 @@ static int l_flip(lua_State *L) {
   if (last >= 2) {
     n = dim_list(L, 2, last, t->ndim, dims, "flip");
   } else {
-    lua_getfield(L, opt, "dims");
+    mtl_optfield(L, opt, "dims");
     if (lua_isnil(L, -1)) luaL_error(L, "flip: expected dims (a number or a table of dimensions)");
     int idx = lua_gettop(L);
     n = dim_list(L, idx, idx, t->ndim, dims, "flip");
@@ -637,7 +637,7 @@ static int l_meshgrid(lua_State *L) {
   int opt = mtl_options_index(L, 1), n;
   int last = last_pos(L, opt), xy = 0;
   if (opt) {
-    lua_getfield(L, opt, "indexing");
+    mtl_optfield(L, opt, "indexing");
     const char *s = lua_tostring(L, -1);
     if (s && strcmp(s, "xy") == 0)
       xy = 1;
@@ -661,11 +661,13 @@ static const mtl_reg regs[] = {
     {"view_as", l_view_as, MTL_METHOD, "x:view_as(other) -- x:view(other's shape)"},
     {"reshape", l_reshape, MTL_BOTH, "torch.reshape(x, sizes...) -- a view with a new shape, or a copy if needed"},
     {"reshape_as", l_reshape_as, MTL_METHOD, "x:reshape_as(other) -- x:reshape(other's shape)"},
-    {"flatten", l_flatten, MTL_BOTH, "torch.flatten(x[, start_dim=1, end_dim=-1]) -- merge dims start..end into one"},
+    {"flatten", l_flatten, MTL_BOTH, "torch.flatten(x[, start_dim=1, end_dim=-1]) -- merge dims start..end into one",
+     "start_dim end_dim"},
     {"ravel", l_ravel, MTL_BOTH, "torch.ravel(x) -- x as a 1-D tensor (a view when possible)"},
     {"unflatten", l_unflatten, MTL_BOTH, "torch.unflatten(x, dim, sizes) -- split dim into sizes (one may be -1)"},
-    {"squeeze", l_squeeze, MTL_BOTH, "torch.squeeze(x[, dim]) -- drop size-1 dims (all, or dim / a table of dims)"},
-    {"unsqueeze", l_unsqueeze, MTL_BOTH, "torch.unsqueeze(x, dim) -- insert a size-1 dim at position dim"},
+    {"squeeze", l_squeeze, MTL_BOTH, "torch.squeeze(x[, dim]) -- drop size-1 dims (all, or dim / a table of dims)",
+     "dim"},
+    {"unsqueeze", l_unsqueeze, MTL_BOTH, "torch.unsqueeze(x, dim) -- insert a size-1 dim at position dim", "dim"},
     {"permute", l_permute, MTL_BOTH, "torch.permute(x, dims...) -- reorder dims (numbers or one table)"},
     {"transpose", l_transpose, MTL_BOTH, "torch.transpose(x, dim0, dim1) -- swap two dims (a view)"},
     {"swapaxes", l_transpose, MTL_BOTH, "torch.swapaxes(x, dim0, dim1) -- alias of transpose"},
@@ -679,9 +681,9 @@ static const mtl_reg regs[] = {
     {"broadcast_tensors", l_broadcast_tensors, MTL_FN,
      "torch.broadcast_tensors(a, b, ...) -- views broadcast to a common shape, one return value each"},
     {"tile", l_tile, MTL_BOTH,
-     "torch.tile(x, reps...) -- repeat x along each dim (numpy rules: fewer reps pad with 1s)"},
+     "torch.tile(x, reps...) -- repeat x along each dim (numpy rules: fewer reps pad with 1s)", "out"},
     {"repeat", l_repeat, MTL_METHOD,
-     "x['repeat'](x, reps...) -- Tensor.repeat: at least x:dim() counts, x padded with leading dims"},
+     "x['repeat'](x, reps...) -- Tensor.repeat: at least x:dim() counts, x padded with leading dims", "out"},
     {"narrow", l_narrow, MTL_BOTH,
      "torch.narrow(x, dim, start, length) -- view of length elements from start (1-based)"},
     {"select", l_select, MTL_BOTH,
@@ -689,39 +691,48 @@ static const mtl_reg regs[] = {
     {"unfold", l_unfold, MTL_METHOD,
      "x:unfold(dim, size, step) -- view of all windows of size along dim, as a new last dim"},
     {"split", l_split, MTL_BOTH,
-     "torch.split(x, size_or_sizes[, dim=1]) -- a table of views: pieces of size each, or of the listed sizes"},
-    {"chunk", l_chunk, MTL_BOTH, "torch.chunk(x, chunks[, dim=1]) -- a table of at most chunks views of equal size"},
+     "torch.split(x, size_or_sizes[, dim=1]) -- a table of views: pieces of size each, or of the listed sizes", "dim"},
+    {"chunk", l_chunk, MTL_BOTH, "torch.chunk(x, chunks[, dim=1]) -- a table of at most chunks views of equal size",
+     "dim"},
     {"tensor_split", l_tensor_split, MTL_BOTH,
      "torch.tensor_split(x, n_or_indices[, dim=1]) -- a table of views: n near-equal parts, or parts starting at "
-     "the given 1-based indices"},
-    {"unbind", l_unbind, MTL_BOTH, "torch.unbind(x[, dim=1]) -- a table of the slices of x along dim"},
-    {"cat", l_cat, MTL_FN, "torch.cat(tensors[, dim=1][, {out=}]) -- concatenate a table of tensors along dim"},
-    {"concat", l_concat, MTL_FN, "torch.concat(tensors[, dim=1]) -- alias of cat"},
-    {"concatenate", l_concat, MTL_FN, "torch.concatenate(tensors[, dim=1]) -- alias of cat"},
-    {"stack", l_stack, MTL_FN, "torch.stack(tensors[, dim=1][, {out=}]) -- join same-shape tensors along a new dim"},
-    {"hstack", l_hstack, MTL_FN, "torch.hstack(tensors) -- cat along dim 2 (dim 1 for 1-D tensors)"},
-    {"vstack", l_vstack, MTL_FN, "torch.vstack(tensors) -- cat of atleast_2d tensors along dim 1"},
-    {"dstack", l_dstack, MTL_FN, "torch.dstack(tensors) -- cat of atleast_3d tensors along dim 3"},
-    {"flip", l_flip, MTL_BOTH, "torch.flip(x, dims) -- copy with the order reversed along dims"},
-    {"fliplr", l_fliplr, MTL_BOTH, "torch.fliplr(x) -- flip dim 2 (left/right)"},
-    {"flipud", l_flipud, MTL_BOTH, "torch.flipud(x) -- flip dim 1 (up/down)"},
-    {"roll", l_roll, MTL_BOTH, "torch.roll(x, shifts[, dims]) -- rotate elements along dims (flattened without dims)"},
+     "the given 1-based indices", "dim"},
+    {"unbind", l_unbind, MTL_BOTH, "torch.unbind(x[, dim=1]) -- a table of the slices of x along dim", "dim"},
+    {"cat", l_cat, MTL_FN, "torch.cat(tensors[, dim=1][, {out=}]) -- concatenate a table of tensors along dim",
+     "dim out"},
+    {"concat", l_concat, MTL_FN, "torch.concat(tensors[, dim=1]) -- alias of cat", "dim out"},
+    {"concatenate", l_concat, MTL_FN, "torch.concatenate(tensors[, dim=1]) -- alias of cat", "dim out"},
+    {"stack", l_stack, MTL_FN, "torch.stack(tensors[, dim=1][, {out=}]) -- join same-shape tensors along a new dim",
+     "dim out"},
+    {"hstack", l_hstack, MTL_FN, "torch.hstack(tensors) -- cat along dim 2 (dim 1 for 1-D tensors)", "out"},
+    {"vstack", l_vstack, MTL_FN, "torch.vstack(tensors) -- cat of atleast_2d tensors along dim 1", "out"},
+    {"dstack", l_dstack, MTL_FN, "torch.dstack(tensors) -- cat of atleast_3d tensors along dim 3", "out"},
+    {"flip", l_flip, MTL_BOTH, "torch.flip(x, dims) -- copy with the order reversed along dims", "dims out"},
+    {"fliplr", l_fliplr, MTL_BOTH, "torch.fliplr(x) -- flip dim 2 (left/right)", "out"},
+    {"flipud", l_flipud, MTL_BOTH, "torch.flipud(x) -- flip dim 1 (up/down)", "out"},
+    {"roll", l_roll, MTL_BOTH, "torch.roll(x, shifts[, dims]) -- rotate elements along dims (flattened without dims)",
+     "shifts dims out"},
     {"rot90", l_rot90, MTL_BOTH,
-     "torch.rot90(x[, k=1, dims={1, 2}]) -- rotate k quarter turns from dims[1] to dims[2]"},
-    {"tril", l_tril, MTL_BOTH, "torch.tril(x[, diagonal=0]) -- lower triangle of the last two dims, rest zero"},
-    {"triu", l_triu, MTL_BOTH, "torch.triu(x[, diagonal=0]) -- upper triangle of the last two dims, rest zero"},
-    {"tril_", l_tril_, MTL_METHOD, "x:tril_([diagonal=0]) -- tril in place"},
-    {"triu_", l_triu_, MTL_METHOD, "x:triu_([diagonal=0]) -- triu in place"},
-    {"diag", l_diag, MTL_BOTH, "torch.diag(x[, diagonal=0]) -- 1-D: a matrix with x on a diagonal; 2-D: a diagonal"},
+     "torch.rot90(x[, k=1, dims={1, 2}]) -- rotate k quarter turns from dims[1] to dims[2]", "k dims out"},
+    {"tril", l_tril, MTL_BOTH, "torch.tril(x[, diagonal=0]) -- lower triangle of the last two dims, rest zero",
+     "diagonal out"},
+    {"triu", l_triu, MTL_BOTH, "torch.triu(x[, diagonal=0]) -- upper triangle of the last two dims, rest zero",
+     "diagonal out"},
+    {"tril_", l_tril_, MTL_METHOD, "x:tril_([diagonal=0]) -- tril in place", "diagonal"},
+    {"triu_", l_triu_, MTL_METHOD, "x:triu_([diagonal=0]) -- triu in place", "diagonal"},
+    {"diag", l_diag, MTL_BOTH, "torch.diag(x[, diagonal=0]) -- 1-D: a matrix with x on a diagonal; 2-D: a diagonal",
+     "diagonal out"},
     {"diagonal", l_diagonal, MTL_BOTH,
-     "torch.diagonal(x[, offset=0, dim1=1, dim2=2]) -- view of a diagonal, as the last dim"},
+     "torch.diagonal(x[, offset=0, dim1=1, dim2=2]) -- view of a diagonal, as the last dim", "offset dim1 dim2"},
     {"diag_embed", l_diag_embed, MTL_BOTH,
-     "torch.diag_embed(x[, offset=0, dim1=-2, dim2=-1]) -- matrices with the last dim of x on a diagonal"},
+     "torch.diag_embed(x[, offset=0, dim1=-2, dim2=-1]) -- matrices with the last dim of x on a diagonal",
+     "offset dim1 dim2 out"},
     {"atleast_1d", l_atleast_1d, MTL_FN, "torch.atleast_1d(x, ...) -- x (each) with at least 1 dim"},
     {"atleast_2d", l_atleast_2d, MTL_FN, "torch.atleast_2d(x, ...) -- x (each) with at least 2 dims"},
     {"atleast_3d", l_atleast_3d, MTL_FN, "torch.atleast_3d(x, ...) -- x (each) with at least 3 dims"},
     {"meshgrid", l_meshgrid, MTL_FN,
-     "torch.meshgrid(x, y, ...[, {indexing='ij'}]) -- coordinate grids (views), one return value per input"},
+     "torch.meshgrid(x, y, ...[, {indexing='ij'}]) -- coordinate grids (views), one return value per input",
+     "indexing"},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_shape(lua_State *L, int torch_idx, int methods_idx) { mtl_register(L, torch_idx, methods_idx, regs); }

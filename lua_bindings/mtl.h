@@ -13,24 +13,52 @@
 
 int luaopen_torch(lua_State *L);
 
+/* luaL_where for the bindings: pushes "chunk:line: " of the nearest Lua
+ * function at level or above, skipping C functions in between (the op
+ * wrappers of the JIT and the profiler sit between a user's line and the
+ * op), or "" when there is none. */
+void mtl_where(lua_State *L, int level);
+/* luaL_error with mtl_where's position: the bindings' errors name the
+ * user's line even when a C wrapper calls the op. Every binding file gets
+ * it through this macro. */
+int mtl_error(lua_State *L, const char *fmt, ...);
+#define luaL_error mtl_error
+
 /* Where a registered function goes. */
 #define MTL_FN 1     /* torch.name */
 #define MTL_METHOD 2 /* x:name() */
 #define MTL_BOTH 3
+
+/* A row may leave out `opts` (NULL: the function takes no options table);
+ * -Wextra would call that a missing initializer. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 typedef struct mtl_reg {
   const char *name;
   lua_CFunction fn;
   int where;
   const char *help; /* one line: signature -- what it does */
+  /* The names its trailing options table may hold, space-separated
+   * (PyTorch's names of its parameters); the gate checks every call's
+   * table against them. NULL: no options; MTL_DATA: the trailing table is
+   * data, never checked. */
+  const char *opts;
 } mtl_reg;
+#define MTL_DATA "*"
 
 /* Registers a NULL-terminated table into torch (at index torch_idx) and the
  * Tensor method table (at methods_idx), recording help texts. */
 void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *regs);
-/* l_cuda.c: pushes r's function behind the device check (r must outlive
- * the Lua state: mtl_reg tables are static). */
+/* l_cuda.c: pushes r's function behind the gate: the options check and
+ * the device check (r must outlive the Lua state: mtl_reg tables are
+ * static). */
 void mtl_push_gated(lua_State *L, const mtl_reg *r);
+/* The registered function running in L (the gate sets it around each
+ * call; NULL outside): argument errors name it, and the options audit
+ * checks its reads against its declared names. Unreliable after an error
+ * was caught, until the next gated call: use it for messages only. */
+static inline const mtl_reg *mtl_running(lua_State *L) { return *(const mtl_reg **)lua_getextraspace(L); }
+static inline void mtl_set_running(lua_State *L, const mtl_reg *r) { *(const mtl_reg **)lua_getextraspace(L) = r; }
 /* The device of new tensors when no device= is given (set_default_device). */
 mt_device mtl_default_device(void);
 void mtl_set_default_device(mt_device d);
@@ -93,12 +121,31 @@ int mtl_options_index(lua_State *L, int first);
 /* Optional argument `name` at position pos (if pos <= last positional) or in
  * the options table opt (0 if none). Pushes the value (nil if absent). */
 void mtl_getarg(lua_State *L, int pos, int last_pos, int opt, const char *name);
+/* Pushes opt[name] (opt: an options table index, nonzero): the only way a
+ * binding reads an option outside mtl_getarg, so the audit sees it. */
+int mtl_optfield(lua_State *L, int opt, const char *name);
+/* Raises unless every string key of the table at idx (an options table:
+ * tables with a metatable or without string keys pass) is a word of spec
+ * (see mtl_reg.opts): "<fname>: unknown option 'dtyp' (did you mean
+ * 'dtype'?)", or the valid names when none is close. */
+void mtl_check_options(lua_State *L, int idx, const char *fname, const char *spec);
+/* The position in the space-separated list `choices` of the string at idx
+ * (0-based); raises "<fname>: unknown <what> 'x' (expected 'a', 'b' or 'c')"
+ * with the closest choice when one is near. */
+int mtl_check_choice(lua_State *L, int idx, const char *fname, const char *what, const char *choices);
+/* The closest word of the space-separated list `words` to s[0..n), when
+ * near enough to be a typo of it (written to out); false if none is. */
+bool mtl_closest_word(const char *words, const char *s, size_t n, char *out, size_t size);
 int64_t mtl_opt_int(lua_State *L, int pos, int last_pos, int opt, const char *name, int64_t dflt);
 double mtl_opt_num(lua_State *L, int pos, int last_pos, int opt, const char *name, double dflt);
 int mtl_opt_bool(lua_State *L, int pos, int last_pos, int opt, const char *name, int dflt);
 /* dtype option: torch.float32 value or name string; dflt if absent. */
 mt_dtype mtl_opt_dtype(lua_State *L, int pos, int last_pos, int opt, const char *name, mt_dtype dflt);
 mt_dtype mtl_check_dtype(lua_State *L, int idx, const char *op);
+/* The dtype named s ("float64", "torch.float64", "double"), or -1. */
+int mtl_dtype_from_string(const char *s);
+/* Pushes the dtype names and their aliases, space-separated. */
+void mtl_push_dtype_names(lua_State *L);
 mt_device mtl_check_device(lua_State *L, int idx, const char *op);
 mt_device mtl_opt_device(lua_State *L, int pos, int last_pos, int opt, const char *name);
 /* `out=` option: the tensor or NULL (borrowed). */
@@ -156,6 +203,11 @@ void mtl_open_autocast(lua_State *L, int torch_idx, int methods_idx); /* l_autoc
 void mtl_open_amp(lua_State *L, int torch_idx, int methods_idx);      /* l_amp.c: GradScaler's fused op */
 void mtl_open_foreach(lua_State *L, int torch_idx, int methods_idx);  /* l_foreach.c: _foreach_norm, _foreach_mul_ */
 void mtl_open_fused(lua_State *L, int torch_idx, int methods_idx);    /* l_fused.c: fused Adam, cuBLASLt */
+void mtl_open_options(lua_State *L, int torch_idx, int methods_idx);  /* args.c: torch._check_options, the audit */
+void mtl_open_public(lua_State *L, int torch_idx, int methods_idx);   /* l_public.c: torch._public */
+/* l_public.c: records that the Lua chunk (function) at idx is a library
+ * file: errors raised in it are the library's, not the user's. */
+void mtl_mark_library(lua_State *L, int idx);
 
 /* ---- autocast (l_autocast.c) ---- */
 /* Nonzero while an autocast region is enabled for some device type (bit 1

@@ -205,6 +205,7 @@ static int push_loader(lua_State *L, const char *name) {
   if (!lua_file_of(name, file, sizeof file)) return 0;
   if (luaL_loadfilex(L, file, "t") != LUA_OK)
     return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+  mtl_mark_library(L, -1);
   lua_pushstring(L, file);
   return 2;
 }

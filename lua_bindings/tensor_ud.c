@@ -201,6 +201,9 @@ int mtl_fail(lua_State *L, mt_status st, mt_tensor *o1, mt_tensor *o2, mt_tensor
   mt_release(o3);
   mt_release(o4);
   (void)st;
+  /* the allocator's message cannot know the op: the running function names it */
+  const mtl_reg *r = mtl_running(L);
+  if (r && strncmp(mt_errmsg(), "out of memory", 13) == 0) return luaL_error(L, "%s: %s", r->name, mt_errmsg());
   return luaL_error(L, "%s", mt_errmsg());
 }
 
@@ -601,6 +604,30 @@ static int is_device(lua_State *L, int i) {
   return eq;
 }
 
+/* A string argument of x:to at i: a device ('cpu', 'cuda', 'cuda:1') or a
+ * dtype name ('float64', 'torch.float64', 'double'); raises naming the
+ * closest of them when it is neither. */
+static void to_string_arg(lua_State *L, int i, mt_dtype *dt, mt_device *dev) {
+  const char *s = lua_tostring(L, i);
+  if (strcmp(s, "cpu") == 0 || strncmp(s, "cuda", 4) == 0) {
+    *dev = mtl_check_device(L, i, "to");
+    return;
+  }
+  int d = mtl_dtype_from_string(s);
+  if (d >= 0) {
+    *dt = (mt_dtype)d;
+    return;
+  }
+  char near[32];
+  mtl_push_dtype_names(L);
+  lua_pushstring(L, "cpu cuda");
+  lua_concat(L, 2);
+  if (mtl_closest_word(lua_tostring(L, -1), s, strlen(s), near, sizeof near))
+    luaL_error(L, "to: '%s' is neither a dtype nor a device (did you mean '%s'?)", s, near);
+  luaL_error(L, "to: '%s' is neither a dtype (torch.float32, 'float64', ...) nor a device ('cpu', 'cuda', "
+                "'cuda:1')", s);
+}
+
 /* x:to(dtype | device | tensor [, {copy=}]) */
 static int m_to(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "to");
@@ -613,18 +640,20 @@ static int m_to(lua_State *L) {
     if (other) {
       dt = (mt_dtype)other->dtype;
       dev = mt_tdevice(other);
-    } else if (lua_type(L, i) == LUA_TSTRING && mt_dtype_from_name(lua_tostring(L, i)) < 0 &&
-               strncmp(lua_tostring(L, i), "torch.", 6) != 0) {
-      dev = mtl_check_device(L, i, "to");
+    } else if (lua_type(L, i) == LUA_TSTRING) {
+      to_string_arg(L, i, &dt, &dev);
     } else if (is_device(L, i)) {
       dev = mtl_check_device(L, i, "to");
+    } else if (lua_isnil(L, i)) {
+      return luaL_error(L, "to: expected a dtype, a device or a tensor, got nil (a misspelled name such as "
+                           "torch.float77 is nil; dtypes are torch.float32, torch.float64, ...)");
     } else {
       dt = mtl_check_dtype(L, i, "to");
     }
   }
   if (opt) {
     dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dt);
-    lua_getfield(L, opt, "device");
+    mtl_optfield(L, opt, "device");
     if (!lua_isnil(L, -1)) dev = mtl_check_device(L, -1, "to");
     lua_pop(L, 1);
   }
@@ -794,7 +823,8 @@ static const mtl_reg core[] = {
     {"item", m_item, MTL_METHOD, "x:item() -- the value of a one-element tensor as a Lua number/boolean"},
     {"totable", m_totable, MTL_METHOD, "x:totable() -- nested Lua tables of the values"},
     {"tolist", m_totable, MTL_METHOD, "x:tolist() -- nested Lua tables of the values (= totable)"},
-    {"to", m_to, MTL_METHOD, "x:to(dtype|device|tensor[, {copy=}]) -- convert dtype and/or move device"},
+    {"to", m_to, MTL_METHOD, "x:to(dtype|device|tensor[, {copy=}]) -- convert dtype and/or move device",
+     "dtype device copy non_blocking"},
     {"float", m_float, MTL_METHOD, "x:float() -- as float32"},
     {"double", m_double, MTL_METHOD, "x:double() -- as float64"},
     {"half", m_half, MTL_METHOD, "x:half() -- as float16"},
@@ -805,15 +835,15 @@ static const mtl_reg core[] = {
     {"char", m_char, MTL_METHOD, "x:char() -- as int8"},
     {"byte", m_byte, MTL_METHOD, "x:byte() -- as uint8"},
     {"bool", m_bool, MTL_METHOD, "x:bool() -- as bool"},
-    {"cpu", m_cpu, MTL_METHOD, "x:cpu() -- the tensor on the CPU"},
-    {"cuda", m_cuda, MTL_METHOD, "x:cuda([device]) -- the tensor on a CUDA device"},
+    {"cpu", m_cpu, MTL_METHOD, "x:cpu() -- the tensor on the CPU", "non_blocking"},
+    {"cuda", m_cuda, MTL_METHOD, "x:cuda([device]) -- the tensor on a CUDA device", "non_blocking"},
     {"type", m_type, MTL_METHOD, "x:type([dtype]) -- the tensor type name, or a converted copy"},
     {"clone", m_clone, MTL_BOTH, "torch.clone(x) -- a copy with its own storage"},
     {"contiguous", m_contiguous, MTL_METHOD, "x:contiguous() -- x if contiguous, else a contiguous copy"},
     {"copy_", m_copy_, MTL_METHOD, "x:copy_(src) -- copy src (broadcast, converted) into x in place"},
     {"fill_", m_fill_, MTL_METHOD, "x:fill_(v) -- set every element to v"},
     {"zero_", m_zero_, MTL_METHOD, "x:zero_() -- set every element to 0"},
-    {"is_tensor", m_is_tensor, MTL_FN, "torch.is_tensor(v) -- true if v is a tensor"},
+    {"is_tensor", m_is_tensor, MTL_FN, "torch.is_tensor(v) -- true if v is a tensor", MTL_DATA},
     {"_version", m_data_version, MTL_METHOD, "x:_version() -- in-place modification counter of x's storage"},
     {NULL, NULL, 0, NULL}};
 

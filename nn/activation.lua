@@ -3,7 +3,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 
 local Module, Parameter = M.Module, M.Parameter
 local A = {}
@@ -16,7 +16,7 @@ local SIMPLE = {ReLU = F.relu, SiLU = F.silu, ReLU6 = F.relu6, Hardswish = F.har
 for name, fn in pairs(SIMPLE) do
   local cls = Module:extend(name)
   function cls:__init(inplace)
-    if type(inplace) == "table" then inplace = inplace.inplace end
+    if U.opts("nn." .. name, inplace, "inplace") then inplace = inplace.inplace end
     self.inplace = inplace == true
   end
   if name == "ReLU" or name == "SiLU" then
@@ -52,7 +52,7 @@ end
 local GELU = Module:extend("GELU")
 -- GELU([approximate='none' | 'tanh'])
 function GELU:__init(approximate)
-  if type(approximate) == "table" then approximate = approximate.approximate end
+  if U.opts("nn.GELU", approximate, "approximate") then approximate = approximate.approximate end
   approximate = approximate or "none"
   if approximate ~= "none" and approximate ~= "tanh" then
     error("nn.GELU: approximate must be 'none' or 'tanh', got '" .. tostring(approximate) .. "'", 2)
@@ -94,7 +94,7 @@ for name, fn in pairs(SOFT) do
   local cls = Module:extend(name)
   -- Softmax(dim) / LogSoftmax(dim) / Softmin(dim)
   function cls:__init(dim)
-    if type(dim) == "table" then dim = dim.dim end
+    if U.opts("nn." .. name, dim, "dim") then dim = dim.dim end
     self.dim = dim
   end
   function cls:forward(x)
@@ -108,7 +108,7 @@ end
 local GLU = Module:extend("GLU")
 -- GLU([dim=-1])
 function GLU:__init(dim)
-  if type(dim) == "table" then dim = dim.dim end
+  if U.opts("nn.GLU", dim, "dim") then dim = dim.dim end
   self.dim = dim or -1
 end
 function GLU:forward(x) return F.glu(x, self.dim) end
@@ -119,7 +119,7 @@ local PReLU = Module:extend("PReLU")
 function PReLU:__init(...)
   local o = U.args("nn.PReLU", {"num_parameters", "init", "device", "dtype"}, {num_parameters = 1, init = 0.25}, ...)
   self.num_parameters = o.num_parameters
-  self.weight = Parameter(torch.full({o.num_parameters}, o.init, U.topts(o.dtype)))
+  self.weight = Parameter(torch.full({o.num_parameters}, o.init, U.topts(o.dtype, o.device)))
 end
 function PReLU:forward(x) return F.prelu(x, self.weight) end
 function PReLU:extra_repr() return "num_parameters=" .. self.num_parameters end

@@ -4,7 +4,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 local init = require "torch.nn.initializers"
 
 local Module, Parameter = M.Module, M.Parameter
@@ -19,14 +19,12 @@ end
 
 -- Shared constructor: nsp spatial dims; transposed for ConvTranspose.
 local function conv_init(self, name, nsp, transposed, in_ch, out_ch, kernel_size, o)
-  if math.type(in_ch) ~= "integer" or math.type(out_ch) ~= "integer" then
-    error(("nn.%s(in_channels, out_channels, kernel_size): channels must be integers"):format(name), 4)
-  end
+  U.size("nn." .. name, "in_channels", in_ch)
+  U.size("nn." .. name, "out_channels", out_ch)
   if in_ch % o.groups ~= 0 then error(("nn.%s: in_channels (%d) must be divisible by groups (%d)"):format(name, in_ch, o.groups), 4) end
   if out_ch % o.groups ~= 0 then error(("nn.%s: out_channels (%d) must be divisible by groups (%d)"):format(name, out_ch, o.groups), 4) end
   if not PAD_MODES[o.padding_mode] then
-    error(("nn.%s: padding_mode must be 'zeros', 'reflect', 'replicate' or 'circular', got '%s'"):format(name,
-          tostring(o.padding_mode)), 4)
+    U.choice("nn." .. name, "padding_mode", o.padding_mode, "zeros reflect replicate circular")
   end
   self.in_channels, self.out_channels, self.groups = in_ch, out_ch, o.groups
   self.kernel_size = U.ntuple(kernel_size, nsp, "kernel_size")
@@ -47,8 +45,8 @@ local function conv_init(self, name, nsp, transposed, in_ch, out_ch, kernel_size
   self.padding_mode, self.transposed, self._nsp = o.padding_mode, transposed, nsp
   local shape = transposed and {in_ch, out_ch // o.groups} or {out_ch, in_ch // o.groups}
   for _, k in ipairs(self.kernel_size) do shape[#shape + 1] = k end
-  self.weight = Parameter(torch.empty(shape, U.topts(o.dtype)))
-  if o.bias then self.bias = Parameter(torch.empty(out_ch, U.topts(o.dtype)))
+  self.weight = Parameter(torch.empty(shape, U.topts(o.dtype, o.device)))
+  if o.bias then self.bias = Parameter(torch.empty(out_ch, U.topts(o.dtype, o.device)))
   else self:register_parameter("bias", nil) end
   -- F.pad amounts (last dim first) for padding_mode ~= 'zeros'
   if o.padding_mode ~= "zeros" then

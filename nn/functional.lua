@@ -95,4 +95,18 @@ for name, fn in pairs(F) do
 end
 F.__help = help
 
+-- Each Lua function of F is a public entry point: an error raised inside
+-- the library names it ("F.mse_loss: ...") at the caller's line. The C
+-- functions among them (F.conv2d = torch.conv2d) report that already. The
+-- nn modules call the unwrapped functions (F._unguarded): their own call
+-- is the entry point, and one guard per call is enough on the hot path.
+local unguarded = {}
+for name, fn in pairs(F) do
+  unguarded[name] = fn
+  if type(fn) == "function" and name:sub(1, 1) ~= "_" and debug.getinfo(fn, "S").what ~= "C" then
+    F[name] = U.public(fn, "F." .. name)
+  end
+end
+F._unguarded = unguarded
+
 return F

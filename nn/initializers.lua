@@ -173,4 +173,8 @@ U.doc(I, {
   dirac_ = "nn.init.dirac_(t[, groups]) -- identity convolution kernel",
 })
 
+
+-- public entry points: an error raised inside names the function at the caller's line
+U.public_table(I, "nn.init.")
+
 return I

@@ -3,7 +3,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 local init = require "torch.nn.initializers"
 
 local Module, Parameter = M.Module, M.Parameter
@@ -17,12 +17,11 @@ local Linear = Module:extend("Linear")
 -- Linear(in_features, out_features[, bias=true, dtype=])
 function Linear:__init(in_features, out_features, ...)
   local o = U.args("nn.Linear", {"bias", "device", "dtype"}, {bias = true}, ...)
-  if math.type(in_features) ~= "integer" or math.type(out_features) ~= "integer" then
-    error("nn.Linear(in_features, out_features): both must be integers", 3)
-  end
+  U.size("nn.Linear", "in_features", in_features)
+  U.size("nn.Linear", "out_features", out_features)
   self.in_features, self.out_features = in_features, out_features
-  self.weight = Parameter(torch.empty(out_features, in_features, U.topts(o.dtype)))
-  if o.bias then self.bias = Parameter(torch.empty(out_features, U.topts(o.dtype)))
+  self.weight = Parameter(torch.empty(out_features, in_features, U.topts(o.dtype, o.device)))
+  if o.bias then self.bias = Parameter(torch.empty(out_features, U.topts(o.dtype, o.device)))
   else self:register_parameter("bias", nil) end
   self:reset_parameters()
 end
@@ -50,9 +49,12 @@ local Bilinear = Module:extend("Bilinear")
 -- Bilinear(in1_features, in2_features, out_features[, bias=true])
 function Bilinear:__init(in1, in2, out, ...)
   local o = U.args("nn.Bilinear", {"bias", "device", "dtype"}, {bias = true}, ...)
+  U.size("nn.Bilinear", "in1_features", in1)
+  U.size("nn.Bilinear", "in2_features", in2)
+  U.size("nn.Bilinear", "out_features", out)
   self.in1_features, self.in2_features, self.out_features = in1, in2, out
-  self.weight = Parameter(torch.empty(out, in1, in2, U.topts(o.dtype)))
-  if o.bias then self.bias = Parameter(torch.empty(out, U.topts(o.dtype)))
+  self.weight = Parameter(torch.empty(out, in1, in2, U.topts(o.dtype, o.device)))
+  if o.bias then self.bias = Parameter(torch.empty(out, U.topts(o.dtype, o.device)))
   else self:register_parameter("bias", nil) end
   self:reset_parameters()
 end

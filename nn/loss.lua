@@ -2,7 +2,7 @@
 -- buffers, ...) and calls its F. function on (input, target).
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 
 local Module = M.Module
 local Loss = {}
@@ -17,7 +17,7 @@ end
 
 local function check_reduction(name, r, extra)
   if r == "mean" or r == "sum" or r == "none" or (extra and r == extra) then return r end
-  error(("nn.%s: reduction must be 'mean', 'sum' or 'none', got '%s'"):format(name, tostring(r)), 4)
+  U.choice("nn." .. name, "reduction", r, extra and "mean sum none " .. extra or "mean sum none")
 end
 
 -- Losses whose options are the reduction plus the listed extras.

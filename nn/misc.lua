@@ -2,7 +2,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 local init = require "torch.nn.initializers"
 
 local Module, Parameter = M.Module, M.Parameter
@@ -15,6 +15,8 @@ local Embedding = Module:extend("Embedding")
 function Embedding:__init(num_embeddings, embedding_dim, ...)
   local o = U.args("nn.Embedding", {"padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse",
                                     "_weight", "device", "dtype"}, {norm_type = 2.0}, ...)
+  U.size("nn.Embedding", "num_embeddings", num_embeddings)
+  U.size("nn.Embedding", "embedding_dim", embedding_dim)
   local pidx = o.padding_idx
   if pidx ~= nil then
     if pidx < 0 then pidx = num_embeddings + pidx + 1 end
@@ -28,7 +30,7 @@ function Embedding:__init(num_embeddings, embedding_dim, ...)
   if o._weight ~= nil then
     self.weight = Parameter(o._weight)
   else
-    self.weight = Parameter(torch.empty(num_embeddings, embedding_dim, U.topts(o.dtype)))
+    self.weight = Parameter(torch.empty(num_embeddings, embedding_dim, U.topts(o.dtype, o.device)))
     self:reset_parameters()
   end
 end
@@ -37,7 +39,7 @@ function Embedding:reset_parameters()
   if self.padding_idx ~= nil then torch.no_grad(function() self.weight[self.padding_idx]:zero_() end) end
 end
 function Embedding:forward(x)
-  return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+  return F._embedding("nn.Embedding", x, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 end
 function Embedding:extra_repr()
   local s = ("%d, %d"):format(self.num_embeddings, self.embedding_dim)

@@ -67,6 +67,20 @@ local function check_name(self, name, what)
   end
 end
 
+-- How errors name a module class: "nn.Linear" for the library's classes,
+-- the bare name for a user's own.
+local function class_name(C)
+  local name = rawget(C, "__name") or "Module"
+  local f = rawget(C, "__init") or rawget(C, "forward")
+  if f == nil or torch._is_library(f) then return "nn." .. name end
+  return name
+end
+local function instance_name(self) return class_name(getmetatable(self)) end
+
+-- m(...) calls m:forward(...): a public entry point (U.public), so an error
+-- raised inside the library names the module at the caller's line.
+local call_forward = U.public("forward", instance_name)
+
 -- Builds the metamethods of class C (metamethods are not inherited).
 local function install_meta(C)
   C.__module_class = true
@@ -106,7 +120,7 @@ local function install_meta(C)
       rawset(self, k, v)
     end
   end
-  C.__call = function(self, ...) return self:forward(...) end
+  C.__call = call_forward
   C.__tostring = function(self) return self:_repr() end
   C.__len = function(self) return #rawget(self, "_modules").names end
 end
@@ -115,12 +129,12 @@ local class_mt = {}
 class_mt.__index = function(C, k) local p = rawget(C, "__parent"); return p and p[k] end
 class_mt.__tostring = function(C) return "nn." .. rawget(C, "__name") .. " (class)" end
 -- Class(...): a new instance, set up by its __init(...)
-class_mt.__call = function(C, ...)
+class_mt.__call = U.public(function(C, ...)
   local self = setmetatable({training = true, _parameters = registry(), _buffers = registry(),
                              _modules = registry(), _non_persistent = {}}, C)
   self:__init(...)
   return self
-end
+end, class_name)
 
 -- Module:extend(name) -> a new class deriving from self. Instances come from
 -- Class(...), which calls Class.__init(self, ...); define forward(self, ...).
@@ -161,7 +175,7 @@ end
 -- register_buffer(name, t[, persistent=true]): state that is not trained
 -- (running statistics); non-persistent buffers stay out of state_dict().
 function Module:register_buffer(name, t, persistent)
-  if U.is_options(persistent) then persistent = persistent.persistent end
+  if U.opts("register_buffer", persistent, "persistent") then persistent = persistent.persistent end
   check_name(self, name, "buffer")
   if t ~= nil and not is_tensor(t) then
     error(("%s: register_buffer('%s'): expected a tensor or nil, got %s"):format(self:_get_name(), name, type(t)), 2)
@@ -239,20 +253,20 @@ end
 -- for name, p in m:named_parameters() do ... end  (names like "fc1.weight";
 -- Sequential children are named "1", "2", ...)
 function Module:named_parameters(prefix, recurse)
-  if U.is_options(prefix) then prefix, recurse = prefix.prefix, prefix.recurse end
+  if U.opts("named_parameters", prefix, "prefix recurse") then prefix, recurse = prefix.prefix, prefix.recurse end
   return iter(named_members(self, "_parameters", prefix, recurse))
 end
 -- A list of the parameters (each once), in registration order.
 function Module:parameters(recurse)
-  if U.is_options(recurse) then recurse = recurse.recurse end
+  if U.opts("parameters", recurse, "recurse") then recurse = recurse.recurse end
   return values(named_members(self, "_parameters", "", recurse))
 end
 function Module:named_buffers(prefix, recurse)
-  if U.is_options(prefix) then prefix, recurse = prefix.prefix, prefix.recurse end
+  if U.opts("named_buffers", prefix, "prefix recurse") then prefix, recurse = prefix.prefix, prefix.recurse end
   return iter(named_members(self, "_buffers", prefix, recurse))
 end
 function Module:buffers(recurse)
-  if U.is_options(recurse) then recurse = recurse.recurse end
+  if U.opts("buffers", recurse, "recurse") then recurse = recurse.recurse end
   return values(named_members(self, "_buffers", "", recurse))
 end
 function Module:named_children()
@@ -271,7 +285,7 @@ function Module:children()
 end
 -- for name, m in model:named_modules() do ... end  (self first, named "")
 function Module:named_modules(prefix)
-  if U.is_options(prefix) then prefix = prefix.prefix end
+  if U.opts("named_modules", prefix, "prefix") then prefix = prefix.prefix end
   return iter(self:_named_module_list(prefix or ""))
 end
 function Module:modules() return values(self:_named_module_list("")) end
@@ -302,7 +316,7 @@ end
 
 -- zero_grad([set_to_none=true]): clears the .grad of every parameter.
 function Module:zero_grad(set_to_none)
-  if U.is_options(set_to_none) then set_to_none = set_to_none.set_to_none end
+  if U.opts("zero_grad", set_to_none, "set_to_none") then set_to_none = set_to_none.set_to_none end
   for _, p in ipairs(self:parameters()) do
     if set_to_none == false then
       local g = p.grad
@@ -370,7 +384,7 @@ end
 
 -- to(dtype) converts floating parameters and buffers; to(device) moves all.
 function Module:to(target, ...)
-  if U.is_options(target) then target = target.dtype or target.device end
+  if U.opts("to", target, "dtype device") then target = target.dtype or target.device end
   if is_dtype(target) then
     return self:_apply_tensors(function(t)
       if t:is_floating_point() and t.dtype ~= target then return t:to(target) end
@@ -390,6 +404,7 @@ function Module:cuda() return self:to("cuda") end
 -- the module (detached unless keep_vars).
 function Module:state_dict(opts)
   opts = opts or {}
+  U.check("state_dict", opts, "prefix keep_vars")
   local prefix, keep = opts.prefix or "", opts.keep_vars
   local out = {}
   for _, pm in ipairs(self:_named_module_list("")) do
@@ -437,7 +452,7 @@ end
 -- error; a shape mismatch always is. All problems are reported in one error
 -- and nothing is copied then. Returns {missing_keys=, unexpected_keys=}.
 function Module:load_state_dict(sd, strict)
-  if U.is_options(strict) then strict = strict.strict end
+  if U.opts("load_state_dict", strict, "strict") then strict = strict.strict end
   if strict == nil then strict = true end
   if type(sd) ~= "table" then error("load_state_dict: expected a table of tensors, got " .. type(sd), 2) end
   local own = self:state_dict({keep_vars = true})
@@ -510,5 +525,14 @@ function Module:_repr()
   end
   return s .. ")"
 end
+
+-- The methods users call on modules are public entry points as well.
+for _, k in ipairs{"register_parameter", "register_buffer", "add_module", "named_parameters", "parameters",
+                   "named_buffers", "buffers", "named_children", "children", "named_modules", "modules",
+                   "get_submodule", "train", "eval", "requires_grad_", "zero_grad", "apply", "to", "float", "double",
+                   "half", "bfloat16", "cpu", "cuda", "state_dict", "load_state_dict"} do
+  Module[k] = U.public(Module[k], instance_name)
+end
+Module.register_module = Module.add_module
 
 return {Module = Module, Parameter = Parameter, is_module = is_module, is_parameter = function(t) return PARAMS[t] == true end}

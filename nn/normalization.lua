@@ -4,7 +4,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 
 local Module, Parameter = M.Module, M.Parameter
 local N = {}
@@ -13,21 +13,22 @@ local BN_ARGS = {"eps", "momentum", "affine", "track_running_stats", "device", "
 
 local function bn_init(self, name, num_features, ...)
   local o = U.args("nn." .. name, BN_ARGS, {eps = 1e-5, affine = true, track_running_stats = true}, ...)
+  U.size("nn." .. name, "num_features", num_features)
   -- momentum: 0.1 by default; false means PyTorch's None (cumulative average)
   local momentum = o.momentum
   if momentum == nil then momentum = 0.1 elseif momentum == false then momentum = nil end
   self.num_features, self.eps, self.momentum = num_features, o.eps, momentum
   self.affine, self.track_running_stats = o.affine, o.track_running_stats
   if o.affine then
-    self.weight = Parameter(torch.ones(num_features, U.topts(o.dtype)))
-    self.bias = Parameter(torch.zeros(num_features, U.topts(o.dtype)))
+    self.weight = Parameter(torch.ones(num_features, U.topts(o.dtype, o.device)))
+    self.bias = Parameter(torch.zeros(num_features, U.topts(o.dtype, o.device)))
   else
     self:register_parameter("weight", nil)
     self:register_parameter("bias", nil)
   end
   if o.track_running_stats then
-    self:register_buffer("running_mean", torch.zeros(num_features, U.topts(o.dtype)))
-    self:register_buffer("running_var", torch.ones(num_features, U.topts(o.dtype)))
+    self:register_buffer("running_mean", torch.zeros(num_features, U.topts(o.dtype, o.device)))
+    self:register_buffer("running_var", torch.ones(num_features, U.topts(o.dtype, o.device)))
     self:register_buffer("num_batches_tracked", torch.tensor(0, {dtype = torch.int64}))
   else
     self:register_buffer("running_mean", nil)
@@ -102,8 +103,8 @@ function LayerNorm:__init(normalized_shape, ...)
   self.normalized_shape, self.eps, self.elementwise_affine = shape_list(normalized_shape), o.eps,
                                                              o.elementwise_affine
   if o.elementwise_affine then
-    self.weight = Parameter(torch.ones(self.normalized_shape, U.topts(o.dtype)))
-    if o.bias then self.bias = Parameter(torch.zeros(self.normalized_shape, U.topts(o.dtype)))
+    self.weight = Parameter(torch.ones(self.normalized_shape, U.topts(o.dtype, o.device)))
+    if o.bias then self.bias = Parameter(torch.zeros(self.normalized_shape, U.topts(o.dtype, o.device)))
     else self:register_parameter("bias", nil) end
   else
     self:register_parameter("weight", nil)
@@ -135,8 +136,8 @@ function GroupNorm:__init(num_groups, num_channels, ...)
   end
   self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, o.eps, o.affine
   if o.affine then
-    self.weight = Parameter(torch.ones(num_channels, U.topts(o.dtype)))
-    self.bias = Parameter(torch.zeros(num_channels, U.topts(o.dtype)))
+    self.weight = Parameter(torch.ones(num_channels, U.topts(o.dtype, o.device)))
+    self.bias = Parameter(torch.zeros(num_channels, U.topts(o.dtype, o.device)))
   else
     self:register_parameter("weight", nil)
     self:register_parameter("bias", nil)
@@ -159,7 +160,7 @@ function RMSNorm:__init(normalized_shape, ...)
   local o = U.args("nn.RMSNorm", {"eps", "elementwise_affine", "device", "dtype"}, {elementwise_affine = true}, ...)
   self.normalized_shape, self.eps, self.elementwise_affine = shape_list(normalized_shape), o.eps,
                                                              o.elementwise_affine
-  if o.elementwise_affine then self.weight = Parameter(torch.ones(self.normalized_shape, U.topts(o.dtype)))
+  if o.elementwise_affine then self.weight = Parameter(torch.ones(self.normalized_shape, U.topts(o.dtype, o.device)))
   else self:register_parameter("weight", nil) end
 end
 function RMSNorm:forward(x)

@@ -83,7 +83,7 @@ for nsp = 1, 3 do
   local amax = Module:extend(name)
   -- AdaptiveMaxPoolNd(output_size[, return_indices=false])
   function amax:__init(output_size, return_indices)
-    if type(return_indices) == "table" then return_indices = return_indices.return_indices end
+    if U.opts("nn." .. name, return_indices, "return_indices") then return_indices = return_indices.return_indices end
     self.output_size, self.return_indices = output_size, return_indices == true
   end
   function amax:forward(x)

@@ -7,7 +7,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 local init = require "torch.nn.initializers"
 
 local Module, Parameter = M.Module, M.Parameter
@@ -48,6 +48,8 @@ local RNN_D = {num_layers = 1, nonlinearity = "tanh", bias = true, batch_first =
                bidirectional = false}
 
 local function base_init(self, name, mode, input_size, hidden_size, o)
+  U.size("nn." .. name, "input_size", input_size)
+  U.size("nn." .. name, "hidden_size", hidden_size, 1)
   if o.dropout < 0 or o.dropout > 1 then
     error(("nn.%s: dropout must be between 0 and 1, got %s"):format(name, tostring(o.dropout)), 4)
   end
@@ -62,12 +64,12 @@ local function base_init(self, name, mode, input_size, hidden_size, o)
       local in_size = layer == 0 and input_size or hidden_size * D
       local sfx = "_l" .. layer .. (dir == 1 and "_reverse" or "")
       local names = {"weight_ih" .. sfx, "weight_hh" .. sfx}
-      self:register_parameter(names[1], Parameter(torch.empty(G, in_size, U.topts(o.dtype))))
-      self:register_parameter(names[2], Parameter(torch.empty(G, hidden_size, U.topts(o.dtype))))
+      self:register_parameter(names[1], Parameter(torch.empty(G, in_size, U.topts(o.dtype, o.device))))
+      self:register_parameter(names[2], Parameter(torch.empty(G, hidden_size, U.topts(o.dtype, o.device))))
       if o.bias then
         names[3], names[4] = "bias_ih" .. sfx, "bias_hh" .. sfx
-        self:register_parameter(names[3], Parameter(torch.empty(G, U.topts(o.dtype))))
-        self:register_parameter(names[4], Parameter(torch.empty(G, U.topts(o.dtype))))
+        self:register_parameter(names[3], Parameter(torch.empty(G, U.topts(o.dtype, o.device))))
+        self:register_parameter(names[4], Parameter(torch.empty(G, U.topts(o.dtype, o.device))))
       end
       self._weights[#self._weights + 1] = names
     end
@@ -181,7 +183,7 @@ end
 -- batch_first=false, dropout=0, bidirectional=false])
 define("RNN", function(o)
   if o.nonlinearity == "tanh" then return "RNN_TANH" elseif o.nonlinearity == "relu" then return "RNN_RELU" end
-  error("nn.RNN: nonlinearity must be 'tanh' or 'relu', got '" .. tostring(o.nonlinearity) .. "'", 4)
+  U.choice("nn.RNN", "nonlinearity", o.nonlinearity, "tanh relu")
 end)
 -- LSTM(input_size, hidden_size[, num_layers, bias, batch_first, dropout, bidirectional])
 define("LSTM", function() return "LSTM" end)
@@ -200,11 +202,11 @@ local function define_cell(name, mode_fixed)
     self.mode = mode_fixed or (o.nonlinearity == "relu" and "RNN_RELU" or "RNN_TANH")
     if name == "RNNCell" then self.nonlinearity = o.nonlinearity end
     local G = GATES[self.mode] * hidden_size
-    self.weight_ih = Parameter(torch.empty(G, input_size, U.topts(o.dtype)))
-    self.weight_hh = Parameter(torch.empty(G, hidden_size, U.topts(o.dtype)))
+    self.weight_ih = Parameter(torch.empty(G, input_size, U.topts(o.dtype, o.device)))
+    self.weight_hh = Parameter(torch.empty(G, hidden_size, U.topts(o.dtype, o.device)))
     if o.bias then
-      self.bias_ih = Parameter(torch.empty(G, U.topts(o.dtype)))
-      self.bias_hh = Parameter(torch.empty(G, U.topts(o.dtype)))
+      self.bias_ih = Parameter(torch.empty(G, U.topts(o.dtype, o.device)))
+      self.bias_hh = Parameter(torch.empty(G, U.topts(o.dtype, o.device)))
     else
       self:register_parameter("bias_ih", nil)
       self:register_parameter("bias_hh", nil)

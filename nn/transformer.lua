@@ -7,7 +7,7 @@
 local torch = require "torch"
 local U = require "torch.nn.util"
 local M = require "torch.nn.module"
-local F = require "torch.nn.functional"
+local F = require("torch.nn.functional")._unguarded -- the module call is the entry point
 local init = require "torch.nn.initializers"
 local L = require "torch.nn.linear"
 local N = require "torch.nn.normalization"
@@ -106,7 +106,7 @@ function MHA:__init(embed_dim, num_heads, ...)
   self.kdim, self.vdim, self.dropout, self.batch_first = kdim, vdim, o.dropout, o.batch_first
   self._qkv_same_embed_dim = kdim == embed_dim and vdim == embed_dim
   self.add_zero_attn = o.add_zero_attn
-  local topts = U.topts(o.dtype)
+  local topts = U.topts(o.dtype, o.device)
   if self._qkv_same_embed_dim then
     self.in_proj_weight = Parameter(torch.empty(3 * embed_dim, embed_dim, topts))
     self:register_parameter("q_proj_weight", nil)
@@ -409,7 +409,7 @@ local function stack_init(self, fname, layer, num_layers, norm)
   for i = 1, num_layers do list[i] = clone_module(layer) end
   self.layers = C.ModuleList(list)
   self.num_layers = num_layers
-  if U.is_options(norm) then norm = norm.norm end
+  if U.opts("nn.TransformerEncoder", norm, "norm") then norm = norm.norm end
   if norm ~= nil then self.norm = norm else self:add_module("norm", nil) end
 end
 

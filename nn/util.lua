@@ -17,6 +17,41 @@ function U.is_options(v)
 end
 local is_options = U.is_options
 
+-- opts(fname, v, names): true if v is an options table, after checking its
+-- keys against names (see U.check); for a parameter that may be given
+-- positionally or in a table: if U.opts("f", x, "x") then x = x.x end
+function U.opts(fname, v, names)
+  if not is_options(v) then return false end
+  torch._check_options(fname, v, names)
+  return true
+end
+
+-- The one option checker (lua_bindings/args.c, shared with the C
+-- functions): check(fname, opts, names) raises on a key of the table opts
+-- that is not among names (a list or a space-separated string), naming
+-- fname and the closest valid name; returns opts.
+U.check = torch._check_options
+local check_options = U.check
+
+-- choice(fname, what, value, choices): value must be one of the
+-- space-separated choices ("unknown mode 'x' (did you mean ...?)").
+U.choice = torch._check_choice
+
+-- public(fn, name): fn as a public entry point: an error raised inside the
+-- library during the call is raised at the caller's line, naming `name` (a
+-- string, or a function of the call's first argument giving it); errors of
+-- the user's own code pass unchanged (lua_bindings/l_public.c).
+U.public = torch._public
+
+-- Wraps every function field of table t whose name does not start with "_"
+-- with U.public, named prefix .. key ("F." .. "mse_loss").
+function U.public_table(t, prefix)
+  for k, v in pairs(t) do
+    if type(v) == "function" and type(k) == "string" and k:sub(1, 1) ~= "_" then t[k] = U.public(v, prefix .. k) end
+  end
+  return t
+end
+
 -- Optional arguments of fname: names lists them in PyTorch's order; they come
 -- positionally (...) and/or in one trailing options table. Returns a table
 -- name -> value with defaults filled in. Unknown names raise an error.
@@ -34,12 +69,8 @@ function U.args(fname, names, defaults, ...)
   end
   for i = 1, n do o[names[i]] = (select(i, ...)) end
   if last then
+    check_options(fname, last, names)
     for k, v in pairs(last) do
-      local known = false
-      for _, nm in ipairs(names) do if nm == k then known = true break end end
-      if not known then
-        error(("%s: unknown option '%s' (options: %s)"):format(fname, tostring(k), table.concat(names, ", ")), 3)
-      end
       if o[k] == nil then o[k] = v end
     end
   end
@@ -49,9 +80,27 @@ function U.args(fname, names, defaults, ...)
   return o
 end
 
--- Creation options for an optional dtype (never an empty table, which the
--- engine would read as a size list).
-function U.topts(dtype) return {dtype = dtype, requires_grad = false} end
+-- Creation options for an optional dtype and device (never an empty table,
+-- which the engine would read as a size list).
+function U.topts(dtype, device) return {dtype = dtype, device = device, requires_grad = false} end
+
+-- size(fname, what, v[, min=0]): v must be an integer >= min (a layer's
+-- in_features, channels, ...); returns it. The message names fname and the
+-- argument: "nn.Linear: in_features must be a non-negative integer, got -1".
+function U.size(fname, what, v, min)
+  min = min or 0
+  if math.type(v) ~= "integer" or v < min then
+    local want = min == 0 and "a non-negative integer" or min == 1 and "a positive integer" or "an integer >= " .. min
+    error(("%s: %s must be %s, got %s"):format(fname, what, want, type(v) == "number" and tostring(v) or type(v)), 3)
+  end
+  return v
+end
+
+-- number(fname, what, v): v must be a number; returns it.
+function U.number(fname, what, v)
+  if type(v) ~= "number" then error(("%s: %s must be a number, got %s"):format(fname, what, type(v)), 3) end
+  return v
+end
 
 -- "32x100" for a tensor or a size table; "scalar" for 0-dim.
 function U.shape_str(t)
@@ -107,7 +156,7 @@ function U.reduce(loss, reduction, fname)
   if reduction == "mean" then return loss:mean()
   elseif reduction == "sum" then return loss:sum()
   elseif reduction == "none" then return loss end
-  error(("%s: reduction must be 'mean', 'sum' or 'none', got '%s'"):format(fname, tostring(reduction)), 3)
+  U.choice(fname, "reduction", reduction, "mean sum none")
 end
 
 -- The positive (1-based) form of dim for a tensor of ndim dims.

@@ -138,4 +138,8 @@ U.doc(Ut, {
   vector_to_parameters = "nn.utils.vector_to_parameters(vec, params) -- copy vec's slices into params",
 })
 
+
+-- public entry points: an error raised inside names the function at the caller's line
+U.public_table(Ut, "nn.utils.")
+
 return Ut

@@ -9,6 +9,7 @@ local torch = require "torch"
 local M = {__help = "torch.experiment: log{step=, loss=, ...} (metrics of a sweep trial), sweep(spec_or_path[, opts]), "
   .. "trials(spec), load_spec(spec_or_path), main(args) (moontorch sweep); docs/experiments.md"}
 
+local raw = {}              -- the functions below before their public wrappers (for calls from inside)
 local metrics_file         -- open metrics.jsonl of this trial, or false when not in a trial
 local t0 = torch.time()
 
@@ -56,7 +57,7 @@ function M.log(fields)
     row[k] = v
   end
   if metrics_file == nil then
-    local dir = M.trial_dir()
+    local dir = raw.trial_dir()
     if dir then
       local f, err = io.open(dir .. "/metrics.jsonl", "a")
       if not f then error("experiment.log: cannot open " .. dir .. "/metrics.jsonl: " .. tostring(err), 2) end
@@ -94,15 +95,11 @@ end
 -- reason, params, rows}, ...} sorted best first, done, failed}.
 function M.sweep(spec_or_path, opts)
   opts = opts or {}
-  local known = {jobs = true, resume = true, retry_failed = true, runs = true, quiet = true, exe = true}
-  for k in pairs(opts) do
-    if not known[k] then error("experiment.sweep: unknown option '" .. tostring(k) .. "' (jobs, resume, "
-      .. "retry_failed, runs, quiet, exe)", 2) end
-  end
+  torch._check_options("experiment.sweep", opts, "jobs resume retry_failed runs quiet exe")
   if opts.jobs ~= nil and (math.type(opts.jobs) ~= "integer" or opts.jobs < 1) then
     error("experiment.sweep: jobs must be a positive integer, got " .. tostring(opts.jobs), 2)
   end
-  local spec = M.load_spec(spec_or_path)
+  local spec = raw.load_spec(spec_or_path)
   local ctx = require("torch.experiment.runner").run(spec, opts)
   local report = require "torch.experiment.report"
   local result = {dir = ctx.dir, interrupted = ctx.interrupted or false, done = 0, failed = 0, trials = {}}
@@ -169,7 +166,7 @@ function M.main(args)
   end
   local ok, res = pcall(function()
     if dry then
-      local spec = M.load_spec(path)
+      local spec = raw.load_spec(path)
       for _, w in ipairs(spec.warnings) do io.stderr:write("warning: ", w, "\n") end
       local S = require "torch.experiment.spec"
       for _, t in ipairs(S.trials(spec)) do
@@ -177,11 +174,18 @@ function M.main(args)
       end
       return {failed = 0}
     end
-    return M.sweep(path, opts)
+    return raw.sweep(path, opts)
   end)
   if not ok then return fail(tostring(res)) end
   if res.interrupted then return 130 end
   return res.failed > 0 and 3 or 0
+end
+
+-- The functions users call are public entry points: an error raised inside
+-- the library names the function at the caller's line.
+for _, k in ipairs{"trial_dir", "log", "load_spec", "trials", "sweep"} do
+  raw[k] = M[k]
+  M[k] = torch._public(M[k], "experiment." .. k)
 end
 
 return M

@@ -105,14 +105,14 @@ static void child_fail(const char *what, const char *arg) {
 static int p_spawn(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   int top = lua_gettop(L);
-  lua_getfield(L, 1, "argv");
+  mtl_optfield(L, 1, "argv");
   luaL_argexpected(L, lua_istable(L, -1), 1, "a table with argv = {program, args...}");
   const char **argv = string_list(L, top + 1, "argv");
   int env_idx = 0;
-  if (lua_getfield(L, 1, "env") == LUA_TTABLE) env_idx = lua_gettop(L);
+  if (mtl_optfield(L, 1, "env") == LUA_TTABLE) env_idx = lua_gettop(L);
   char **env = child_env(L, env_idx);
-  lua_getfield(L, 1, "stdout");
-  lua_getfield(L, 1, "stderr");
+  mtl_optfield(L, 1, "stdout");
+  mtl_optfield(L, 1, "stderr");
   const char *out = lua_tostring(L, -2), *err = lua_tostring(L, -1);
   pid_t parent = getpid();
   pid_t pid = fork();
@@ -279,7 +279,8 @@ static int p_getpid(lua_State *L) {
 
 static const mtl_reg proc_regs[] = {
     {"spawn", p_spawn, MTL_FN,
-     "torch.experiment._proc.spawn{argv=, env=, stdout=, stderr=} -- start a child process (own process group); its pid"},
+     "torch.experiment._proc.spawn{argv=, env=, stdout=, stderr=} -- start a child process (own process group); its "
+     "pid", "argv env stdout stderr"},
     {"wait", p_wait, MTL_FN, "torch.experiment._proc.wait(pid[, block]) -- nil while running, else 'exited', code | 'signaled', sig | 'gone', 0"},
     {"kill", p_kill, MTL_FN, "torch.experiment._proc.kill(pid[, 'TERM'|'KILL'|'INT']) -- signal a child's process group"},
     {"exe", p_exe, MTL_FN, "torch.experiment._proc.exe() -- the path of the running executable"},

@@ -29,7 +29,8 @@ local IdxImages = data.Dataset:extend("MNIST")
 -- train-labels-idx1-ubyte(.gz), t10k-images-idx3-ubyte(.gz) and
 -- t10k-labels-idx1-ubyte(.gz).
 function IdxImages:__init(opts)
-  opts = opts or {}
+  if type(opts) == "string" then opts = {root = opts} end -- MNIST(root), as PyTorch
+  opts = torch._check_options("MNIST", opts or {}, "root train")
   local root = opts.root or opts[1] or datasets.FASHION_MNIST_DIR
   local split = opts.train == false and "t10k" or "train"
   self.root, self.train = root, split == "train"

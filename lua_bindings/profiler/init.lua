@@ -19,15 +19,14 @@ profiler.ProfilerActivity = {CPU = "cpu", CUDA = "cuda"}
 local Profile = {__name = "torch.profiler.profile"}
 Profile.__index = Profile
 
-local OPTS = {activities = true, record_shapes = true, profile_memory = true, with_stack = true, schedule = true,
-  on_trace_ready = true, with_flops = true, with_modules = true}
+local OPTS = "activities record_shapes profile_memory with_stack schedule on_trace_ready with_flops with_modules"
 
-local function check_opts(opts)
-  if opts == nil then return {} end
-  if type(opts) ~= "table" then error("torch.profiler.profile: options must be a table", 3) end
-  for k in pairs(opts) do
-    if not OPTS[k] then error(("torch.profiler.profile: unknown option '%s'"):format(tostring(k)), 3) end
-  end
+local function check_opts(given)
+  if given == nil then return {} end
+  if type(given) ~= "table" then error("torch.profiler.profile: options must be a table", 3) end
+  torch._check_options("torch.profiler.profile", given, OPTS)
+  local opts = {}
+  for k, v in pairs(given) do opts[k] = v end
   for _, a in ipairs(opts.activities or {"cpu"}) do
     local s = tostring(a):lower()
     if s == "cuda" then
@@ -84,6 +83,7 @@ end
 -- prof:key_averages([{group_by_input_shape=false}])
 function Profile:key_averages(opts)
   finished(self, "key_averages")
+  if type(opts) == "table" then torch._check_options("key_averages", opts, "group_by_input_shape") end
   local by_shape = type(opts) == "table" and opts.group_by_input_shape or opts == true
   return KA.group(self:events(), by_shape, self.profile_memory, self.record_shapes, self.cuda)
 end
@@ -207,6 +207,13 @@ function profiler.record_function(name, fn)
     return table.unpack(res, 2, res.n)
   end
   return r
+end
+
+-- The functions and the methods users call are public entry points: an
+-- error raised inside the library names them at the caller's line.
+for _, k in ipairs{"profile", "record_function"} do profiler[k] = torch._public(profiler[k], "torch.profiler." .. k) end
+for k, f in pairs(Profile) do
+  if type(f) == "function" and k:sub(1, 1) ~= "_" then Profile[k] = torch._public(f, "torch.profiler.profile." .. k) end
 end
 
 return profiler

@@ -4,6 +4,7 @@
 -- and CUDA Mem, Self CUDA Mem when CUDA memory moved], [Self CUDA, Self
 -- CUDA %, CUDA total, CUDA time avg when the profile timed CUDA],
 -- # of Calls, [Input Shapes]; times in microseconds.
+local torch = require "torch"
 local M = {}
 
 local KeyAverages = {}
@@ -76,6 +77,7 @@ end
 function KeyAverages:table(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("table: options must be a table, e.g. {sort_by='cpu_time_total'}", 2) end
+  torch._check_options("table", opts, "sort_by row_limit max_name_column_width max_shapes_column_width")
   local sort_by, limit = opts.sort_by, opts.row_limit or 100
   if sort_by ~= nil and not SORT_KEYS[sort_by] then
     local ks = {}
@@ -160,6 +162,8 @@ function KeyAverages:table(opts)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- a public entry point: an error raised inside names it at the caller's line
+KeyAverages.table = torch._public(KeyAverages.table, "table")
 KeyAverages.__tostring = KeyAverages.table
 
 return M

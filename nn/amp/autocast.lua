@@ -31,7 +31,7 @@ local function parse(...)
             .. type(a), 3)
     end
   end
-  opts = opts or {}
+  opts = torch._check_options("torch.autocast", opts or {}, "dtype enabled cache_enabled")
   return opts.dtype or dtype, opts.enabled, opts.cache_enabled, fn
 end
 
@@ -103,4 +103,6 @@ local function autocast(device, ...)
   return self
 end
 
-return autocast
+-- a public entry point: an error raised inside the library names
+-- torch.autocast at the caller's line (fn's own errors pass unchanged)
+return torch._public(autocast, "torch.autocast")

@@ -30,10 +30,8 @@ local function new(device, opts)
   end
   local o = {}
   for k, v in pairs(DEFAULTS) do o[k] = v end
-  for k, v in pairs(opts or {}) do
-    if DEFAULTS[k] == nil then fail("unknown option '" .. tostring(k) .. "'", 2) end
-    o[k] = v
-  end
+  torch._check_options("GradScaler", opts or {}, "init_scale growth_factor backoff_factor growth_interval enabled")
+  for k, v in pairs(opts or {}) do o[k] = v end
   if o.growth_factor <= 1 then fail("the growth factor must be > 1.0", 2) end
   if o.backoff_factor >= 1 then fail("the backoff factor must be < 1.0", 2) end
   if math.type(o.growth_interval) ~= "integer" or o.growth_interval < 1 then
@@ -219,4 +217,10 @@ function GradScaler:__tostring()
   return ("GradScaler(device='%s', scale=%g, enabled=%s)"):format(self.device, self:get_scale(), tostring(self._enabled))
 end
 
-return setmetatable(GradScaler, {__call = function(_, ...) return new(...) end})
+-- The constructor and the methods are public entry points: an error raised
+-- inside the library names GradScaler at the caller's line.
+for k, f in pairs(GradScaler) do
+  if type(f) == "function" and k:sub(1, 1) ~= "_" then GradScaler[k] = torch._public(f, "GradScaler." .. k) end
+end
+
+return setmetatable(GradScaler, {__call = torch._public(function(_, ...) return new(...) end, "GradScaler")})

@@ -3,20 +3,23 @@
 -- drop_last, collate_fn, and num_workers > 0: batches of tensor-backed
 -- datasets are assembled by background threads while the loop runs).
 local torch = require "torch"
+local U = require "torch.nn.util"
 local data = {}
+
+-- Class(...) is a public entry point (U.public): an error raised inside
+-- the library names the class at the caller's line.
+local function class_name(c) return rawget(c, "__name") or getmetatable(c).__name end
+local construct = U.public(function(cls, ...)
+  local o = setmetatable({}, cls)
+  if o.__init then o:__init(...) end
+  return o
+end, class_name)
 
 -- a class: a table whose instances get it as metatable; Class(...) makes one
 local function class(name, parent)
   local c = {__name = name}
   c.__index = c
-  setmetatable(c, {
-    __index = parent,
-    __call = function(cls, ...)
-      local o = setmetatable({}, cls)
-      if o.__init then o:__init(...) end
-      return o
-    end,
-  })
+  setmetatable(c, {__index = parent, __call = construct})
   c.extend = function(self, sub) return class(sub, self) end
   return c
 end
@@ -135,10 +138,23 @@ local DataLoader = data.DataLoader
 -- page-locked memory, so x:to('cuda', {non_blocking=true}) copies them
 -- asynchronously (without a CUDA GPU it is ignored, with a note, as in
 -- PyTorch).
+local LOADER_OPTS = "dataset batch_size shuffle drop_last num_workers collate_fn generator pin_memory"
+
 function DataLoader:__init(a, b)
+  if type(a) ~= "table" or (b ~= nil and type(b) ~= "table") then
+    error(("DataLoader: expected DataLoader(dataset[, {batch_size=, ...}]) or DataLoader{dataset, batch_size=, ...}, "
+           .. "got a %s%s"):format(type(a), b ~= nil and " and a " .. type(b) or ""), 2)
+  end
   local o = b or a
+  U.check("DataLoader", o, LOADER_OPTS)
   local ds = b and a or (a.dataset or a[1])
-  if type(ds) ~= "table" then error("DataLoader: expected a dataset", 3) end
+  if type(ds) ~= "table" then
+    error("DataLoader: expected a dataset (a table with __len and __getitem, e.g. a TensorDataset), got "
+          .. type(ds), 2)
+  end
+  if b == nil and #a > 1 then
+    error("DataLoader: give the options by name after the dataset: DataLoader{dataset, batch_size=4}", 2)
+  end
   self.dataset = ds
   self.batch_size = o.batch_size or 1
   self.shuffle = o.shuffle or false
@@ -148,17 +164,17 @@ function DataLoader:__init(a, b)
   self.generator = o.generator
   self.pin_memory = o.pin_memory or false
   if type(self.pin_memory) ~= "boolean" then
-    error("DataLoader: pin_memory must be true or false, got " .. tostring(self.pin_memory), 3)
+    error("DataLoader: pin_memory must be true or false, got " .. tostring(self.pin_memory), 2)
   end
   if self.pin_memory and not torch.cuda.is_available() then
     io.stderr:write("note: DataLoader: pin_memory=true but no CUDA GPU is available; batches stay in pageable memory\n")
     self.pin_memory = false
   end
   if math.type(self.batch_size) ~= "integer" or self.batch_size < 1 then
-    error("DataLoader: batch_size must be a positive integer, got " .. tostring(self.batch_size), 3)
+    error("DataLoader: batch_size must be a positive integer, got " .. tostring(self.batch_size), 2)
   end
   if math.type(self.num_workers) ~= "integer" or self.num_workers < 0 then
-    error("DataLoader: num_workers must be a non-negative integer, got " .. tostring(self.num_workers), 3)
+    error("DataLoader: num_workers must be a non-negative integer, got " .. tostring(self.num_workers), 2)
   end
 end
 
@@ -207,13 +223,14 @@ local function pinned(b)
 end
 
 -- iter() -> an iterator over this epoch's batches: for batch in loader:iter() do
+-- (the iterator is a public entry point too: the loop's line is named)
 function DataLoader:iter()
   local it = self:_iter_batches()
-  if not self.pin_memory then return it end
-  return function()
+  if not self.pin_memory then return U.public(it, "DataLoader") end
+  return U.public(function()
     local b = it()
     if b ~= nil then return pinned(b) end
-  end
+  end, "DataLoader")
 end
 
 function DataLoader:_iter_batches()
@@ -261,5 +278,10 @@ function DataLoader:__index(k)
   if k == 1 or not rawget(self, "_epoch") then rawset(self, "_epoch", self:iter()) end
   return rawget(self, "_epoch")()
 end
+
+-- the functions and the methods users call are public entry points as well
+data.random_split = U.public(data.random_split, "random_split")
+data.default_collate = U.public(data.default_collate, "default_collate")
+DataLoader.iter = U.public(DataLoader.iter, "DataLoader")
 
 return data

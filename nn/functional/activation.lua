@@ -20,7 +20,7 @@ end
 
 -- gelu(input[, approximate='none' | 'tanh'])
 function F.gelu(x, approximate)
-  if type(approximate) == "table" then approximate = approximate.approximate end
+  if U.opts("F.gelu", approximate, "approximate") then approximate = approximate.approximate end
   if approximate == nil or approximate == "none" then return x:gelu() end
   if approximate == "tanh" then return x:gelu_tanh() end
   error("F.gelu: approximate must be 'none' or 'tanh', got '" .. tostring(approximate) .. "'", 2)
@@ -63,7 +63,7 @@ function F.softplus(x, ...)
 end
 
 local function softmax_dim(fname, x, dim, dtype)
-  if type(dim) == "table" then dim, dtype = dim.dim, dim.dtype end
+  if U.opts(fname, dim, "dim dtype") then dim, dtype = dim.dim, dim.dtype end
   if dim == nil then error(fname .. ": dim is required (e.g. " .. fname .. "(x, -1))", 3) end
   if dtype ~= nil then x = x:to(dtype) end
   return x, dim
@@ -85,7 +85,7 @@ end
 
 -- glu(input[, dim=-1]): a * sigmoid(b) with a, b the halves of input along dim.
 function F.glu(x, dim)
-  if type(dim) == "table" then dim = dim.dim end
+  if U.opts("F.glu", dim, "dim") then dim = dim.dim end
   dim = dim or -1
   local n = x:size(dim)
   if n % 2 ~= 0 then error(("F.glu: dim %d has odd size %d"):format(dim, n), 2) end

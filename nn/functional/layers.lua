@@ -21,7 +21,7 @@ end
 
 -- linear(input, weight[, bias]): input @ weight^T + bias.
 function F.linear(x, w, b)
-  if type(b) == "table" then b = b.bias end
+  if type(b) == "table" then b = U.check("F.linear", b, "bias").bias end
   -- is_compiling first: a capture and its replays must make the same calls
   -- (a replay's stand-in temporaries are CPU tensors)
   if b ~= nil and not torch.compiler.is_compiling() and x.is_cuda and x:dim() >= 2 and w:dim() == 2 and
@@ -37,7 +37,7 @@ end
 -- bilinear(input1, input2, weight[, bias]): y_o = x1^T W_o x2 + b_o, with
 -- weight of shape (out, in1, in2) and inputs (..., in1), (..., in2).
 function F.bilinear(x1, x2, w, b)
-  if type(b) == "table" then b = b.bias end
+  if type(b) == "table" then b = U.check("F.bilinear", b, "bias").bias end
   local O, I, J = w:size(1), w:size(2), w:size(3)
   local lead = x1:size()
   lead[#lead] = nil
@@ -63,16 +63,18 @@ F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d =
 
 local function adaptive_max(fn, name)
   return function(x, output_size, return_indices)
-    if type(return_indices) == "table" then return_indices = return_indices.return_indices end
+    if type(return_indices) == "table" then
+      return_indices = U.check(name, return_indices, "return_indices").return_indices
+    end
     local y, i = fn(x, output_size)
     if return_indices then return y, i end
     return y
   end
 end
 -- adaptive_max_poolNd(input, output_size[, return_indices=false])
-F.adaptive_max_pool1d = adaptive_max(torch.adaptive_max_pool1d)
-F.adaptive_max_pool2d = adaptive_max(torch.adaptive_max_pool2d)
-F.adaptive_max_pool3d = adaptive_max(torch.adaptive_max_pool3d)
+F.adaptive_max_pool1d = adaptive_max(torch.adaptive_max_pool1d, "F.adaptive_max_pool1d")
+F.adaptive_max_pool2d = adaptive_max(torch.adaptive_max_pool2d, "F.adaptive_max_pool2d")
+F.adaptive_max_pool3d = adaptive_max(torch.adaptive_max_pool3d, "F.adaptive_max_pool3d")
 
 local BN = {"weight", "bias", "training", "momentum", "eps"}
 local BN_D = {training = false, momentum = 0.1, eps = 1e-5}
@@ -139,11 +141,10 @@ local EMB_D = {norm_type = 2.0}
 -- embedding(input, weight[, padding_idx, max_norm, norm_type=2]): rows of
 -- weight at the 1-based indices of input (int64), shape input.shape..., dim.
 -- The padding_idx row gets no gradient; max_norm renormalizes looked-up rows in place.
-function F.embedding(input, weight, ...)
-  local o = U.args("F.embedding", EMB, EMB_D, ...)
+local function embedding(fname, input, weight, o)
   if not is_tensor(input) or input:is_floating_point() or input.dtype == torch.bool then
-    error("F.embedding: expected an integer (int64) tensor of 1-based indices, got "
-          .. (is_tensor(input) and tostring(input.dtype) or type(input)), 2)
+    error(fname .. ": expected an integer (int64) tensor of 1-based indices, got "
+          .. (is_tensor(input) and tostring(input.dtype) or type(input)), 3)
   end
   if o.max_norm ~= nil then
     torch.no_grad(function()
@@ -156,12 +157,31 @@ function F.embedding(input, weight, ...)
   end
   local shape = input:size()
   shape[#shape + 1] = weight:size(2)
-  local y = weight:index_select(1, input:reshape(-1)):view(shape)
+  local flat = input:reshape(-1)
+  local ok, y = pcall(weight.index_select, weight, 1, flat)
+  if not ok then -- name the offending index the way the user wrote it
+    local n = weight:size(1)
+    local bad = flat:lt(1):logical_or(flat:gt(n))
+    if bad:any():item() then
+      error(("%s: index %d is out of range for %d embeddings (indices are 1-based: 1..%d)"):format(fname,
+            flat:masked_select(bad)[1]:item(), n, n), 3)
+    end
+    error(y, 0)
+  end
+  y = y:view(shape)
   if o.padding_idx ~= nil then
     local pidx = o.padding_idx < 0 and weight:size(1) + o.padding_idx + 1 or o.padding_idx
     y = torch.where(input:ne(pidx):unsqueeze(-1), y, y:detach())
   end
   return y
+end
+-- (for nn.Embedding, whose errors name it)
+function F._embedding(fname, input, weight, padding_idx, max_norm, norm_type)
+  return embedding(fname, input, weight, {padding_idx = padding_idx, max_norm = max_norm, norm_type = norm_type})
+end
+
+function F.embedding(input, weight, ...)
+  return embedding("F.embedding", input, weight, U.args("F.embedding", EMB, EMB_D, ...))
 end
 
 local DROP = {"p", "training", "inplace"}
@@ -202,7 +222,7 @@ function F.dropout3d(x, ...) return dropout_impl(x, U.args("F.dropout3d", DROP, 
 -- one_hot(tensor[, num_classes]): int64 tensor with a trailing dim of size
 -- num_classes (default: the largest value) holding 1 at each 1-based class.
 function F.one_hot(t, num_classes)
-  if type(num_classes) == "table" then num_classes = num_classes.num_classes end
+  if type(num_classes) == "table" then num_classes = U.check("F.one_hot", num_classes, "num_classes").num_classes end
   if not is_tensor(t) or t:is_floating_point() then
     error("F.one_hot: expected an integer tensor of 1-based class values", 2)
   end

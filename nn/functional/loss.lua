@@ -22,6 +22,20 @@ local function check_tensors(fname, input, target)
   if not is_tensor(target) then error(fname .. ": target must be a tensor, got " .. type(target), 3) end
 end
 
+-- Elementwise losses: input and target must broadcast together (PyTorch
+-- warns when they differ and raises when they cannot broadcast).
+local function check_broadcast(fname, input, target)
+  check_tensors(fname, input, target)
+  local a, b = input:size(), target:size()
+  for i = 1, math.min(#a, #b) do
+    local x, y = a[#a - i + 1], b[#b - i + 1]
+    if x ~= y and x ~= 1 and y ~= 1 then
+      error(("%s: input of shape %s and target of shape %s cannot be broadcast together (%d ~= %d at dimension %d "
+             .. "from the end)"):format(fname, U.shape_str(input), U.shape_str(target), x, y, i), 3)
+    end
+  end
+end
+
 local function check_same(fname, input, target)
   check_tensors(fname, input, target)
   if U.shape_str(input) ~= U.shape_str(target) then
@@ -34,7 +48,7 @@ local RED = {"size_average", "reduce", "reduction"}
 
 -- mse_loss(input, target[, reduction='mean']): (input - target)^2
 function F.mse_loss(input, target, ...)
-  check_tensors("F.mse_loss", input, target)
+  check_broadcast("F.mse_loss", input, target)
   local o = U.args("F.mse_loss", RED, nil, ...)
   local d = input - target
   return reduce(d * d, reduction_of(o), "F.mse_loss")
@@ -42,7 +56,7 @@ end
 
 -- l1_loss(input, target[, reduction='mean']): |input - target|
 function F.l1_loss(input, target, ...)
-  check_tensors("F.l1_loss", input, target)
+  check_broadcast("F.l1_loss", input, target)
   local o = U.args("F.l1_loss", RED, nil, ...)
   return reduce((input - target):abs(), reduction_of(o), "F.l1_loss")
 end
@@ -50,7 +64,7 @@ end
 -- smooth_l1_loss(input, target[, reduction='mean', beta=1]):
 -- 0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta.
 function F.smooth_l1_loss(input, target, ...)
-  check_tensors("F.smooth_l1_loss", input, target)
+  check_broadcast("F.smooth_l1_loss", input, target)
   local o = U.args("F.smooth_l1_loss", {"size_average", "reduce", "reduction", "beta"}, {beta = 1.0}, ...)
   if o.beta < 0 then error("F.smooth_l1_loss: beta must be non-negative, got " .. o.beta, 2) end
   local z = (input - target):abs()
@@ -63,7 +77,7 @@ end
 -- huber_loss(input, target[, reduction='mean', delta=1]):
 -- 0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta).
 function F.huber_loss(input, target, ...)
-  check_tensors("F.huber_loss", input, target)
+  check_broadcast("F.huber_loss", input, target)
   local o = U.args("F.huber_loss", {"reduction", "delta"}, {reduction = "mean", delta = 1.0}, ...)
   if o.delta <= 0 then error("F.huber_loss: delta must be positive, got " .. o.delta, 2) end
   local z = (input - target):abs()
@@ -255,7 +269,7 @@ end
 -- log-probabilities; target probabilities (log-probabilities if log_target).
 -- reduction 'batchmean' divides the sum by the batch size.
 function F.kl_div(input, target, ...)
-  check_tensors("F.kl_div", input, target)
+  check_broadcast("F.kl_div", input, target)
   local o = U.args("F.kl_div", {"size_average", "reduce", "reduction", "log_target"}, {log_target = false}, ...)
   local reduction = reduction_of(o)
   local out

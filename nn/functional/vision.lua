@@ -65,7 +65,7 @@ function F.pad(x, pad, ...)
     return out
   end
   if mode ~= "reflect" and mode ~= "replicate" and mode ~= "circular" then
-    error("F.pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got '" .. tostring(mode) .. "'", 2)
+    U.choice("F.pad", "mode", mode, "constant reflect replicate circular")
   end
   local y = x
   for i = 1, #pad // 2 do
@@ -196,7 +196,9 @@ function F.interpolate(x, ...)
   local o = U.args("F.interpolate", {"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
                                      "antialias"}, {mode = "nearest", antialias = false}, ...)
   local mode = o.mode
-  if not MODES[mode] then error("F.interpolate: unknown mode '" .. tostring(mode) .. "'", 2) end
+  if not MODES[mode] then
+    U.choice("F.interpolate", "mode", mode, "nearest nearest-exact linear bilinear bicubic trilinear area")
+  end
   local nd = x:dim()
   local nsp = nd - 2
   if nsp < 1 then error("F.interpolate: expected an input with batch and channel dims (N, C, ...), got shape "
@@ -217,6 +219,13 @@ function F.interpolate(x, ...)
     end
   else
     error("F.interpolate: either size or scale_factor must be given", 2)
+  end
+  for i = 1, nsp do
+    if type(sizes[i]) ~= "number" or sizes[i] < 1 then
+      local shape = x:size()
+      error(("F.interpolate: input and output sizes should be greater than 0, got input %s and output %s"):format(
+            table.concat(shape, "x", 3), table.concat(sizes, "x")), 2)
+    end
   end
   if mode == "area" then
     local fn = ({torch.adaptive_avg_pool1d, torch.adaptive_avg_pool2d, torch.adaptive_avg_pool3d})[nsp]
@@ -317,7 +326,7 @@ end
 -- affine_grid(theta, size[, align_corners=false]): the (N, H, W, 2) sampling
 -- grid of the affine maps theta (N, 2, 3) for an output of size {N, C, H, W}.
 function F.affine_grid(theta, size, align_corners)
-  if type(align_corners) == "table" then align_corners = align_corners.align_corners end
+  if U.opts("F.affine_grid", align_corners, "align_corners") then align_corners = align_corners.align_corners end
   align_corners = align_corners == true
   if #size ~= 4 then error("F.affine_grid: only 4-D sizes {N, C, H, W} are supported", 2) end
   local N, H, W = size[1], size[3], size[4]

@@ -21,12 +21,15 @@ local ARGS = {"lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maxim
 local function setup(self, name, params, wd_default, ...)
   local o = U.args("optim." .. name, ARGS, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = wd_default,
                                            amsgrad = false, maximize = false}, ...)
-  if o.lr < 0 then error(("optim.%s: invalid learning rate %s"):format(name, o.lr), 3) end
-  if o.eps < 0 then error(("optim.%s: invalid epsilon value %s"):format(name, o.eps), 3) end
+  local fname = "optim." .. name
+  if U.number(fname, "lr", o.lr) < 0 then error(("%s: invalid learning rate %s"):format(fname, o.lr), 3) end
+  if U.number(fname, "eps", o.eps) < 0 then error(("%s: invalid epsilon value %s"):format(fname, o.eps), 3) end
   if type(o.betas) ~= "table" or #o.betas ~= 2 or o.betas[1] < 0 or o.betas[1] >= 1 or o.betas[2] < 0 or o.betas[2] >= 1 then
     error(("optim.%s: betas must be a list of two numbers in [0, 1)"):format(name), 3)
   end
-  if o.weight_decay < 0 then error(("optim.%s: invalid weight_decay value %s"):format(name, o.weight_decay), 3) end
+  if U.number(fname, "weight_decay", o.weight_decay) < 0 then
+    error(("%s: invalid weight_decay value %s"):format(fname, o.weight_decay), 3)
+  end
   if o.fused and o.foreach then error(("optim.%s: `fused` and `foreach` cannot be `true` together"):format(name), 3) end
   if o.fused and o.differentiable then error(("optim.%s: `fused` does not support `differentiable`"):format(name), 3) end
   -- fused (PyTorch's fused=True): one kernel per CUDA parameter, the

@@ -10,14 +10,23 @@ local LRScheduler = {}
 LRScheduler.__index = LRScheduler
 LRScheduler.__name = "LRScheduler"
 
+-- Class(optimizer, ...) and the methods below are public entry points: an
+-- error raised inside the library names the scheduler at the caller's line.
+local function name_of(s) return "lr_scheduler." .. (rawget(s, "__name") or getmetatable(s).__name) end
+local construct = U.public(function(cls, optimizer, ...)
+  if type(optimizer) ~= "table" or optimizer.param_groups == nil then
+    error(("lr_scheduler.%s: expected an optimizer as first argument, got %s"):format(cls.__name,
+          type(optimizer) == "table" and "a table without param_groups" or type(optimizer)), 2)
+  end
+  local self = setmetatable({}, cls)
+  self:__init(optimizer, ...)
+  return self
+end, name_of)
+
 local function extend(name)
   local C = {__name = name}
   C.__index = C
-  return setmetatable(C, {__index = LRScheduler, __call = function(cls, ...)
-    local self = setmetatable({}, cls)
-    self:__init(...)
-    return self
-  end})
+  return setmetatable(C, {__index = LRScheduler, __call = construct})
 end
 
 -- Base setup: records initial_lr in each group and takes the initial step.
@@ -89,6 +98,7 @@ end
 local StepLR = extend("StepLR")
 function StepLR:__init(optimizer, step_size, ...)
   local o = U.args("lr_scheduler.StepLR", {"gamma", "last_epoch"}, {gamma = 0.1, last_epoch = -1}, ...)
+  U.size("lr_scheduler.StepLR", "step_size", step_size, 1)
   self.step_size, self.gamma = step_size, o.gamma
   self:_setup(optimizer, o.last_epoch)
 end
@@ -123,7 +133,8 @@ end
 -- ExponentialLR(optimizer, gamma[, last_epoch=-1])
 local ExponentialLR = extend("ExponentialLR")
 function ExponentialLR:__init(optimizer, gamma, last_epoch)
-  if type(last_epoch) == "table" then last_epoch = last_epoch.last_epoch end
+  if U.opts("lr_scheduler.ExponentialLR", last_epoch, "last_epoch") then last_epoch = last_epoch.last_epoch end
+  U.number("lr_scheduler.ExponentialLR", "gamma", gamma)
   self.gamma = gamma
   self:_setup(optimizer, last_epoch)
 end
@@ -201,7 +212,7 @@ end
 -- (one function, or a list of one per group).
 local LambdaLR = extend("LambdaLR")
 function LambdaLR:__init(optimizer, lr_lambda, last_epoch)
-  if type(last_epoch) == "table" then last_epoch = last_epoch.last_epoch end
+  if U.opts("lr_scheduler.LambdaLR", last_epoch, "last_epoch") then last_epoch = last_epoch.last_epoch end
   local n = #optimizer.param_groups
   if type(lr_lambda) == "table" then
     if #lr_lambda ~= n then
@@ -280,7 +291,7 @@ function OneCycleLR:__init(optimizer, max_lr, ...)
     end
   end
   if o.anneal_strategy ~= "cos" and o.anneal_strategy ~= "linear" then
-    error("lr_scheduler.OneCycleLR: anneal_strategy must be 'cos' or 'linear', got " .. tostring(o.anneal_strategy), 2)
+    U.choice("lr_scheduler.OneCycleLR", "anneal_strategy", o.anneal_strategy, "cos linear")
   end
   self.anneal_strategy = o.anneal_strategy
   self.cycle_momentum = o.cycle_momentum
@@ -336,6 +347,10 @@ function OneCycleLR:get_lr()
     end
   end
   return lrs
+end
+
+for _, k in ipairs{"step", "get_last_lr", "state_dict", "load_state_dict"} do
+  LRScheduler[k] = U.public(LRScheduler[k], name_of)
 end
 
 S.LRScheduler, S.StepLR, S.MultiStepLR, S.ExponentialLR, S.CosineAnnealingLR, S.LinearLR, S.LambdaLR, S.OneCycleLR =

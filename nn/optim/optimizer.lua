@@ -12,28 +12,32 @@ Optimizer.__name = "Optimizer"
 -- Marks a default that the user must give (SGD's lr).
 Optimizer.required = setmetatable({}, {__tostring = function() return "<required parameter>" end})
 
-local class_mt = {__call = function(C, ...) local self = setmetatable({}, C); self:__init(...); return self end}
+-- Class(params, ...) and the methods below are public entry points: an
+-- error raised inside the library names the optimizer at the caller's line.
+local function name_of(o) return "optim." .. (rawget(o, "__name") or getmetatable(o).__name) end
+local construct = U.public(function(C, ...) local self = setmetatable({}, C); self:__init(...); return self end,
+                           name_of)
 
 -- Optimizer:extend(name) -> a subclass; instances from Class(params, ...).
 function Optimizer:extend(name)
   local C = {__name = name}
   C.__index = C
   C.__tostring = function(o) return o:_repr() end
-  return setmetatable(C, {__index = self, __call = class_mt.__call})
+  return setmetatable(C, {__index = self, __call = construct})
 end
 
 -- Base setup: params is a list of tensors or of groups {params = {...}, lr = ..., ...}.
 function Optimizer:_setup(params, defaults)
   self.defaults, self.state, self.param_groups = defaults, {}, {}
   if torch.is_tensor(params) then
-    error(self.__name .. ": params must be a list of tensors or of parameter groups, got a single tensor "
+    error(name_of(self) .. ": params must be a list of tensors or of parameter groups, got a single tensor "
           .. "(wrap it in a table: {t})", 3)
   end
-  if type(params) ~= "table" then error(self.__name .. ": params must be a list, got " .. type(params), 3) end
+  if type(params) ~= "table" then error(name_of(self) .. ": params must be a list, got " .. type(params), 3) end
   if getmetatable(params) and getmetatable(params).__module_class then
-    error(self.__name .. ": pass model:parameters(), not the module itself", 3)
+    error(name_of(self) .. ": pass model:parameters(), not the module itself", 3)
   end
-  if #params == 0 then error(self.__name .. ": got an empty parameter list", 3) end
+  if #params == 0 then error(name_of(self) .. ": got an empty parameter list", 3) end
   if torch.is_tensor(params[1]) then params = {{params = params}} end
   for _, g in ipairs(params) do self:add_param_group(g) end
 end
@@ -42,7 +46,7 @@ end
 -- missing options come from the optimizer's defaults.
 function Optimizer:add_param_group(group)
   if type(group) ~= "table" or group.params == nil then
-    error(self.__name .. ": a parameter group must be a table with a 'params' field", 2)
+    error(name_of(self) .. ": a parameter group must be a table with a 'params' field", 2)
   end
   local ps = group.params
   if torch.is_tensor(ps) then ps = {ps} end
@@ -51,16 +55,18 @@ function Optimizer:add_param_group(group)
   g.params = {}
   for i, p in ipairs(ps) do
     if not torch.is_tensor(p) then
-      error(("%s: parameter %d of a group is a %s, not a tensor"):format(self.__name, i, type(p)), 2)
+      error(("%s: parameter %d of a group is a %s, not a tensor"):format(name_of(self), i, type(p)), 2)
     end
-    if not p.is_leaf then error(self.__name .. ": can't optimize a non-leaf tensor (use a parameter or detach())", 2) end
+    if not p.is_leaf then
+      error(name_of(self) .. ": can't optimize a non-leaf tensor (use a parameter or detach())", 2)
+    end
     g.params[i] = p
   end
   for k, v in pairs(self.defaults) do
     if g[k] == nil then
       if v == Optimizer.required then
         error(("%s: parameter group didn't specify a value of required optimization parameter %s"):format(
-              self.__name, k), 2)
+              name_of(self), k), 2)
       end
       g[k] = type(v) == "table" and {table.unpack(v)} or v
     end
@@ -68,14 +74,14 @@ function Optimizer:add_param_group(group)
   local seen = {}
   for _, other in ipairs(self.param_groups) do for _, p in ipairs(other.params) do seen[p] = true end end
   for _, p in ipairs(g.params) do
-    if seen[p] then error(self.__name .. ": some parameters appear in more than one parameter group", 2) end
+    if seen[p] then error(name_of(self) .. ": some parameters appear in more than one parameter group", 2) end
   end
   self.param_groups[#self.param_groups + 1] = g
 end
 
 -- zero_grad([set_to_none=true]): clears the gradients of all parameters.
 function Optimizer:zero_grad(set_to_none)
-  if type(set_to_none) == "table" then set_to_none = set_to_none.set_to_none end
+  if U.opts("zero_grad", set_to_none, "set_to_none") then set_to_none = set_to_none.set_to_none end
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do
       if set_to_none == false then
@@ -131,14 +137,14 @@ end
 function Optimizer:load_state_dict(sd)
   local groups = sd.param_groups
   if type(groups) ~= "table" or #groups ~= #self.param_groups then
-    error(("%s: loaded state dict has %d parameter groups, the optimizer has %d"):format(self.__name,
+    error(("%s: loaded state dict has %d parameter groups, the optimizer has %d"):format(name_of(self),
           type(groups) == "table" and #groups or 0, #self.param_groups), 2)
   end
   local id_to_param = {}
   for gi, g in ipairs(self.param_groups) do
     if #groups[gi].params ~= #g.params then
       error(("%s: loaded state dict contains a parameter group (%d) of %d parameters, the optimizer's has %d"):format(
-            self.__name, gi, #groups[gi].params, #g.params), 2)
+            name_of(self), gi, #groups[gi].params, #g.params), 2)
     end
     for j, id in ipairs(groups[gi].params) do id_to_param[id] = g.params[j] end
   end
@@ -176,6 +182,10 @@ function Optimizer:_repr()
   end
   lines[#lines + 1] = ")"
   return table.concat(lines, "\n")
+end
+
+for _, k in ipairs{"add_param_group", "zero_grad", "step", "state_dict", "load_state_dict"} do
+  Optimizer[k] = U.public(Optimizer[k], name_of)
 end
 
 return Optimizer

@@ -16,7 +16,7 @@ function RMSprop:__init(params, ...)
                                      "maximize", "differentiable"},
                    {lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
                     maximize = false}, ...)
-  if o.lr < 0 then error("optim.RMSprop: invalid learning rate " .. o.lr, 2) end
+  if U.number("optim.RMSprop", "lr", o.lr) < 0 then error("optim.RMSprop: invalid learning rate " .. o.lr, 2) end
   if o.eps < 0 then error("optim.RMSprop: invalid epsilon value " .. o.eps, 2) end
   if o.momentum < 0 then error("optim.RMSprop: invalid momentum value " .. o.momentum, 2) end
   if o.alpha < 0 then error("optim.RMSprop: invalid alpha value " .. o.alpha, 2) end
@@ -70,7 +70,7 @@ function Adagrad:__init(params, ...)
                                      "maximize", "differentiable"},
                    {lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
                     maximize = false}, ...)
-  if o.lr < 0 then error("optim.Adagrad: invalid learning rate " .. o.lr, 2) end
+  if U.number("optim.Adagrad", "lr", o.lr) < 0 then error("optim.Adagrad: invalid learning rate " .. o.lr, 2) end
   if o.lr_decay < 0 then error("optim.Adagrad: invalid lr_decay value " .. o.lr_decay, 2) end
   if o.initial_accumulator_value < 0 then
     error("optim.Adagrad: invalid initial_accumulator_value " .. o.initial_accumulator_value, 2)

@@ -12,9 +12,15 @@ function SGD:__init(params, ...)
                                  "differentiable"},
                    {lr = Optimizer.required, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false,
                     maximize = false}, ...)
-  if o.lr ~= Optimizer.required and o.lr < 0 then error("optim.SGD: invalid learning rate " .. o.lr, 2) end
-  if o.momentum < 0 then error("optim.SGD: invalid momentum value " .. o.momentum, 2) end
-  if o.weight_decay < 0 then error("optim.SGD: invalid weight_decay value " .. o.weight_decay, 2) end
+  if o.lr ~= Optimizer.required and U.number("optim.SGD", "lr", o.lr) < 0 then
+    error("optim.SGD: invalid learning rate " .. o.lr, 2)
+  end
+  if U.number("optim.SGD", "momentum", o.momentum) < 0 then
+    error("optim.SGD: invalid momentum value " .. o.momentum, 2)
+  end
+  if U.number("optim.SGD", "weight_decay", o.weight_decay) < 0 then
+    error("optim.SGD: invalid weight_decay value " .. o.weight_decay, 2)
+  end
   if o.nesterov and (o.momentum <= 0 or o.dampening ~= 0) then
     error("optim.SGD: Nesterov momentum requires a momentum and zero dampening", 2)
   end

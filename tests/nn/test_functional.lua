@@ -81,7 +81,7 @@ test("pad, interpolate, one_hot and fold argument errors are clear", function()
   local x = torch.zeros(1, 1, 3, 3)
   check_error(function() F.pad(x, {1, 2, 3}) end, "F.pad: pad must be a list of even length")
   check_error(function() F.pad(x, {3, 3}, "reflect") end, "must be less than the size 3 of dim 4")
-  check_error(function() F.pad(x, {1, 1}, "wrap") end, "F.pad: mode must be")
+  check_error(function() F.pad(x, {1, 1}, "wrap") end, "F.pad: unknown mode 'wrap'")
   check_error(function() F.interpolate(x, {size = {2, 2}, mode = "nearest", align_corners = true}) end,
               "align_corners can only be set")
   check_error(function() F.interpolate(x) end, "either size or scale_factor")

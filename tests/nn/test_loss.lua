@@ -79,8 +79,8 @@ test("loss argument errors name the loss and the shapes", function()
   check_error(function() F.binary_cross_entropy(x:sigmoid(), torch.zeros(4)) end,
               "F.binary_cross_entropy: target of shape 4 does not match input of shape 4x3")
   check_error(function() F.binary_cross_entropy(x, torch.zeros(4, 3)) end, "between 0 and 1")
-  check_error(function() nn.MSELoss({reduction = "avg"}) end, "reduction must be 'mean', 'sum' or 'none'")
-  check_error(function() F.mse_loss(x, x, {reduction = "avg"}) end, "reduction must be")
+  check_error(function() nn.MSELoss({reduction = "avg"}) end, "unknown reduction 'avg' (expected 'mean', 'sum' or 'none')")
+  check_error(function() F.mse_loss(x, x, {reduction = "avg"}) end, "F.mse_loss: unknown reduction 'avg'")
   check_error(function() F.mse_loss(x, x, {reductoin = "sum"}) end, "unknown option 'reductoin'")
 end)
 

@@ -178,7 +178,7 @@ cpu_test("selection rule: flash when it can run, else math, saying why", functio
     local g2 <close> = torch.backends.sdp_kernel{flash = false, math = false}
     check_error(function() F.scaled_dot_product_attention(q, k, v) end, "flash is disabled; math is disabled")
   end
-  check_error(function() torch.backends.sdp_kernel{fast = true} end, "unknown backend 'fast'")
+  check_error(function() torch.backends.sdp_kernel{fast = true} end, "unknown option 'fast'")
   if torch.cuda.is_available() then -- the CPU kernel does not take GPU tensors
     check_eq(sel(q:cuda(), k:cuda(), v:cuda()), "math")
   end

@@ -75,6 +75,7 @@ local function collect_series(o)
       local s = raw[i]
       if torch.is_tensor(s) or (type(s) == "table" and s.y == nil and #s > 0) then s = {y = s} end
       if type(s) ~= "table" then fail("series[%d] must be a table {name=, x=, y=}, got a %s", i, type(s)) end
+      torch._check_options(("plot: series[%d]"):format(i), s, "name x y")
       list[i] = s
     end
   end
@@ -103,12 +104,7 @@ end
 local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
 
 local function check_options(o)
-  local known = {series = true, title = true, xlabel = true, ylabel = true, logy = true, width = true,
-    height = true, path = true, quiet = true, markers = true, legend = true, layout = true}
-  for k in pairs(o) do
-    if not known[k] then fail("unknown option '%s' (series, title, xlabel, ylabel, logy, width, height, "
-      .. "path, quiet, markers, legend, layout)", tostring(k)) end
-  end
+  torch._check_options("plot", o, "series title xlabel ylabel logy width height path quiet markers legend layout name")
   for _, k in ipairs{"width", "height"} do
     local v = o[k]
     if v ~= nil and (math.type(v) ~= "integer" or v < 200 or v > 8000) then
@@ -422,4 +418,6 @@ local function plot(a, b)
   return o.path
 end
 
-return setmetatable(M, {__call = function(_, ...) return plot(...) end})
+-- torch.plot(...) is a public entry point: errors raised inside the library
+-- name it at the caller's line.
+return setmetatable(M, {__call = torch._public(function(_, ...) return plot(...) end, "torch.plot")})

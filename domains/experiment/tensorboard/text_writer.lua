@@ -111,6 +111,7 @@ end
 local function make(cls, name, dir, opts)
   if type(dir) == "table" and opts == nil then dir, opts = dir.log_dir, dir end
   opts = opts or {}
+  torch._check_options(name, opts, "log_dir flush_secs")
   if type(dir) ~= "string" then error(("%s: log_dir must be a string (a directory path), got %s"):format(name,
     type(dir)), 3) end
   local ok, err = C.makedirs(dir)
@@ -181,7 +182,7 @@ Base.__close = Base.close
 -- text.csv (step,tag,text,walltime), hparams.csv (run,name,value),
 -- images/*.png. Histograms become scalars <tag>/min, /max, /mean, /std.
 local CSVWriter = setmetatable({__name = "CSVWriter"}, {__index = Base,
-  __call = function(cls, dir, opts) return make(cls, "CSVWriter", dir, opts) end})
+  __call = torch._public(function(cls, dir, opts) return make(cls, "CSVWriter", dir, opts) end, "CSVWriter")})
 CSVWriter.__index = CSVWriter
 CSVWriter.__close = Base.close
 
@@ -212,12 +213,14 @@ function CSVWriter:add_histogram(tag, values, step, bins, walltime)
 end
 
 function CSVWriter:add_image(tag, img, step, walltime, dataformats)
-  if type(walltime) == "table" then dataformats = walltime.dataformats end
+  if type(walltime) == "table" then
+    dataformats = torch._check_options("add_image", walltime, "walltime dataformats").dataformats
+  end
   self:write_png(tag, img, check_step("add_image", step), dataformats)
 end
 
 function CSVWriter:add_hparams(hp, metrics, opts)
-  opts = opts or {}
+  opts = torch._check_options("add_hparams", opts or {}, "run_name global_step hparam_domain_discrete")
   S.hparams(hp, metrics) -- the same checks as SummaryWriter
   local run = opts.run_name or ("%.6f"):format(C.walltime())
   local f = self:file("hparams", "hparams.csv", "run,name,value")
@@ -241,7 +244,7 @@ M.CSVWriter = CSVWriter
 -- "histogram" (min, max, num, sum, sum_squares, bucket_limit, bucket),
 -- "image" (a path under images/), "hparams" with "metrics".
 local JSONLWriter = setmetatable({__name = "JSONLWriter"}, {__index = Base,
-  __call = function(cls, dir, opts) return make(cls, "JSONLWriter", dir, opts) end})
+  __call = torch._public(function(cls, dir, opts) return make(cls, "JSONLWriter", dir, opts) end, "JSONLWriter")})
 JSONLWriter.__index = JSONLWriter
 JSONLWriter.__close = Base.close
 
@@ -269,14 +272,17 @@ function JSONLWriter:add_histogram(tag, values, step, bins, walltime)
 end
 
 function JSONLWriter:add_image(tag, img, step, walltime, dataformats)
-  if type(walltime) == "table" then walltime, dataformats = walltime.walltime, walltime.dataformats end
+  if type(walltime) == "table" then
+    torch._check_options("add_image", walltime, "walltime dataformats")
+    walltime, dataformats = walltime.walltime, walltime.dataformats
+  end
   step = check_step("add_image", step)
   local rel = self:write_png(tag, img, step, dataformats)
   self:record{step = step, tag = tag, image = rel, walltime = walltime or C.walltime()}
 end
 
 function JSONLWriter:add_hparams(hp, metrics, opts)
-  opts = opts or {}
+  opts = torch._check_options("add_hparams", opts or {}, "run_name global_step hparam_domain_discrete")
   S.hparams(hp, metrics)
   local vals = {}
   for k, v in pairs(hp) do vals[k] = torch.is_tensor(v) and v:item() or v end
@@ -284,5 +290,20 @@ function JSONLWriter:add_hparams(hp, metrics, opts)
 end
 
 M.JSONLWriter = JSONLWriter
+
+-- The methods users call are public entry points: an error raised inside
+-- the library names the method at the caller's line.
+for _, cls in ipairs{Base, CSVWriter, JSONLWriter} do
+  for _, k in ipairs{"add_scalar", "add_scalars", "add_text", "add_histogram", "add_image", "add_hparams", "flush",
+                     "close", "get_logdir"} do
+    local f = rawget(cls, k)
+    if f then
+      cls[k] = torch._public(f, function(self)
+        local mt = type(self) == "table" and getmetatable(self)
+        return (mt and mt.__name or "writer") .. "." .. k
+      end)
+    end
+  end
+end
 
 return M

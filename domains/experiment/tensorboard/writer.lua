@@ -9,8 +9,7 @@ local C = require "torch.utils.tensorboard._summary"
 local SummaryWriter = {__name = "SummaryWriter"}
 SummaryWriter.__index = SummaryWriter
 
-local OPTS = {log_dir = true, comment = true, purge_step = true, max_queue = true, flush_secs = true,
-  filename_suffix = true}
+local OPTS = "log_dir comment purge_step max_queue flush_secs filename_suffix"
 
 -- The step argument as an integer (nil allowed); fn names the caller.
 local function check_step(fn, step)
@@ -40,9 +39,7 @@ local function new(_, log_dir, opts)
     error(("SummaryWriter: log_dir must be a string (a directory path), got %s"):format(type(log_dir)), 2)
   end
   if type(opts) ~= "table" then error("SummaryWriter: options must be a table", 2) end
-  for k in pairs(opts) do
-    if not OPTS[k] then error(("SummaryWriter: unknown option '%s'"):format(tostring(k)), 2) end
-  end
+  torch._check_options("SummaryWriter", opts, OPTS)
   if not log_dir then
     log_dir = ("runs/%s_%s%s"):format(os.date("%b%d_%H-%M-%S"), C.hostname(), opts.comment or "")
   end
@@ -57,7 +54,7 @@ local function new(_, log_dir, opts)
   self.file_writer = EventFile.new(log_dir, fopts, "SummaryWriter")
   return self
 end
-setmetatable(SummaryWriter, {__call = new})
+setmetatable(SummaryWriter, {__call = torch._public(new, "SummaryWriter")})
 
 function SummaryWriter:get_logdir() return self.log_dir end
 
@@ -98,7 +95,10 @@ end
 function SummaryWriter:add_histogram(tag, values, step, bins, walltime)
   local fw = writer(self, "add_histogram")
   if type(bins) == "table" and (next(bins) == nil or bins.bins ~= nil or bins.walltime ~= nil) then
+    torch._check_options("add_histogram", bins, "bins walltime")
     bins, walltime = bins.bins, bins.walltime or walltime -- an options table, not a list of edges
+  elseif type(bins) == "table" and getmetatable(bins) == nil and #bins == 0 and next(bins) ~= nil then
+    torch._check_options("add_histogram", bins, "bins walltime") -- a misspelt option
   end
   step, walltime = check_step("add_histogram", step), check_walltime("add_histogram", walltime)
   fw:add(S.histogram(tag, values, bins), step, walltime)
@@ -108,7 +108,10 @@ end
 -- or add_image(tag, img, step, {dataformats=, walltime=})
 function SummaryWriter:add_image(tag, img, step, walltime, dataformats)
   local fw = writer(self, "add_image")
-  if type(walltime) == "table" then walltime, dataformats = walltime.walltime, walltime.dataformats end
+  if type(walltime) == "table" then
+    torch._check_options("add_image", walltime, "walltime dataformats")
+    walltime, dataformats = walltime.walltime, walltime.dataformats
+  end
   step, walltime = check_step("add_image", step), check_walltime("add_image", walltime)
   fw:add(S.image(tag, img, dataformats), step, walltime)
 end
@@ -156,5 +159,11 @@ end
 
 SummaryWriter.__close = SummaryWriter.close
 SummaryWriter.__tostring = function(self) return ("SummaryWriter(%q)"):format(self.log_dir) end
+
+-- The methods are public entry points: an error raised inside the library
+-- names the method ("add_scalar: ...") at the caller's line.
+for k, f in pairs(SummaryWriter) do
+  if type(f) == "function" and k:sub(1, 1) ~= "_" then SummaryWriter[k] = torch._public(f, "SummaryWriter." .. k) end
+end
 
 return SummaryWriter
