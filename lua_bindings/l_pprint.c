@@ -574,6 +574,7 @@ static void read_options(lua_State *L, int idx, pp *p) {
   p->items = DEF_ITEMS;
   if (idx == 0 || lua_isnoneornil(L, idx)) return;
   luaL_checktype(L, idx, LUA_TTABLE);
+  mtl_check_options(L, idx, "pformat", "width depth max_items");
   static const char *const names[] = {"width", "depth", "max_items"};
   int *fields[] = {&p->width, &p->depth, &p->items};
   static const int lows[] = {20, 1, 2};
@@ -629,8 +630,9 @@ static int l_pprint(lua_State *L) {
 static const mtl_reg regs[] = {
     {"pformat", mtl_pformat, MTL_FN,
      "torch.pformat(v[, {width=80, depth=5, max_items=20}]) -- v as readable text: nested tables with sorted keys, "
-     "tensors summarized, long tables elided, cycles marked (what the REPL prints)"},
-    {"pprint", l_pprint, MTL_FN, "torch.pprint(...) -- prints each value as torch.pformat shows it"},
+     "tensors summarized, long tables elided, cycles marked (what the REPL prints)",
+     MTL_DATA /* argument 1 is any value; the options (argument 2) are checked by read_options */},
+    {"pprint", l_pprint, MTL_FN, "torch.pprint(...) -- prints each value as torch.pformat shows it", MTL_DATA},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_pprint(lua_State *L, int torch_idx, int methods_idx) { mtl_register(L, torch_idx, methods_idx, regs); }

@@ -27,7 +27,7 @@ test("far from every name: the valid names are listed; no options: said so", fun
            "zeros: unknown option 'colour' (valid options: 'dtype', 'device' or 'requires_grad')")
   local x = torch.ones(2, 3)
   check_eq(err_of(x.t, x, {foo = 1}), "t: unknown option 'foo' (t takes no options)")
-  check_eq(err_of(x.exp_, x, {out = x}), "exp: unknown option 'out' (exp takes no options)")
+  check_eq(err_of(x.exp_, x, {out = x}), "exp_: unknown option 'out' (exp_ takes no options)")
 end)
 
 test("the position is the caller's line and the session goes on", function()
