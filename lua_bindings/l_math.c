@@ -170,8 +170,9 @@ static void register_op(lua_State *L, int torch_idx, int methods_idx, int op, in
   const char *h = op_help(name);
   const char *sig = mt_ops[op].arity == 1 ? "(x)" : "(a, b)";
   char text[256];
-  snprintf(text, sizeof text, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, inplace ? "_()" : sig,
-           h ? h : name, inplace ? ", in place" : "");
+  if (inplace) sig = mt_ops[op].arity == 1 ? "_()" : "_(b)";
+  snprintf(text, sizeof text, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, sig, h ? h : name,
+           inplace ? ", in place" : "");
   mtl_set_help(L, text);
   char buf[64];
   snprintf(buf, sizeof buf, "%s%s", name, inplace ? "_" : "");
