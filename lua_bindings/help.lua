@@ -229,9 +229,13 @@ function H.resolve(key, load)
   return true, v
 end
 
--- value -> list of {key=, entry=} over the loaded packages (rebuilt per
--- call: cheap next to printing, and it sees packages loaded since).
+-- value -> list of {key=, entry=} over the loaded packages (rebuilt when
+-- a package was loaded since the last call).
+local INDEX, INDEX_N
 local function value_index()
+  local n = 0
+  for _ in pairs(package.loaded) do n = n + 1 end
+  if INDEX and INDEX_N == n then return INDEX end
   local entries = H.entries()
   local idx = {}
   for _, e in ipairs(entries) do
@@ -246,6 +250,7 @@ local function value_index()
       end
     end
   end
+  INDEX, INDEX_N = idx, n
   return idx
 end
 
@@ -530,10 +535,11 @@ end
 local function name_lines(name, out)
   local entries, by_key = H.entries()
   local key = H.key(name)
+  local bare = not name:find("[.:]")
   if key:sub(1, 6) ~= "torch." and key ~= "torch" then key = "torch." .. key end
-  if by_key[key] then entry_lines(by_key[key], out); return true, H.short(key) end
+  if by_key[key] and not bare then entry_lines(by_key[key], out); return true, H.short(key) end
   local ok, v = H.resolve(key, true)
-  if ok and v ~= nil then return false, key, v end
+  if ok and v ~= nil and not (bare and type(v) == "function") then return false, key, v end
   local last = name:match("([%w_]+)$") or name
   local found, seen = {}, {}
   for _, e in ipairs(entries) do
