@@ -220,3 +220,23 @@ test("help of a long text is cut with a hint when stdout is not a terminal", fun
   out = lines_of(exe .. " -e 'help(torch.Tensor, {all=true})' 2>&1")
   check(#out > 300, #out .. " lines with all=true")
 end)
+
+test("README.md and docs/ link only to files in the repository", function()
+  local bad = {}
+  local files = {"README.md"}
+  for _, f in ipairs(lines_of("cd '" .. root .. "' && ls docs/*.md docs/api/*.md")) do files[#files + 1] = f end
+  for _, f in ipairs(files) do
+    local text = read(root .. "/" .. f)
+    local dir = f:match("^(.*)/[^/]*$") or "."
+    if text:find("../shared", 1, true) then bad[#bad + 1] = f .. ": mentions ../shared (outside the repository)" end
+    for target in text:gmatch("%]%(([^)%s]+)%)") do
+      local path = target:gsub("#.*$", "")
+      if path ~= "" and not path:match("^%a+:") then
+        local full = root .. "/" .. dir .. "/" .. path
+        local fh = io.open(full)
+        if fh then fh:close() else bad[#bad + 1] = f .. ": link to " .. target .. " (no such file)" end
+      end
+    end
+  end
+  check(#bad == 0, listing(bad, "broken links"))
+end)
