@@ -22,8 +22,23 @@ CAIRO_CFLAGS := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
 CAIRO_LIBS   := $(shell pkg-config --libs cairo fontconfig 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) \
-           -Itensor -Igraph -Ijit -Ilua_bindings $(LUA_CFLAGS) -DMT_PREFIX='"$(PREFIX)"'
+CFLAGS  := -std=gnu11 $(OPT) -g -march=x86-64-v3 -fPIC -fopenmp $(WARN) $(SAN) -DMT_PREFIX='"$(PREFIX)"'
+# Each layer compiles with only the headers it may use (docs/architecture.md;
+# scripts/check_layers.lua checks includes and symbols): the engine sees
+# itself, graph/ the engine, jit/ both; only the packages' C, the bindings
+# and the REPL see Lua.
+INC_tensor := -Itensor
+INC_graph  := -Itensor -Igraph
+INC_jit    := -Itensor -Igraph -Ijit
+INC_pkg    := -Itensor -Igraph -Ilua_bindings $(LUA_CFLAGS)
+INC_bind   := -Itensor -Igraph -Ijit -Ilua_bindings $(LUA_CFLAGS)
+INC_repl   := -Itensor -Igraph -Ijit -Ilua_bindings -Irepl $(LUA_CFLAGS)
+$(BUILD)/tensor/%.o $(BUILD)/gen/%_cu.o $(BUILD)/tests/c/%.o: INC = $(INC_tensor)
+$(BUILD)/graph/%.o: INC = $(INC_graph)
+$(BUILD)/jit/%.o: INC = $(INC_jit)
+$(BUILD)/nn/%.o $(BUILD)/domains/%.o: INC = $(INC_pkg)
+$(BUILD)/lua_bindings/%.o $(BUILD)/gen/%_lua.o $(BUILD)/gen/cmodules.o: INC = $(INC_bind)
+$(BUILD)/repl/%.o: INC = $(INC_repl)
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
 LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
@@ -52,7 +67,7 @@ REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 HEADERS := $(wildcard tensor/*.h tensor/*.def tensor/cpu/*.h tensor/cuda/*.h tensor/io/*.h graph/*.h jit/*.h lua_bindings/*.h repl/*.h \
                      nn/*.h nn/*/*.h domains/*/*.h domains/*/*/*.h)
 
-.PHONY: all test asan fuzz bench install clean help ctest luatest
+.PHONY: all test check asan fuzz bench install clean help ctest luatest
 
 all: $(BUILD)/moontorch $(BUILD)/torch.so $(BUILD)/test_engine
 
@@ -81,7 +96,7 @@ $(BUILD)/hip/gpu_port.ok: tests/hip/port_check.cc $(HEADERS)
 
 $(BUILD)/hip/hiprtc_check: tests/hip/hiprtc_check.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itensor/cuda -o $@ $< -ldl
+	$(CC) $(CFLAGS) $(INC_tensor) -Itensor/cuda -o $@ $< -ldl
 
 $(BUILD)/hip/%.ok: tensor/cuda/%.cu tensor/cuda/common.cu $(wildcard tensor/cuda/*.samples) scripts/hip_kernels.sh \
                    $(BUILD)/hip/hiprtc_check
@@ -93,6 +108,7 @@ endif
 help:
 	@echo "make            build $(BUILD)/moontorch, $(BUILD)/torch.so (Lua C module) and the C tests"
 	@echo "make test       build, then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
+	@echo "make check      the layering check: no include or symbol pointing up a layer, prefixes, file and function sizes"
 	@echo "make asan       the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 	@echo "make HIP=1      the program with its GPU backend on HIP (AMD GPUs) in build-hip/, and every kernel family"
 	@echo "                compiled offline by hipcc for HIP_ARCHS (default gfx90a gfx940); needs Debian's hipcc"
@@ -105,7 +121,7 @@ help:
 # kernels get -O3 and no errno so loops vectorize
 $(BUILD)/tensor/cpu/%.o: tensor/cpu/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(KFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(INC) $(KFLAGS) -c $< -o $@
 
 # Lua parts of the torch module, compiled in as C strings
 $(BUILD)/gen/%_lua.c: lua_bindings/%.lua scripts/embed.lua
@@ -130,13 +146,13 @@ $(BUILD)/gen/cmodules.c: $(PKG_SRC) scripts/cmodules.sh
 	scripts/cmodules.sh $(PKG_SRC) > $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(INC) -c $< -o $@
 
 $(BUILD)/domains/experiment/plot/l_canvas.o: CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(INC) -c $< -o $@
 
 $(BUILD)/libmoontorch.a: $(ENGINE_OBJ) $(GRAPH_OBJ) $(JIT_OBJ) $(BIND_OBJ)
 	@rm -f $@
@@ -153,6 +169,11 @@ $(BUILD)/test_engine: $(CTEST_SRC:%.c=$(BUILD)/%.o) $(ENGINE_OBJ)
 
 test: all
 	$(BUILD)/moontorch tests/run.lua --engine $(BUILD)/test_engine
+
+# the layering check (docs/architecture.md): includes and symbols point down
+# only, every export has its layer's prefix, files and functions stay short
+check: all
+	lua5.4 scripts/check_layers.lua $(BUILD)
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DMT_SANITIZE" all

@@ -1,13 +1,15 @@
 #!/bin/sh
 # gpu_carry.sh -- packs what the GPU machine (the device tool's `run`) needs
-# to run moontorch's tests there: build/moontorch, build/torch.so, the shared
-# libraries they load beyond the C library (Lua, oneDNN, SLEEF, Cairo ...)
-# as lib/, and the Lua packages and tests. Writes DEST/moontorch-gpu.tar.xz
-# (DEST defaults to .carry, which git ignores; a run carries at most 64 MiB).
-# The run tool sends the session's main checkout, so from a worktree give a
-# DEST inside that checkout's ignored .carry/. Build first (make). There:
-#   mkdir -p /tmp/w && tar xJf DEST/moontorch-gpu.tar.xz -C /tmp/w && cd /tmp/w &&
-#   LD_LIBRARY_PATH=/tmp/w/lib build/moontorch tests/run.lua tests/cuda/
+# beyond the working tree, which the run tool copies there itself:
+# build/moontorch, build/torch.so and the shared libraries they load beyond
+# the C library (Lua, oneDNN, SLEEF, Cairo ...) as lib/. Writes
+# DEST/moontorch-gpu.tar.xz (DEST defaults to .carry, which git ignores; a
+# run carries at most 64 MiB). The run tool sends the session's main
+# checkout, so from a worktree give a DEST inside that checkout's ignored
+# .carry/. Build first (make). There, in the copied tree's root (the
+# binaries find the Lua packages in it: nn/, domains/, lua_bindings/):
+#   tar xJf DEST/moontorch-gpu.tar.xz &&
+#   LD_LIBRARY_PATH=$PWD/lib build/moontorch tests/run.lua tests/cuda/
 # BUILD=build-asan packs the sanitizer build instead (as build/ in the tar;
 # there run with ASAN_OPTIONS=protect_shadow_gap=0, which CUDA needs).
 set -eu
@@ -27,6 +29,5 @@ for f in $( (ldd $b/moontorch; ldd $b/torch.so) | awk '$3 ~ /^\// {print $3}' | 
   esac
 done
 cp $b/moontorch $b/torch.so "$stage/build/"
-cp -r lua tests scripts "$stage/"
-tar cJf "$dest/moontorch-gpu.tar.xz" -C "$stage" build lib lua tests scripts
+tar cJf "$dest/moontorch-gpu.tar.xz" -C "$stage" build lib
 ls -l "$dest/moontorch-gpu.tar.xz"

@@ -28,7 +28,7 @@
 local script_dir = (arg and arg[0] or "tests/run.lua"):match("^(.*)/[^/]*$") or "."
 local root = script_dir:match("^(.*)/tests$") or (script_dir == "tests" and ".") or script_dir .. "/.."
 package.cpath = root .. "/build/?.so;" .. package.cpath
-package.path = root .. "/?.lua;" .. root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
+package.path = root .. "/?.lua;" .. package.path
 local torch = require "torch"
 
 local passed, failed, failures = 0, 0, {}

@@ -64,7 +64,7 @@ static mt_status src_read(src *s, unsigned char *dst, size_t n, size_t *got) {
 }
 
 /* Reads the magic and sizes into info; *esize gets the element size. */
-static mt_status read_header(src *s, size_t len, mt_idx_info *info, unsigned *esize) {
+static mt_status read_header(src *s, size_t len, mtd_idx_info *info, unsigned *esize) {
   unsigned char h[4 * 256];
   size_t got;
   mt_status st = src_read(s, h, 4, &got);
@@ -125,7 +125,7 @@ static void to_host(unsigned char *p, size_t nbytes, size_t es) {
 #endif
 }
 
-static mt_status decode(src *s, size_t len, mt_idx_alloc_fn alloc, void *ctx, mt_idx_info *info) {
+static mt_status decode(src *s, size_t len, mtd_idx_alloc_fn alloc, void *ctx, mtd_idx_info *info) {
   unsigned es;
   mt_status st = read_header(s, len, info, &es);
   if (st) return st;
@@ -142,7 +142,7 @@ static mt_status decode(src *s, size_t len, mt_idx_alloc_fn alloc, void *ctx, mt
   return MT_OK;
 }
 
-mt_status mt_idx_decode(const unsigned char *buf, size_t len, mt_idx_alloc_fn alloc, void *ctx, mt_idx_info *info) {
+mt_status mtd_idx_decode(const unsigned char *buf, size_t len, mtd_idx_alloc_fn alloc, void *ctx, mtd_idx_info *info) {
   memset(info, 0, sizeof *info);
   src s;
   memset(&s, 0, sizeof s);

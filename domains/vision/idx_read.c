@@ -6,21 +6,21 @@
 #include "io/fileio.h"
 #include "idx.h"
 
-static mt_status new_tensor(void *ctx, const mt_idx_info *info, void **data) {
+static mt_status new_tensor(void *ctx, const mtd_idx_info *info, void **data) {
   mt_tensor **t = ctx;
   mt_status st = mt_empty(info->shape, info->ndim, info->dtype, mt_cpu(), t);
   if (!st) *data = mt_data(*t);
   return st;
 }
 
-mt_status mt_idx_read(const char *path, mt_tensor **out) {
+mt_status mtd_idx_read(const char *path, mt_tensor **out) {
   unsigned char *buf;
   size_t len;
   mt_status st = mt_read_file(path, (size_t)1 << 40, &buf, &len);
   if (st) return st;
   mt_tensor *t = NULL;
-  mt_idx_info info;
-  st = mt_idx_decode(buf, len, new_tensor, &t, &info);
+  mtd_idx_info info;
+  st = mtd_idx_decode(buf, len, new_tensor, &t, &info);
   free(buf);
   if (st) {
     if (t) mt_release(t);

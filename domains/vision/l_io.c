@@ -11,7 +11,7 @@ static int l_read_idx(lua_State *L) {
                       luaL_typename(L, 1));
   const char *path = lua_tostring(L, 1);
   mt_tensor *t = NULL;
-  if (mt_idx_read(path, &t) != MT_OK) return luaL_error(L, "torch.vision.io.read_idx: %s: %s", path, mt_errmsg());
+  if (mtd_idx_read(path, &t) != MT_OK) return luaL_error(L, "torch.vision.io.read_idx: %s: %s", path, mt_errmsg());
   mtl_push_tensor(L, t);
   return 1;
 }

@@ -1,6 +1,6 @@
 /* png.c -- in-memory PNG encoder over libpng. libpng reports errors by
  * longjmp to the jmp_buf of its write struct; that jump stays inside
- * mt_png_encode, which turns it into an mt_status like every engine call. */
+ * mtd_png_encode, which turns it into an mt_status like every engine call. */
 #include "png.h"
 
 #include <png.h>
@@ -40,7 +40,7 @@ static void on_error(png_structp png, png_const_charp msg) {
 
 static void on_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
-mt_status mt_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsigned char **out, size_t *n) {
+mt_status mtd_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsigned char **out, size_t *n) {
   static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                PNG_COLOR_TYPE_RGB_ALPHA};
   *out = NULL, *n = 0;

@@ -1,6 +1,6 @@
 /* png.h -- PNG encoding of 8-bit images (TensorBoard's Summary.Image). */
-#ifndef MT_PNG_H
-#define MT_PNG_H
+#ifndef MTD_PNG_H
+#define MTD_PNG_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +10,6 @@
 /* Encodes h x w pixels of c channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA),
  * row-major HWC bytes at pix, as a PNG file in memory: *out (malloc'ed;
  * free it) of *n bytes. */
-mt_status mt_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsigned char **out, size_t *n);
+mt_status mtd_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsigned char **out, size_t *n);
 
 #endif

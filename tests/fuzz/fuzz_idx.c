@@ -9,7 +9,7 @@
 
 #define LIMIT ((size_t)64 << 20) /* keep each run fast */
 
-static mt_status alloc(void *ctx, const mt_idx_info *info, void **data) {
+static mt_status alloc(void *ctx, const mtd_idx_info *info, void **data) {
   if (info->nbytes > LIMIT) return mt_fail(MT_ENOMEM, "too large for fuzzing");
   *data = malloc(info->nbytes ? info->nbytes : 1);
   *(void **)ctx = *data;
@@ -20,8 +20,8 @@ static volatile unsigned sink; /* reads of the data must not be optimised away *
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   void *buf = NULL;
-  mt_idx_info info;
-  if (mt_idx_decode(data, size, alloc, &buf, &info) == MT_OK) {
+  mtd_idx_info info;
+  if (mtd_idx_decode(data, size, alloc, &buf, &info) == MT_OK) {
     static const unsigned size[MT_NDTYPE] = {
         [MT_UINT8] = 1, [MT_INT8] = 1, [MT_INT16] = 2, [MT_INT32] = 4, [MT_FLOAT32] = 4, [MT_FLOAT64] = 8};
     uint64_t n = size[info.dtype];

@@ -42,8 +42,8 @@ static uint32_t crc_update(uint32_t c, const unsigned char *p, size_t n) {
 
 #endif
 
-uint32_t mt_crc32c(uint32_t crc, const void *p, size_t n) {
+uint32_t mtd_crc32c(uint32_t crc, const void *p, size_t n) {
   return ~crc_update(~crc, (const unsigned char *)p, n);
 }
 
-uint32_t mt_crc32c_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+uint32_t mtd_crc32c_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }

@@ -18,7 +18,7 @@
 static int l_crc32c(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
-  lua_pushinteger(L, mt_crc32c(0, s, n));
+  lua_pushinteger(L, mtd_crc32c(0, s, n));
   return 1;
 }
 
@@ -26,7 +26,7 @@ static int l_crc32c(lua_State *L) {
 static int l_masked_crc32c(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
-  lua_pushinteger(L, mt_crc32c_mask(mt_crc32c(0, s, n)));
+  lua_pushinteger(L, mtd_crc32c_mask(mtd_crc32c(0, s, n)));
   return 1;
 }
 
@@ -41,8 +41,8 @@ static int l_tfrecord(lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &n);
   unsigned char head[12], tail[4];
   put_le(head, n, 8);
-  put_le(head + 8, mt_crc32c_mask(mt_crc32c(0, head, 8)), 4);
-  put_le(tail, mt_crc32c_mask(mt_crc32c(0, s, n)), 4);
+  put_le(head + 8, mtd_crc32c_mask(mtd_crc32c(0, head, 8)), 4);
+  put_le(tail, mtd_crc32c_mask(mtd_crc32c(0, s, n)), 4);
   luaL_Buffer b;
   luaL_buffinitsize(L, &b, n + 16);
   luaL_addlstring(&b, (const char *)head, 12);
@@ -59,7 +59,7 @@ static int l_png(lua_State *L) {
     return luaL_error(L, "png: expected a contiguous uint8 tensor of shape HxWxC");
   unsigned char *out;
   size_t n;
-  if (mt_png_encode((const uint8_t *)mt_data(t), t->shape[0], t->shape[1], (int)t->shape[2], &out, &n))
+  if (mtd_png_encode((const uint8_t *)mt_data(t), t->shape[0], t->shape[1], (int)t->shape[2], &out, &n))
     return luaL_error(L, "png: %s", mt_errmsg());
   lua_pushlstring(L, (const char *)out, n);
   free(out);
