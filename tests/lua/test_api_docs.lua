@@ -50,8 +50,8 @@ test("the reference has an index and a page per package", function()
 end)
 
 test("every public name of the live namespaces has an entry in docs/api", function()
-  check(#missing == 0, listing(missing, "public names without an entry (add a line `- `name(args)` -- what it "
-        .. "does` to their page; build/moontorch scripts/api_docs.lua --write appends them)"))
+  check(#missing == 0, listing(missing, "public names without an entry (add a line  - `name(args)` -- what it "
+        .. "does  to their page; build/moontorch scripts/api_docs.lua --write appends them)"))
 end)
 
 test("every entry names something that exists, and one value per entry", function()
