@@ -149,12 +149,25 @@ end
 
 -- The public methods a class defines itself, sorted.
 local function own_methods(c)
-  local out = {}
-  for k, v in pairs(c) do
-    if type(k) == "string" and k:sub(1, 1) ~= "_" and type(v) == "function" then out[#out + 1] = k end
+  local out, seen = {}, {}
+  local idx = rawget(c, "__index")
+  for _, t in ipairs{c, type(idx) == "table" and idx ~= c and idx or {}} do
+    for k, v in pairs(t) do
+      if type(k) == "string" and k:sub(1, 1) ~= "_" and type(v) == "function" and not seen[k] then
+        seen[k] = true
+        out[#out + 1] = k
+      end
+    end
   end
   table.sort(out)
   return out
+end
+
+-- The function of method m of class c (its own, or in its __index table).
+local function method_of(c, m)
+  local f = rawget(c, m)
+  if f == nil and type(rawget(c, "__index")) == "table" then f = rawget(rawget(c, "__index"), m) end
+  return f
 end
 H.own_methods = own_methods
 
@@ -217,7 +230,7 @@ function H.resolve(key, load)
       local m = rawget(v, method)
       return m ~= nil, m
     end
-    if type(v) == "function" and load then -- methods of objects a constructor makes (torch.Generator)
+    if type(v) == "function" then -- methods of objects a constructor makes (torch.Generator, torch.Timer)
       local ok, obj = pcall(v)
       if ok and obj ~= nil then
         local ok2, m = pcall(function() return obj[method] end)
@@ -422,14 +435,16 @@ end
 
 -- The one-line description of a method m of class c (named key or nil).
 local function method_line(c, ckey, m, by_key, ckeys)
-  local e = ckey and H.entry_for(ckey .. ":" .. m, ckey, by_key, ckeys)
+  local e = ckey and H.entry_for(ckey .. ":" .. m, ckey, by_key, ckeys) or
+            by_key[H.key((rawget(c, "__name") or "?") .. ":" .. m)]
   if e then
     local sig = e.sig:match("^[%w_.*]*[:.]?" .. m .. "(.*)$")
     if not sig then sig = " (= " .. H.short(H.key(e.sig)) .. (e.sig:match("(%b())") or "") .. ")" end
     return m .. sig .. " -- " .. e.desc
   end
-  local f = rawget(c, m)
-  local sig, src = lua_signature(f)
+  local f = method_of(c, m)
+  local sig, src
+  if type(f) == "function" then sig, src = lua_signature(f) end
   if sig then
     local ps = sig:gsub("^%(self, ?", "("):gsub("^%(self%)", "()")
     return m .. ps .. "   (" .. src .. ")"
@@ -444,7 +459,7 @@ end
 
 -- Lines describing class c: constructor entry, own methods, ancestors.
 local function class_lines(c, out, ckeys, by_key, instance)
-  local key = ckeys[c]
+  local key = ckeys[c] or (by_key[rawget(c, "__name")] and rawget(c, "__name"))
   local e = key and by_key[key]
   if e then
     entry_lines(e, out)
@@ -687,6 +702,22 @@ function H.text(...)
     local n = 0
     for _ in pairs(x) do n = n + 1 end
     out[#out + 1] = ("a Lua table with %d fields"):format(n)
+    return table.concat(out, "\n") .. "\n"
+  end
+  local mt = getmetatable(x)
+  local tname = type(mt) == "table" and rawget(mt, "__name")
+  if type(x) == "userdata" and type(tname) == "string" then -- a C object: its maker's entry and methods
+    out[#out + 1] = ("%s: an object of %s"):format(tostring(x), tname)
+    if by_key[tname] then entry_lines(by_key[tname], out) end
+    local ms = {}
+    for _, e in ipairs((H.entries())) do
+      local m = e.keys[1]:sub(1, #tname + 1) == tname .. ":" and e.keys[1]:sub(#tname + 2)
+      if m then ms[#ms + 1] = "  " .. m .. (e.sig:match("[:.]" .. m .. "(.*)$") or "") .. " -- " .. e.desc end
+    end
+    if #ms > 0 then
+      out[#out + 1] = "methods:"
+      for _, l in ipairs(ms) do out[#out + 1] = l end
+    end
     return table.concat(out, "\n") .. "\n"
   end
   out[#out + 1] = ("a %s: %s (help() lists what help explains)"):format(type(x), tostring(x))
