@@ -60,6 +60,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:tensor/cuda/%.cu=$(BUILD)/
 GRAPH_OBJ  := $(GRAPH_SRC:%.c=$(BUILD)/%.o)
 JIT_OBJ    := $(JIT_SRC:%.c=$(BUILD)/%.o)
 BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/autograd_lua.o $(BUILD)/gen/jit_lua.o \
+              $(BUILD)/gen/help_lua.o $(BUILD)/gen/api_docs.o \
               $(PKG_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/cmodules.o
 REPL_OBJ   := $(REPL_SRC:%.c=$(BUILD)/%.o)
 
@@ -126,6 +127,14 @@ $(BUILD)/tensor/cpu/%.o: tensor/cpu/%.c $(HEADERS)
 $(BUILD)/gen/%_lua.c: lua_bindings/%.lua scripts/embed.lua
 	@mkdir -p $(dir $@)
 	lua5.4 scripts/embed.lua mtl_$*_lua $< $@
+
+# the API reference (docs/api/*.md), compiled in: help() prints its entries
+# (lua_bindings/help.lua); each page follows a line "<!-- file: PATH -->"
+API_DOCS := $(sort $(wildcard docs/api/*.md))
+$(BUILD)/gen/api_docs.c: $(API_DOCS) scripts/embed.lua
+	@mkdir -p $(dir $@)
+	for f in $(API_DOCS); do printf '<!-- file: %s -->\n' $$f; cat $$f; done > $(BUILD)/gen/api_docs.md
+	lua5.4 scripts/embed.lua mtl_api_docs $(BUILD)/gen/api_docs.md $@
 
 $(BUILD)/gen/%_cu.c: tensor/cuda/%.cu scripts/embed.lua
 	@mkdir -p $(dir $@)

@@ -148,8 +148,10 @@ static void register_op(lua_State *L, int torch_idx, int methods_idx, int op, in
   char sig[64], text[320];
   if (info->param)
     snprintf(sig, sizeof sig, inplace ? "_([%s])" : "(x[, %s])", info->param);
+  else if (inplace)
+    snprintf(sig, sizeof sig, "%s", info->arity == 1 ? "_()" : "_(b)");
   else
-    snprintf(sig, sizeof sig, "%s", inplace ? "_()" : info->arity == 1 ? "(x)" : "(a, b)");
+    snprintf(sig, sizeof sig, "%s", info->arity == 1 ? "(x)" : "(a, b)");
   snprintf(text, sizeof text, "%s%s%s -- %s%s", inplace ? "x:" : "torch.", name, sig, info->help,
            inplace ? ", in place" : "");
   mtl_set_help(L, text);

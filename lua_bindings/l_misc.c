@@ -1,9 +1,14 @@
 /* l_misc.c -- torch.time, torch.Timer, threads, default dtype/device,
- * torch.cuda (no devices in a CPU build) and torch.help, which prints the
- * one-line help text every registered function carries. */
+ * torch.cuda (no devices in a CPU build) and torch.help, which shows the
+ * entries of the API reference (docs/api/, compiled in; help.lua finds
+ * them), paged in a terminal. */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cuda/mt_cuda.h"
 #include "mtl.h"
@@ -123,7 +128,7 @@ static int l_typename(lua_State *L) {
   return 1;
 }
 
-/* Looks up the help text of the value at idx; pushes it or nil. */
+/* Looks up the code help text of the value at idx; pushes it or nil. */
 static void push_help_of(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   lua_getfield(L, LUA_REGISTRYINDEX, "mtl.help");
@@ -132,90 +137,98 @@ static void push_help_of(lua_State *L, int idx) {
   lua_remove(L, -2);
 }
 
-/* Prints the help lines of every function in the table at idx, sorted. */
-static void list_table(lua_State *L, int idx, const char *title) {
-  idx = lua_absindex(L, idx);
-  lua_newtable(L);
-  int names = lua_gettop(L);
-  int n = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    if (lua_type(L, -2) == LUA_TSTRING && lua_isfunction(L, -1)) {
-      lua_pushvalue(L, -2);
-      lua_rawseti(L, names, ++n);
-    }
-    lua_pop(L, 1);
-  }
-  lua_getglobal(L, "table");
-  lua_getfield(L, -1, "sort");
-  lua_remove(L, -2);
-  lua_pushvalue(L, names);
-  lua_call(L, 1, 0);
-  printf("%s (%d functions)\n", title, n);
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, names, i);
-    lua_pushvalue(L, -1);
-    lua_rawget(L, idx);
-    push_help_of(L, -1);
-    const char *name = lua_tostring(L, -3), *h = lua_tostring(L, -1);
-    printf("  %-22s %s\n", name, h ? h : "");
-    lua_pop(L, 3);
-  }
+extern const char mtl_help_lua[];   /* lua_bindings/help.lua */
+extern const char mtl_api_docs[];   /* the pages of docs/api, joined (Makefile) */
+
+/* Pushes help.lua's function table, run once with (torch, the reference). */
+static void push_help_module(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "mtl.helpmod") == LUA_TTABLE) return;
   lua_pop(L, 1);
+  if (luaL_loadbuffer(L, mtl_help_lua, strlen(mtl_help_lua), "=torch/help.lua") != LUA_OK) lua_error(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "mtl.torch");
+  lua_pushstring(L, mtl_api_docs);
+  lua_call(L, 2, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "mtl.helpmod");
 }
 
-/* torch.help(x): prints what x is and how to use it. */
+/* Lines a help text may print when stdout is not a terminal before it is
+ * cut with a hint (in a terminal a longer text goes to the pager). */
+#define HELP_MAX_LINES 40
+
+/* Shows text: through $PAGER (default `less -R`) when stdout is a terminal
+ * and the text is taller than it; cut after HELP_MAX_LINES lines with a
+ * hint when stdout is not a terminal (unless all); else printed whole. */
+static void show(const char *text, size_t len, const char *again, bool all) {
+  int lines = 0;
+  for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+  fflush(stdout);
+  if (isatty(STDOUT_FILENO)) {
+    struct winsize ws;
+    int rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ? ws.ws_row : 24;
+    const char *pager = getenv("PAGER");
+    if (!pager || !*pager) pager = "less -R";
+    if (lines >= rows - 1 && strcmp(pager, "cat") != 0) {
+      void (*old)(int) = signal(SIGPIPE, SIG_IGN); /* quitting the pager early must not kill us */
+      FILE *p = popen(pager, "w");
+      if (p) {
+        fwrite(text, 1, len, p);
+        pclose(p);
+        signal(SIGPIPE, old);
+        return;
+      }
+      signal(SIGPIPE, old);
+    }
+  } else if (!all && lines > HELP_MAX_LINES) {
+    size_t cut = 0;
+    for (int n = 0; n < HELP_MAX_LINES - 1; cut++) n += text[cut] == '\n';
+    fwrite(text, 1, cut, stdout);
+    printf("... %d more lines: %s%s prints them all (in a terminal they are paged)\n", lines - (HELP_MAX_LINES - 1),
+           again ? again : "help(x", again ? "" : ", {all=true})");
+    fflush(stdout);
+    return;
+  }
+  fwrite(text, 1, len, stdout);
+  fflush(stdout);
+}
+
+/* torch.help([x][, {all=}]): prints what x is and how to use it (the text
+ * comes from help.lua and the reference). */
 static int l_help(lua_State *L) {
-  if (lua_isnone(L, 1)) {
-    printf("moontorch %s -- help(x) describes x: a function (help(torch.add)), a name (help 'add'),\n"
-           "a tensor (lists its methods) or a package (help(torch)).\n",
-           MT_VERSION);
-    return 0;
-  }
-  if (lua_type(L, 1) == LUA_TSTRING) {
-    const char *name = lua_tostring(L, 1);
-    if (strncmp(name, "torch.", 6) == 0) name += 6;
-    lua_getfield(L, LUA_REGISTRYINDEX, "mtl.torch");
-    lua_getfield(L, -1, name);
-    if (lua_isnil(L, -1)) {
-      lua_getfield(L, LUA_REGISTRYINDEX, "mtl.methods");
-      lua_getfield(L, -1, name);
-    }
-    if (lua_isnil(L, -1)) {
-      printf("no help for '%s': no such torch function or tensor method\n", lua_tostring(L, 1));
-      return 0;
-    }
-    lua_replace(L, 1);
-    lua_settop(L, 1);
-  }
-  if (mtl_to_tensor(L, 1)) {
-    mt_tensor *t = mtl_to_tensor(L, 1);
-    char b[128];
-    printf("a Tensor of shape %s, dtype %s; methods:\n", mt_shape_str(t->shape, t->ndim, b, sizeof b),
-           mt_dtype_name((mt_dtype)t->dtype));
-    lua_getfield(L, LUA_REGISTRYINDEX, "mtl.methods");
-    list_table(L, -1, "Tensor methods");
-    return 0;
-  }
-  push_help_of(L, 1);
-  if (lua_isstring(L, -1)) {
-    printf("%s\n", lua_tostring(L, -1));
-    return 0;
-  }
-  lua_pop(L, 1);
-  if (lua_type(L, 1) == LUA_TTABLE) {
-    lua_getfield(L, 1, "__help");
-    if (lua_isstring(L, -1)) printf("%s\n", lua_tostring(L, -1));
+  int nargs = lua_gettop(L);
+  bool all = false;
+  if (nargs >= 2 && lua_istable(L, 2)) {
+    lua_getfield(L, 2, "all");
+    all = lua_toboolean(L, -1);
     lua_pop(L, 1);
-    list_table(L, 1, "functions");
-    return 0;
   }
-  printf("no help for this %s\n", luaL_typename(L, 1));
+  if (nargs > 1) nargs = 1;
+  push_help_module(L);
+  lua_getfield(L, -1, "text");
+  for (int i = 1; i <= nargs; i++) lua_pushvalue(L, i);
+  lua_call(L, nargs, 2);
+  size_t len;
+  const char *text = luaL_checklstring(L, -2, &len);
+  const char *again = NULL;
+  if (lua_isstring(L, -1)) {
+    /* "help(torch.nn)" -> "help(torch.nn, {all=true})" */
+    const char *h = lua_tostring(L, -1);
+    size_t n = strlen(h);
+    if (n > 0 && h[n - 1] == ')') again = lua_pushfstring(L, "%s, {all=true})", lua_pushlstring(L, h, n - 1));
+    else again = lua_pushfstring(L, "help(%s, {all=true})", h + (strncmp(h, "help ", 5) == 0 ? 5 : 0));
+  }
+  show(text, len, again, all);
   return 0;
 }
 
 static int l_helptext(lua_State *L) {
   push_help_of(L, 1);
+  return 1;
+}
+
+/* torch._api(): help.lua's functions (the reference's index, its checks). */
+static int l_api(lua_State *L) {
+  push_help_module(L);
   return 1;
 }
 
@@ -227,6 +240,7 @@ static int l_bytes_in_use(lua_State *L) {
 static const mtl_reg regs[] = {
     {"_cpu_bytes_in_use", l_bytes_in_use, MTL_FN, "torch._cpu_bytes_in_use() -- bytes held by live CPU tensor storages"},
     {"_helptext", l_helptext, MTL_FN, "torch._helptext(f) -- the help text of f as a string, or nil"},
+    {"_api", l_api, MTL_FN, "torch._api() -- the index of the API reference (lua_bindings/help.lua): entries, checks, help texts"},
     {"time", l_time, MTL_FN, "torch.time() -- monotonic wall-clock time in seconds (sub-microsecond resolution)"},
     {"Timer", l_timer, MTL_FN, "torch.Timer() -- a stopwatch with :elapsed(), :reset(), :stop(), :resume()"},
     {"set_num_threads", l_set_num_threads, MTL_FN, "torch.set_num_threads(n) -- threads used by CPU ops"},
@@ -236,7 +250,9 @@ static const mtl_reg regs[] = {
     {"set_default_device", l_set_default_device, MTL_FN, "torch.set_default_device(dev) -- device for new tensors"},
     {"typename", l_typename, MTL_FN, "torch.typename(v) -- 'torch.FloatTensor' etc. for tensors, else the Lua type",
      MTL_DATA},
-    {"help", l_help, MTL_FN, "torch.help(x) -- print the help of a function, name, tensor or package", MTL_DATA},
+    {"help", l_help, MTL_FN,
+     "torch.help([x][, {all=false}]) -- explain x: a function, class, instance, tensor, package or name (a string)",
+     MTL_DATA},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_misc(lua_State *L, int torch_idx, int methods_idx) {

@@ -60,7 +60,6 @@ U.doc(F, {
   kl_div = "F.kl_div(input, target[, reduction='mean', log_target=false]) -- Kullback-Leibler divergence",
   pad = "F.pad(input, pad[, mode='constant', value=0]) -- pad (constant, reflect, replicate, circular)",
   interpolate = "F.interpolate(input, size, scale_factor[, mode, align_corners, recompute_scale_factor, antialias]) -- resize",
-  upsample = "F.upsample(...) -- same as F.interpolate",
   grid_sample = "F.grid_sample(input, grid[, mode, padding_mode, align_corners]) -- sample input at grid points",
   affine_grid = "F.affine_grid(theta, size[, align_corners]) -- sampling grid of affine maps",
   unfold = "F.unfold(input, kernel_size[, dilation, padding, stride]) -- im2col: sliding blocks as columns",
@@ -108,5 +107,9 @@ for name, fn in pairs(F) do
   end
 end
 F._unguarded = unguarded
+-- F.upsample was the same function as F.interpolate; its guard is its own,
+-- and so is its help
+U.doc(F, {upsample = "F.upsample(input, size, scale_factor[, mode, align_corners, recompute_scale_factor, antialias]) "
+                     .. "-- resize (the older name of F.interpolate)"})
 
 return F

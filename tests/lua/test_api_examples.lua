@@ -96,3 +96,82 @@ test("misc: time, Timer, threads, version", function()
   torch.set_num_threads(n)
   check(type(torch.version) == "string")
 end)
+
+---------------------------------------------------------------- the docs' runnable blocks
+
+-- docs/howto.md (and any page listed here) marks code to run: ```lua run
+-- blocks run as scripts with moontorch in an empty directory shared by the
+-- page's blocks, ```lua file=NAME blocks are written there first, ```sh run
+-- blocks run with bash from the source tree (with /tmp/mt, the how-to's
+-- install prefix, replaced by a directory of the test's own).
+local RUNNABLE_PAGES = {"docs/howto.md", "docs/api/README.md"}
+local root = torch._packages().root
+local exe = (arg and arg[-1] and arg[-1]:match("moontorch$")) and arg[-1] or root .. "/build/moontorch"
+  if exe:sub(1, 1) ~= "/" then exe = os.getenv("PWD") .. "/" .. exe end
+
+local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function run(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return ok, out, code
+end
+
+local function blocks_of(path)
+  local f = assert(io.open(root .. "/" .. path))
+  local out, cur, n = {}, nil, 0
+  for line in f:lines() do
+    n = n + 1
+    if cur then
+      if line:match("^```%s*$") then out[#out + 1] = cur; cur = nil
+      else cur.code[#cur.code + 1] = line end
+    else
+      local lang, info = line:match("^```(%a+)%s*(.-)%s*$")
+      if lang and (info == "run" or info:match("^file=")) then
+        cur = {lang = lang, run = info == "run", file = info:match("^file=(%S+)"), line = n, code = {}}
+      end
+    end
+  end
+  f:close()
+  return out
+end
+
+-- true when `make install` would not rebuild (under make asan it would
+-- build the plain tree: the install how-to is skipped there)
+local function installable()
+  if os.getenv("MOONTORCH_ASAN") then return false end
+  return (run("make -C " .. sh_quote(root) .. " -q all"))
+end
+
+for _, page in ipairs(RUNNABLE_PAGES) do
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. sh_quote(dir)))
+  for _, b in ipairs(blocks_of(page)) do
+    local code = table.concat(b.code, "\n") .. "\n"
+    if b.file then
+      local f = assert(io.open(dir .. "/" .. b.file, "w"))
+      f:write(code)
+      f:close()
+    elseif b.lang == "lua" then
+      test(("%s:%d runs as written"):format(page, b.line), function()
+        local script = ("%s/block_%d.lua"):format(dir, b.line)
+        local f = assert(io.open(script, "w"))
+        f:write(code)
+        f:close()
+        local ok, out = run(("cd %s && MOONTORCH_TEST_DEVICE= %s %s"):format(sh_quote(dir), sh_quote(exe),
+                                                                            sh_quote(script)))
+        check(ok, out)
+      end)
+    elseif b.lang == "sh" then
+      test(("%s:%d runs as written"):format(page, b.line), function()
+        if code:find("make install", 1, true) and not installable() then return end
+        local prefix = dir .. "/prefix"
+        local body = code:gsub("/tmp/mt", prefix)
+        local ok, out = run(("cd %s && bash -e -c %s"):format(sh_quote(root), sh_quote(body)))
+        check(ok, out)
+      end)
+    end
+  end
+end
