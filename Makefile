@@ -107,7 +107,7 @@ endif
 
 help:
 	@echo "make            build $(BUILD)/moontorch, $(BUILD)/torch.so (Lua C module) and the C tests"
-	@echo "make test       build, then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
+	@echo "make test       build, check the layers (make check), then run the C engine tests and the Lua suite (ends 'N passed, N failed')"
 	@echo "make check      the layering check: no include or symbol pointing up a layer, prefixes, file and function sizes"
 	@echo "make asan       the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 	@echo "make HIP=1      the program with its GPU backend on HIP (AMD GPUs) in build-hip/, and every kernel family"
@@ -167,7 +167,7 @@ $(BUILD)/moontorch: $(REPL_OBJ) $(BUILD)/libmoontorch.a
 $(BUILD)/test_engine: $(CTEST_SRC:%.c=$(BUILD)/%.o) $(ENGINE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: all
+test: check
 	$(BUILD)/moontorch tests/run.lua --engine $(BUILD)/test_engine
 
 # the layering check (docs/architecture.md): includes and symbols point down
