@@ -10,15 +10,20 @@
 #include "trace.h"
 
 /* Makes the node of a call that ran: its arguments, saved inputs and
- * outputs (per d->saves), then attaches the outputs. Non-floating results
- * (dtype=int64) are not differentiable: no node. */
+ * outputs (per d->saves), then attaches the outputs that get a gradient.
+ * Non-floating results that would get one (dtype=int64) are not
+ * differentiable: no node. */
 static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *ins, int nin, const mt_args *a,
                         mt_tensor *const *outs, int nout) {
   const mt_tensor *idx = NULL;
   if ((d->saves & MTG_SAVE_IDX1) && nout > 1) /* values and their indices: only the values get a gradient */
     idx = outs[1], nout = 1;
-  for (int k = 0; k < nout; k++)
-    if (outs[k] && !mt_is_floating((mt_dtype)outs[k]->dtype)) return MT_OK;
+  if (nout > MTG_MAXOUT) return mt_fail(MT_EARG, "%s: too many results to record (internal)", mt_ops[op].name);
+  mt_tensor *att[MTG_MAXOUT];
+  for (int k = 0; k < nout; k++) {
+    att[k] = d->saves & MTG_NOGRAD(k) ? NULL : outs[k];
+    if (att[k] && !mt_is_floating((mt_dtype)att[k]->dtype)) return MT_OK;
+  }
   mtg_node *n = NULL;
   mt_status st = mtg_node_new(mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);
   if (st) return st;
@@ -30,12 +35,14 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
     if ((d->saves & MTG_SAVE_IN(i)) && ins[i]) st = mtg_save(n, i, ins[i], false, 0);
   if (!st && (d->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_SLOT_OUT, outs[0], true, 0);
   if (!st && (d->saves & MTG_SAVE_OUT1) && nout > 1) st = mtg_save(n, MTG_SLOT_OUT - 1, outs[1], true, 1);
+  for (int k = 0; k < nout && k < MTG_MAXSAVED && !st && (d->saves & MTG_SAVE_RESULTS); k++)
+    if (outs[k]) st = mtg_save(n, k, outs[k], true, k);
   if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
   if (st) {
     mtg_node_release(n);
     return st;
   }
-  return mtg_attach(n, outs, nout);
+  return mtg_attach(n, att, nout);
 }
 
 /* Runs op into outs[0..nout) (engine out convention) and records it when

@@ -11,7 +11,11 @@
 #define MTG_SAVE_OUT1 (1u << 9)    /* result 1 (two-result ops), in slot MTG_MAXSAVED - 2 */
 #define MTG_SAVE_IDX1                                                                                                  \
   (1u << 10) /* result 1 is indices: no gradient, kept as data in slot 0 (the node has one output) */
+#define MTG_SAVE_RESULTS (1u << 11) /* each result k (when not NULL) in slot k, as output k (decompositions) */
+#define MTG_NOGRAD(k)                                                                                                  \
+  (1u << (12 + (k))) /* result k (k < 4) gets no history and no gradient (slogdet's sign, lstsq's rank) */
 #define MTG_SLOT_OUT (MTG_MAXSAVED - 1)
+#define MTG_MAXOUT 8 /* results of one recorded call */
 
 typedef struct mtg_deriv {
   mtg_backward_fn fn;

@@ -118,8 +118,11 @@ mt_status mtg_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
 mt_status mtg_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out);
 
-/* matmul */
+/* matmul (1-D operands recorded as views, linalg.c) */
 mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* einsum, contracted left to right in recorded steps of one or two
+ * operands (einsum.c; each step is einsum's engine entry) */
+mt_status mtg_einsum(const char *equation, mt_tensor *const *ops, int n, mt_tensor **out);
 
 /* max, min and median of all elements as 0-dim results (reduce.c: the
  * gradient is shared among ties, unlike the forms along a dim) */
@@ -148,7 +151,6 @@ mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor 
 /* the other families declare their recorded ops in their own headers */
 #include "graph_attention.h"
 #include "graph_index.h"
-#include "graph_linalg.h"
 #include "graph_movement.h"
 #include "graph_nn.h"
 

@@ -183,6 +183,64 @@ static mt_status call_linalg_cross(const mt_tensor *const *in, int n, const mt_a
   return mt_linalg_cross(in[0], in[1], (int)a->i[0], &outs[0]);
 }
 
+/* slogdet: outs = {sign, logabsdet}. qr: i = {mode: 0 reduced, 1 complete,
+ * 2 r}, outs = {q, r}. svd: i = {full_matrices, values only}, outs = {u, s,
+ * vh} (values only: u and vh stay NULL). eigh: i = {uplo ('L' or 'U'),
+ * values only}, outs = {w, v}. lstsq(a, b): i = {driver: 0 the default, 1
+ * gelsy, 2 gelsd}, f = {rcond}, outs = {solution, residuals, rank, sv} */
+static mt_status call_linalg_slogdet(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_slogdet(in[0], &outs[0], &outs[1]);
+}
+static mt_status call_linalg_qr(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  static const char *const modes[3] = {"reduced", "complete", "r"};
+  return mt_linalg_qr(in[0], modes[a->i[0] >= 0 && a->i[0] < 3 ? a->i[0] : 0], &outs[0], &outs[1]);
+}
+static mt_status call_linalg_svd(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  bool values = a->i[1] != 0;
+  return mt_linalg_svd(in[0], a->i[0] != 0, values ? NULL : &outs[0], &outs[1], values ? NULL : &outs[2]);
+}
+static mt_status call_linalg_eigh(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_eigh(in[0], (char)a->i[0], &outs[0], a->i[1] ? NULL : &outs[1]);
+}
+static mt_status call_linalg_lstsq(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  static const char *const drivers[3] = {NULL, "gelsy", "gelsd"};
+  return mt_linalg_lstsq(in[0], in[1], a->f[0], drivers[a->i[0] >= 0 && a->i[0] < 3 ? a->i[0] : 0], &outs[0], &outs[1],
+                         &outs[2], &outs[3]);
+}
+/* vector_norm: the reductions' layout, f[0] the ord. matrix_norm: i = {d0,
+ * d1, keepdim, kind: 0 'fro', 1 'nuc', 2 the number f[0]} */
+static mt_status call_linalg_vector_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  DIMS;
+  return mt_linalg_vector_norm(in[0], a->f[0], dims, nd, keep, (int)a->i[2], &outs[0]);
+}
+static mt_status call_linalg_matrix_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  const char *sord = a->i[3] == 0 ? "fro" : a->i[3] == 1 ? "nuc" : NULL;
+  return mt_linalg_matrix_norm(in[0], sord, a->f[0], (int)a->i[0], (int)a->i[1], a->i[2] != 0, &outs[0]);
+}
+
+/* einsum of one or two operands with packed subscripts (graph/einsum.c's
+ * steps): i = {operands, the subscript counts of a, b and the result, their
+ * subscripts one byte each (0..25 A-Z, 26..51 a-z)} */
+static int put_subscripts(char *eq, int pos, int64_t packed, int64_t count) {
+  for (int j = 0; j < count && j < MT_MAXDIM; j++) {
+    int id = (int)(((uint64_t)packed >> (8 * j)) & 0xff);
+    eq[pos++] = (char)(id < 26 ? 'A' + id : 'a' + (id - 26) % 26);
+  }
+  return pos;
+}
+static mt_status call_einsum(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  char eq[3 * MT_MAXDIM + 4];
+  int pos = put_subscripts(eq, 0, a->i[4], a->i[1]);
+  if (a->i[0] == 2) {
+    eq[pos++] = ',';
+    pos = put_subscripts(eq, pos, a->i[5], a->i[2]);
+  }
+  eq[pos++] = '-';
+  eq[pos++] = '>';
+  eq[put_subscripts(eq, pos, a->i[6], a->i[3])] = 0;
+  return mt_einsum(eq, (mt_tensor *const *)in, a->i[0] == 2 ? 2 : 1, &outs[0]);
+}
+
 /* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
  * outs = {out, mean, rstd} (the last two may be left NULL) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
