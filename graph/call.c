@@ -53,7 +53,11 @@ static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, c
   const mtg_deriv *d = mtg_deriv_of(op);
   if (!d || !mtg_any_requires_grad(ins, nin)) return mt_call(op, ins, nin, a, outs);
   mt_tensor *inplace = nout == 1 && nin > 0 && outs[0] == ins[0] ? outs[0] : NULL;
-  if (inplace) outs[0] = NULL;
+  if (inplace) { /* a leaf that requires grad: the error names the op */
+    mt_status st = mtg_check_inplace(mt_ops[op].name, inplace);
+    if (st) return st;
+    outs[0] = NULL;
+  }
   for (int k = 0; k < nout; k++)
     if (outs[k])
       return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "

@@ -148,10 +148,29 @@ mt_status mtg_reduce(mt_op op, const mt_tensor *x, const int *dims, int ndims, b
  * cumsum): args {dim, dtype (-1: default)}. */
 mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor **out);
 
+/* mtg_call of cat or stack (op) of ts[0..n) along dim (negative from the
+ * end): args {dim, wrapped as the op wraps it} (movement.c). */
+mt_status mtg_join(mt_op op, mt_tensor *const *ts, int n, int64_t dim, mt_tensor **out);
+
+/* ---- composites of recorded ops (movement.c): the engine's function of
+ * tensor/shape.c when nothing records, else built from recorded ops (with
+ * the engine's checks and messages), so they are differentiable ---- */
+mt_status mtg_hstack(mt_tensor *const *ts, int n, mt_tensor **out);
+mt_status mtg_vstack(mt_tensor *const *ts, int n, mt_tensor **out);
+mt_status mtg_dstack(mt_tensor *const *ts, int n, mt_tensor **out);
+mt_status mtg_rot90(const mt_tensor *t, int64_t k, int d0, int d1, mt_tensor **out);
+mt_status mtg_tile(const mt_tensor *t, const int64_t *reps, int n, mt_tensor **out);
+/* views */
+mt_status mtg_movedim(const mt_tensor *t, const int *src, const int *dst, int n, mt_tensor **out);
+mt_status mtg_squeeze_dims(const mt_tensor *t, const int *dims, int n, mt_tensor **out);
+mt_status mtg_unflatten(const mt_tensor *t, int dim, const int64_t *sizes, int n, mt_tensor **out);
+mt_status mtg_atleast(const mt_tensor *t, int rank, mt_tensor **out);
+mt_status mtg_broadcast_to(const mt_tensor *t, const int64_t *shape, int n, mt_tensor **out);
+mt_status mtg_meshgrid(mt_tensor *const *ts, int n, bool xy, mt_tensor **outs);
+
 /* the other families declare their recorded ops in their own headers */
 #include "graph_attention.h"
 #include "graph_index.h"
-#include "graph_movement.h"
 #include "graph_nn.h"
 
 #endif

@@ -324,7 +324,7 @@ static mt_status d_masked_scatter(mtg_node *n, mt_tensor *const *go, mt_tensor *
     if (sel && sel->shape[0] < total) {
       int64_t rest = total - sel->shape[0];
       mt_tensor *parts[2] = {sel, Di_zeros(s, &rest, 1, (mt_dtype)g->dtype, mt_tdevice(g))}, *r = NULL;
-      sel = parts[1] ? tracked(s, mtg_cat(parts, 2, 0, &r), &r) : NULL;
+      sel = parts[1] ? tracked(s, mtg_join(MT_OP_cat, parts, 2, 0, &r), &r) : NULL;
     }
     gin[1] = mtg_d_grad_for(s, 1, Di_shape_of(s, sel, m));
   }

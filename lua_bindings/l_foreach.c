@@ -10,7 +10,6 @@
 
 #include "foreach.h"
 #include "graph.h"
-#include "graph_movement.h"
 #include "mtl.h"
 #include "trace.h"
 
@@ -55,7 +54,7 @@ static mt_status norms_recorded(mt_tensor *const *ts, int n, double ord, mt_tens
   mt_tensor **cast = st ? NULL : calloc((size_t)n, sizeof *cast), *stk = NULL;
   if (!st && !cast) st = mt_fail(MT_ENOMEM, "_foreach_norm: out of memory");
   for (int i = 0; i < n && !st; i++) st = mtg_to_dtype(norms[i], rt, false, &cast[i]);
-  if (!st) st = mtg_stack(cast, n, 0, &stk);
+  if (!st) st = mtg_join(MT_OP_stack, cast, n, 0, &stk);
   if (!st) st = mtg_reduce(MT_OP_linalg_vector_norm, stk, NULL, 0, false, -1, ord, total, 1);
   for (int i = 0; cast && i < n; i++) mt_release(cast[i]);
   free(cast);

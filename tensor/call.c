@@ -7,6 +7,7 @@
 #include "linalg.h"
 #include "nn.h"
 #include "reduce_util.h"
+#include "shape.h"
 
 mt_status mt_call_missing(mt_op op) {
   return mt_fail(MT_EARG, "%s: the engine has no uniform entry for this op (internal)", mt_ops[op].name);
@@ -245,6 +246,43 @@ static mt_status call_einsum(const mt_tensor *const *in, int n, const mt_args *a
  * outs = {out, mean, rstd} (the last two may be left NULL) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
+}
+
+/* ---- movement ops that copy. cat(ts...): i = {dim (wrapped against the
+ * first input that is not 1-D empty)}; stack(ts...): i = {dim of the
+ * result}; flip: i = {count, dims...}; roll: i = {count (0: the flattened
+ * roll), shifts i[1..8], dims i[9..16]}; tril, triu, diag: i = {diagonal};
+ * diag_embed: i = {offset, d0, d1}; repeat: i = {count, reps...} ---- */
+static mt_status call_cat(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_cat((mt_tensor *const *)in, n, a->i[0], &outs[0]);
+}
+static mt_status call_stack(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_stack((mt_tensor *const *)in, n, a->i[0], &outs[0]);
+}
+static mt_status call_flip(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  int dims[MT_NARGI - 1], k = (int)(a->i[0] < MT_NARGI - 1 ? a->i[0] : MT_NARGI - 1);
+  for (int j = 0; j < k; j++) dims[j] = (int)a->i[1 + j];
+  return mt_flip(in[0], dims, k, &outs[0]);
+}
+static mt_status call_roll(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  int dims[MT_MAXDIM], k = (int)(a->i[0] < MT_MAXDIM ? a->i[0] : MT_MAXDIM);
+  for (int j = 0; j < k; j++) dims[j] = (int)a->i[9 + j];
+  return mt_roll(in[0], &a->i[1], dims, k, &outs[0]);
+}
+static mt_status call_tril(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_tril(in[0], a->i[0], &outs[0]);
+}
+static mt_status call_triu(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_triu(in[0], a->i[0], &outs[0]);
+}
+static mt_status call_diag(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_diag(in[0], a->i[0], &outs[0]);
+}
+static mt_status call_diag_embed(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_diag_embed(in[0], a->i[0], (int)a->i[1], (int)a->i[2], &outs[0]);
+}
+static mt_status call_repeat(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_repeat(in[0], &a->i[1], (int)(a->i[0] < MT_NARGI - 1 ? a->i[0] : MT_NARGI - 1), &outs[0]);
 }
 
 /* the elementwise rows' adapters: the generic ones above with the op */
