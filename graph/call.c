@@ -25,7 +25,7 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
     if (att[k] && !mt_is_floating((mt_dtype)att[k]->dtype)) return MT_OK;
   }
   mtg_node *n = NULL;
-  mt_status st = mtg_node_new(mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);
+  mt_status st = mtg_node_new(d->name ? d->name(ins, nin) : mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);
   if (st) return st;
   if (a) {
     memcpy(n->i, a->i, sizeof n->i < sizeof a->i ? sizeof n->i : sizeof a->i);
@@ -38,6 +38,7 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
   for (int k = 0; k < nout && k < MTG_MAXSAVED && !st && (d->saves & MTG_SAVE_RESULTS); k++)
     if (outs[k]) st = mtg_save(n, k, outs[k], true, k);
   if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
+  if (!st && d->save) st = d->save(n, ins, nin, a);
   if (st) {
     mtg_node_release(n);
     return st;
@@ -82,8 +83,12 @@ mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args
   mt_tensor *given = outs[0];
   mt_status st = call_recorded(op, ins, nin, a, outs, nout);
   /* only what the JIT can lower is traced: the rest is refused as a tensor made inside the function */
-  if (!st && MTG_TRACING() && MT_J_LOWER(mt_ops[op].jit) != MT_J_NONE)
-    mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
+  if (!st && MTG_TRACING()) {
+    if (MT_J_LOWER(mt_ops[op].jit) != MT_J_NONE)
+      mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
+    else if (given) /* a write the trace would miss */
+      mtg_trace_refuse("%s in place or with out= is not replayed by the JIT yet", mt_ops[op].name);
+  }
   return st;
 }
 

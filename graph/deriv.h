@@ -20,6 +20,13 @@
 typedef struct mtg_deriv {
   mtg_backward_fn fn;
   unsigned saves;
+  /* what the saves bits cannot say (optional): saves extras made from the
+   * call's inputs and arguments (advanced indexing packs its index tensors
+   * into one saved tensor) into node n, after the bits' saves */
+  mt_status (*save)(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a);
+  /* the node's name when it depends on the call (optional; scatter's value
+   * form is ScatterBackward1, as in PyTorch); else mtg_backward_name */
+  const char *(*name)(const mt_tensor *const *ins, int nin);
 } mtg_deriv;
 
 /* The derivative of op, or NULL (derivatives.c: looks through the

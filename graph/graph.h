@@ -152,6 +152,19 @@ mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor 
  * end): args {dim, wrapped as the op wraps it} (movement.c). */
 mt_status mtg_join(mt_op op, mt_tensor *const *ts, int n, int64_t dim, mt_tensor **out);
 
+/* mtg_call of an index op (index.c; tensor/call.c's layout): x, its index
+ * or mask, src (NULL: none, or scatter's value form), dim, a number v
+ * (scatter's value, index_add's alpha, the fills' value) and the op's flag
+ * (scatter: the reduction, put: accumulate); *out == x writes x in place
+ * (scatter with src and reduce add is scatter_add). */
+mt_status mtg_index_op(mt_op op, const mt_tensor *x, const mt_tensor *index, const mt_tensor *src, int dim,
+                       mt_scalar v, int flag, mt_tensor **out);
+/* mtg_call of advanced indexing: x[indices] (values NULL: index), or
+ * x[indices] = values (+= when accumulate; index_put, in place when *out
+ * == x); indices[d] NULL for a whole dim, labels as mt_index's. */
+mt_status mtg_index_adv(const mt_tensor *x, mt_tensor *const *indices, int n, const int *labels,
+                        const mt_tensor *values, bool accumulate, mt_tensor **out);
+
 /* ---- composites of recorded ops (movement.c): the engine's function of
  * tensor/shape.c when nothing records, else built from recorded ops (with
  * the engine's checks and messages), so they are differentiable ---- */
@@ -170,7 +183,6 @@ mt_status mtg_meshgrid(mt_tensor *const *ts, int n, bool xy, mt_tensor **outs);
 
 /* the other families declare their recorded ops in their own headers */
 #include "graph_attention.h"
-#include "graph_index.h"
 #include "graph_nn.h"
 
 #endif

@@ -6,6 +6,7 @@
  * comment above each adapter is the op's argument layout. */
 #include "linalg.h"
 #include "nn.h"
+#include "index.h"
 #include "reduce_util.h"
 #include "shape.h"
 
@@ -284,6 +285,75 @@ static mt_status call_diag_embed(const mt_tensor *const *in, int n, const mt_arg
 static mt_status call_repeat(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_repeat(in[0], &a->i[1], (int)(a->i[0] < MT_NARGI - 1 ? a->i[0] : MT_NARGI - 1), &outs[0]);
 }
+
+/* ---- index ops. Inputs: x, then the index or mask, then src (NULL when
+ * absent); a number argument v is i = {.., kind (mt_scalar_kind), integer
+ * value}, f[0] its float value. Gathers: index_select, gather: i = {dim};
+ * take, masked_select: none. The writing ops write outs[0]: x itself when
+ * outs[0] == x (in place), else a copy of x (a new tensor when NULL).
+ * scatter: i = {dim, kind, int, reduce} (src NULL: the value v);
+ * scatter_add: i = {dim}; index_add: i = {dim, kind, int} (v: alpha);
+ * index_copy: i = {dim}; index_fill: i = {dim, kind, int}; put: i =
+ * {accumulate}; masked_fill: i = {0, kind, int}; masked_scatter: none.
+ * Advanced indexing, index(x, idx...) and index_put(x, values, idx...):
+ * i = {n, accumulate, labels given, labels[0..n)} (NULL idx: a whole
+ * dim) ---- */
+static mt_scalar num_arg(const mt_args *a) {
+  mt_scalar v = {(mt_scalar_kind)a->i[1], {.i = a->i[2]}};
+  if (v.kind == MT_SK_FLOAT) v.v.f = a->f[0];
+  return v;
+}
+/* outs[0] ready for an in-place write of x's value (see above) */
+static mt_status write_target(const mt_tensor *x, mt_tensor **outs) {
+  if (outs[0] == x) return MT_OK;
+  return outs[0] ? mt_copy_(outs[0], x) : mt_clone(x, &outs[0]);
+}
+#define WRITER(name, call)                                                                                             \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    bool fresh = !outs[0];                                                                                             \
+    mt_status st = write_target(in[0], outs);                                                                          \
+    if (!st) st = call;                                                                                                \
+    if (st && fresh) {                                                                                                 \
+      mt_release(outs[0]);                                                                                             \
+      outs[0] = NULL;                                                                                                  \
+    }                                                                                                                  \
+    return st;                                                                                                         \
+  }
+WRITER(scatter, n > 2 && in[2] ? mt_scatter_(outs[0], (int)a->i[0], in[1], in[2], (mt_reduce)a->i[3])
+                               : mt_scatter_value_(outs[0], (int)a->i[0], in[1], num_arg(a), (mt_reduce)a->i[3]))
+WRITER(scatter_add, mt_scatter_(outs[0], (int)a->i[0], in[1], in[2], MT_REDUCE_ADD))
+WRITER(index_add, mt_index_add_(outs[0], (int)a->i[0], in[1], in[2], num_arg(a)))
+WRITER(index_copy, mt_index_copy_(outs[0], (int)a->i[0], in[1], in[2]))
+WRITER(index_fill, mt_index_fill_(outs[0], (int)a->i[0], in[1], num_arg(a)))
+WRITER(put, mt_put_(outs[0], in[1], in[2], a->i[0] != 0))
+WRITER(masked_fill, mt_masked_fill_(outs[0], in[1], num_arg(a)))
+WRITER(masked_scatter, mt_masked_scatter_(outs[0], in[1], in[2]))
+static mt_status call_index_select(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_index_select(in[0], (int)a->i[0], in[1], &outs[0]);
+}
+static mt_status call_gather(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_gather(in[0], (int)a->i[0], in[1], &outs[0]);
+}
+static mt_status call_take(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_take(in[0], in[1], &outs[0]);
+}
+static mt_status call_masked_select(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_masked_select(in[0], in[1], &outs[0]);
+}
+/* the labels of advanced indexing's args, or NULL */
+static const int *index_labels(const mt_args *a, int *labels) {
+  for (int d = 0; d < a->i[0] && d < MT_MAXDIM; d++) labels[d] = (int)a->i[3 + d];
+  return a->i[2] ? labels : NULL;
+}
+static mt_status call_index(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  int labels[MT_MAXDIM];
+  return mt_index(in[0], (mt_tensor *const *)in + 1, (int)a->i[0], index_labels(a, labels), &outs[0]);
+}
+static mt_status put_index(const mt_tensor *const *in, const mt_args *a, mt_tensor *x) {
+  int labels[MT_MAXDIM];
+  return mt_index_put_(x, (mt_tensor *const *)in + 2, (int)a->i[0], index_labels(a, labels), in[1], a->i[1] != 0);
+}
+WRITER(index_put, put_index(in, a, outs[0]))
 
 /* the elementwise rows' adapters: the generic ones above with the op */
 #define MT_OP(...)
