@@ -79,12 +79,42 @@ static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, c
   return st;
 }
 
+/* The replay of a NAMED row's trace entry: words 0..MT_NARGI the call's
+ * args, then the op and the operand count; f its numbers (the JIT may set
+ * an activation there, jit/rewrite.c). */
+static mt_status rp_engine(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  mt_args a = {.ni = MT_NARGI, .nf = 3};
+  memcpy(a.i, w, sizeof a.i);
+  memcpy(a.f, f, sizeof a.f);
+  return mt_call((mt_op)w[MT_NARGI], in, (int)w[MT_NARGI + 1], &a, out);
+}
+
+/* Traces a NAMED row's call as a named engine call (trace.h) with up to
+ * nout results; out= is refused (the JIT replays fresh results). */
+static void trace_named(mt_op op, bool given, const mt_tensor *const *ins, int nin, const mt_args *a,
+                        mt_tensor *const *outs, int nout) {
+  if (given) {
+    mtg_trace_refuse("%s with out= is not replayed by the JIT", mt_ops[op].name);
+    return;
+  }
+  int64_t w[MT_NARGI + 2] = {0};
+  if (a) memcpy(w, a->i, sizeof a->i);
+  w[MT_NARGI] = op;
+  w[MT_NARGI + 1] = nin;
+  double f[3] = {0};
+  if (a) memcpy(f, a->f, sizeof f);
+  mtg_trace_call(mt_ops[op].name, rp_engine, false, ins, nin, outs, nout, w, sizeof w, f, 3);
+}
+
 mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout) {
   mt_tensor *given = outs[0];
   mt_status st = call_recorded(op, ins, nin, a, outs, nout);
   /* only what the JIT can lower is traced: the rest is refused as a tensor made inside the function */
   if (!st && MTG_TRACING()) {
-    if (MT_J_LOWER(mt_ops[op].jit) != MT_J_NONE)
+    int lower = MT_J_LOWER(mt_ops[op].jit);
+    if (lower == MT_J_NAMED)
+      trace_named(op, given != NULL, ins, nin, a, outs, nout);
+    else if (lower != MT_J_NONE)
       mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
     else if (given) /* a write the trace would miss */
       mtg_trace_refuse("%s in place or with out= is not replayed by the JIT yet", mt_ops[op].name);

@@ -5,14 +5,12 @@
 #define MTG_GRAPH_NN_H
 #include "nn.h"
 
-mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                          mt_tensor **out);
-mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                             mt_tensor **out);
-mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
-                                  const mt_conv_opts *o, mt_tensor **grad_in);
-mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
-                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias);
+/* mtg_call of convolution or conv_transpose (a, b, bias: x, w, bias) or
+ * of their backward ops conv_backward_input (g, w; the input's shape) and
+ * conv_backward_weight (g, x; the weight's shape; nout 2: the bias
+ * gradient too) with tensor/call.c's args (nn.c). */
+mt_status mtg_conv(mt_op op, const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, const mt_conv_opts *o,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout);
 
 mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
 mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,

@@ -29,6 +29,7 @@ static mt_status no_out_nd(mt_op op, int nsp) {
 }
 
 static mt_status no_out(mt_op op) { return no_out_nd(op, 0); }
+_Static_assert(sizeof(mt_conv_opts) <= 16 * sizeof(int64_t), "conv options fit the args' first 16 words");
 
 /* Makes the node `name` for inputs ins[0..nin) (NULL: no gradient) and
  * outputs outs[0..nout) (NULL: carries none), copies nargs bytes of args
@@ -84,7 +85,7 @@ static mt_tensor *Dn_conv(mtg_scope *s, const mt_tensor *x, const mt_tensor *w, 
                           const mt_conv_opts *o) {
   if (!LIVE(s) || !x || !w) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_convolution(x, w, b, o, &r);
+  mt_status st = mtg_conv(MT_OP_convolution, x, w, b, o, NULL, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 
@@ -92,7 +93,7 @@ static mt_tensor *Dn_conv_input(mtg_scope *s, const mt_tensor *g, const mt_tenso
                                 const mt_conv_opts *o) {
   if (!LIVE(s) || !g || !w) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_conv_backward_input(g, w, m->shape, m->ndim, o, &r);
+  mt_status st = mtg_conv(MT_OP_conv_backward_input, g, w, NULL, o, m->shape, m->ndim, &r, 1);
   return mtg_track(s, st, r);
 }
 
@@ -100,10 +101,10 @@ static mt_tensor *Dn_conv_input(mtg_scope *s, const mt_tensor *g, const mt_tenso
 static mt_tensor *Dn_conv_weight(mtg_scope *s, const mt_tensor *g, const mt_tensor *x, const mtg_meta_shape *m,
                                  const mt_conv_opts *o, mt_tensor **gb) {
   if (!LIVE(s) || !g || !x) return NULL;
-  mt_tensor *r = NULL, *b = NULL;
-  mt_status st = mtg_conv_backward_weight(g, x, m->shape, m->ndim, o, &r, gb ? &b : NULL);
-  if (gb) *gb = mtg_track(s, st, b);
-  return mtg_track(s, st, r);
+  mt_tensor *r[2] = {NULL, NULL};
+  mt_status st = mtg_conv(MT_OP_conv_backward_weight, g, x, NULL, o, m->shape, m->ndim, r, gb ? 2 : 1);
+  if (gb) *gb = mtg_track(s, st, r[1]);
+  return mtg_track(s, st, r[0]);
 }
 
 /* g summed over every dim but the channel dim (the bias gradient); nsp
@@ -117,8 +118,9 @@ static mt_tensor *channel_sum(mtg_scope *s, const mt_tensor *g, int nsp) {
 }
 
 /* ---- convolution ----
- * Nodes: i[] holds the mt_conv_opts. Convolution and conv_transpose save
- * x (slot 0) and w (slot 1); the backward ops save their two operands. */
+ * Recorded by the generic path (call.c; mtg_conv packs the args: i[0..16)
+ * the mt_conv_opts, the backward ops' shape after them). Each op saves
+ * its first two operands (slots 0 and 1). */
 
 static mt_status d_convolution(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
@@ -167,68 +169,21 @@ static mt_status d_conv_backward_weight(mtg_node *n, mt_tensor *const *go, mt_te
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* convolution and conv_transpose: one recording path */
-static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias,
-                           const mt_conv_opts *o, mt_tensor **out) {
-  mt_status (*run)(const mt_tensor *, const mt_tensor *, const mt_tensor *, const mt_conv_opts *, mt_tensor **) =
-      op == MT_OP_convolution ? mt_convolution : mt_conv_transpose;
-  const mt_tensor *ins[3] = {x, w, bias};
-  if (!mtg_any_requires_grad(ins, 3)) return run(x, w, bias, o, out);
-  if (*out) return no_out_nd(op, w->ndim - 2);
-  mt_tensor *r = NULL;
-  mt_status st = run(x, w, bias, o, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {x, w};
-  if (!st)
-    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_transposed, ins, 3, &r, 1, sv, o,
-                sizeof *o, 0);
-  return finish(st, r, out);
-}
-
-mt_status mtg_untraced_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                          mt_tensor **out) {
-  return conv_like(MT_OP_convolution, x, w, bias, o, out);
-}
-
-mt_status mtg_untraced_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias,
-                                      const mt_conv_opts *o, mt_tensor **out) {
-  return conv_like(MT_OP_conv_transpose, x, w, bias, o, out);
-}
-
-mt_status mtg_untraced_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape,
-                                           int ndim, const mt_conv_opts *o, mt_tensor **grad_in) {
-  const mt_tensor *ins[2] = {grad_out, w};
-  if (!mtg_any_requires_grad(ins, 2)) return mt_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
-  if (*grad_in) return no_out(MT_OP_conv_backward_input);
-  mt_tensor *r = NULL;
-  mt_status st = mt_conv_backward_input(grad_out, w, input_shape, ndim, o, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, w};
-  if (!st)
-    st =
-        record(mtg_backward_name(MT_OP_conv_backward_input), d_transposed, ins, 2, &r, 1, sv, o, sizeof *o, 0);
-  return finish(st, r, grad_in);
-}
-
-mt_status mtg_untraced_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape,
-                                            int ndim, const mt_conv_opts *o, mt_tensor **grad_weight,
-                                            mt_tensor **grad_bias) {
-  const mt_tensor *ins[2] = {grad_out, x};
-  if (!mtg_any_requires_grad(ins, 2))
-    return mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
-  if (*grad_weight || (grad_bias && *grad_bias)) return no_out(MT_OP_conv_backward_weight);
-  mt_tensor *r[2] = {NULL, NULL};
-  mt_status st = mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, &r[0], grad_bias ? &r[1] : NULL);
-  const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, x};
-  if (!st)
-    st = record(mtg_backward_name(MT_OP_conv_backward_weight), d_conv_backward_weight, ins, 2, r, grad_bias ? 2 : 1, sv,
-                o, sizeof *o, 0);
-  if (st) {
-    mt_release(r[0]);
-    mt_release(r[1]);
-    return st;
-  }
-  *grad_weight = r[0];
-  if (grad_bias) *grad_bias = r[1];
-  return MT_OK;
+mt_status mtg_conv(mt_op op, const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, const mt_conv_opts *o,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout) {
+  bool fwd = op == MT_OP_convolution || op == MT_OP_conv_transpose;
+  const mt_tensor *ins[3] = {a, b, bias};
+  int nin = fwd ? 3 : 2;
+  bool given = outs[0] || (nout > 1 && outs[1]);
+  if (given && mtg_any_requires_grad(ins, nin)) return no_out_nd(op, fwd ? b->ndim - 2 : 0);
+  if (ndim > 5)
+    return mt_fail(MT_ESHAPE, "%s: expected a shape of at most 5 dimensions, got %d", mt_ops[op].name, ndim);
+  mt_args args = {.ni = 23, .nf = 2};
+  memcpy(args.i, o, sizeof *o);
+  args.i[16] = ndim;
+  for (int d = 0; d < ndim; d++) args.i[17 + d] = shape[d];
+  args.i[22] = nout > 1;
+  return mtg_call(op, ins, nin, &args, outs, nout);
 }
 
 /* ---- pooling ----
@@ -702,10 +657,10 @@ mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
 }
 
 static const mtg_deriv table[MT_NOPS] = {
-    [MT_OP_convolution] = {d_convolution, 0},
-    [MT_OP_conv_transpose] = {d_transposed, 0},
-    [MT_OP_conv_backward_input] = {d_transposed, 0},
-    [MT_OP_conv_backward_weight] = {d_conv_backward_weight, 0},
+    [MT_OP_convolution] = {d_convolution, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_conv_transpose] = {d_transposed, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_conv_backward_input] = {d_transposed, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_conv_backward_weight] = {d_conv_backward_weight, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
     [MT_OP_max_pool] = {d_max_pool, 0},
     [MT_OP_max_pool_backward] = {d_max_pool_backward, 0},
     [MT_OP_avg_pool] = {d_avg_pool, 0},

@@ -5,14 +5,6 @@
 #define MTG_NN_INTERNAL_H
 #include "graph.h"
 
-mt_status mtg_untraced_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                           mt_tensor **out);
-mt_status mtg_untraced_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias,
-                                      const mt_conv_opts *o, mt_tensor **out);
-mt_status mtg_untraced_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape,
-                                           int ndim, const mt_conv_opts *o, mt_tensor **grad_in);
-mt_status mtg_untraced_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape,
-                                    int ndim, const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias);
 mt_status mtg_untraced_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
 mt_status mtg_untraced_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices,
                                          const int64_t *input_shape, int ndim, int nsp, mt_tensor **grad_in);

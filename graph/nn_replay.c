@@ -1,4 +1,5 @@
-/* nn_replay.c -- the public convolution and pooling entry points: each runs
+/* nn_replay.c -- the public pooling entry points (convolution goes through
+ * the generic path, call.c, as a NAMED row): each runs
  * the recorded op (nn.c) and, while a JIT trace is active, appends an
  * extern entry whose replay function calls the engine op again with the
  * attributes packed into the entry's int words. */
@@ -9,25 +10,10 @@
 #include "replay_pool.h"
 
 /* Attributes of the ops below, packed as int64 words. */
-typedef struct conv_attr {
-  mt_conv_opts o;
-  int64_t ndim, shape[5]; /* backward ops: the input or weight shape */
-  int64_t with_bias;
-} conv_attr;
-
 typedef struct pool_attr {
   mt_pool_opts o;
   int64_t nsp, ndim, shape[5]; /* backward ops: the input shape; adaptive: the output size */
 } pool_attr;
-
-static conv_attr conv_of(const mt_conv_opts *o, const int64_t *shape, int ndim) {
-  conv_attr a;
-  memset(&a, 0, sizeof a);
-  a.o = *o;
-  a.ndim = ndim;
-  for (int d = 0; d < ndim && d < 5; d++) a.shape[d] = shape[d];
-  return a;
-}
 
 static pool_attr pool_of(const mt_pool_opts *o, int nsp, const int64_t *shape, int ndim) {
   pool_attr a;
@@ -40,25 +26,6 @@ static pool_attr pool_of(const mt_pool_opts *o, int nsp, const int64_t *shape, i
 
 /* ---- replay functions (mtg_replay_fn) ---- */
 
-/* f[0] and f[1]: an activation (mt_act) applied to the result and its
- * parameter. Traced calls leave them 0 (none); the JIT sets them when it
- * folds the activation that follows into the call (jit/rewrite.c). */
-static mt_status rp_convolution(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  return mt_convolution_act(in[0], in[1], in[2], &((const conv_attr *)w)->o, (mt_act)f[0], f[1], &out[0]);
-}
-static mt_status rp_conv_transpose(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  return mt_conv_transpose(in[0], in[1], in[2], &((const conv_attr *)w)->o, &out[0]);
-}
-static mt_status rp_conv_backward_input(const int64_t *w, const double *f, const mt_tensor *const *in,
-                                        mt_tensor **out) {
-  const conv_attr *a = (const conv_attr *)w;
-  return mt_conv_backward_input(in[0], in[1], a->shape, (int)a->ndim, &a->o, &out[0]);
-}
-static mt_status rp_conv_backward_weight(const int64_t *w, const double *f, const mt_tensor *const *in,
-                                         mt_tensor **out) {
-  const conv_attr *a = (const conv_attr *)w;
-  return mt_conv_backward_weight(in[0], in[1], a->shape, (int)a->ndim, &a->o, &out[0], a->with_bias ? &out[1] : NULL);
-}
 static mt_status rp_max_pool(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
   return mt_max_pool(in[0], &((const pool_attr *)w)->o, &out[0], &out[1]);
 }
@@ -117,56 +84,6 @@ static void trace(const char *name, mtg_replay_fn fn, bool given, const mt_tenso
 }
 
 /* ---- the public entry points ---- */
-
-mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                          mt_tensor **out) {
-  bool given = *out != NULL;
-  mt_status st = mtg_untraced_convolution(x, w, bias, o, out);
-  if (!st && MTG_TRACING()) {
-    conv_attr a = conv_of(o, NULL, 0);
-    const mt_tensor *ins[3] = {x, w, bias};
-    trace("convolution", rp_convolution, given, ins, 3, out, 1, &a, sizeof a);
-  }
-  return st;
-}
-
-mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                             mt_tensor **out) {
-  bool given = *out != NULL;
-  mt_status st = mtg_untraced_conv_transpose(x, w, bias, o, out);
-  if (!st && MTG_TRACING()) {
-    conv_attr a = conv_of(o, NULL, 0);
-    const mt_tensor *ins[3] = {x, w, bias};
-    trace("conv_transpose", rp_conv_transpose, given, ins, 3, out, 1, &a, sizeof a);
-  }
-  return st;
-}
-
-mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
-                                  const mt_conv_opts *o, mt_tensor **grad_in) {
-  bool given = *grad_in != NULL;
-  mt_status st = mtg_untraced_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
-  if (!st && MTG_TRACING()) {
-    conv_attr a = conv_of(o, input_shape, ndim);
-    const mt_tensor *ins[2] = {grad_out, w};
-    trace("conv_backward_input", rp_conv_backward_input, given, ins, 2, grad_in, 1, &a, sizeof a);
-  }
-  return st;
-}
-
-mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
-                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  bool given = *grad_weight != NULL || (grad_bias && *grad_bias);
-  mt_status st = mtg_untraced_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
-  if (!st && MTG_TRACING()) {
-    conv_attr a = conv_of(o, weight_shape, ndim);
-    a.with_bias = grad_bias != NULL;
-    const mt_tensor *ins[2] = {grad_out, x};
-    mt_tensor *outs[2] = {*grad_weight, grad_bias ? *grad_bias : NULL};
-    trace("conv_backward_weight", rp_conv_backward_weight, given, ins, 2, outs, grad_bias ? 2 : 1, &a, sizeof a);
-  }
-  return st;
-}
 
 mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
   bool given = *out != NULL || (indices && *indices);

@@ -100,7 +100,7 @@ static int conv_nd(lua_State *L, int nsp, const char *op) {
   o.groups = mtl_opt_int(L, 7, a.last, a.opt, "groups", 1);
   padding_arg(L, &a, 5, op, nsp, w, &o);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mtg_convolution(x, w, bias, &o, &res);
+  mt_status st = mtg_conv(MT_OP_convolution, x, w, bias, &o, NULL, 0, &res, 1);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -125,7 +125,7 @@ static int conv_transpose_nd(lua_State *L, int nsp, const char *op) {
   o.groups = mtl_opt_int(L, 7, a.last, a.opt, "groups", 1);
   sizes_arg(L, &a, 8, "dilation", op, nsp, 1, o.dilation);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mtg_conv_transpose(x, w, bias, &o, &res);
+  mt_status st = mtg_conv(MT_OP_conv_transpose, x, w, bias, &o, NULL, 0, &res, 1);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -160,7 +160,7 @@ static int l_conv_backward_input(lua_State *L) {
   mt_conv_opts o;
   conv_opts_table(L, &a, w->ndim - 2 > 0 ? w->ndim - 2 : 1, op, &o);
   mt_tensor *res = NULL;
-  mt_status st = mtg_conv_backward_input(g, w, shape, nd, &o, &res);
+  mt_status st = mtg_conv(MT_OP_conv_backward_input, g, w, NULL, &o, shape, nd, &res, 1);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -173,10 +173,10 @@ static int l_conv_backward_weight(lua_State *L) {
   args a = get_args(L, 4);
   mt_conv_opts o;
   conv_opts_table(L, &a, nd - 2 > 0 ? nd - 2 : 1, op, &o);
-  mt_tensor *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mtg_conv_backward_weight(g, x, shape, nd, &o, &gw, &gb));
-  mtl_push_tensor(L, gw);
-  mtl_push_tensor(L, gb);
+  mt_tensor *r[2] = {NULL, NULL};
+  MTL_CHECK(L, mtg_conv(MT_OP_conv_backward_weight, g, x, NULL, &o, shape, nd, r, 2));
+  mtl_push_tensor(L, r[0]);
+  mtl_push_tensor(L, r[1]);
   return 2;
 }
 

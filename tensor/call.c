@@ -4,6 +4,8 @@
  * function. graph/'s generic recorder and the JIT's engine calls (replay)
  * go through it; it adds one indirect call and never allocates. The
  * comment above each adapter is the op's argument layout. */
+#include <string.h>
+
 #include "linalg.h"
 #include "nn.h"
 #include "index.h"
@@ -241,6 +243,35 @@ static mt_status call_einsum(const mt_tensor *const *in, int n, const mt_args *a
   eq[pos++] = '>';
   eq[put_subscripts(eq, pos, a->i[6], a->i[3])] = 0;
   return mt_einsum(eq, (mt_tensor *const *)in, a->i[0] == 2 ? 2 : 1, &outs[0]);
+}
+
+/* ---- convolution(x, w, bias), conv_transpose(x, w, bias): i[0..16) the
+ * mt_conv_opts, f = {act, alpha}: an activation applied to the result (the
+ * JIT folds one in; 0: none). conv_backward_input(g, w),
+ * conv_backward_weight(g, x): i[0..16) the options, i[16] the rank and
+ * i[17..22) the sizes of the input or weight, i[22] whether the bias
+ * gradient is wanted (outs = {gw, gb}) ---- */
+_Static_assert(sizeof(mt_conv_opts) == 16 * sizeof(int64_t), "conv options are 16 argument words");
+static mt_conv_opts conv_opts(const mt_args *a) {
+  mt_conv_opts o;
+  memcpy(&o, a->i, sizeof o);
+  return o;
+}
+static mt_status call_convolution(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_convolution_act(in[0], in[1], n > 2 ? in[2] : NULL, &o, (mt_act)a->f[0], a->f[1], &outs[0]);
+}
+static mt_status call_conv_transpose(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_conv_transpose(in[0], in[1], n > 2 ? in[2] : NULL, &o, &outs[0]);
+}
+static mt_status call_conv_backward_input(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_conv_backward_input(in[0], in[1], &a->i[17], (int)a->i[16], &o, &outs[0]);
+}
+static mt_status call_conv_backward_weight(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_conv_backward_weight(in[0], in[1], &a->i[17], (int)a->i[16], &o, &outs[0], a->i[22] ? &outs[1] : NULL);
 }
 
 /* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
