@@ -274,6 +274,48 @@ static mt_status call_conv_backward_weight(const mt_tensor *const *in, int n, co
   return mt_conv_backward_weight(in[0], in[1], &a->i[17], (int)a->i[16], &o, &outs[0], a->i[22] ? &outs[1] : NULL);
 }
 
+/* ---- pooling: the words of mt_pool_words (tensor/nn.h), i[22] whether
+ * max pooling gives its indices (outs = {out, indices}). max_pool(x),
+ * avg_pool(x): the options; max_pool_backward(g, indices),
+ * avg_pool_backward(g): the input's rank and shape (avg: and the options);
+ * adaptive_avg_pool(x), adaptive_max_pool(x): nsp and the output size;
+ * adaptive_avg_pool_backward(g): nsp and the input's rank and shape ---- */
+_Static_assert(sizeof(mt_pool_words) <= 22 * sizeof(int64_t), "pool words fit before word 22");
+static mt_pool_words pool_words(const mt_args *a) {
+  mt_pool_words w;
+  memcpy(&w, a->i, sizeof w);
+  return w;
+}
+static mt_status call_max_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_max_pool(in[0], &w.o, &outs[0], a->i[22] ? &outs[1] : NULL);
+}
+static mt_status call_max_pool_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_max_pool_backward(in[0], in[1], w.shape, (int)w.ndim, (int)w.nsp, &outs[0]);
+}
+static mt_status call_avg_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_avg_pool(in[0], &w.o, &outs[0]);
+}
+static mt_status call_avg_pool_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_avg_pool_backward(in[0], w.shape, (int)w.ndim, &w.o, &outs[0]);
+}
+static mt_status call_adaptive_avg_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_adaptive_avg_pool(in[0], (int)w.nsp, w.shape, &outs[0]);
+}
+static mt_status call_adaptive_avg_pool_backward(const mt_tensor *const *in, int n, const mt_args *a,
+                                                 mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_adaptive_avg_pool_backward(in[0], w.shape, (int)w.ndim, (int)w.nsp, &outs[0]);
+}
+static mt_status call_adaptive_max_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_adaptive_max_pool(in[0], (int)w.nsp, w.shape, &outs[0], a->i[22] ? &outs[1] : NULL);
+}
+
 /* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
  * outs = {out, mean, rstd} (the last two may be left NULL) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
