@@ -10,17 +10,22 @@
 #include "trace.h"
 
 /* Makes the node of a call that ran: its arguments, saved inputs and
- * outputs (per d->saves), then attaches the outputs. Non-floating results
- * (dtype=int64) are not differentiable: no node. */
+ * outputs (per d->saves), then attaches the outputs that get a gradient.
+ * Non-floating results that would get one (dtype=int64) are not
+ * differentiable: no node. */
 static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *ins, int nin, const mt_args *a,
                         mt_tensor *const *outs, int nout) {
   const mt_tensor *idx = NULL;
   if ((d->saves & MTG_SAVE_IDX1) && nout > 1) /* values and their indices: only the values get a gradient */
     idx = outs[1], nout = 1;
-  for (int k = 0; k < nout; k++)
-    if (outs[k] && !mt_is_floating((mt_dtype)outs[k]->dtype)) return MT_OK;
+  if (nout > MTG_MAXOUT) return mt_fail(MT_EARG, "%s: too many results to record (internal)", mt_ops[op].name);
+  mt_tensor *att[MTG_MAXOUT];
+  for (int k = 0; k < nout; k++) {
+    att[k] = d->saves & MTG_NOGRAD(k) ? NULL : outs[k];
+    if (att[k] && !mt_is_floating((mt_dtype)att[k]->dtype)) return MT_OK;
+  }
   mtg_node *n = NULL;
-  mt_status st = mtg_node_new(mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);
+  mt_status st = mtg_node_new(d->name ? d->name(ins, nin) : mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);
   if (st) return st;
   if (a) {
     memcpy(n->i, a->i, sizeof n->i < sizeof a->i ? sizeof n->i : sizeof a->i);
@@ -30,12 +35,15 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
     if ((d->saves & MTG_SAVE_IN(i)) && ins[i]) st = mtg_save(n, i, ins[i], false, 0);
   if (!st && (d->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_SLOT_OUT, outs[0], true, 0);
   if (!st && (d->saves & MTG_SAVE_OUT1) && nout > 1) st = mtg_save(n, MTG_SLOT_OUT - 1, outs[1], true, 1);
+  for (int k = 0; k < nout && k < MTG_MAXSAVED && !st && (d->saves & MTG_SAVE_RESULTS); k++)
+    if (outs[k]) st = mtg_save(n, k, outs[k], true, k);
   if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
+  if (!st && d->save) st = d->save(n, ins, nin, a);
   if (st) {
     mtg_node_release(n);
     return st;
   }
-  return mtg_attach(n, outs, nout);
+  return mtg_attach(n, att, nout);
 }
 
 /* Runs op into outs[0..nout) (engine out convention) and records it when
@@ -46,7 +54,11 @@ static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, c
   const mtg_deriv *d = mtg_deriv_of(op);
   if (!d || !mtg_any_requires_grad(ins, nin)) return mt_call(op, ins, nin, a, outs);
   mt_tensor *inplace = nout == 1 && nin > 0 && outs[0] == ins[0] ? outs[0] : NULL;
-  if (inplace) outs[0] = NULL;
+  if (inplace) { /* a leaf that requires grad: the error names the op */
+    mt_status st = mtg_check_inplace(mt_ops[op].name, inplace);
+    if (st) return st;
+    outs[0] = NULL;
+  }
   for (int k = 0; k < nout; k++)
     if (outs[k])
       return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
@@ -67,12 +79,46 @@ static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, c
   return st;
 }
 
+/* The replay of a NAMED row's trace entry: words 0..MT_NARGI the call's
+ * args, then the op and the operand count; f its numbers (the JIT may set
+ * an activation there, jit/rewrite.c). */
+static mt_status rp_engine(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  mt_args a = {.ni = MT_NARGI, .nf = 3};
+  memcpy(a.i, w, sizeof a.i);
+  memcpy(a.f, f, sizeof a.f);
+  return mt_call((mt_op)w[MT_NARGI], in, (int)w[MT_NARGI + 1], &a, out);
+}
+
+/* Traces a NAMED row's call as a named engine call (trace.h) with up to
+ * nout results; out= is refused (the JIT replays fresh results). */
+static void trace_named(mt_op op, bool given, const mt_tensor *const *ins, int nin, const mt_args *a,
+                        mt_tensor *const *outs, int nout) {
+  if (given) {
+    mtg_trace_refuse("%s with out= is not replayed by the JIT", mt_ops[op].name);
+    return;
+  }
+  int64_t w[MT_NARGI + 2] = {0};
+  if (a) memcpy(w, a->i, sizeof a->i);
+  w[MT_NARGI] = op;
+  w[MT_NARGI + 1] = nin;
+  double f[3] = {0};
+  if (a) memcpy(f, a->f, sizeof f);
+  mtg_trace_call(mt_ops[op].name, rp_engine, false, ins, nin, outs, nout, w, sizeof w, f, 3);
+}
+
 mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout) {
   mt_tensor *given = outs[0];
   mt_status st = call_recorded(op, ins, nin, a, outs, nout);
   /* only what the JIT can lower is traced: the rest is refused as a tensor made inside the function */
-  if (!st && MTG_TRACING() && MT_J_LOWER(mt_ops[op].jit) != MT_J_NONE)
-    mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
+  if (!st && MTG_TRACING()) {
+    int lower = MT_J_LOWER(mt_ops[op].jit);
+    if (lower == MT_J_NAMED)
+      trace_named(op, given != NULL, ins, nin, a, outs, nout);
+    else if (lower != MT_J_NONE)
+      mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
+    else if (given) /* a write the trace would miss */
+      mtg_trace_refuse("%s in place or with out= is not replayed by the JIT yet", mt_ops[op].name);
+  }
   return st;
 }
 

@@ -11,11 +11,22 @@
 #define MTG_SAVE_OUT1 (1u << 9)    /* result 1 (two-result ops), in slot MTG_MAXSAVED - 2 */
 #define MTG_SAVE_IDX1                                                                                                  \
   (1u << 10) /* result 1 is indices: no gradient, kept as data in slot 0 (the node has one output) */
+#define MTG_SAVE_RESULTS (1u << 11) /* each result k (when not NULL) in slot k, as output k (decompositions) */
+#define MTG_NOGRAD(k)                                                                                                  \
+  (1u << (12 + (k))) /* result k (k < 4) gets no history and no gradient (slogdet's sign, lstsq's rank) */
 #define MTG_SLOT_OUT (MTG_MAXSAVED - 1)
+#define MTG_MAXOUT 8 /* results of one recorded call */
 
 typedef struct mtg_deriv {
   mtg_backward_fn fn;
   unsigned saves;
+  /* what the saves bits cannot say (optional): saves extras made from the
+   * call's inputs and arguments (advanced indexing packs its index tensors
+   * into one saved tensor) into node n, after the bits' saves */
+  mt_status (*save)(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a);
+  /* the node's name when it depends on the call (optional; scatter's value
+   * form is ScatterBackward1, as in PyTorch); else mtg_backward_name */
+  const char *(*name)(const mt_tensor *const *ins, int nin);
 } mtg_deriv;
 
 /* The derivative of op, or NULL (derivatives.c: looks through the

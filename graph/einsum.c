@@ -129,20 +129,6 @@ static void put_labels(char *buf, int *pos, const labels *l) {
   for (int j = 0; j < l->n; j++) buf[(*pos)++] = letter(l->lab[j]);
 }
 
-/* "a,b->o" for one step; b may be NULL */
-static void step_equation(char *buf, const labels *a, const labels *b, const labels *o) {
-  int pos = 0;
-  put_labels(buf, &pos, a);
-  if (b) {
-    buf[pos++] = ',';
-    put_labels(buf, &pos, b);
-  }
-  buf[pos++] = '-';
-  buf[pos++] = '>';
-  put_labels(buf, &pos, o);
-  buf[pos] = 0;
-}
-
 static int64_t pack(const labels *l) {
   uint64_t v = 0;
   for (int j = 0; j < l->n; j++) v |= (uint64_t)l->lab[j] << (8 * j);
@@ -154,8 +140,9 @@ static void unpack(int64_t v, int n, labels *l) {
   for (int j = 0; j < n; j++) l->lab[j] = (int)(((uint64_t)v >> (8 * j)) & 0xff);
 }
 
-/* Node arguments: i[0] operands (1 or 2), i[1..3] label counts of a, b
- * and the output, i[4..6] their packed labels. */
+/* Node arguments (einsum's engine entry, tensor/call.c): i[0] operands (1
+ * or 2), i[1..3] label counts of a, b and the output, i[4..6] their packed
+ * labels. */
 static void node_labels(const mtg_node *n, labels *a, labels *b, labels *o) {
   unpack(n->i[4], (int)n->i[1], a);
   unpack(n->i[5], (int)n->i[2], b);
@@ -247,25 +234,14 @@ static mt_status d_einsum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* One recorded step: "a[,b]->o" on x (and y). */
+/* One recorded step: "a[,b]->o" on x (and y), through einsum's engine
+ * entry with the subscripts packed as the node keeps them. */
 static mt_status step(const labels *la, const labels *lb, const labels *lo, const mt_tensor *x, const mt_tensor *y,
                       mt_tensor **out) {
-  char eq[3 * MT_MAXDIM + 4];
-  step_equation(eq, la, lb, lo);
-  mt_tensor *ops[2] = {(mt_tensor *)x, (mt_tensor *)y};
-  int nin = y ? 2 : 1;
-  mt_tensor *r = NULL;
-  mt_status st = mt_einsum(eq, ops, nin, &r);
-  if (st) return st;
   const mt_tensor *ins[2] = {x, y};
-  if (!mtg_any_requires_grad(ins, nin)) {
-    *out = r;
-    return MT_OK;
-  }
-  int64_t args[7] = {nin, la->n, lb ? lb->n : 0, lo->n, pack(la), lb ? pack(lb) : 0, pack(lo)};
-  if ((st = mtg_la_record(MT_OP_einsum, ins, nin, r, args, 7, NULL, 0))) return st;
-  *out = r;
-  return MT_OK;
+  int nin = y ? 2 : 1;
+  mt_args args = {.i = {nin, la->n, lb ? lb->n : 0, lo->n, pack(la), lb ? pack(lb) : 0, pack(lo)}, .ni = 7};
+  return mtg_call(MT_OP_einsum, ins, nin, &args, out, 1);
 }
 
 /* The engine's message for an equation that the steps could not run. */
@@ -280,7 +256,9 @@ static mt_status engine_error(const char *eq, mt_tensor *const *ops, int n, mt_s
 
 mt_status mtg_einsum(const char *eq, mt_tensor *const *ops, int n, mt_tensor **out) {
   if (!mtg_any_requires_grad((const mt_tensor *const *)ops, n)) return mt_einsum(eq, ops, n, out);
-  if (*out) return mtg_la_no_out("einsum");
+  if (*out)
+    return mt_fail(MT_EARG, "einsum: out= cannot be used when an input requires grad (the result would have no "
+                            "history); drop out= or use torch.no_grad()");
   labels in[MAXOPS], o;
   if (n < 1 || n > MAXOPS || !parse(eq, ops, n, in, &o)) return engine_error(eq, ops, n, MT_OK);
   labels acc = in[0];

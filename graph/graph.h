@@ -118,8 +118,11 @@ mt_status mtg_flatten(const mt_tensor *t, int start, int end, mt_tensor **out);
 mt_status mtg_unfold(const mt_tensor *t, int dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mtg_diagonal(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out);
 
-/* matmul */
+/* matmul (1-D operands recorded as views, linalg.c) */
 mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+/* einsum, contracted left to right in recorded steps of one or two
+ * operands (einsum.c; each step is einsum's engine entry) */
+mt_status mtg_einsum(const char *equation, mt_tensor *const *ops, int n, mt_tensor **out);
 
 /* max, min and median of all elements as 0-dim results (reduce.c: the
  * gradient is shared among ties, unlike the forms along a dim) */
@@ -145,11 +148,41 @@ mt_status mtg_reduce(mt_op op, const mt_tensor *x, const int *dims, int ndims, b
  * cumsum): args {dim, dtype (-1: default)}. */
 mt_status mtg_along(mt_op op, const mt_tensor *x, int dim, int dtype, mt_tensor **out);
 
+/* mtg_call of cat or stack (op) of ts[0..n) along dim (negative from the
+ * end): args {dim, wrapped as the op wraps it} (movement.c). */
+mt_status mtg_join(mt_op op, mt_tensor *const *ts, int n, int64_t dim, mt_tensor **out);
+
+/* mtg_call of an index op (index.c; tensor/call.c's layout): x, its index
+ * or mask, src (NULL: none, or scatter's value form), dim, a number v
+ * (scatter's value, index_add's alpha, the fills' value) and the op's flag
+ * (scatter: the reduction, put: accumulate); *out == x writes x in place
+ * (scatter with src and reduce add is scatter_add). */
+mt_status mtg_index_op(mt_op op, const mt_tensor *x, const mt_tensor *index, const mt_tensor *src, int dim,
+                       mt_scalar v, int flag, mt_tensor **out);
+/* mtg_call of advanced indexing: x[indices] (values NULL: index), or
+ * x[indices] = values (+= when accumulate; index_put, in place when *out
+ * == x); indices[d] NULL for a whole dim, labels as mt_index's. */
+mt_status mtg_index_adv(const mt_tensor *x, mt_tensor *const *indices, int n, const int *labels,
+                        const mt_tensor *values, bool accumulate, mt_tensor **out);
+
+/* ---- composites of recorded ops (movement.c): the engine's function of
+ * tensor/shape.c when nothing records, else built from recorded ops (with
+ * the engine's checks and messages), so they are differentiable ---- */
+mt_status mtg_hstack(mt_tensor *const *ts, int n, mt_tensor **out);
+mt_status mtg_vstack(mt_tensor *const *ts, int n, mt_tensor **out);
+mt_status mtg_dstack(mt_tensor *const *ts, int n, mt_tensor **out);
+mt_status mtg_rot90(const mt_tensor *t, int64_t k, int d0, int d1, mt_tensor **out);
+mt_status mtg_tile(const mt_tensor *t, const int64_t *reps, int n, mt_tensor **out);
+/* views */
+mt_status mtg_movedim(const mt_tensor *t, const int *src, const int *dst, int n, mt_tensor **out);
+mt_status mtg_squeeze_dims(const mt_tensor *t, const int *dims, int n, mt_tensor **out);
+mt_status mtg_unflatten(const mt_tensor *t, int dim, const int64_t *sizes, int n, mt_tensor **out);
+mt_status mtg_atleast(const mt_tensor *t, int rank, mt_tensor **out);
+mt_status mtg_broadcast_to(const mt_tensor *t, const int64_t *shape, int n, mt_tensor **out);
+mt_status mtg_meshgrid(mt_tensor *const *ts, int n, bool xy, mt_tensor **outs);
+
 /* the other families declare their recorded ops in their own headers */
 #include "graph_attention.h"
-#include "graph_index.h"
-#include "graph_linalg.h"
-#include "graph_movement.h"
 #include "graph_nn.h"
 
 #endif

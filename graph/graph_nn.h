@@ -5,26 +5,22 @@
 #define MTG_GRAPH_NN_H
 #include "nn.h"
 
-mt_status mtg_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                          mt_tensor **out);
-mt_status mtg_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                             mt_tensor **out);
-mt_status mtg_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape, int ndim,
-                                  const mt_conv_opts *o, mt_tensor **grad_in);
-mt_status mtg_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape, int ndim,
-                                   const mt_conv_opts *o, mt_tensor **grad_weight, mt_tensor **grad_bias);
+/* mtg_call of convolution or conv_transpose (a, b, bias: x, w, bias) or
+ * of their backward ops conv_backward_input (g, w; the input's shape) and
+ * conv_backward_weight (g, x; the weight's shape; nout 2: the bias
+ * gradient too) with tensor/call.c's args (nn.c). */
+mt_status mtg_conv(mt_op op, const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, const mt_conv_opts *o,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout);
 
-mt_status mtg_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
-mt_status mtg_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices, const int64_t *input_shape,
-                                int ndim, int nsp, mt_tensor **grad_in);
-mt_status mtg_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out);
-mt_status mtg_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, const mt_pool_opts *o,
-                                mt_tensor **grad_in);
-mt_status mtg_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out);
-mt_status mtg_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim, int nsp,
-                                         mt_tensor **grad_in);
-mt_status mtg_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out,
-                                mt_tensor **indices);
+/* mtg_call of a pooling op (nn.c; args as mt_pool_words): max_pool,
+ * avg_pool (x; the options o), adaptive_avg_pool, adaptive_max_pool (x;
+ * nsp and the output size in shape), max_pool_backward (g, ix; the input's
+ * shape), avg_pool_backward (g; o and the input's shape),
+ * adaptive_avg_pool_backward (g; nsp and the input's shape). The max pools
+ * give {out, indices} when nout is 2 (the indices are computed anyway when
+ * recording or tracing). */
+mt_status mtg_pool(mt_op op, const mt_tensor *x, const mt_tensor *ix, const mt_pool_opts *o, int nsp,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout);
 
 mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
                          mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,

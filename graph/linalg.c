@@ -14,27 +14,6 @@
 
 /* ---- shared helpers ---- */
 
-mt_status mtg_la_no_out(const char *op) {
-  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no "
-                          "history); drop out= or use torch.no_grad()", op);
-}
-
-mt_status mtg_la_record(mt_op op, const mt_tensor *const *ins, int nin, mt_tensor *r, const int64_t *iargs, int ni,
-                        const double *fargs, int nf) {
-  const mtg_deriv *e = mtg_deriv_of(op);
-  mt_status st;
-  mtg_node *n = mtg_record1(mtg_backward_name(op), e->fn, ins, nin, r, &st);
-  for (int i = 0; n && !st && i < nin; i++)
-    if ((e->saves & MTG_SAVE_IN(i)) && ins[i]) st = mtg_save(n, i, ins[i], false, 0);
-  if (n && !st && (e->saves & MTG_SAVE_OUT)) st = mtg_save(n, MTG_SLOT_OUT, r, true, 0);
-  if (n && !st) {
-    if (ni) memcpy(n->i, iargs, (size_t)ni * sizeof *iargs);
-    if (nf) memcpy(n->f, fargs, (size_t)nf * sizeof *fargs);
-  }
-  if (st) mt_release(r);
-  return st;
-}
-
 mt_tensor *mtg_dl_mask(mtg_scope *s, int64_t n, mt_dtype dt, int kind) {
   if (!MTG_DL_LIVE(s)) return NULL;
   int64_t shape[2] = {n, n};
@@ -126,11 +105,16 @@ static mt_status d_matmul(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
+/* matmul of operands of rank >= 2, recorded (the trace entry is
+ * mtg_matmul's, of the original operands) */
 static mt_status matmul2(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   mt_tensor *r = NULL;
   mt_status st = mt_matmul(a, b, &r);
   const mt_tensor *ins[2] = {a, b};
-  if (!st) st = mtg_la_record(MT_OP_matmul, ins, 2, r, NULL, 0, NULL, 0);
+  mtg_node *n = st ? NULL : mtg_record1(mtg_backward_name(MT_OP_matmul), d_matmul, ins, 2, r, &st);
+  if (n) st = mtg_save(n, 0, a, false, 0);
+  if (n && !st) st = mtg_save(n, 1, b, false, 0);
+  if (st) mt_release(r);
   if (!st) *out = r;
   return st;
 }
@@ -138,7 +122,9 @@ static mt_status matmul2(const mt_tensor *a, const mt_tensor *b, mt_tensor **out
 static mt_status matmul_untraced(const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   const mt_tensor *ins[2] = {a, b};
   if (!mtg_any_requires_grad(ins, 2)) return mt_matmul(a, b, out);
-  if (*out) return mtg_la_no_out("matmul");
+  if (*out)
+    return mt_fail(MT_EARG, "matmul: out= cannot be used when an input requires grad (the result would have no "
+                            "history); drop out= or use torch.no_grad()");
   if (a->ndim == 0 || b->ndim == 0) return mt_matmul(a, b, out); /* the engine's error */
   mt_tensor *a2 = NULL, *b2 = NULL, *r = NULL;
   mt_status st = a->ndim == 1 ? mtg_unsqueeze(a, 0, &a2) : mtg_ref(a, &a2);

@@ -1,6 +1,6 @@
 /* linalg_int.h -- what the files of graph/'s linalg family share: the
  * lookups of their derivative tables (chained by mtg_deriv_linalg in
- * linalg.c), the recording step common to them, and short derivative-scope
+ * linalg.c) and short derivative-scope
  * helpers (mtg_dl_*) for the ops of this family and for constant masks. Only
  * linalg.c, einsum.c, linalg_lapack.c and linalg_norm.c include it. */
 #ifndef MTG_LINALG_INT_H
@@ -10,14 +10,6 @@
 const mtg_deriv *mtg_deriv_einsum(mt_op op);        /* einsum.c */
 const mtg_deriv *mtg_deriv_linalg_lapack(mt_op op); /* linalg_lapack.c */
 const mtg_deriv *mtg_deriv_linalg_norm(mt_op op);   /* linalg_norm.c */
-
-/* The error for out= on an op whose inputs require grad. */
-mt_status mtg_la_no_out(const char *op);
-/* Records op's node for r (fn and saved inputs from op's table entry;
- * slot MTG_SLOT_OUT keeps r when the entry asks for it) and copies iargs /
- * fargs into the node. On failure releases r. */
-mt_status mtg_la_record(mt_op op, const mt_tensor *const *ins, int nin, mt_tensor *r, const int64_t *iargs, int ni,
-                        const double *fargs, int nf);
 
 /* ---- derivative-scope helpers: NULL in, NULL out ---- */
 #define MTG_DL_LIVE(s) ((s)->st == MT_OK)
@@ -62,6 +54,15 @@ static inline mt_tensor *mtg_dl_einsum(mtg_scope *s, const char *eq, mt_tensor *
   for (int i = 0; i < n; i++)
     if (!ops[i]) return NULL;
   MTG_DL_WRAP(mtg_einsum(eq, ops, n, &r_));
+}
+/* The reduced SVD of a (recorded) into *u, *sv, *vh, tracked by the scope. */
+static inline void mtg_dl_svd(mtg_scope *s, const mt_tensor *a, mt_tensor **u, mt_tensor **sv, mt_tensor **vh) {
+  mt_tensor *r[3] = {NULL, NULL, NULL};
+  mt_args args = {.ni = 2};
+  mt_status st = MTG_DL_LIVE(s) && a ? mtg_call(MT_OP_linalg_svd, &a, 1, &args, r, 3) : MT_OK;
+  *u = mtg_track(s, st, r[0]);
+  *sv = mtg_track(s, st, r[1]);
+  *vh = mtg_track(s, st, r[2]);
 }
 static inline mt_tensor *mtg_dl_select(mtg_scope *s, const mt_tensor *x, int dim, int64_t i) {
   if (!MTG_DL_LIVE(s) || !x) return NULL;

@@ -24,24 +24,6 @@ static mt_tensor *as_scalars(mtg_scope *s, const mt_tensor *x) {
   return x ? mtg_d_unsqueeze(s, mtg_d_unsqueeze(s, x, x->ndim), x->ndim + 1) : NULL;
 }
 
-/* Records op with outputs outs[0..nout): shapes from outs, histories for
- * the non-NULL attach[k], output k saved in slot k for each bit k of
- * save_out. */
-static mt_status record_multi(mt_op op, mtg_backward_fn fn, const mt_tensor *const *ins, int nin,
-                              mt_tensor *const *outs, mt_tensor *const *attach, int nout, unsigned save_out,
-                              const int64_t *iargs, int ni) {
-  mtg_node *n = NULL;
-  mt_status st = mtg_node_new(mtg_backward_name(op), fn, ins, nin, outs, nout, &n);
-  for (int k = 0; !st && k < nout; k++)
-    if (save_out >> k & 1) st = mtg_save(n, k, outs[k], true, k);
-  if (st) {
-    mtg_node_release(n);
-    return st;
-  }
-  if (ni) memcpy(n->i, iargs, (size_t)ni * sizeof *iargs);
-  return mtg_attach(n, attach, nout);
-}
-
 /* ---- inv: gA = -Y^T G Y^T with Y = A^-1 ---- */
 
 static mt_status d_inv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -82,14 +64,11 @@ static mt_tensor *singular_mask(mtg_scope *s, const mt_tensor *d, int64_t *count
 static mt_tensor *cofactor_svd(mtg_scope *s, const mt_tensor *a) {
   if (!MTG_DL_LIVE(s) || !a) return NULL;
   mt_tensor *u = NULL, *sv = NULL, *vh = NULL;
-  mt_status st = mtg_linalg_svd(a, false, &u, &sv, &vh);
-  u = mtg_track(s, st, u);
-  sv = mtg_track(s, st, sv);
-  vh = mtg_track(s, st, vh);
+  mtg_dl_svd(s, a, &u, &sv, &vh);
   if (!MTG_DL_LIVE(s)) return NULL;
   /* det(U) det(V): a constant sign per matrix */
   mt_tensor *du = NULL, *dv = NULL, *sg = NULL;
-  st = mt_linalg_det(u, &du);
+  mt_status st = mt_linalg_det(u, &du);
   if (!st) st = mt_linalg_det(vh, &dv);
   if (!st) st = mt_binary(MT_OP_mul, du, dv, &sg);
   mt_release(du);
@@ -133,28 +112,12 @@ static mt_status d_det(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-
-/* ---- slogdet: only logabsdet has a gradient, G A^-T ---- */
+/* ---- slogdet: only logabsdet (result 1) has a gradient, G A^-T ---- */
 
 static mt_status d_slogdet(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  if (NEED(0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, as_scalars(s, go[0]), T(mtg_dl_inv(s, mtg_d_saved(s, 0)))));
+  if (NEED(0)) gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, as_scalars(s, go[1]), T(mtg_dl_inv(s, mtg_d_saved(s, 0)))));
   END;
-}
-
-mt_status mtg_linalg_slogdet(const mt_tensor *a, mt_tensor **sign, mt_tensor **logabsdet) {
-  const mt_tensor *ins[1] = {a};
-  mt_status st = mt_linalg_slogdet(a, sign, logabsdet);
-  if (st || !mtg_any_requires_grad(ins, 1)) return st;
-  mt_tensor *l = mt_retain(*logabsdet);
-  st = mtg_la_record(MT_OP_linalg_slogdet, ins, 1, l, NULL, 0, NULL, 0); /* releases l on failure */
-  if (!st) mt_release(l);
-  if (st) {
-    mt_release(*sign);
-    mt_release(*logabsdet);
-    *sign = *logabsdet = NULL;
-  }
-  return st;
 }
 
 /* ---- solve ----
@@ -275,22 +238,6 @@ static mt_status d_qr(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_qr(const mt_tensor *a, const char *mode, mt_tensor **q, mt_tensor **r) {
-  const mt_tensor *ins[1] = {a};
-  mt_status st = mt_linalg_qr(a, mode, q, r);
-  if (st || !mtg_any_requires_grad(ins, 1)) return st;
-  int64_t args[1] = {strcmp(mode, "complete") == 0 ? 1 : strcmp(mode, "r") == 0 ? 2 : 0};
-  mt_tensor *outs[2] = {*q, *r};
-  if (args[0] == 2) outs[0] = NULL;
-  st = record_multi(MT_OP_linalg_qr, d_qr, ins, 1, outs, outs, 2, args[0] == 2 ? 2u : 3u, args, 1);
-  if (st) {
-    mt_release(*q);
-    mt_release(*r);
-    *q = *r = NULL;
-  }
-  return st;
-}
-
 /* ---- svd ----
  * A = U S V^T (reduced; with full_matrices the extra columns of U and V
  * are left out). With J = F o (U^T gU), K = F o (V^T gV), F_ij =
@@ -346,32 +293,6 @@ static mt_status d_svd(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_svd(const mt_tensor *a, bool full_matrices, mt_tensor **u, mt_tensor **s, mt_tensor **vh) {
-  const mt_tensor *ins[1] = {a};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_svd(a, full_matrices, u, s, vh);
-  bool values = u == NULL; /* svdvals: the vectors are still needed for the derivative */
-  mt_tensor *U = NULL, *S = NULL, *VH = NULL;
-  mt_status st = mt_linalg_svd(a, values ? false : full_matrices, &U, &S, &VH);
-  if (st) return st;
-  int64_t args[1] = {full_matrices};
-  mt_tensor *outs[3] = {U, S, VH}, *attach[3] = {values ? NULL : U, S, values ? NULL : VH};
-  st = record_multi(MT_OP_linalg_svd, d_svd, ins, 1, outs, attach, 3, 7u, args, 1);
-  if (st || values) {
-    mt_release(U);
-    mt_release(VH);
-  }
-  if (st) {
-    mt_release(S);
-    return st;
-  }
-  *s = S;
-  if (!values) {
-    *u = U;
-    *vh = VH;
-  }
-  return MT_OK;
-}
-
 /* ---- eigh ----
  * A = V diag(w) V^T (symmetric): gA = V [diag(gw) + skew(V^T gV) / E] V^T
  * with skew(X) = (X - X^T)/2 and E_ij = w_j - w_i (the result is
@@ -396,24 +317,6 @@ static mt_status d_eigh(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   }
   gin[0] = mtg_d_grad_for(s, 0, MM(MM(v, inner), T(v)));
   END;
-}
-
-mt_status mtg_linalg_eigh(const mt_tensor *a, char uplo, mt_tensor **w, mt_tensor **v) {
-  const mt_tensor *ins[1] = {a};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_eigh(a, uplo, w, v);
-  mt_tensor *W = NULL, *V = NULL;
-  mt_status st = mt_linalg_eigh(a, uplo, &W, &V);
-  if (st) return st;
-  mt_tensor *outs[2] = {W, V}, *attach[2] = {W, v ? V : NULL};
-  st = record_multi(MT_OP_linalg_eigh, d_eigh, ins, 1, outs, attach, 2, 3u, NULL, 0);
-  if (st || !v) mt_release(V);
-  if (st) {
-    mt_release(W);
-    return st;
-  }
-  *w = W;
-  if (v) *v = V;
-  return MT_OK;
 }
 
 /* ---- pinv ----
@@ -441,11 +344,12 @@ static mt_status d_pinv(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
 /* ---- lstsq ----
  * The solution is pinv(A) B (full rank): gB = pinv(A)^T G and gA is the
  * pinv derivative for the gradient G B^T of pinv(A). Residuals, rank and
- * singular values get no gradient (as in PyTorch). i[0]: B is a vector. */
+ * singular values get no gradient (as in PyTorch). B may be a vector (one
+ * dim fewer than A). */
 
 static mt_status d_lstsq(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
-  bool vec = n->i[0];
+  bool vec = n->in[1].ndim == n->in[0].ndim - 1;
   mt_tensor *a = mtg_d_saved(s, 0), *p = mtg_dl_pinv(s, a);
   mt_tensor *g = vec ? mtg_d_unsqueeze(s, go[0], go[0]->ndim) : go[0];
   if (NEED(1)) {
@@ -460,36 +364,16 @@ static mt_status d_lstsq(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   END;
 }
 
-mt_status mtg_linalg_lstsq(const mt_tensor *a, const mt_tensor *b, double rcond, const char *driver,
-                           mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **sv) {
-  const mt_tensor *ins[2] = {a, b};
-  mt_status st = mt_linalg_lstsq(a, b, rcond, driver, solution, residuals, rank, sv);
-  if (st || !mtg_any_requires_grad(ins, 2)) return st;
-  int64_t args[1] = {b->ndim == a->ndim - 1};
-  mt_tensor *x = mt_retain(*solution);
-  st = mtg_la_record(MT_OP_linalg_lstsq, ins, 2, x, args, 1, NULL, 0); /* releases x on failure */
-  if (!st) {
-    mt_release(x);
-    return MT_OK;
-  }
-  mt_tensor **all[4] = {solution, residuals, rank, sv};
-  for (int i = 0; i < 4; i++) {
-    mt_release(*all[i]);
-    *all[i] = NULL;
-  }
-  return st;
-}
-
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_linalg_inv] = {d_inv, MTG_SAVE_OUT},
     [MT_OP_linalg_det] = {d_det, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
-    [MT_OP_linalg_slogdet] = {d_slogdet, MTG_SAVE_IN(0)},
+    [MT_OP_linalg_slogdet] = {d_slogdet, MTG_SAVE_IN(0) | MTG_NOGRAD(0)},
     [MT_OP_linalg_solve] = {d_solve, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_linalg_cholesky] = {d_cholesky, MTG_SAVE_OUT},
-    [MT_OP_linalg_qr] = {d_qr, 0},
-    [MT_OP_linalg_svd] = {d_svd, 0},
-    [MT_OP_linalg_eigh] = {d_eigh, 0},
-    [MT_OP_linalg_lstsq] = {d_lstsq, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_linalg_qr] = {d_qr, MTG_SAVE_RESULTS},
+    [MT_OP_linalg_svd] = {d_svd, MTG_SAVE_RESULTS},
+    [MT_OP_linalg_eigh] = {d_eigh, MTG_SAVE_RESULTS},
+    [MT_OP_linalg_lstsq] = {d_lstsq, MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_NOGRAD(1) | MTG_NOGRAD(2) | MTG_NOGRAD(3)},
     [MT_OP_linalg_pinv] = {d_pinv, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
 };
 

@@ -55,7 +55,7 @@ static mt_tensor *extreme_weights(mtg_scope *s, const mt_tensor *x, const mt_ten
   return mtg_track(s, st, r);
 }
 
-/* ---- vector_norm: i[0] mask of reduced dims, i[1] keepdim, f[0] ord ---- */
+/* ---- vector_norm: i[0] mask of reduced dims, i[1] keepdim (the reductions' layout), f[0] ord ---- */
 
 static mt_status d_vector_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   BEGIN;
@@ -90,26 +90,6 @@ static mt_status d_vector_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
   END;
 }
 
-static int64_t dim_mask(const int *dims, int ndims, int rank) {
-  int64_t m = 0;
-  for (int i = 0; i < ndims; i++) m |= (int64_t)1 << (dims[i] < 0 ? dims[i] + rank : dims[i]);
-  return ndims ? m : ((int64_t)1 << rank) - 1;
-}
-
-mt_status mtg_linalg_vector_norm(const mt_tensor *x, double ord, const int *dims, int ndims, bool keepdim, int dt,
-                                 mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_vector_norm(x, ord, dims, ndims, keepdim, dt, out);
-  if (*out) return mtg_la_no_out("linalg.vector_norm");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_vector_norm(x, ord, dims, ndims, keepdim, dt, &r);
-  if (st) return st;
-  int64_t args[2] = {x->ndim ? dim_mask(dims, ndims, x->ndim) : 0, keepdim};
-  if ((st = mtg_la_record(MT_OP_linalg_vector_norm, ins, 1, r, args, 2, &ord, 1))) return st;
-  *out = r;
-  return MT_OK;
-}
-
 /* ---- matrix_norm: i[0], i[1] the dims, i[2] keepdim, i[3] the kind
  * (0 'fro', 1 'nuc', 2 numeric with f[0] the ord) ---- */
 
@@ -130,10 +110,7 @@ static mt_tensor *svd_grad(mtg_scope *s, mtg_node *n, const mt_tensor *x, const 
   for (int i = 0; i < nd; i++) inv[perm[i]] = i;
   mt_tensor *xp = mtg_dl_permute(s, x, perm), *u = NULL, *sv = NULL, *vh = NULL;
   if (!xp) return NULL;
-  mt_status st = mtg_linalg_svd(xp, false, &u, &sv, &vh);
-  u = mtg_track(s, st, u);
-  sv = mtg_track(s, st, sv);
-  vh = mtg_track(s, st, vh);
+  mtg_dl_svd(s, xp, &u, &sv, &vh);
   if (!MTG_DL_LIVE(s)) return NULL;
   int64_t k = sv->shape[sv->ndim - 1];
   if (which < 2) {
@@ -168,38 +145,6 @@ static mt_status d_matrix_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gi
   }
   gin[0] = mtg_d_grad_for(s, 0, gx);
   END;
-}
-
-mt_status mtg_linalg_matrix_norm(const mt_tensor *x, const char *sord, double ord, int d0, int d1, bool keepdim,
-                                 mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_linalg_matrix_norm(x, sord, ord, d0, d1, keepdim, out);
-  if (*out) return mtg_la_no_out("linalg.matrix_norm");
-  mt_tensor *r = NULL;
-  mt_status st = mt_linalg_matrix_norm(x, sord, ord, d0, d1, keepdim, &r);
-  if (st) return st;
-  int64_t args[4] = {d0, d1, keepdim, !sord ? 2 : strcmp(sord, "nuc") == 0 ? 1 : 0};
-  if ((st = mtg_la_record(MT_OP_linalg_matrix_norm, ins, 1, r, args, 4, &ord, 1))) return st;
-  *out = r;
-  return MT_OK;
-}
-
-/* torch.linalg.norm: the engine's dispatch, to the recorded norms; the
- * engine reports the errors. */
-mt_status mtg_linalg_norm(const mt_tensor *x, bool has_ord, const char *sord, double ord, const int *dims, int ndims,
-                          bool keepdim, mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  if (!mtg_any_requires_grad(ins, 1) || ndims > 2)
-    return mt_linalg_norm(x, has_ord, sord, ord, dims, ndims, keepdim, out);
-  if (!has_ord && !sord) return mtg_linalg_vector_norm(x, 2, dims, ndims, keepdim, -1, out);
-  if (ndims == 0) {
-    if (x->ndim == 2) return mtg_linalg_matrix_norm(x, sord, ord, 0, 1, keepdim, out);
-    if (x->ndim == 1 && !sord) return mtg_linalg_vector_norm(x, ord, NULL, 0, keepdim, -1, out);
-    return mt_linalg_norm(x, has_ord, sord, ord, dims, ndims, keepdim, out);
-  }
-  if (ndims == 2) return mtg_linalg_matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, out);
-  if (sord) return mt_linalg_norm(x, has_ord, sord, ord, dims, ndims, keepdim, out);
-  return mtg_linalg_vector_norm(x, ord, dims, 1, keepdim, -1, out);
 }
 
 /* ---- cross: ga = b x g, gb = g x a; i[0] the dim (counted from the end

@@ -1,9 +1,11 @@
-/* movement.c -- recorded movement ops that copy (cat, stack, flip, roll,
- * tril/triu, diag, diag_embed, repeat) with their derivatives, and the
- * composites of tensor/shape.c (hstack, rot90, tile, movedim, meshgrid, ...)
- * rebuilt from recorded ops when autograd needs them. The engine runs the
- * forward; nothing here touches data. Derivatives call recorded ops only,
- * so with create_graph they are differentiated again. */
+/* movement.c -- the derivatives of the movement ops that copy (cat, stack,
+ * flip, roll, tril/triu, diag, diag_embed, repeat), which the generic path
+ * records (call.c; args as tensor/call.c lays them out), mtg_join (cat and
+ * stack), and the composites of tensor/shape.c (hstack, rot90, tile,
+ * movedim, meshgrid, ...) rebuilt from recorded ops when autograd needs
+ * them. The engine runs the forward; nothing here touches data.
+ * Derivatives call recorded ops only, so with create_graph they are
+ * differentiated again. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,20 +19,12 @@ static mt_status no_out(const char *op) {
                           "history); drop out= or use torch.no_grad()", op);
 }
 
-/* Refuses out= when the call records (rec) or when out itself is in a graph. */
-static mt_status check_out(const char *op, bool rec, mt_tensor *const *out) {
-  if (*out && (rec || (mtg_grad_enabled() && mtg_requires_grad(*out)))) return no_out(op);
-  return MT_OK;
-}
-
-/* Hands out r (a new result) on success, releases it on failure. */
-static mt_status finish(mt_status st, mt_tensor *r, mt_tensor **out) {
-  if (st) {
-    mt_release(r);
-    return st;
-  }
-  *out = r;
-  return MT_OK;
+/* Runs op through the generic path with the arguments of node n (a
+ * derivative calling the op it differentiates, or its inverse). */
+static mt_status call_as(mt_op op, const mtg_node *n, const mt_tensor *x, mt_tensor **out) {
+  mt_args a = {.ni = MTG_NARGS};
+  memcpy(a.i, n->i, sizeof a.i < sizeof n->i ? sizeof a.i : sizeof n->i);
+  return mtg_call(op, &x, 1, &a, out, 1);
 }
 
 /* Tracks *r in s, set by the call that returned st (read through a pointer,
@@ -95,66 +89,45 @@ static mt_status d_stack(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return MT_OK;
 }
 
-/* Records the result r of cat or stack (dim d, already wrapped) of ts. */
-static mt_status record_join(mt_op op, mtg_backward_fn fn, mt_tensor *const *ts, int n, int d, mt_tensor *r) {
-  mtg_node *nd = NULL;
-  mt_status st = mtg_node_new(mtg_backward_name(op), fn, (const mt_tensor *const *)ts, n, &r, 1, &nd);
-  if (st) return st;
-  nd->i[0] = d;
-  return mtg_attach(nd, &r, 1);
-}
-
-/* The dim cat used: wrapped against the first input that is not 1-D empty. */
-static int cat_dim(mt_tensor *const *ts, int n, int64_t dim) {
+/* The dim cat uses: wrapped against the first input that is not 1-D empty. */
+static int64_t cat_dim(mt_tensor *const *ts, int n, int64_t dim) {
   const mt_tensor *ref = ts[0];
   for (int i = 0; i < n; i++)
     if (!(ts[i]->ndim == 1 && ts[i]->shape[0] == 0)) {
       ref = ts[i];
       break;
     }
-  return (int)(dim < 0 ? dim + ref->ndim : dim);
+  return dim < 0 ? dim + ref->ndim : dim;
 }
 
-mt_status mtg_cat(mt_tensor *const *ts, int n, int64_t dim, mt_tensor **out) {
-  bool rec = n > 0 && mtg_any_requires_grad((const mt_tensor *const *)ts, n);
-  mt_status st = check_out("cat", rec, out);
-  if (st) return st;
-  if (!rec) return mt_cat(ts, n, dim, out);
-  mt_tensor *r = NULL;
-  st = mt_cat(ts, n, dim, &r);
-  if (!st) st = record_join(MT_OP_cat, d_cat, ts, n, cat_dim(ts, n, dim), r);
-  return finish(st, r, out);
+mt_status mtg_join(mt_op op, mt_tensor *const *ts, int n, int64_t dim, mt_tensor **out) {
+  mt_args a = {.i = {n > 0 && dim < 0 ? (op == MT_OP_cat ? cat_dim(ts, n, dim) : dim + ts[0]->ndim + 1) : dim},
+               .ni = 1};
+  if (n > 0 && a.i[0] < 0) a.i[0] = dim; /* out of range: the engine's message names the dim given */
+  return mtg_call(op, (const mt_tensor *const *)ts, n, &a, out, 1);
 }
 
-mt_status mtg_stack(mt_tensor *const *ts, int n, int64_t dim, mt_tensor **out) {
-  bool rec = n > 0 && mtg_any_requires_grad((const mt_tensor *const *)ts, n);
-  mt_status st = check_out("stack", rec, out);
-  if (st) return st;
-  if (!rec) return mt_stack(ts, n, dim, out);
-  mt_tensor *r = NULL;
-  st = mt_stack(ts, n, dim, &r);
-  if (!st) st = record_join(MT_OP_stack, d_stack, ts, n, (int)(dim < 0 ? dim + r->ndim : dim), r);
-  return finish(st, r, out);
-}
-
-/* hstack, vstack, dstack: the engine computes the result (with its checks
- * and messages); it is recorded as the cat of the inputs raised to rank
- * dims by recorded reshapes, along dim (dim < 0: dim 1, or 0 for 1-D). */
+/* hstack, vstack, dstack: the engine's when nothing records; else the cat
+ * of the inputs raised to rank dims by recorded reshapes, along dim (dim <
+ * 0: dim 1, or 0 for 1-D), with the engine's message when that fails. */
 static mt_status cat_atleast(const char *op, mt_tensor *const *ts, int n, int rank, int dim, mt_tensor **out,
                              mt_status (*plain)(mt_tensor *const *, int, mt_tensor **)) {
   bool rec = n > 0 && mtg_any_requires_grad((const mt_tensor *const *)ts, n);
-  mt_status st = check_out(op, rec, out);
-  if (st) return st;
   if (!rec) return plain(ts, n, out);
-  mt_tensor *r = NULL;
-  if ((st = plain(ts, n, &r))) return st;
+  if (*out) return no_out(op);
   mt_tensor *tmp[16] = {0}, **v = n <= 16 ? tmp : calloc((size_t)n, sizeof *v);
-  if (!v) st = mt_fail(MT_ENOMEM, "%s: out of memory", op);
+  mt_status st = v ? MT_OK : mt_fail(MT_ENOMEM, "%s: out of memory", op);
   for (int i = 0; i < n && !st; i++) st = mtg_atleast(ts[i], rank, &v[i]);
-  if (!st) st = record_join(MT_OP_cat, d_cat, v, n, dim >= 0 ? dim : v[0]->ndim == 1 ? 0 : 1, r);
+  if (!st) st = mtg_join(MT_OP_cat, v, n, dim >= 0 ? dim : v[0]->ndim == 1 ? 0 : 1, out);
   for (int i = 0; v && i < n; i++) mt_release(v[i]);
   if (v != tmp) free(v);
-  return finish(st, r, out);
+  if (st) { /* the engine's checks and messages */
+    mt_tensor *chk = NULL;
+    mt_status st2 = plain(ts, n, &chk);
+    mt_release(chk);
+    if (st2) return st2;
+  }
+  return st;
 }
 
 mt_status mtg_hstack(mt_tensor *const *ts, int n, mt_tensor **out) {
@@ -172,78 +145,46 @@ mt_status mtg_dstack(mt_tensor *const *ts, int n, mt_tensor **out) {
 /* flip: g flipped back along the same dims (i[0] = count, i[1..] dims). */
 static mt_status d_flip(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (!mtg_needs(n, 0)) return MT_OK;
-  int dims[MT_MAXDIM], k = (int)n->i[0];
-  for (int j = 0; j < k; j++) dims[j] = (int)n->i[1 + j];
-  return mtg_flip(go[0], dims, k, &gin[0]);
-}
-
-mt_status mtg_flip(const mt_tensor *t, const int *dims, int n, mt_tensor **out) {
-  const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("flip", rec, out);
-  if (st) return st;
-  if (!rec) return mt_flip(t, dims, n, out);
-  mt_tensor *r = NULL;
-  st = mt_flip(t, dims, n, &r);
-  mtg_node *nd = st ? NULL : mtg_record1(mtg_backward_name(MT_OP_flip), d_flip, ins, 1, r, &st);
-  if (nd) { /* mt_flip accepted them: at most ndim distinct dims (or dim 0 of a 0-dim tensor) */
-    nd->i[0] = n < MT_MAXDIM ? n : MT_MAXDIM;
-    for (int j = 0; j < nd->i[0]; j++) nd->i[1 + j] = dims[j];
-  }
-  return finish(st, r, out);
+  return call_as(MT_OP_flip, n, go[0], &gin[0]);
 }
 
 /* roll: g rolled back (i[0] = count, 0 for the flattened roll; i[1..8]
- * shifts, reduced modulo the size so they can be negated; i[9..16] dims). */
+ * shifts, negated after reducing them modulo the size; i[9..16] dims). */
 static mt_status d_roll(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (!mtg_needs(n, 0)) return MT_OK;
-  int k = (int)n->i[0], dims[MT_MAXDIM];
-  int64_t shifts[MT_MAXDIM];
-  for (int j = 0; j < (k ? k : 1); j++) {
-    shifts[j] = -n->i[1 + j];
-    dims[j] = (int)n->i[9 + j];
+  const mtg_meta_shape *m = &n->in[0];
+  int k = (int)n->i[0];
+  mt_args a = {.ni = 17};
+  memcpy(a.i, n->i, 17 * sizeof *a.i);
+  for (int j = 0; j < (k ? k : 1) && j < MT_MAXDIM; j++) {
+    int64_t size = 1;
+    if (k)
+      size = m->shape[n->i[9 + j]];
+    else
+      for (int d = 0; d < m->ndim; d++) size *= m->shape[d];
+    a.i[1 + j] = size ? -(n->i[1 + j] % size) : 0;
   }
-  return mtg_roll(go[0], shifts, dims, k, &gin[0]);
-}
-
-mt_status mtg_roll(const mt_tensor *t, const int64_t *shifts, const int *dims, int n, mt_tensor **out) {
-  const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("roll", rec, out);
-  if (st) return st;
-  if (!rec) return mt_roll(t, shifts, dims, n, out);
-  mt_tensor *r = NULL;
-  st = mt_roll(t, shifts, dims, n, &r);
-  mtg_node *nd = st ? NULL : mtg_record1(mtg_backward_name(MT_OP_roll), d_roll, ins, 1, r, &st);
-  if (nd) {
-    int k = n < MT_MAXDIM ? n : MT_MAXDIM;
-    nd->i[0] = k;
-    for (int j = 0; j < (k ? k : 1); j++) {
-      int64_t size = k ? t->shape[dims[j]] : mt_numel(t);
-      nd->i[1 + j] = size ? shifts[j] % size : 0;
-      nd->i[9 + j] = k ? dims[j] : 0;
-    }
-  }
-  return finish(st, r, out);
+  return mtg_call(MT_OP_roll, (const mt_tensor *const *)go, 1, &a, &gin[0], 1);
 }
 
 /* rot90 as tensor/shape.c computes it, from recorded flips and a transpose
  * (made contiguous, like the engine's result). */
 mt_status mtg_rot90(const mt_tensor *t, int64_t k, int d0, int d1, mt_tensor **out) {
   const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("rot90", rec, out);
-  if (st) return st;
+  if (!mtg_any_requires_grad(ins, 1)) return mt_rot90(t, k, d0, d1, out);
+  if (*out) return no_out("rot90");
   mt_tensor *chk = NULL;
-  if (!rec) return mt_rot90(t, k, d0, d1, out);
+  mt_status st;
   if ((st = mt_rot90(t, k, d0, d1, &chk))) return st; /* the engine's checks and messages */
   mt_release(chk);
   k = ((k % 4) + 4) % 4;
-  int both[2] = {d0, d1};
   mt_tensor *f = NULL, *tr = NULL;
   if (k == 0) return mtg_clone(t, out);
-  if (k == 2) return mtg_flip(t, both, 2, out);
-  st = mtg_flip(t, k == 1 ? &d1 : &d0, 1, &f);
+  mt_args a = {.i = {2, d0, d1}, .ni = 3};
+  if (k == 2) return mtg_call(MT_OP_flip, &t, 1, &a, out, 1);
+  a.i[0] = 1;
+  a.i[1] = k == 1 ? d1 : d0;
+  st = mtg_call(MT_OP_flip, &t, 1, &a, &f, 1);
   if (!st) st = mtg_transpose(f, d0, d1, &tr);
   if (!st) st = mtg_contiguous(tr, out);
   mt_release(f);
@@ -255,50 +196,12 @@ mt_status mtg_rot90(const mt_tensor *t, int64_t k, int d0, int d1, mt_tensor **o
 
 static mt_status d_tril(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (!mtg_needs(n, 0)) return MT_OK;
-  return mtg_tril(go[0], n->i[0], &gin[0]);
+  return call_as(MT_OP_tril, n, go[0], &gin[0]);
 }
 
 static mt_status d_triu(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (!mtg_needs(n, 0)) return MT_OK;
-  return mtg_triu(go[0], n->i[0], &gin[0]);
-}
-
-/* tril / triu, also in place (*out == t): the node replaces t's history
- * (through CopySlices when t is a view). */
-static mt_status tri(mt_op op, mtg_backward_fn fn, const mt_tensor *t, int64_t k, mt_tensor **out) {
-  mt_status (*run)(const mt_tensor *, int64_t, mt_tensor **) = op == MT_OP_tril ? mt_tril : mt_triu;
-  const char *name = mt_ops[op].name;
-  const mt_tensor *ins[1] = {t};
-  bool inplace = *out && *out == t;
-  bool rec = mtg_any_requires_grad(ins, 1) || (inplace && mtg_grad_enabled() && t->base && mtg_requires_grad(t->base));
-  mt_status st = MT_OK;
-  if (inplace) {
-    mt_tensor *x = *out;
-    if ((st = mtg_check_inplace(name, x)) || (x->base && (st = mtg_check_inplace(name, x->base)))) return st;
-    if (!rec) return run(t, k, out);
-    mtg_node *f = NULL;
-    if ((st = mtg_node_new(mtg_backward_name(op), fn, ins, 1, &x, 1, &f))) return st;
-    f->i[0] = k;
-    if ((st = run(t, k, out))) {
-      mtg_node_release(f);
-      return st;
-    }
-    return mtg_attach_inplace(f, x);
-  }
-  if ((st = check_out(name, rec, out))) return st;
-  if (!rec) return run(t, k, out);
-  mt_tensor *r = NULL;
-  st = run(t, k, &r);
-  mtg_node *nd = st ? NULL : mtg_record1(mtg_backward_name(op), fn, ins, 1, r, &st);
-  if (nd) nd->i[0] = k;
-  return finish(st, r, out);
-}
-
-mt_status mtg_tril(const mt_tensor *t, int64_t diagonal, mt_tensor **out) {
-  return tri(MT_OP_tril, d_tril, t, diagonal, out);
-}
-mt_status mtg_triu(const mt_tensor *t, int64_t diagonal, mt_tensor **out) {
-  return tri(MT_OP_triu, d_triu, t, diagonal, out);
+  return call_as(MT_OP_triu, n, go[0], &gin[0]);
 }
 
 /* diag: a 1-D input gets the diagonal i[0] of g; a 2-D one gets zeros with
@@ -310,19 +213,6 @@ static mt_status d_diag(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_view_scatter(&n->in[0], a, go[0], &gin[0]);
 }
 
-mt_status mtg_diag(const mt_tensor *t, int64_t diagonal, mt_tensor **out) {
-  const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("diag", rec, out);
-  if (st) return st;
-  if (!rec) return mt_diag(t, diagonal, out);
-  mt_tensor *r = NULL;
-  st = mt_diag(t, diagonal, &r);
-  mtg_node *nd = st ? NULL : mtg_record1(mtg_backward_name(MT_OP_diag), d_diag, ins, 1, r, &st);
-  if (nd) nd->i[0] = diagonal;
-  return finish(st, r, out);
-}
-
 /* diag_embed: the diagonal (i[0], in dims i[1], i[2]) of g, which is how
  * the engine wrote the input there. */
 static mt_status d_diag_embed(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -331,23 +221,6 @@ static mt_status d_diag_embed(mtg_node *n, mt_tensor *const *go, mt_tensor **gin
   mtg_scope_begin(s, n);
   gin[0] = mtg_d_grad_for(s, 0, Dm_diagonal(s, go[0], n->i[0], (int)n->i[1], (int)n->i[2]));
   return mtg_scope_end(s, gin, n->nin);
-}
-
-mt_status mtg_diag_embed(const mt_tensor *t, int64_t offset, int d0, int d1, mt_tensor **out) {
-  const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("diag_embed", rec, out);
-  if (st) return st;
-  if (!rec) return mt_diag_embed(t, offset, d0, d1, out);
-  mt_tensor *r = NULL;
-  st = mt_diag_embed(t, offset, d0, d1, &r);
-  mtg_node *nd = st ? NULL : mtg_record1(mtg_backward_name(MT_OP_diag_embed), d_diag_embed, ins, 1, r, &st);
-  if (nd) {
-    nd->i[0] = offset;
-    nd->i[1] = d0;
-    nd->i[2] = d1;
-  }
-  return finish(st, r, out);
 }
 
 /* ---- repeat and tile ---- */
@@ -414,45 +287,17 @@ static mt_status d_repeat(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* Records r = t repeated by reps[0..nr) (nr >= t's rank). */
-static mt_status record_repeat(const mt_tensor *t, const int64_t *reps, int nr, mt_tensor *r) {
-  const mt_tensor *ins[1] = {t};
-  mt_status st;
-  mtg_node *nd = mtg_record1(mtg_backward_name(MT_OP_repeat), d_repeat, ins, 1, r, &st);
-  if (nd) {
-    nd->i[0] = nr;
-    for (int j = 0; j < nr; j++) nd->i[1 + j] = reps[j];
-  }
-  return st;
-}
-
-mt_status mtg_repeat(const mt_tensor *t, const int64_t *reps, int n, mt_tensor **out) {
-  const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("repeat", rec, out);
-  if (st) return st;
-  if (!rec) return mt_repeat(t, reps, n, out);
-  mt_tensor *r = NULL;
-  st = mt_repeat(t, reps, n, &r);
-  if (!st) st = record_repeat(t, reps, n, r);
-  return finish(st, r, out);
-}
-
+/* tile: the engine's when nothing records, else repeat with the counts
+ * padded with leading 1s to t's rank (numpy's rule) */
 mt_status mtg_tile(const mt_tensor *t, const int64_t *reps, int n, mt_tensor **out) {
   const mt_tensor *ins[1] = {t};
-  bool rec = mtg_any_requires_grad(ins, 1);
-  mt_status st = check_out("tile", rec, out);
-  if (st) return st;
-  if (!rec) return mt_tile(t, reps, n, out);
-  mt_tensor *r = NULL;
-  st = mt_tile(t, reps, n, &r);
-  if (!st) { /* numpy rule: fewer counts than dims are padded with leading 1s */
-    int64_t p[MT_MAXDIM];
-    int lead = t->ndim > n ? t->ndim - n : 0;
-    for (int j = 0; j < n + lead; j++) p[j] = j < lead ? 1 : reps[j - lead];
-    st = record_repeat(t, p, n + lead, r);
-  }
-  return finish(st, r, out);
+  if (!mtg_any_requires_grad(ins, 1)) return mt_tile(t, reps, n, out);
+  if (*out) return no_out("tile");
+  if (n > MT_MAXDIM || n < 0) return mt_tile(t, reps, n, out); /* the engine's message */
+  int lead = t->ndim > n ? t->ndim - n : 0;
+  mt_args a = {.i = {n + lead}, .ni = 1 + n + lead};
+  for (int j = 0; j < n + lead; j++) a.i[1 + j] = j < lead ? 1 : reps[j - lead];
+  return mtg_call(MT_OP_repeat, ins, 1, &a, out, 1);
 }
 
 /* ---- views built from recorded views ---- */

@@ -6,14 +6,15 @@
  * ops have none (derivatives.c says why): under create_graph the norms'
  * derivatives are written with recorded ops instead.
  * Node arguments: the op's options struct copied into n->i (see each op). */
+#include <stddef.h>
 #include <string.h>
 
 #include "deriv.h"
 #include "trace.h"
 
 _Static_assert(sizeof(mt_conv_opts) <= sizeof(((mtg_node *)0)->i), "conv options fit a node's arguments");
-_Static_assert(sizeof(mt_pool_opts) + sizeof(int64_t) <= sizeof(((mtg_node *)0)->i),
-               "pool options fit a node's arguments");
+_Static_assert(sizeof(mt_pool_words) - 5 * sizeof(int64_t) <= sizeof(((mtg_node *)0)->i),
+               "pool options and nsp fit a node's arguments");
 
 /* ---- recording ---- */
 
@@ -29,6 +30,7 @@ static mt_status no_out_nd(mt_op op, int nsp) {
 }
 
 static mt_status no_out(mt_op op) { return no_out_nd(op, 0); }
+_Static_assert(sizeof(mt_conv_opts) <= 16 * sizeof(int64_t), "conv options fit the args' first 16 words");
 
 /* Makes the node `name` for inputs ins[0..nin) (NULL: no gradient) and
  * outputs outs[0..nout) (NULL: carries none), copies nargs bytes of args
@@ -78,13 +80,13 @@ static mt_tensor *saved_opt(mtg_scope *s, int k) {
 }
 
 static void conv_opts_of(const mtg_node *n, mt_conv_opts *o) { memcpy(o, n->i, sizeof *o); }
-static void pool_opts_of(const mtg_node *n, mt_pool_opts *o) { memcpy(o, n->i + 1, sizeof *o); }
+static void pool_opts_of(const mtg_node *n, mt_pool_opts *o) { memcpy(o, n->i, sizeof *o); }
 
 static mt_tensor *Dn_conv(mtg_scope *s, const mt_tensor *x, const mt_tensor *w, const mt_tensor *b,
                           const mt_conv_opts *o) {
   if (!LIVE(s) || !x || !w) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_convolution(x, w, b, o, &r);
+  mt_status st = mtg_conv(MT_OP_convolution, x, w, b, o, NULL, 0, &r, 1);
   return mtg_track(s, st, r);
 }
 
@@ -92,7 +94,7 @@ static mt_tensor *Dn_conv_input(mtg_scope *s, const mt_tensor *g, const mt_tenso
                                 const mt_conv_opts *o) {
   if (!LIVE(s) || !g || !w) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_conv_backward_input(g, w, m->shape, m->ndim, o, &r);
+  mt_status st = mtg_conv(MT_OP_conv_backward_input, g, w, NULL, o, m->shape, m->ndim, &r, 1);
   return mtg_track(s, st, r);
 }
 
@@ -100,10 +102,10 @@ static mt_tensor *Dn_conv_input(mtg_scope *s, const mt_tensor *g, const mt_tenso
 static mt_tensor *Dn_conv_weight(mtg_scope *s, const mt_tensor *g, const mt_tensor *x, const mtg_meta_shape *m,
                                  const mt_conv_opts *o, mt_tensor **gb) {
   if (!LIVE(s) || !g || !x) return NULL;
-  mt_tensor *r = NULL, *b = NULL;
-  mt_status st = mtg_conv_backward_weight(g, x, m->shape, m->ndim, o, &r, gb ? &b : NULL);
-  if (gb) *gb = mtg_track(s, st, b);
-  return mtg_track(s, st, r);
+  mt_tensor *r[2] = {NULL, NULL};
+  mt_status st = mtg_conv(MT_OP_conv_backward_weight, g, x, NULL, o, m->shape, m->ndim, r, gb ? 2 : 1);
+  if (gb) *gb = mtg_track(s, st, r[1]);
+  return mtg_track(s, st, r[0]);
 }
 
 /* g summed over every dim but the channel dim (the bias gradient); nsp
@@ -117,8 +119,9 @@ static mt_tensor *channel_sum(mtg_scope *s, const mt_tensor *g, int nsp) {
 }
 
 /* ---- convolution ----
- * Nodes: i[] holds the mt_conv_opts. Convolution and conv_transpose save
- * x (slot 0) and w (slot 1); the backward ops save their two operands. */
+ * Recorded by the generic path (call.c; mtg_conv packs the args: i[0..16)
+ * the mt_conv_opts, the backward ops' shape after them). Each op saves
+ * its first two operands (slots 0 and 1). */
 
 static mt_status d_convolution(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
@@ -167,88 +170,43 @@ static mt_status d_conv_backward_weight(mtg_node *n, mt_tensor *const *go, mt_te
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* convolution and conv_transpose: one recording path */
-static mt_status conv_like(mt_op op, const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias,
-                           const mt_conv_opts *o, mt_tensor **out) {
-  mt_status (*run)(const mt_tensor *, const mt_tensor *, const mt_tensor *, const mt_conv_opts *, mt_tensor **) =
-      op == MT_OP_convolution ? mt_convolution : mt_conv_transpose;
-  const mt_tensor *ins[3] = {x, w, bias};
-  if (!mtg_any_requires_grad(ins, 3)) return run(x, w, bias, o, out);
-  if (*out) return no_out_nd(op, w->ndim - 2);
-  mt_tensor *r = NULL;
-  mt_status st = run(x, w, bias, o, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {x, w};
-  if (!st)
-    st = record(mtg_backward_name(op), op == MT_OP_convolution ? d_convolution : d_transposed, ins, 3, &r, 1, sv, o,
-                sizeof *o, 0);
-  return finish(st, r, out);
-}
-
-mt_status mtg_untraced_convolution(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias, const mt_conv_opts *o,
-                          mt_tensor **out) {
-  return conv_like(MT_OP_convolution, x, w, bias, o, out);
-}
-
-mt_status mtg_untraced_conv_transpose(const mt_tensor *x, const mt_tensor *w, const mt_tensor *bias,
-                                      const mt_conv_opts *o, mt_tensor **out) {
-  return conv_like(MT_OP_conv_transpose, x, w, bias, o, out);
-}
-
-mt_status mtg_untraced_conv_backward_input(const mt_tensor *grad_out, const mt_tensor *w, const int64_t *input_shape,
-                                           int ndim, const mt_conv_opts *o, mt_tensor **grad_in) {
-  const mt_tensor *ins[2] = {grad_out, w};
-  if (!mtg_any_requires_grad(ins, 2)) return mt_conv_backward_input(grad_out, w, input_shape, ndim, o, grad_in);
-  if (*grad_in) return no_out(MT_OP_conv_backward_input);
-  mt_tensor *r = NULL;
-  mt_status st = mt_conv_backward_input(grad_out, w, input_shape, ndim, o, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, w};
-  if (!st)
-    st =
-        record(mtg_backward_name(MT_OP_conv_backward_input), d_transposed, ins, 2, &r, 1, sv, o, sizeof *o, 0);
-  return finish(st, r, grad_in);
-}
-
-mt_status mtg_untraced_conv_backward_weight(const mt_tensor *grad_out, const mt_tensor *x, const int64_t *weight_shape,
-                                            int ndim, const mt_conv_opts *o, mt_tensor **grad_weight,
-                                            mt_tensor **grad_bias) {
-  const mt_tensor *ins[2] = {grad_out, x};
-  if (!mtg_any_requires_grad(ins, 2))
-    return mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, grad_weight, grad_bias);
-  if (*grad_weight || (grad_bias && *grad_bias)) return no_out(MT_OP_conv_backward_weight);
-  mt_tensor *r[2] = {NULL, NULL};
-  mt_status st = mt_conv_backward_weight(grad_out, x, weight_shape, ndim, o, &r[0], grad_bias ? &r[1] : NULL);
-  const mt_tensor *sv[MTG_MAXSAVED] = {grad_out, x};
-  if (!st)
-    st = record(mtg_backward_name(MT_OP_conv_backward_weight), d_conv_backward_weight, ins, 2, r, grad_bias ? 2 : 1, sv,
-                o, sizeof *o, 0);
-  if (st) {
-    mt_release(r[0]);
-    mt_release(r[1]);
-    return st;
-  }
-  *grad_weight = r[0];
-  if (grad_bias) *grad_bias = r[1];
-  return MT_OK;
+mt_status mtg_conv(mt_op op, const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, const mt_conv_opts *o,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout) {
+  bool fwd = op == MT_OP_convolution || op == MT_OP_conv_transpose;
+  const mt_tensor *ins[3] = {a, b, bias};
+  int nin = fwd ? 3 : 2;
+  bool given = outs[0] || (nout > 1 && outs[1]);
+  if (given && mtg_any_requires_grad(ins, nin)) return no_out_nd(op, fwd ? b->ndim - 2 : 0);
+  if (ndim > 5)
+    return mt_fail(MT_ESHAPE, "%s: expected a shape of at most 5 dimensions, got %d", mt_ops[op].name, ndim);
+  mt_args args = {.ni = 23, .nf = 2};
+  memcpy(args.i, o, sizeof *o);
+  args.i[16] = ndim;
+  for (int d = 0; d < ndim; d++) args.i[17 + d] = shape[d];
+  args.i[22] = nout > 1;
+  return mtg_call(op, ins, nin, &args, outs, nout);
 }
 
 /* ---- pooling ----
- * Nodes: i[0] the number of spatial dims; plain pools keep their
- * mt_pool_opts from i[1], adaptive pools their output size in i[1..3].
- * Max pools save the indices in slot 1. */
+ * Recorded by the generic path (call.c; mtg_pool packs the args as
+ * mt_pool_words: the options from i[0], the number of spatial dims in
+ * i[NSP]). Max pools keep their indices in slot 0 (MTG_SAVE_IDX1),
+ * max_pool_backward its indices operand in slot 1. */
+#define NSP (int)(offsetof(mt_pool_words, nsp) / sizeof(int64_t))
 
 static mt_tensor *Dn_max_pool_backward(mtg_scope *s, const mt_tensor *g, const mt_tensor *ix, const mtg_meta_shape *m,
                                        int nsp) {
   if (!LIVE(s) || !g || !ix) return NULL;
   mt_tensor *r = NULL;
-  mt_status st = mtg_max_pool_backward(g, ix, m->shape, m->ndim, nsp, &r);
+  mt_status st = mtg_pool(MT_OP_max_pool_backward, g, ix, NULL, nsp, m->shape, m->ndim, &r, 1);
   return mtg_track(s, st, r);
 }
 
 static mt_status d_max_pool(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  mt_tensor *ix = mtg_d_saved(s, 1);
-  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_max_pool_backward(s, go[0], ix, &n->in[0], (int)n->i[0]));
+  mt_tensor *ix = mtg_d_saved(s, 0);
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_max_pool_backward(s, go[0], ix, &n->in[0], (int)n->i[NSP]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -268,7 +226,7 @@ static mt_status d_max_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tenso
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_tensor *ix = mtg_d_saved(s, 1);
-  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_pool_gather(s, go[0], ix, (int)n->i[0]));
+  if (mtg_needs(n, 0)) gin[0] = mtg_keep(s, Dn_pool_gather(s, go[0], ix, (int)n->i[NSP]));
   return mtg_scope_end(s, gin, n->nin);
 }
 
@@ -309,7 +267,7 @@ static mt_status d_avg_pool(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) 
   pool_opts_of(n, &o);
   if (mtg_needs(n, 0)) {
     mt_tensor *r = NULL;
-    mt_status st = mtg_avg_pool_backward(go[0], n->in[0].shape, n->in[0].ndim, &o, &r);
+    mt_status st = mtg_pool(MT_OP_avg_pool_backward, go[0], NULL, &o, o.nsp, n->in[0].shape, n->in[0].ndim, &r, 1);
     gin[0] = mtg_keep(s, mtg_track(s, st, r));
   }
   return mtg_scope_end(s, gin, n->nin);
@@ -323,7 +281,7 @@ static mt_status d_avg_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tenso
   pool_opts_of(n, &o);
   if (mtg_needs(n, 0)) {
     mt_tensor *r = NULL;
-    mt_status st = mtg_avg_pool(go[0], &o, &r);
+    mt_status st = mtg_pool(MT_OP_avg_pool, go[0], NULL, &o, o.nsp, NULL, 0, &r, 1);
     gin[0] = mtg_keep(s, mtg_track(s, st, r));
   }
   return mtg_scope_end(s, gin, n->nin);
@@ -334,7 +292,8 @@ static mt_status d_adaptive_avg_pool(mtg_node *n, mt_tensor *const *go, mt_tenso
   mtg_scope_begin(s, n);
   if (mtg_needs(n, 0)) {
     mt_tensor *r = NULL;
-    mt_status st = mtg_adaptive_avg_pool_backward(go[0], n->in[0].shape, n->in[0].ndim, (int)n->i[0], &r);
+    mt_status st = mtg_pool(MT_OP_adaptive_avg_pool_backward, go[0], NULL, NULL, (int)n->i[NSP], n->in[0].shape,
+                            n->in[0].ndim, &r, 1);
     gin[0] = mtg_keep(s, mtg_track(s, st, r));
   }
   return mtg_scope_end(s, gin, n->nin);
@@ -344,109 +303,42 @@ static mt_status d_adaptive_avg_pool(mtg_node *n, mt_tensor *const *go, mt_tenso
 static mt_status d_adaptive_avg_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
-  int nsp = (int)n->i[0];
+  int nsp = (int)n->i[NSP];
   const mtg_meta_shape *m = &n->in[0];
   if (mtg_needs(n, 0)) {
     mt_tensor *r = NULL;
-    mt_status st = mtg_adaptive_avg_pool(go[0], nsp, m->shape + m->ndim - nsp, &r);
+    mt_status st = mtg_pool(MT_OP_adaptive_avg_pool, go[0], NULL, NULL, nsp, m->shape + m->ndim - nsp, nsp, &r, 1);
     gin[0] = mtg_keep(s, mtg_track(s, st, r));
   }
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* max_pool and adaptive_max_pool: computes the indices even when the
- * caller does not want them (the derivative needs them). */
-static mt_status max_pool_like(mt_op op, const mt_tensor *x, const mt_pool_opts *o, int nsp, const int64_t *size,
-                               mt_tensor **out, mt_tensor **indices) {
-  const mt_tensor *ins[1] = {x};
-  bool plain = op == MT_OP_max_pool;
-  if (!mtg_any_requires_grad(ins, 1))
-    return plain ? mt_max_pool(x, o, out, indices) : mt_adaptive_max_pool(x, nsp, size, out, indices);
-  if (*out || (indices && *indices)) return no_out_nd(op, nsp);
-  mt_tensor *r = NULL, *ix = NULL;
-  mt_status st = plain ? mt_max_pool(x, o, &r, &ix) : mt_adaptive_max_pool(x, nsp, size, &r, &ix);
-  int64_t a[MTG_NARGS] = {nsp};
-  if (plain) memcpy(a + 1, o, sizeof *o);
-  const mt_tensor *sv[MTG_MAXSAVED] = {NULL, ix};
-  if (!st) st = record(mtg_backward_name(op), d_max_pool, ins, 1, &r, 1, sv, a, sizeof a, 0);
-  if (!st && indices) *indices = mt_retain(ix);
-  mt_release(ix);
-  return finish(st, r, out);
-}
-
-mt_status mtg_untraced_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices) {
-  return max_pool_like(MT_OP_max_pool, x, o, o->nsp, NULL, out, indices);
-}
-
-mt_status mtg_adaptive_max_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out,
-                                mt_tensor **indices) {
-  return max_pool_like(MT_OP_adaptive_max_pool, x, NULL, nsp, output_size, out, indices);
-}
-
-mt_status mtg_untraced_max_pool_backward(const mt_tensor *grad_out, const mt_tensor *indices,
-                                         const int64_t *input_shape, int ndim, int nsp, mt_tensor **grad_in) {
-  const mt_tensor *ins[1] = {grad_out};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, grad_in);
-  if (*grad_in) return no_out(MT_OP_max_pool_backward);
-  mt_tensor *r = NULL;
-  mt_status st = mt_max_pool_backward(grad_out, indices, input_shape, ndim, nsp, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {NULL, indices};
-  int64_t a = nsp;
-  if (!st)
-    st = record(mtg_backward_name(MT_OP_max_pool_backward), d_max_pool_backward, ins, 1, &r, 1, sv, &a, sizeof a, 0);
-  return finish(st, r, grad_in);
-}
-
-mt_status mtg_untraced_avg_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool(x, o, out);
-  if (*out) return no_out_nd(MT_OP_avg_pool, o->nsp);
-  mt_tensor *r = NULL;
-  mt_status st = mt_avg_pool(x, o, &r);
-  int64_t a[MTG_NARGS] = {o->nsp};
-  memcpy(a + 1, o, sizeof *o);
-  if (!st) st = record(mtg_backward_name(MT_OP_avg_pool), d_avg_pool, ins, 1, &r, 1, NULL, a, sizeof a, 0);
-  return finish(st, r, out);
-}
-
-mt_status mtg_untraced_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim,
-                                         const mt_pool_opts *o, mt_tensor **grad_in) {
-  const mt_tensor *ins[1] = {grad_out};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_avg_pool_backward(grad_out, input_shape, ndim, o, grad_in);
-  if (*grad_in) return no_out(MT_OP_avg_pool_backward);
-  mt_tensor *r = NULL;
-  mt_status st = mt_avg_pool_backward(grad_out, input_shape, ndim, o, &r);
-  int64_t a[MTG_NARGS] = {o->nsp};
-  memcpy(a + 1, o, sizeof *o);
-  if (!st)
-    st = record(mtg_backward_name(MT_OP_avg_pool_backward), d_avg_pool_backward, ins, 1, &r, 1, NULL, a, sizeof a, 0);
-  return finish(st, r, grad_in);
-}
-
-mt_status mtg_untraced_adaptive_avg_pool(const mt_tensor *x, int nsp, const int64_t *output_size, mt_tensor **out) {
-  const mt_tensor *ins[1] = {x};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool(x, nsp, output_size, out);
-  if (*out) return no_out_nd(MT_OP_adaptive_avg_pool, nsp);
-  mt_tensor *r = NULL;
-  mt_status st = mt_adaptive_avg_pool(x, nsp, output_size, &r);
-  int64_t a = nsp;
-  if (!st)
-    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool), d_adaptive_avg_pool, ins, 1, &r, 1, NULL, &a, sizeof a, 0);
-  return finish(st, r, out);
-}
-
-mt_status mtg_untraced_adaptive_avg_pool_backward(const mt_tensor *grad_out, const int64_t *input_shape, int ndim,
-                                                  int nsp, mt_tensor **grad_in) {
-  const mt_tensor *ins[1] = {grad_out};
-  if (!mtg_any_requires_grad(ins, 1)) return mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, grad_in);
-  if (*grad_in) return no_out(MT_OP_adaptive_avg_pool_backward);
-  mt_tensor *r = NULL;
-  mt_status st = mt_adaptive_avg_pool_backward(grad_out, input_shape, ndim, nsp, &r);
-  int64_t a = nsp;
-  if (!st)
-    st = record(mtg_backward_name(MT_OP_adaptive_avg_pool_backward), d_adaptive_avg_pool_backward, ins, 1, &r, 1, NULL,
-                &a, sizeof a, 0);
-  return finish(st, r, grad_in);
+mt_status mtg_pool(mt_op op, const mt_tensor *x, const mt_tensor *ix, const mt_pool_opts *o, int nsp,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout) {
+  const mt_tensor *ins[2] = {x, ix};
+  int nin = op == MT_OP_max_pool_backward ? 2 : 1;
+  bool maxp = op == MT_OP_max_pool || op == MT_OP_adaptive_max_pool;
+  bool fwd = maxp || op == MT_OP_avg_pool || op == MT_OP_adaptive_avg_pool;
+  bool rec = mtg_any_requires_grad(ins, 1); /* indices never get gradients */
+  if ((outs[0] || (nout > 1 && outs[1])) && rec) return fwd ? no_out_nd(op, nsp) : no_out(op);
+  if (ndim > 5)
+    return mt_fail(MT_ESHAPE, "%s: expected a shape of at most 5 dimensions, got %d", mt_ops[op].name, ndim);
+  mt_pool_words w;
+  memset(&w, 0, sizeof w);
+  if (o) w.o = *o;
+  w.nsp = nsp, w.ndim = ndim;
+  for (int d = 0; d < ndim; d++) w.shape[d] = shape[d];
+  mt_args a = {.ni = 23};
+  memcpy(a.i, &w, sizeof w);
+  a.i[22] = maxp && (nout > 1 || rec || MTG_TRACING());
+  if (maxp && nout < 2 && a.i[22]) { /* the derivative and the JIT's backward need the indices */
+    mt_tensor *r[2] = {outs[0], NULL};
+    mt_status st = mtg_call(op, ins, nin, &a, r, 2);
+    mt_release(r[1]);
+    if (!st) outs[0] = r[0];
+    return st;
+  }
+  return mtg_call(op, ins, nin, &a, outs, nout);
 }
 
 /* ---- normalization ----
@@ -702,17 +594,17 @@ mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x,
 }
 
 static const mtg_deriv table[MT_NOPS] = {
-    [MT_OP_convolution] = {d_convolution, 0},
-    [MT_OP_conv_transpose] = {d_transposed, 0},
-    [MT_OP_conv_backward_input] = {d_transposed, 0},
-    [MT_OP_conv_backward_weight] = {d_conv_backward_weight, 0},
-    [MT_OP_max_pool] = {d_max_pool, 0},
-    [MT_OP_max_pool_backward] = {d_max_pool_backward, 0},
+    [MT_OP_convolution] = {d_convolution, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_conv_transpose] = {d_transposed, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_conv_backward_input] = {d_transposed, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_conv_backward_weight] = {d_conv_backward_weight, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
+    [MT_OP_max_pool] = {d_max_pool, MTG_SAVE_IDX1},
+    [MT_OP_max_pool_backward] = {d_max_pool_backward, MTG_SAVE_IN(1)},
     [MT_OP_avg_pool] = {d_avg_pool, 0},
     [MT_OP_avg_pool_backward] = {d_avg_pool_backward, 0},
     [MT_OP_adaptive_avg_pool] = {d_adaptive_avg_pool, 0},
     [MT_OP_adaptive_avg_pool_backward] = {d_adaptive_avg_pool_backward, 0},
-    [MT_OP_adaptive_max_pool] = {d_max_pool, 0},
+    [MT_OP_adaptive_max_pool] = {d_max_pool, MTG_SAVE_IDX1},
     [MT_OP_batch_norm] = {d_norm, 0},
     [MT_OP_layer_norm] = {d_norm, 0},
     [MT_OP_group_norm] = {d_norm, 0},

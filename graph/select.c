@@ -16,15 +16,16 @@
  * family's recorded scatter-add, so it is differentiable in turn. */
 static mt_status put_along(const mtg_meta_shape *m, int dim, const mt_tensor *idx, const mt_tensor *g,
                            mt_tensor **out) {
-  mt_tensor *r = NULL;
-  mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g), &r);
-  if (!st) mtg_trace_full(r, 0);
-  if (!st) st = mtg_scatter_(r, dim, idx, g, MT_REDUCE_ADD);
+  mt_tensor *z = NULL;
+  mt_status st = mt_zeros(m->shape, m->ndim, (mt_dtype)g->dtype, mt_tdevice(g), &z);
+  if (!st) mtg_trace_full(z, 0);
+  mt_tensor *t = z; /* in place on the fresh zeros */
+  if (!st) st = mtg_index_op(MT_OP_scatter_add, z, idx, g, dim, mt_sint(0), 0, &t);
   if (st) {
-    mt_release(r);
+    mt_release(z);
     return st;
   }
-  *out = r;
+  *out = z;
   return MT_OK;
 }
 

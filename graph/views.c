@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "deriv.h"
-#include "graph_movement.h"
 #include "layout.h"
 #include "trace.h"
 #include "views.h"
@@ -300,7 +299,7 @@ static mt_status d_unbind(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     st = mt_stack_view((const mt_tensor *const *)go, n->nout, dim, &gin[0]);
     if (st || gin[0]) return st;
   }
-  return mtg_stack(go, n->nout, dim, &gin[0]);
+  return mtg_join(MT_OP_stack, go, n->nout, dim, &gin[0]);
 }
 
 mt_status mtg_unbind(const mt_tensor *t, int dim, mt_tensor **outs) {

@@ -538,6 +538,7 @@ static int dec_layer_norm(builder *b, const mtg_trace_entry *e, const int *o, in
 #define DEC_EXPR(name)
 #define DEC_EXPR_(name)
 #define DEC_CALL(name)
+#define DEC_NAMED(name)
 #define DEC_VIEW(name)
 #define DEC_NONE(name)
 #define MT_OP(name, kind, arity, flags, dev, ac, jit, entry) DEC_##jit(name)

@@ -10,8 +10,6 @@
 
 #include "foreach.h"
 #include "graph.h"
-#include "graph_linalg.h"
-#include "graph_movement.h"
 #include "mtl.h"
 #include "trace.h"
 
@@ -51,12 +49,13 @@ static mt_status norms_recorded(mt_tensor *const *ts, int n, double ord, mt_tens
                      mt_dtype_name((mt_dtype)ts[i]->dtype), i + 1);
     rt = mt_promote_types(rt, (mt_dtype)ts[i]->dtype);
   }
-  for (int i = 0; i < n && !st; i++) st = mtg_linalg_vector_norm(ts[i], ord, NULL, 0, false, -1, &norms[i]);
+  for (int i = 0; i < n && !st; i++)
+    st = mtg_reduce(MT_OP_linalg_vector_norm, ts[i], NULL, 0, false, -1, ord, &norms[i], 1);
   mt_tensor **cast = st ? NULL : calloc((size_t)n, sizeof *cast), *stk = NULL;
   if (!st && !cast) st = mt_fail(MT_ENOMEM, "_foreach_norm: out of memory");
   for (int i = 0; i < n && !st; i++) st = mtg_to_dtype(norms[i], rt, false, &cast[i]);
-  if (!st) st = mtg_stack(cast, n, 0, &stk);
-  if (!st) st = mtg_linalg_vector_norm(stk, ord, NULL, 0, false, -1, total);
+  if (!st) st = mtg_join(MT_OP_stack, cast, n, 0, &stk);
+  if (!st) st = mtg_reduce(MT_OP_linalg_vector_norm, stk, NULL, 0, false, -1, ord, total, 1);
   for (int i = 0; cast && i < n; i++) mt_release(cast[i]);
   free(cast);
   mt_release(stk);

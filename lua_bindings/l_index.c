@@ -275,14 +275,14 @@ int mtl_index_get(lua_State *L) {
   int n = parse_key(L, 2, x, e, op);
   keys_to_device(L, x, e, n);
   if (n == 1 && e[0].kind == K_TENSOR && e[0].t->dtype == MT_BOOL && x->ndim > 0 && same_shape(e[0].t, x)) {
-    MTL_CHECK(L, mtg_masked_select(x, e[0].t, &r));
+    MTL_CHECK(L, mtg_index_op(MT_OP_masked_select, x, e[0].t, NULL, 0, mt_sint(0), 0, &r));
     mtl_push_tensor(L, r);
     return 1;
   }
   applied ap;
   MTL_CHECK(L, apply_key(x, e, n, &ap, op));
   if (ap.nidx) {
-    mt_status st = mtg_index(ap.view, ap.idx, ap.view->ndim, ap.labels, &r);
+    mt_status st = mtg_index_adv(ap.view, ap.idx, ap.view->ndim, ap.labels, NULL, false, &r);
     if (st) {
       applied_free(&ap);
       mtl_fail(L, st, NULL, NULL, NULL, NULL);
@@ -334,7 +334,8 @@ static mt_status write_key(mt_tensor *x, const entry *e, int n, mt_tensor *v, mt
       val = mt_retain(v);
     else
       st = mt_scalar_tensor(s, (mt_dtype)x->dtype, &val);
-    if (!st) st = mtg_index_put_(ap.view, ap.idx, ap.view->ndim, ap.labels, val, accumulate);
+    mt_tensor *t = ap.view;
+    if (!st) st = mtg_index_adv(ap.view, ap.idx, ap.view->ndim, ap.labels, val, accumulate, &t);
   } else {
     mt_tensor *target = ap.view;
     if (v) {
@@ -389,7 +390,7 @@ int mtl_index_set(lua_State *L) {
     if (lead) {
       mt_tensor *pm = NULL;
       mt_status st = pad_mask(m, x->ndim, &pm);
-      if (!st) st = mtg_masked_fill_(x, pm, s);
+      if (!st) st = mtg_index_op(MT_OP_masked_fill, x, pm, NULL, 0, s, 0, &x);
       mt_release(pm);
       MTL_CHECK(L, st);
       return 0;
@@ -463,6 +464,22 @@ static mt_tensor *target_of(lua_State *L, const mt_tensor *x, const mt_tensor *s
   return t;
 }
 
+/* An index write (mtg_index_op's arguments): in place on x, into out=
+ * (filled with x first, target_of) or into a new tensor; returns x, out= or
+ * the new tensor. */
+static int finish_write(lua_State *L, mt_status st, mt_tensor *t, int inplace, int opt);
+static int write_op(lua_State *L, mt_op op, mt_tensor *x, const mt_tensor *index, const mt_tensor *src, int dim,
+                    mt_scalar v, int flag, int inplace, int opt, const char *name) {
+  if (inplace) {
+    MTL_CHECK(L, mtg_index_op(op, x, index, src, dim, v, flag, &x));
+    lua_settop(L, 1);
+    return 1;
+  }
+  mt_tensor *t = mtl_opt_out(L, opt) ? target_of(L, x, src, opt, name) : NULL;
+  mt_status st = mtg_index_op(op, t ? t : x, index, src, dim, v, flag, &t);
+  return finish_write(L, st, t, 0, opt);
+}
+
 /* Finishes an in-place (inplace) or functional write into t: raises on
  * error (releasing t); returns x itself, out=, or the new tensor. */
 static int finish_write(lua_State *L, mt_status st, mt_tensor *t, int inplace, int opt) {
@@ -490,7 +507,7 @@ static int l_index_select(lua_State *L) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   int opt = mtl_options_index(L, 4);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mtg_index_select(x, dim, index, &res);
+  mt_status st = mtg_index_op(MT_OP_index_select, x, index, NULL, dim, mt_sint(0), 0, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -501,7 +518,7 @@ static int l_gather(lua_State *L) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   int opt = mtl_options_index(L, 4);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mtg_gather(x, dim, index, &res);
+  mt_status st = mtg_index_op(MT_OP_gather, x, index, NULL, dim, mt_sint(0), 0, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -511,7 +528,7 @@ static int l_take(lua_State *L) {
   mt_tensor *index = tensor_arg(L, 2, op, "index");
   int opt = mtl_options_index(L, 3);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mtg_take(x, index, &res);
+  mt_status st = mtg_index_op(MT_OP_take, x, index, NULL, 0, mt_sint(0), 0, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -521,7 +538,7 @@ static int l_masked_select(lua_State *L) {
   mt_tensor *mask = tensor_arg(L, 2, op, "mask");
   int opt = mtl_options_index(L, 3);
   mt_tensor *out = mtl_opt_out(L, opt), *res = out;
-  mt_status st = mtg_masked_select(x, mask, &res);
+  mt_status st = mtg_index_op(MT_OP_masked_select, x, mask, NULL, 0, mt_sint(0), 0, &res);
   return mtl_push_result(L, st, res, opt, out);
 }
 
@@ -590,9 +607,7 @@ static int scatter_impl(lua_State *L, int inplace, int add) {
     v = scalar_arg(L, vi, op, "value");
   }
   mt_reduce r = add ? MT_REDUCE_ADD : reduce_arg(L, 5, last, opt, op);
-  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
-  mt_status st = src ? mtg_scatter_(t, dim, index, src, r) : mtg_scatter_value_(t, dim, index, v, r);
-  return finish_write(L, st, t, inplace, opt);
+  return write_op(L, MT_OP_scatter, x, index, src, dim, v, r, inplace, opt, op);
 }
 static int l_scatter(lua_State *L) { return scatter_impl(L, 0, 0); }
 static int l_scatter_(lua_State *L) { return scatter_impl(L, 1, 0); }
@@ -610,8 +625,7 @@ static int index_add_impl(lua_State *L, int inplace) {
   mtl_getarg(L, 5, opt ? opt - 1 : lua_gettop(L), opt, "alpha");
   mt_scalar alpha = lua_isnil(L, -1) ? mt_sint(1) : scalar_arg(L, lua_gettop(L), op, "alpha");
   lua_pop(L, 1);
-  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
-  return finish_write(L, mtg_index_add_(t, dim, index, src, alpha), t, inplace, opt);
+  return write_op(L, MT_OP_index_add, x, index, src, dim, alpha, 0, inplace, opt, op);
 }
 static int l_index_add(lua_State *L) { return index_add_impl(L, 0); }
 static int l_index_add_(lua_State *L) { return index_add_impl(L, 1); }
@@ -623,8 +637,7 @@ static int index_copy_impl(lua_State *L, int inplace) {
   mt_tensor *index = tensor_arg(L, 3, op, "index");
   mt_tensor *src = tensor_arg(L, 4, op, "source");
   int opt = mtl_options_index(L, 5);
-  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
-  return finish_write(L, mtg_index_copy_(t, dim, index, src), t, inplace, opt);
+  return write_op(L, MT_OP_index_copy, x, index, src, dim, mt_sint(0), 0, inplace, opt, op);
 }
 static int l_index_copy(lua_State *L) { return index_copy_impl(L, 0); }
 static int l_index_copy_(lua_State *L) { return index_copy_impl(L, 1); }
@@ -684,8 +697,7 @@ static int index_fill_impl(lua_State *L, int inplace) {
     mtl_push_tensor(L, m); /* owned by the stack from here on */
     return fill_where(L, x, m, gv, inplace, opt, op);
   }
-  mt_tensor *t = inplace ? x : target_of(L, x, NULL, opt, op);
-  return finish_write(L, mtg_index_fill_(t, dim, index, v), t, inplace, opt);
+  return write_op(L, MT_OP_index_fill, x, index, NULL, dim, v, 0, inplace, opt, op);
 }
 static int l_index_fill(lua_State *L) { return index_fill_impl(L, 0); }
 static int l_index_fill_(lua_State *L) { return index_fill_impl(L, 1); }
@@ -704,11 +716,7 @@ static int masked_fill_impl(lua_State *L, int inplace) {
                            mt_dtype_name((mt_dtype)mask->dtype)));
     return fill_where(L, x, mask, gv, inplace, opt, op);
   }
-  if (inplace) {
-    MTL_CHECK(L, mtg_masked_fill_(x, mask, v));
-    lua_settop(L, 1);
-    return 1;
-  }
+  if (inplace) return write_op(L, MT_OP_masked_fill, x, mask, NULL, 0, v, 0, 1, opt, op);
   mt_tensor *out = mtl_opt_out(L, opt);
   int64_t sh[MT_MAXDIM];
   int nd;
@@ -729,11 +737,9 @@ static int masked_fill_impl(lua_State *L, int inplace) {
       st = mt_copy_(out, xe);
     }
     t = mt_retain(out);
-  } else {
-    st = mtg_clone(xe, &t);
   }
+  if (!st) st = mtg_index_op(MT_OP_masked_fill, t ? t : xe, mask, NULL, 0, v, 0, &t);
   mt_release(xe);
-  if (!st) st = mtg_masked_fill_(t, mask, v);
   return finish_write(L, st, t, 0, opt);
 }
 static int l_masked_fill(lua_State *L) { return masked_fill_impl(L, 0); }
@@ -745,8 +751,7 @@ static int masked_scatter_impl(lua_State *L, int inplace) {
   mt_tensor *mask = tensor_arg(L, 2, op, "mask");
   mt_tensor *src = tensor_arg(L, 3, op, "source");
   int opt = mtl_options_index(L, 4);
-  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
-  return finish_write(L, mtg_masked_scatter_(t, mask, src), t, inplace, opt);
+  return write_op(L, MT_OP_masked_scatter, x, mask, src, 0, mt_sint(0), 0, inplace, opt, op);
 }
 static int l_masked_scatter(lua_State *L) { return masked_scatter_impl(L, 0); }
 static int l_masked_scatter_(lua_State *L) { return masked_scatter_impl(L, 1); }
@@ -759,8 +764,7 @@ static int put_impl(lua_State *L, int inplace) {
   mt_tensor *src = tensor_arg(L, 3, op, "source");
   int opt = mtl_options_index(L, 4);
   int acc = mtl_opt_bool(L, 4, opt ? opt - 1 : lua_gettop(L), opt, "accumulate", 0);
-  mt_tensor *t = inplace ? x : target_of(L, x, src, opt, op);
-  return finish_write(L, mtg_put_(t, index, src, acc), t, inplace, opt);
+  return write_op(L, MT_OP_put, x, index, src, 0, mt_sint(0), acc, inplace, opt, op);
 }
 static int l_put(lua_State *L) { return put_impl(L, 0); }
 static int l_put_(lua_State *L) { return put_impl(L, 1); }

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "linalg.h"
 #include "graph.h"
+#include "linalg.h"
 #include "mtl.h"
 
 
@@ -110,21 +110,36 @@ static int linalg_call(lua_State *L, const char *name, mt_op op, int nin, const 
   return mtl_push_result(L, st, res, opt, o);
 }
 
-static int l_inv(lua_State *L) { return linalg_call(L, "linalg.inv", MT_OP_linalg_inv, 1, NULL, mtl_options_index(L, 2)); }
-static int l_det(lua_State *L) { return linalg_call(L, "linalg.det", MT_OP_linalg_det, 1, NULL, mtl_options_index(L, 2)); }
+static int l_inv(lua_State *L) {
+  return linalg_call(L, "linalg.inv", MT_OP_linalg_inv, 1, NULL, mtl_options_index(L, 2));
+}
+static int l_det(lua_State *L) {
+  return linalg_call(L, "linalg.det", MT_OP_linalg_det, 1, NULL, mtl_options_index(L, 2));
+}
+
+/* Pushes outs[0..n) (new references) after a successful call. */
+static int push_results(lua_State *L, mt_status st, mt_tensor **outs, int n) {
+  MTL_CHECK(L, st);
+  for (int k = 0; k < n; k++) mtl_push_tensor(L, outs[k]);
+  return n;
+}
+
+/* Does a call on a record a node? (then the vectors of svdvals and
+ * eigvalsh are computed: their derivatives need them) */
+static bool recorded(const mt_tensor *a) { return mtg_grad_enabled() && mtg_requires_grad(a); }
 
 static int l_slogdet(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.slogdet"), *s = NULL, *l = NULL;
-  MTL_CHECK(L, mtg_linalg_slogdet(a, &s, &l));
-  mtl_push_tensor(L, s);
-  mtl_push_tensor(L, l);
-  return 2;
+  const mt_tensor *a = mtl_check_tensor(L, 1, "linalg.slogdet");
+  mt_tensor *r[2] = {NULL, NULL};
+  return push_results(L, mtg_call(MT_OP_linalg_slogdet, &a, 1, NULL, r, 2), r, 2);
 }
 
 /* logdet = log|det| + log(sign): NaN for a negative determinant */
 static int l_logdet(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "logdet"), *s = NULL, *l = NULL, *ls = NULL, *r = NULL;
-  mt_status st = mtg_linalg_slogdet(a, &s, &l);
+  const mt_tensor *a = mtl_check_tensor(L, 1, "logdet");
+  mt_tensor *sl[2] = {NULL, NULL}, *ls = NULL, *r = NULL;
+  mt_status st = mtg_call(MT_OP_linalg_slogdet, &a, 1, NULL, sl, 2);
+  mt_tensor *s = sl[0], *l = sl[1];
   if (!st) st = mtg_unary(MT_OP_log, s, &ls);
   if (!st) st = mtg_binary(MT_OP_add, l, ls, &r);
   if (st) mtl_fail(L, st, s, l, ls, NULL);
@@ -160,31 +175,33 @@ static const char *opt_string(lua_State *L, int pos, int last, int opt, const ch
 }
 
 static int l_qr(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.qr"), *q = NULL, *r = NULL;
+  const mt_tensor *a = mtl_check_tensor(L, 1, "linalg.qr");
   int opt = mtl_options_index(L, 2);
   const char *mode = opt_string(L, 2, last_positional(L, opt), opt, "mode", "reduced");
-  MTL_CHECK(L, mtg_linalg_qr(a, mode, &q, &r));
-  mtl_push_tensor(L, q);
-  mtl_push_tensor(L, r);
-  return 2;
+  mt_args args = {.i = {strcmp(mode, "complete") == 0 ? 1 : strcmp(mode, "r") == 0 ? 2 : 0}, .ni = 1};
+  if (!args.i[0] && strcmp(mode, "reduced") != 0)
+    MTL_CHECK(L, mt_fail(MT_EARG, "linalg.qr: mode must be 'reduced', 'complete' or 'r', got '%s'", mode));
+  mt_tensor *r[2] = {NULL, NULL};
+  return push_results(L, mtg_call(MT_OP_linalg_qr, &a, 1, &args, r, 2), r, 2);
 }
 
 static int l_svd(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svd"), *u = NULL, *s = NULL, *vh = NULL;
+  const mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svd");
   int opt = mtl_options_index(L, 2);
-  int full = mtl_opt_bool(L, 2, last_positional(L, opt), opt, "full_matrices", 1);
-  MTL_CHECK(L, mtg_linalg_svd(a, full, &u, &s, &vh));
-  mtl_push_tensor(L, u);
-  mtl_push_tensor(L, s);
-  mtl_push_tensor(L, vh);
-  return 3;
+  mt_args args = {.i = {mtl_opt_bool(L, 2, last_positional(L, opt), opt, "full_matrices", 1)}, .ni = 2};
+  mt_tensor *r[3] = {NULL, NULL, NULL};
+  return push_results(L, mtg_call(MT_OP_linalg_svd, &a, 1, &args, r, 3), r, 3);
 }
 
+/* the singular values; the vectors only when recording */
 static int l_svdvals(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svdvals"), *s = NULL;
-  MTL_CHECK(L, mtg_linalg_svd(a, false, NULL, &s, NULL));
-  mtl_push_tensor(L, s);
-  return 1;
+  const mt_tensor *a = mtl_check_tensor(L, 1, "linalg.svdvals");
+  mt_args args = {.i = {0, !recorded(a)}, .ni = 2};
+  mt_tensor *r[3] = {NULL, NULL, NULL};
+  mt_status st = mtg_call(MT_OP_linalg_svd, &a, 1, &args, r, 3);
+  mt_release(r[0]);
+  mt_release(r[2]);
+  return push_results(L, st, &r[1], 1);
 }
 
 static char uplo_arg(lua_State *L, int opt) {
@@ -196,34 +213,32 @@ static char uplo_arg(lua_State *L, int opt) {
 }
 
 static int l_eigh(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigh"), *w = NULL, *v = NULL;
-  char uplo = uplo_arg(L, mtl_options_index(L, 2));
-  MTL_CHECK(L, mtg_linalg_eigh(a, uplo, &w, &v));
-  mtl_push_tensor(L, w);
-  mtl_push_tensor(L, v);
-  return 2;
+  const mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigh");
+  mt_args args = {.i = {uplo_arg(L, mtl_options_index(L, 2))}, .ni = 2};
+  mt_tensor *r[2] = {NULL, NULL};
+  return push_results(L, mtg_call(MT_OP_linalg_eigh, &a, 1, &args, r, 2), r, 2);
 }
 
+/* the eigenvalues; the vectors only when recording */
 static int l_eigvalsh(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigvalsh"), *w = NULL;
-  char uplo = uplo_arg(L, mtl_options_index(L, 2));
-  MTL_CHECK(L, mtg_linalg_eigh(a, uplo, &w, NULL));
-  mtl_push_tensor(L, w);
-  return 1;
+  const mt_tensor *a = mtl_check_tensor(L, 1, "linalg.eigvalsh");
+  mt_args args = {.i = {uplo_arg(L, mtl_options_index(L, 2)), !recorded(a)}, .ni = 2};
+  mt_tensor *r[2] = {NULL, NULL};
+  mt_status st = mtg_call(MT_OP_linalg_eigh, &a, 1, &args, r, 2);
+  mt_release(r[1]);
+  return push_results(L, st, r, 1);
 }
 
 static int l_lstsq(lua_State *L) {
-  mt_tensor *a = mtl_check_tensor(L, 1, "linalg.lstsq"), *b = mtl_check_tensor(L, 2, "linalg.lstsq");
+  const mt_tensor *ins[2] = {mtl_check_tensor(L, 1, "linalg.lstsq"), mtl_check_tensor(L, 2, "linalg.lstsq")};
   int opt = mtl_options_index(L, 3), last = last_positional(L, opt);
-  double rcond = mtl_opt_num(L, 3, last, opt, "rcond", -1);
+  mt_args args = {.f = {mtl_opt_num(L, 3, last, opt, "rcond", -1)}, .ni = 1, .nf = 1};
   const char *driver = opt_string(L, 4, last, opt, "driver", NULL);
-  mt_tensor *x = NULL, *res = NULL, *rank = NULL, *sv = NULL;
-  MTL_CHECK(L, mtg_linalg_lstsq(a, b, rcond, driver, &x, &res, &rank, &sv));
-  mtl_push_tensor(L, x);
-  mtl_push_tensor(L, res);
-  mtl_push_tensor(L, rank);
-  mtl_push_tensor(L, sv);
-  return 4;
+  args.i[0] = !driver ? 0 : strcmp(driver, "gelsy") == 0 ? 1 : strcmp(driver, "gelsd") == 0 ? 2 : -1;
+  if (args.i[0] < 0)
+    MTL_CHECK(L, mt_fail(MT_EARG, "linalg.lstsq: driver must be 'gelsy' or 'gelsd', got '%s'", driver));
+  mt_tensor *r[4] = {NULL, NULL, NULL, NULL};
+  return push_results(L, mtg_call(MT_OP_linalg_lstsq, ins, 2, &args, r, 4), r, 4);
 }
 
 /* pinv / matrix_rank tolerances: {atol=, rtol=, hermitian=} plus the legacy
@@ -321,6 +336,39 @@ static int dims_arg(lua_State *L, int pos, int last, int opt, int ndim, int *dim
   return n;
 }
 
+/* linalg.vector_norm through the generic path (the reductions' layout, f[0]
+ * the ord); dt -1: x's dtype */
+static mt_status vector_norm(const mt_tensor *x, double ord, const int *dims, int nd, bool keepdim, int dt,
+                             mt_tensor **out) {
+  return mtg_reduce(MT_OP_linalg_vector_norm, x, dims, nd, keepdim, dt, ord, out, 1);
+}
+
+/* linalg.matrix_norm over (d0, d1) through the generic path: sord 'fro',
+ * 'nuc' or NULL (the number ord) */
+static mt_status matrix_norm(const mt_tensor *x, const char *sord, double ord, int d0, int d1, bool keepdim,
+                             mt_tensor **out) {
+  int kind = !sord ? 2 : strcmp(sord, "fro") == 0 ? 0 : strcmp(sord, "nuc") == 0 ? 1 : -1;
+  if (kind < 0) return mt_fail(MT_EARG, "linalg.matrix_norm: ord must be 'fro', 'nuc' or a number, got '%s'", sord);
+  mt_args a = {.i = {d0, d1, keepdim, kind}, .f = {ord}, .ni = 4, .nf = 1};
+  return mtg_call(MT_OP_linalg_matrix_norm, &x, 1, &a, out, 1);
+}
+
+/* torch.linalg.norm: the engine's dispatch (mt_linalg_norm) to the recorded
+ * norms when x is recorded; the engine reports the errors. */
+static mt_status norm(const mt_tensor *x, bool has_ord, const char *sord, double ord, const int *dims, int ndims,
+                      bool keepdim, mt_tensor **out) {
+  if (!recorded(x) || ndims > 2) return mt_linalg_norm(x, has_ord, sord, ord, dims, ndims, keepdim, out);
+  if (!has_ord && !sord) return vector_norm(x, 2, dims, ndims, keepdim, -1, out);
+  if (ndims == 0) {
+    if (x->ndim == 2) return matrix_norm(x, sord, ord, 0, 1, keepdim, out);
+    if (x->ndim == 1 && !sord) return vector_norm(x, ord, NULL, 0, keepdim, -1, out);
+    return mt_linalg_norm(x, has_ord, sord, ord, dims, ndims, keepdim, out);
+  }
+  if (ndims == 2) return matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, out);
+  if (sord) return mt_linalg_norm(x, has_ord, sord, ord, dims, ndims, keepdim, out);
+  return vector_norm(x, ord, dims, 1, keepdim, -1, out);
+}
+
 static int l_vector_norm(lua_State *L) {
   const char *op = "linalg.vector_norm";
   mt_tensor *x = mtl_check_tensor(L, 1, op);
@@ -334,7 +382,7 @@ static int l_vector_norm(lua_State *L) {
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_NDTYPE);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_vector_norm(x, ord, dims, nd < 0 ? 0 : nd, keepdim, dt == MT_NDTYPE ? -1 : (int)dt, &res);
+  mt_status st = vector_norm(x, ord, dims, nd < 0 ? 0 : nd, keepdim, dt == MT_NDTYPE ? -1 : (int)dt, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -356,7 +404,7 @@ static int l_matrix_norm(lua_State *L) {
   }
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, &res);
+  mt_status st = matrix_norm(x, sord, ord, dims[0], dims[1], keepdim, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 
@@ -370,7 +418,7 @@ static int l_norm(lua_State *L) {
   int nd = dims_arg(L, 3, last, opt, x->ndim, dims, op);
   int keepdim = mtl_opt_bool(L, 4, last, opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, opt), *res = o;
-  mt_status st = mtg_linalg_norm(x, has && !sord, sord, ord, dims, nd < 0 ? 0 : nd, keepdim, &res);
+  mt_status st = norm(x, has && !sord, sord, ord, dims, nd < 0 ? 0 : nd, keepdim, &res);
   return mtl_push_result(L, st, res, opt, o);
 }
 

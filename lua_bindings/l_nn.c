@@ -100,7 +100,7 @@ static int conv_nd(lua_State *L, int nsp, const char *op) {
   o.groups = mtl_opt_int(L, 7, a.last, a.opt, "groups", 1);
   padding_arg(L, &a, 5, op, nsp, w, &o);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mtg_convolution(x, w, bias, &o, &res);
+  mt_status st = mtg_conv(MT_OP_convolution, x, w, bias, &o, NULL, 0, &res, 1);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -125,7 +125,7 @@ static int conv_transpose_nd(lua_State *L, int nsp, const char *op) {
   o.groups = mtl_opt_int(L, 7, a.last, a.opt, "groups", 1);
   sizes_arg(L, &a, 8, "dilation", op, nsp, 1, o.dilation);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mtg_conv_transpose(x, w, bias, &o, &res);
+  mt_status st = mtg_conv(MT_OP_conv_transpose, x, w, bias, &o, NULL, 0, &res, 1);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -160,7 +160,7 @@ static int l_conv_backward_input(lua_State *L) {
   mt_conv_opts o;
   conv_opts_table(L, &a, w->ndim - 2 > 0 ? w->ndim - 2 : 1, op, &o);
   mt_tensor *res = NULL;
-  mt_status st = mtg_conv_backward_input(g, w, shape, nd, &o, &res);
+  mt_status st = mtg_conv(MT_OP_conv_backward_input, g, w, NULL, &o, shape, nd, &res, 1);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -173,10 +173,10 @@ static int l_conv_backward_weight(lua_State *L) {
   args a = get_args(L, 4);
   mt_conv_opts o;
   conv_opts_table(L, &a, nd - 2 > 0 ? nd - 2 : 1, op, &o);
-  mt_tensor *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mtg_conv_backward_weight(g, x, shape, nd, &o, &gw, &gb));
-  mtl_push_tensor(L, gw);
-  mtl_push_tensor(L, gb);
+  mt_tensor *r[2] = {NULL, NULL};
+  MTL_CHECK(L, mtg_conv(MT_OP_conv_backward_weight, g, x, NULL, &o, shape, nd, r, 2));
+  mtl_push_tensor(L, r[0]);
+  mtl_push_tensor(L, r[1]);
   return 2;
 }
 
@@ -202,11 +202,11 @@ static int max_pool_nd(lua_State *L, int nsp, const char *op, bool with_indices)
   sizes_arg(L, &a, 5, "dilation", op, nsp, 1, o.dilation);
   o.ceil_mode = mtl_opt_bool(L, 6, a.last, a.opt, "ceil_mode", 0);
   bool ri = with_indices || mtl_opt_bool(L, 7, a.last, a.opt, "return_indices", 0);
-  mt_tensor *y = NULL, *ix = NULL;
-  MTL_CHECK(L, mtg_max_pool(x, &o, &y, ri ? &ix : NULL));
-  mtl_push_tensor(L, y);
+  mt_tensor *r[2] = {NULL, NULL};
+  MTL_CHECK(L, mtg_pool(MT_OP_max_pool, x, NULL, &o, o.nsp, NULL, 0, r, ri ? 2 : 1));
+  mtl_push_tensor(L, r[0]);
   if (!ri) return 1;
-  mtl_push_tensor(L, ix);
+  mtl_push_tensor(L, r[1]);
   return 2;
 }
 
@@ -239,7 +239,7 @@ static int avg_pool_nd(lua_State *L, int nsp, const char *op) {
   mt_pool_opts o;
   avg_opts(L, &a, nsp, op, &o, 2);
   mt_tensor *given = mtl_opt_out(L, a.opt), *res = given;
-  mt_status st = mtg_avg_pool(x, &o, &res);
+  mt_status st = mtg_pool(MT_OP_avg_pool, x, NULL, &o, o.nsp, NULL, 0, &res, 1);
   return mtl_push_result(L, st, res, a.opt, given);
 }
 
@@ -274,7 +274,7 @@ static int adaptive_avg_nd(lua_State *L, int nsp, const char *op) {
   int64_t size[3];
   output_size_arg(L, x, nsp, op, size);
   mt_tensor *res = NULL;
-  mt_status st = mtg_adaptive_avg_pool(x, nsp, size, &res);
+  mt_status st = mtg_pool(MT_OP_adaptive_avg_pool, x, NULL, NULL, nsp, size, nsp, &res, 1);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -286,10 +286,10 @@ static int adaptive_max_nd(lua_State *L, int nsp, const char *op) {
   mt_tensor *x = mtl_check_tensor(L, 1, op);
   int64_t size[3];
   output_size_arg(L, x, nsp, op, size);
-  mt_tensor *y = NULL, *ix = NULL;
-  MTL_CHECK(L, mtg_adaptive_max_pool(x, nsp, size, &y, &ix));
-  mtl_push_tensor(L, y);
-  mtl_push_tensor(L, ix);
+  mt_tensor *r[2] = {NULL, NULL};
+  MTL_CHECK(L, mtg_pool(MT_OP_adaptive_max_pool, x, NULL, NULL, nsp, size, nsp, r, 2));
+  mtl_push_tensor(L, r[0]);
+  mtl_push_tensor(L, r[1]);
   return 2;
 }
 
@@ -310,7 +310,7 @@ static int l_max_pool_backward(lua_State *L) {
   int64_t shape[MT_MAXDIM];
   int nd = shape_arg(L, 3, shape, op), nsp = nsp_arg(L, 4, op);
   mt_tensor *res = NULL;
-  mt_status st = mtg_max_pool_backward(g, ix, shape, nd, nsp, &res);
+  mt_status st = mtg_pool(MT_OP_max_pool_backward, g, ix, NULL, nsp, shape, nd, &res, 1);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -325,7 +325,7 @@ static int l_avg_pool_backward(lua_State *L) {
   mt_pool_opts o;
   avg_opts(L, &a, nsp, op, &o, 4);
   mt_tensor *res = NULL;
-  mt_status st = mtg_avg_pool_backward(g, shape, nd, &o, &res);
+  mt_status st = mtg_pool(MT_OP_avg_pool_backward, g, NULL, &o, nsp, shape, nd, &res, 1);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
@@ -336,7 +336,7 @@ static int l_adaptive_avg_pool_backward(lua_State *L) {
   int64_t shape[MT_MAXDIM];
   int nd = shape_arg(L, 2, shape, op), nsp = nsp_arg(L, 3, op);
   mt_tensor *res = NULL;
-  mt_status st = mtg_adaptive_avg_pool_backward(g, shape, nd, nsp, &res);
+  mt_status st = mtg_pool(MT_OP_adaptive_avg_pool_backward, g, NULL, NULL, nsp, shape, nd, &res, 1);
   return mtl_push_result(L, st, res, 0, NULL);
 }
 

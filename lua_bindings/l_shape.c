@@ -260,18 +260,20 @@ static int l_broadcast_tensors(lua_State *L) {
   return n;
 }
 
-static int repeat_impl(lua_State *L, const char *op,
-                       mt_status (*fn)(const mt_tensor *, const int64_t *, int, mt_tensor **)) {
-  mt_tensor *t = mtl_check_tensor(L, 1, op);
+/* x:repeat(counts) (tile: counts padded to x's rank, a composite) */
+static int repeat_impl(lua_State *L, const char *op, int tile) {
+  const mt_tensor *t = mtl_check_tensor(L, 1, op);
   int opt = mtl_options_index(L, 2);
-  int64_t reps[MT_MAXDIM];
-  int n = mtl_shape(L, 2, last_pos(L, opt), reps, op);
+  mt_args a = {0};
+  int n = mtl_shape(L, 2, last_pos(L, opt), &a.i[1], op);
+  a.i[0] = n;
+  a.ni = 1 + n;
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, fn(t, reps, n, &res));
+  MTL_CHECK(L, tile ? mtg_tile(t, &a.i[1], n, &res) : mtg_call(MT_OP_repeat, &t, 1, &a, &res, 1));
   return push_out(L, res, given, opt);
 }
-static int l_tile(lua_State *L) { return repeat_impl(L, "tile", mtg_tile); }
-static int l_repeat(lua_State *L) { return repeat_impl(L, "repeat", mtg_repeat); }
+static int l_tile(lua_State *L) { return repeat_impl(L, "tile", 1); }
+static int l_repeat(lua_State *L) { return repeat_impl(L, "repeat", 0); }
 
 static int l_narrow(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "narrow"), *o = NULL;
@@ -459,7 +461,7 @@ static int cat_impl(lua_State *L, const char *op, int stack) {
   mt_tensor **ts = tensor_list(L, 1, 0, 0, op, &n);
   if (n == 0) luaL_error(L, "%s: expected a non-empty table of tensors", op);
   int64_t d = raw_dim(L, dim, op);
-  MTL_CHECK(L, stack ? mtg_stack(ts, n, d, &res) : mtg_cat(ts, n, d, &res));
+  MTL_CHECK(L, mtg_join(stack ? MT_OP_stack : MT_OP_cat, ts, n, d, &res));
   return push_out(L, res, given, opt);
 }
 static int l_cat(lua_State *L) { return cat_impl(L, "cat", 0); }
@@ -481,10 +483,12 @@ static int l_dstack(lua_State *L) { return xstack_impl(L, "dstack", mtg_dstack);
 /* ---- flip, roll, rot90 ---- */
 
 static int flip_dims(lua_State *L, const char *op, const int *dims, int n) {
-  mt_tensor *t = mtl_check_tensor(L, 1, op);
+  const mt_tensor *t = mtl_check_tensor(L, 1, op);
   int opt = mtl_options_index(L, 2);
+  mt_args a = {.i = {n}, .ni = 1 + n};
+  for (int j = 0; j < n && j < MT_NARGI - 1; j++) a.i[1 + j] = dims[j];
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mtg_flip(t, dims, n, &res));
+  MTL_CHECK(L, mtg_call(MT_OP_flip, &t, 1, &a, &res, 1));
   return push_out(L, res, given, opt);
 }
 
@@ -536,8 +540,13 @@ static int l_roll(lua_State *L) {
   } else if (ns != 1) {
     luaL_error(L, "roll: without dims, shifts must be a single number (got %d values)", ns);
   }
+  mt_args a = {.i = {nd}, .ni = 17};
+  for (int j = 0; j < (nd ? nd : 1); j++) {
+    a.i[1 + j] = shifts[j];
+    a.i[9 + j] = nd ? dims[j] : 0;
+  }
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mtg_roll(t, shifts, dims, nd, &res));
+  MTL_CHECK(L, mtg_call(MT_OP_roll, (const mt_tensor *const *)&t, 1, &a, &res, 1));
   return push_out(L, res, given, opt);
 }
 
@@ -566,7 +575,8 @@ static int tri_impl(lua_State *L, const char *op, int upper, int inplace) {
   int opt = mtl_options_index(L, 2);
   lua_Integer k = opt_int(L, 2, last_pos(L, opt), opt, "diagonal", 0, op);
   mt_tensor *given = inplace ? t : mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, upper ? mtg_triu(t, k, &res) : mtg_tril(t, k, &res));
+  mt_args a = {.i = {k}, .ni = 1};
+  MTL_CHECK(L, mtg_call(upper ? MT_OP_triu : MT_OP_tril, (const mt_tensor *const *)&t, 1, &a, &res, 1));
   if (inplace) {
     lua_settop(L, 1);
     return 1;
@@ -583,7 +593,8 @@ static int l_diag(lua_State *L) {
   int opt = mtl_options_index(L, 2);
   lua_Integer k = opt_int(L, 2, last_pos(L, opt), opt, "diagonal", 0, "diag");
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mtg_diag(t, k, &res));
+  mt_args a = {.i = {k}, .ni = 1};
+  MTL_CHECK(L, mtg_call(MT_OP_diag, (const mt_tensor *const *)&t, 1, &a, &res, 1));
   return push_out(L, res, given, opt);
 }
 
@@ -604,7 +615,8 @@ static int l_diag_embed(lua_State *L) {
   int d0 = insert_dim(L, opt_int(L, 3, last, opt, "dim1", -2, "diag_embed"), t->ndim, "diag_embed");
   int d1 = insert_dim(L, opt_int(L, 4, last, opt, "dim2", -1, "diag_embed"), t->ndim, "diag_embed");
   mt_tensor *given = mtl_opt_out(L, opt), *res = given;
-  MTL_CHECK(L, mtg_diag_embed(t, off, d0, d1, &res));
+  mt_args a = {.i = {off, d0, d1}, .ni = 3};
+  MTL_CHECK(L, mtg_call(MT_OP_diag_embed, (const mt_tensor *const *)&t, 1, &a, &res, 1));
   return push_out(L, res, given, opt);
 }
 

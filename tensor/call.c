@@ -4,9 +4,13 @@
  * function. graph/'s generic recorder and the JIT's engine calls (replay)
  * go through it; it adds one indirect call and never allocates. The
  * comment above each adapter is the op's argument layout. */
+#include <string.h>
+
 #include "linalg.h"
 #include "nn.h"
+#include "index.h"
 #include "reduce_util.h"
+#include "shape.h"
 
 mt_status mt_call_missing(mt_op op) {
   return mt_fail(MT_EARG, "%s: the engine has no uniform entry for this op (internal)", mt_ops[op].name);
@@ -183,11 +187,246 @@ static mt_status call_linalg_cross(const mt_tensor *const *in, int n, const mt_a
   return mt_linalg_cross(in[0], in[1], (int)a->i[0], &outs[0]);
 }
 
+/* slogdet: outs = {sign, logabsdet}. qr: i = {mode: 0 reduced, 1 complete,
+ * 2 r}, outs = {q, r}. svd: i = {full_matrices, values only}, outs = {u, s,
+ * vh} (values only: u and vh stay NULL). eigh: i = {uplo ('L' or 'U'),
+ * values only}, outs = {w, v}. lstsq(a, b): i = {driver: 0 the default, 1
+ * gelsy, 2 gelsd}, f = {rcond}, outs = {solution, residuals, rank, sv} */
+static mt_status call_linalg_slogdet(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_slogdet(in[0], &outs[0], &outs[1]);
+}
+static mt_status call_linalg_qr(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  static const char *const modes[3] = {"reduced", "complete", "r"};
+  return mt_linalg_qr(in[0], modes[a->i[0] >= 0 && a->i[0] < 3 ? a->i[0] : 0], &outs[0], &outs[1]);
+}
+static mt_status call_linalg_svd(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  bool values = a->i[1] != 0;
+  return mt_linalg_svd(in[0], a->i[0] != 0, values ? NULL : &outs[0], &outs[1], values ? NULL : &outs[2]);
+}
+static mt_status call_linalg_eigh(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_linalg_eigh(in[0], (char)a->i[0], &outs[0], a->i[1] ? NULL : &outs[1]);
+}
+static mt_status call_linalg_lstsq(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  static const char *const drivers[3] = {NULL, "gelsy", "gelsd"};
+  return mt_linalg_lstsq(in[0], in[1], a->f[0], drivers[a->i[0] >= 0 && a->i[0] < 3 ? a->i[0] : 0], &outs[0], &outs[1],
+                         &outs[2], &outs[3]);
+}
+/* vector_norm: the reductions' layout, f[0] the ord. matrix_norm: i = {d0,
+ * d1, keepdim, kind: 0 'fro', 1 'nuc', 2 the number f[0]} */
+static mt_status call_linalg_vector_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  DIMS;
+  return mt_linalg_vector_norm(in[0], a->f[0], dims, nd, keep, (int)a->i[2], &outs[0]);
+}
+static mt_status call_linalg_matrix_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  const char *sord = a->i[3] == 0 ? "fro" : a->i[3] == 1 ? "nuc" : NULL;
+  return mt_linalg_matrix_norm(in[0], sord, a->f[0], (int)a->i[0], (int)a->i[1], a->i[2] != 0, &outs[0]);
+}
+
+/* einsum of one or two operands with packed subscripts (graph/einsum.c's
+ * steps): i = {operands, the subscript counts of a, b and the result, their
+ * subscripts one byte each (0..25 A-Z, 26..51 a-z)} */
+static int put_subscripts(char *eq, int pos, int64_t packed, int64_t count) {
+  for (int j = 0; j < count && j < MT_MAXDIM; j++) {
+    int id = (int)(((uint64_t)packed >> (8 * j)) & 0xff);
+    eq[pos++] = (char)(id < 26 ? 'A' + id : 'a' + (id - 26) % 26);
+  }
+  return pos;
+}
+static mt_status call_einsum(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  char eq[3 * MT_MAXDIM + 4];
+  int pos = put_subscripts(eq, 0, a->i[4], a->i[1]);
+  if (a->i[0] == 2) {
+    eq[pos++] = ',';
+    pos = put_subscripts(eq, pos, a->i[5], a->i[2]);
+  }
+  eq[pos++] = '-';
+  eq[pos++] = '>';
+  eq[put_subscripts(eq, pos, a->i[6], a->i[3])] = 0;
+  return mt_einsum(eq, (mt_tensor *const *)in, a->i[0] == 2 ? 2 : 1, &outs[0]);
+}
+
+/* ---- convolution(x, w, bias), conv_transpose(x, w, bias): i[0..16) the
+ * mt_conv_opts, f = {act, alpha}: an activation applied to the result (the
+ * JIT folds one in; 0: none). conv_backward_input(g, w),
+ * conv_backward_weight(g, x): i[0..16) the options, i[16] the rank and
+ * i[17..22) the sizes of the input or weight, i[22] whether the bias
+ * gradient is wanted (outs = {gw, gb}) ---- */
+_Static_assert(sizeof(mt_conv_opts) == 16 * sizeof(int64_t), "conv options are 16 argument words");
+static mt_conv_opts conv_opts(const mt_args *a) {
+  mt_conv_opts o;
+  memcpy(&o, a->i, sizeof o);
+  return o;
+}
+static mt_status call_convolution(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_convolution_act(in[0], in[1], n > 2 ? in[2] : NULL, &o, (mt_act)a->f[0], a->f[1], &outs[0]);
+}
+static mt_status call_conv_transpose(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_conv_transpose(in[0], in[1], n > 2 ? in[2] : NULL, &o, &outs[0]);
+}
+static mt_status call_conv_backward_input(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_conv_backward_input(in[0], in[1], &a->i[17], (int)a->i[16], &o, &outs[0]);
+}
+static mt_status call_conv_backward_weight(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_conv_opts o = conv_opts(a);
+  return mt_conv_backward_weight(in[0], in[1], &a->i[17], (int)a->i[16], &o, &outs[0], a->i[22] ? &outs[1] : NULL);
+}
+
+/* ---- pooling: the words of mt_pool_words (tensor/nn.h), i[22] whether
+ * max pooling gives its indices (outs = {out, indices}). max_pool(x),
+ * avg_pool(x): the options; max_pool_backward(g, indices),
+ * avg_pool_backward(g): the input's rank and shape (avg: and the options);
+ * adaptive_avg_pool(x), adaptive_max_pool(x): nsp and the output size;
+ * adaptive_avg_pool_backward(g): nsp and the input's rank and shape ---- */
+_Static_assert(sizeof(mt_pool_words) <= 22 * sizeof(int64_t), "pool words fit before word 22");
+static mt_pool_words pool_words(const mt_args *a) {
+  mt_pool_words w;
+  memcpy(&w, a->i, sizeof w);
+  return w;
+}
+static mt_status call_max_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_max_pool(in[0], &w.o, &outs[0], a->i[22] ? &outs[1] : NULL);
+}
+static mt_status call_max_pool_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_max_pool_backward(in[0], in[1], w.shape, (int)w.ndim, (int)w.nsp, &outs[0]);
+}
+static mt_status call_avg_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_avg_pool(in[0], &w.o, &outs[0]);
+}
+static mt_status call_avg_pool_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_avg_pool_backward(in[0], w.shape, (int)w.ndim, &w.o, &outs[0]);
+}
+static mt_status call_adaptive_avg_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_adaptive_avg_pool(in[0], (int)w.nsp, w.shape, &outs[0]);
+}
+static mt_status call_adaptive_avg_pool_backward(const mt_tensor *const *in, int n, const mt_args *a,
+                                                 mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_adaptive_avg_pool_backward(in[0], w.shape, (int)w.ndim, (int)w.nsp, &outs[0]);
+}
+static mt_status call_adaptive_max_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_pool_words w = pool_words(a);
+  return mt_adaptive_max_pool(in[0], (int)w.nsp, w.shape, &outs[0], a->i[22] ? &outs[1] : NULL);
+}
+
 /* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
  * outs = {out, mean, rstd} (the last two may be left NULL) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
 }
+
+/* ---- movement ops that copy. cat(ts...): i = {dim (wrapped against the
+ * first input that is not 1-D empty)}; stack(ts...): i = {dim of the
+ * result}; flip: i = {count, dims...}; roll: i = {count (0: the flattened
+ * roll), shifts i[1..8], dims i[9..16]}; tril, triu, diag: i = {diagonal};
+ * diag_embed: i = {offset, d0, d1}; repeat: i = {count, reps...} ---- */
+static mt_status call_cat(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_cat((mt_tensor *const *)in, n, a->i[0], &outs[0]);
+}
+static mt_status call_stack(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_stack((mt_tensor *const *)in, n, a->i[0], &outs[0]);
+}
+static mt_status call_flip(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  int dims[MT_NARGI - 1], k = (int)(a->i[0] < MT_NARGI - 1 ? a->i[0] : MT_NARGI - 1);
+  for (int j = 0; j < k; j++) dims[j] = (int)a->i[1 + j];
+  return mt_flip(in[0], dims, k, &outs[0]);
+}
+static mt_status call_roll(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  int dims[MT_MAXDIM], k = (int)(a->i[0] < MT_MAXDIM ? a->i[0] : MT_MAXDIM);
+  for (int j = 0; j < k; j++) dims[j] = (int)a->i[9 + j];
+  return mt_roll(in[0], &a->i[1], dims, k, &outs[0]);
+}
+static mt_status call_tril(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_tril(in[0], a->i[0], &outs[0]);
+}
+static mt_status call_triu(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_triu(in[0], a->i[0], &outs[0]);
+}
+static mt_status call_diag(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_diag(in[0], a->i[0], &outs[0]);
+}
+static mt_status call_diag_embed(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_diag_embed(in[0], a->i[0], (int)a->i[1], (int)a->i[2], &outs[0]);
+}
+static mt_status call_repeat(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_repeat(in[0], &a->i[1], (int)(a->i[0] < MT_NARGI - 1 ? a->i[0] : MT_NARGI - 1), &outs[0]);
+}
+
+/* ---- index ops. Inputs: x, then the index or mask, then src (NULL when
+ * absent); a number argument v is i = {.., kind (mt_scalar_kind), integer
+ * value}, f[0] its float value. Gathers: index_select, gather: i = {dim};
+ * take, masked_select: none. The writing ops write outs[0]: x itself when
+ * outs[0] == x (in place), else a copy of x (a new tensor when NULL).
+ * scatter: i = {dim, kind, int, reduce} (src NULL: the value v);
+ * scatter_add: i = {dim}; index_add: i = {dim, kind, int} (v: alpha);
+ * index_copy: i = {dim}; index_fill: i = {dim, kind, int}; put: i =
+ * {accumulate}; masked_fill: i = {0, kind, int}; masked_scatter: none.
+ * Advanced indexing, index(x, idx...) and index_put(x, values, idx...):
+ * i = {n, accumulate, labels given, labels[0..n)} (NULL idx: a whole
+ * dim) ---- */
+static mt_scalar num_arg(const mt_args *a) {
+  mt_scalar v = {(mt_scalar_kind)a->i[1], {.i = a->i[2]}};
+  if (v.kind == MT_SK_FLOAT) v.v.f = a->f[0];
+  return v;
+}
+/* outs[0] ready for an in-place write of x's value (see above) */
+static mt_status write_target(const mt_tensor *x, mt_tensor **outs) {
+  if (outs[0] == x) return MT_OK;
+  return outs[0] ? mt_copy_(outs[0], x) : mt_clone(x, &outs[0]);
+}
+#define WRITER(name, call)                                                                                             \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    bool fresh = !outs[0];                                                                                             \
+    mt_status st = write_target(in[0], outs);                                                                          \
+    if (!st) st = call;                                                                                                \
+    if (st && fresh) {                                                                                                 \
+      mt_release(outs[0]);                                                                                             \
+      outs[0] = NULL;                                                                                                  \
+    }                                                                                                                  \
+    return st;                                                                                                         \
+  }
+WRITER(scatter, n > 2 && in[2] ? mt_scatter_(outs[0], (int)a->i[0], in[1], in[2], (mt_reduce)a->i[3])
+                               : mt_scatter_value_(outs[0], (int)a->i[0], in[1], num_arg(a), (mt_reduce)a->i[3]))
+WRITER(scatter_add, mt_scatter_(outs[0], (int)a->i[0], in[1], in[2], MT_REDUCE_ADD))
+WRITER(index_add, mt_index_add_(outs[0], (int)a->i[0], in[1], in[2], num_arg(a)))
+WRITER(index_copy, mt_index_copy_(outs[0], (int)a->i[0], in[1], in[2]))
+WRITER(index_fill, mt_index_fill_(outs[0], (int)a->i[0], in[1], num_arg(a)))
+WRITER(put, mt_put_(outs[0], in[1], in[2], a->i[0] != 0))
+WRITER(masked_fill, mt_masked_fill_(outs[0], in[1], num_arg(a)))
+WRITER(masked_scatter, mt_masked_scatter_(outs[0], in[1], in[2]))
+static mt_status call_index_select(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_index_select(in[0], (int)a->i[0], in[1], &outs[0]);
+}
+static mt_status call_gather(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_gather(in[0], (int)a->i[0], in[1], &outs[0]);
+}
+static mt_status call_take(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_take(in[0], in[1], &outs[0]);
+}
+static mt_status call_masked_select(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_masked_select(in[0], in[1], &outs[0]);
+}
+/* the labels of advanced indexing's args, or NULL */
+static const int *index_labels(const mt_args *a, int *labels) {
+  for (int d = 0; d < a->i[0] && d < MT_MAXDIM; d++) labels[d] = (int)a->i[3 + d];
+  return a->i[2] ? labels : NULL;
+}
+static mt_status call_index(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  int labels[MT_MAXDIM];
+  return mt_index(in[0], (mt_tensor *const *)in + 1, (int)a->i[0], index_labels(a, labels), &outs[0]);
+}
+static mt_status put_index(const mt_tensor *const *in, const mt_args *a, mt_tensor *x) {
+  int labels[MT_MAXDIM];
+  return mt_index_put_(x, (mt_tensor *const *)in + 2, (int)a->i[0], index_labels(a, labels), in[1], a->i[1] != 0);
+}
+WRITER(index_put, put_index(in, a, outs[0]))
 
 /* the elementwise rows' adapters: the generic ones above with the op */
 #define MT_OP(...)

@@ -266,7 +266,7 @@ enum { MT_AC_NONE, MT_AC_LOW, MT_AC_FP32, MT_AC_FP32_OPT, MT_AC_PROMOTE, MT_AC_B
 
 /* How the JIT lowers a traced op (ops.def's jit column: MT_J(lowering,
  * sizes)): see ops.def. */
-enum { MT_J_NONE, MT_J_EXPR, MT_J_DECOMP, MT_J_CALL, MT_J_VIEW };
+enum { MT_J_NONE, MT_J_EXPR, MT_J_DECOMP, MT_J_CALL, MT_J_VIEW, MT_J_NAMED };
 enum { MT_JS_STATIC, MT_JS_SAME, MT_JS_REDUCED, MT_JS_MATMUL };
 #define MT_J(lower, sizes) (MT_J_##lower | MT_JS_##sizes << 4)
 #define MT_J_LOWER(j) ((j) & 15)
@@ -302,7 +302,7 @@ extern const mt_opinfo mt_ops[MT_NOPS];
  * args holds for each op is written above its adapter in call.c; graph/
  * records it as the node's and the trace entry's arguments, so a
  * derivative and the JIT read the same words. */
-#define MT_NARGI 20
+#define MT_NARGI 24
 typedef struct mt_args {
   int64_t i[MT_NARGI]; /* dims, a mask of dims, flags, a dtype (-1: default) */
   double f[3];         /* number arguments */

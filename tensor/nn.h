@@ -71,6 +71,16 @@ typedef struct mt_pool_opts {
   int64_t divisor_override;                         /* avg only; 0: none */
 } mt_pool_opts;
 
+/* The argument words of the pooling rows (tensor/call.c; also the JIT's
+ * attribute words of their traced calls, graph/nn_replay.c): the options
+ * (plain pools), the number of spatial dims, and a shape (the backward
+ * ops' input shape; the adaptive pools' output size). Word 22 (after
+ * them): whether max pooling gives its indices too. */
+typedef struct mt_pool_words {
+  mt_pool_opts o;
+  int64_t nsp, ndim, shape[5];
+} mt_pool_words;
+
 /* Max over windows; NaN wins. indices (int64, same shape as the result)
  * may be NULL. */
 mt_status mt_max_pool(const mt_tensor *x, const mt_pool_opts *o, mt_tensor **out, mt_tensor **indices);
