@@ -44,6 +44,8 @@ local function shape_eq(t, s)
 end
 
 local RNN_ARGS = {"num_layers", "nonlinearity", "bias", "batch_first", "dropout", "bidirectional", "device", "dtype"}
+-- LSTM and GRU take no nonlinearity: their 4th positional is bias, as in PyTorch
+local GATED_ARGS = {"num_layers", "bias", "batch_first", "dropout", "bidirectional", "device", "dtype"}
 local RNN_D = {num_layers = 1, nonlinearity = "tanh", bias = true, batch_first = false, dropout = 0.0,
                bidirectional = false}
 
@@ -169,7 +171,7 @@ end
 local function define(name, mode_of)
   local cls = Module:extend(name)
   function cls:__init(input_size, hidden_size, ...)
-    local o = U.args("nn." .. name, RNN_ARGS, RNN_D, ...)
+    local o = U.args("nn." .. name, name == "RNN" and RNN_ARGS or GATED_ARGS, RNN_D, ...)
     local mode = mode_of(o)
     base_init(self, name, mode, input_size, hidden_size, o)
     if name == "RNN" then self.nonlinearity = o.nonlinearity end

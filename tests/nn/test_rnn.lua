@@ -67,3 +67,16 @@ test("dropout between layers is active only in training", function()
   local c = m(x)
   check(not torch.equal(a, c))
 end)
+
+test("positional arguments follow PyTorch: LSTM and GRU have no nonlinearity", function()
+  for _, cls in ipairs({nn.LSTM, nn.GRU}) do
+    local m = cls(3, 4, 2, false, true, 0, true) -- num_layers, bias, batch_first, dropout, bidirectional
+    check(m.num_layers == 2 and m.bias == false and m.batch_first == true and m.bidirectional == true,
+          "positional options of " .. tostring(m))
+    check(m.weight_ih_l0 and not m.bias_ih_l0, "bias=false leaves no bias parameters")
+    local ok, err = pcall(cls, 3, 4, {nonlinearity = "relu"})
+    check(not ok and tostring(err):find("unknown option 'nonlinearity'"), tostring(err))
+  end
+  local r = nn.RNN(3, 4, 1, "relu", false)
+  check(r.nonlinearity == "relu" and r.bias == false, "RNN keeps nonlinearity 4th")
+end)
