@@ -369,6 +369,29 @@ static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_arg
   return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
 }
 
+/* batch_norm_backward, layer_norm_backward, group_norm_backward (g, x,
+ * weight, mean, rstd): i = {training | number of normalized dims | groups,
+ * the op, whether grad_in, grad_weight, grad_bias are wanted}; outs the
+ * wanted ones in that order (packed) */
+static void norm_grad_slots(const mt_args *a, mt_tensor **outs, mt_tensor **slot[3]) {
+  for (int i = 0, k = 0; i < 3; i++) slot[i] = a->i[2 + i] ? &outs[k++] : NULL;
+}
+static mt_status call_batch_norm_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_tensor **g[3];
+  norm_grad_slots(a, outs, g);
+  return mt_batch_norm_backward(in[0], in[1], in[2], in[3], in[4], a->i[0] != 0, g[0], g[1], g[2]);
+}
+static mt_status call_layer_norm_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_tensor **g[3];
+  norm_grad_slots(a, outs, g);
+  return mt_layer_norm_backward(in[0], in[1], (int)a->i[0], in[3], in[4], in[2], g[0], g[1], g[2]);
+}
+static mt_status call_group_norm_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_tensor **g[3];
+  norm_grad_slots(a, outs, g);
+  return mt_group_norm_backward(in[0], in[1], a->i[0], in[3], in[4], in[2], g[0], g[1], g[2]);
+}
+
 /* ---- movement ops that copy. cat(ts...): i = {dim (wrapped against the
  * first input that is not 1-D empty)}; stack(ts...): i = {dim of the
  * result}; flip: i = {count, dims...}; roll: i = {count (0: the flattened
