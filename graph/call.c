@@ -38,7 +38,7 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
   for (int k = 0; k < nout && k < MTG_MAXSAVED && !st && (d->saves & MTG_SAVE_RESULTS); k++)
     if (outs[k]) st = mtg_save(n, k, outs[k], true, k);
   if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
-  if (!st && d->save) st = d->save(n, ins, nin, a);
+  if (!st && d->save) st = d->save(n, ins, nin, a, outs, nout);
   if (st) {
     mtg_node_release(n);
     return st;

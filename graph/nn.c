@@ -515,15 +515,17 @@ static mt_status layer_norm_untraced(const mt_tensor *x, int nnorm, const mt_ten
 mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
                          mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   const mt_tensor *ins[3] = {x, weight, bias};
-  if (!mtg_any_requires_grad(ins, 3)) return mt_group_norm(x, groups, weight, bias, eps, out, mean, rstd);
-  if (*out) return no_out(MT_OP_group_norm);
-  mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  mt_status st = mt_group_norm(x, groups, weight, bias, eps, &y, &m, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, r};
-  if (!st) st = record_norm(MT_OP_group_norm, false, ins, 3, &y, 1, sv, groups, eps);
-  if (!st) hand(m, mean), hand(r, rstd);
-  mt_release(m), mt_release(r);
-  return finish(st, y, out);
+  bool stats = mean || rstd || (mtg_grad_enabled() && mtg_any_requires_grad(ins, 3)); /* the node saves them */
+  mt_args a = {.i = {groups, MT_OP_group_norm, stats}, .f = {eps}, .ni = 3, .nf = 1};
+  mt_tensor *r[3] = {*out, mean ? *mean : NULL, rstd ? *rstd : NULL};
+  mt_status st = mtg_call(MT_OP_group_norm, ins, 3, &a, r, stats ? 3 : 1);
+  if (st) return st;
+  *out = r[0];
+  if (mean) *mean = r[1];
+  else mt_release(r[1]);
+  if (rstd) *rstd = r[2];
+  else mt_release(r[2]);
+  return MT_OK;
 }
 
 mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
@@ -543,6 +545,14 @@ mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor
   return MT_OK;
 }
 
+/* The statistics a recorded norm used (results 1 and 2) into slots 2 and 3. */
+static mt_status save_stats(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a,
+                            mt_tensor *const *outs, int nout) {
+  mt_status st = nout > 2 ? MT_OK : mt_fail(MT_EARG, "%s: statistics missing (internal)", n->name);
+  for (int k = 1; k < 3 && !st; k++) st = mtg_save(n, 1 + k, outs[k], false, 0);
+  return st;
+}
+
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_convolution] = {d_convolution, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
     [MT_OP_conv_transpose] = {d_transposed, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
@@ -557,7 +567,7 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_adaptive_max_pool] = {d_max_pool, MTG_SAVE_IDX1},
     [MT_OP_batch_norm] = {d_norm, 0},
     [MT_OP_layer_norm] = {d_norm, 0},
-    [MT_OP_group_norm] = {d_norm, 0},
+    [MT_OP_group_norm] = {d_norm, MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_NOGRAD(1) | MTG_NOGRAD(2), save_stats},
     [MT_OP_batch_norm_backward] = {d_norm_backward, 0},
     [MT_OP_layer_norm_backward] = {d_norm_backward, 0},
     [MT_OP_group_norm_backward] = {d_norm_backward, 0},

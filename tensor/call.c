@@ -369,6 +369,15 @@ static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_arg
   return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
 }
 
+/* group_norm(x, weight, bias): i = {groups, the op, whether the statistics
+ * are wanted}, f = {eps}; outs = {out, mean, rstd} (the last two when
+ * wanted) */
+static mt_status call_group_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  bool stats = a->i[2] != 0;
+  return mt_group_norm(in[0], a->i[0], in[1], in[2], a->f[0], &outs[0], stats ? &outs[1] : NULL,
+                       stats ? &outs[2] : NULL);
+}
+
 /* batch_norm_backward, layer_norm_backward, group_norm_backward (g, x,
  * weight, mean, rstd): i = {training | number of normalized dims | groups,
  * the op, whether grad_in, grad_weight, grad_bias are wanted}; outs the
