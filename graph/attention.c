@@ -1,11 +1,11 @@
 /* attention.c -- recorded scaled dot product attention: the selection rule
- * and backend switches, the math backend written with recorded ops (so
- * autograd and double backward come free), and the recorded flash ops with
- * their derivatives. The flash node's derivative calls the flash backward
- * op; under create_graph it is written with recorded math ops instead, so
- * the flash backward op itself needs none (derivatives.c says so).
- * Node arguments: i[0] is_causal, i[1] enable_gqa, i[2] the dropout stream
- * is set, i[3] its seed, i[4] its first block; f[0] the scale, f[1] dropout_p. */
+ * and backend switches (policy: mtg_sdpa picks a backend, falls back when
+ * cuDNN declines), the math backend written with recorded ops (so autograd
+ * and double backward come free), and the packing of the fused backends'
+ * ops (flash, cuDNN), rows recorded and traced by mtg_call (call.c), with
+ * their derivatives. A fused node's derivative calls its backward op; under
+ * create_graph it is written with recorded math ops instead, so the
+ * backward ops themselves need none (derivatives.c says so). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -192,13 +192,26 @@ mt_status mtg_sdpa_math(const mt_tensor *q, const mt_tensor *k, const mt_tensor 
   return mt_deliver(OP, r, out);
 }
 
-/* ---- recorded flash ops ----
- * sdpa_flash: inputs (q, k, v, mask); saves q, k, v (slots 0-2), mask (3,
- * when given), out (4) and lse (5). */
+/* ---- the fused backends' ops (flash; cuDNN: CUDA float16/bfloat16) ----
+ * Rows with engine entries (tensor/call.c's layout), recorded and traced
+ * by mtg_call: sdpa_flash and sdpa_cudnn (q, k, v, mask; results out and
+ * lse) save q, k, v, mask (slots 0-3, the mask when given), lse (4) and
+ * out (5); lse gets no gradient. Node arguments: i[0] is_causal, i[1]
+ * enable_gqa, i[2] the dropout stream is set, i[3] its seed, i[4] its
+ * first block; f[0] the scale, f[1] dropout_p. */
+#define SLOT_LSE (MTG_SLOT_OUT - 1)
 
 static void opts_of(const mtg_node *n, mt_sdpa_opts *o) {
   *o = (mt_sdpa_opts){.scale = n->f[0], .dropout_p = n->f[1], .is_causal = n->i[0] != 0, .enable_gqa = n->i[1] != 0,
                       .rng_set = n->i[2] != 0, .rng_seed = (uint64_t)n->i[3], .rng_base = (uint64_t)n->i[4]};
+}
+
+/* The argument words of o (tensor/call.c's layout; f[0] the scale as given). */
+static mt_args args_of(const mt_sdpa_opts *o) {
+  return (mt_args){.i = {o->is_causal, o->enable_gqa, o->rng_set, (int64_t)o->rng_seed, (int64_t)o->rng_base},
+                   .f = {o->scale, o->dropout_p},
+                   .ni = 8,
+                   .nf = 2};
 }
 
 /* Dropout's keep mask of the flash forward, scaled by 1 / (1 - p), as a
@@ -244,334 +257,99 @@ static void math_grads(mtg_scope *s, mtg_node *n, const mt_tensor *g, const mt_t
         s, 1, gqa_reduce(s, mtg_d_scale(s, mtg_d_matmul(s, mtg_d_transpose(s, ds, nd - 2, last), q), o.scale), gq));
 }
 
-static mt_status d_sdpa_flash(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  mtg_scope S, *s = &S;
-  mtg_scope_begin(s, n);
-  mt_tensor *q = mtg_d_saved(s, 0), *k = mtg_d_saved(s, 1), *v = mtg_d_saved(s, 2), *mask = saved_opt(s, 3);
-  if (LIVE(s) && mtg_grad_enabled()) {
-    math_grads(s, n, go[0], q, k, v, mask, gin);
-  } else if (LIVE(s)) {
-    mt_tensor *out = mtg_d_saved(s, 4), *lse = mtg_d_saved(s, 5);
-    mt_sdpa_opts o;
-    opts_of(n, &o);
-    mt_tensor *g[3] = {NULL, NULL, NULL};
-    if (LIVE(s)) {
-      mt_status st = mtg_sdpa_flash_backward(go[0], q, k, v, mask, out, lse, &o, mtg_needs(n, 0) ? &g[0] : NULL,
-                                             mtg_needs(n, 1) ? &g[1] : NULL, mtg_needs(n, 2) ? &g[2] : NULL);
-      if (st)
-        s->st = st;
-      else
-        for (int i = 0; i < 3; i++) gin[i] = g[i];
-    }
-  }
-  return mtg_scope_end(s, gin, n->nin);
-}
+static bool is_declined(void) { return strstr(mt_errmsg(), MT_SDPA_DECLINED) != NULL; }
 
-/* The flash backward op has no derivative (derivatives.c): reaching it in a
- * backward pass is an error, never a silent zero. */
-static mt_status d_sdpa_flash_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  return mt_fail(MT_EARG, "sdpa_flash_backward has no derivative: differentiate scaled_dot_product_attention "
-                 "itself with create_graph=true instead of its backward op");
-}
-
-static mt_status no_out(const char *op) {
-  return mt_fail(MT_EARG, "%s: out= cannot be used when an input requires grad (the result would have no history); "
-                 "drop out= or use torch.no_grad()", op);
-}
-
-/* The end of a fused backend's recorded forward: node n (its arguments
- * set) saves q, k, v, mask (slots 0-3), the output r (4) and lse l (5) and
- * becomes r's history; r goes to *out and l to *lse (or is dropped). st is
- * the status so far (on failure n, r and l are released). */
-static mt_status finish_fused(mt_status st, mtg_node *n, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
-                              const mt_tensor *mask, mt_tensor *r, mt_tensor *l, mt_tensor **out, mt_tensor **lse) {
-  if (n) {
-    const mt_tensor *sv[4] = {q, k, v, mask};
-    for (int i = 0; i < 4 && !st; i++)
-      if (sv[i]) st = mtg_save(n, i, sv[i], false, 0);
-    if (!st) st = mtg_save(n, 4, r, true, 0);
-    if (!st) st = mtg_save(n, 5, l, false, 0);
-    if (st)
-      mtg_node_release(n);
-    else
-      st = mtg_attach(n, &r, 1);
-  }
-  if (st) {
-    mt_release(r), mt_release(l);
-    return st;
-  }
-  *out = r;
-  if (lse)
-    *lse = l;
-  else
-    mt_release(l);
-  return MT_OK;
-}
-
-static mt_status flash_untraced(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                                const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
-  const mt_tensor *ins[4] = {q, k, v, mask};
-  if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_flash(q, k, v, mask, o, out, lse);
-  if (*out) return no_out("sdpa_flash");
-  if (mask && mtg_requires_grad(mask))
-    return mt_fail(MT_EARG, "sdpa_flash: the flash backend gives no gradient for attn_mask; use the math backend");
-  mt_sdpa_opts ro = *o; /* dropout's stream, kept for the backward */
-  mt_sdpa_reserve_dropout(q, k, &ro);
-  o = &ro;
-  mt_tensor *r = NULL, *l = NULL;
-  mt_status st = mt_sdpa_flash(q, k, v, mask, o, &r, &l);
-  mtg_node *n = NULL;
-  if (!st) st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_flash), d_sdpa_flash, ins, 4, &r, 1, &n);
-  if (!st) {
-    mt_sdpa_dims d;
-    mt_sdpa_check("sdpa_flash", q, k, v, mask, o, &d);
-    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale, n->f[1] = o->dropout_p;
-    n->i[2] = o->rng_set, n->i[3] = (int64_t)o->rng_seed, n->i[4] = (int64_t)o->rng_base;
-  }
-  return finish_fused(st, n, q, k, v, mask, r, l, out, lse);
-}
-
-/* The end of a fused backend's backward op: when record (and st is OK) a
- * node of op with derivative fn over ins (dout, q, k, v, mask, out, lse)
- * becomes the history of the computed gradients g; each wanted one goes to
- * dq, dk, dv (the others, and all of them on failure, are released). */
-static mt_status finish_fused_backward(mt_status st, bool record, mt_op op, mtg_backward_fn fn,
-                                       const mt_tensor *const *ins, mt_tensor **g, mt_tensor **dq, mt_tensor **dk,
-                                       mt_tensor **dv) {
-  if (!st && record) {
-    mt_tensor *outs[3];
-    int no = 0;
-    for (int i = 0; i < 3; i++)
-      if (g[i]) outs[no++] = g[i];
-    mtg_node *n = NULL;
-    st = mtg_node_new(mtg_backward_name(op), fn, ins, 7, outs, no, &n);
-    if (!st) st = mtg_attach(n, outs, no);
-  }
-  mt_tensor **want[3] = {dq, dk, dv};
-  for (int i = 0; i < 3; i++) {
-    if (!st && want[i])
-      *want[i] = g[i];
-    else
-      mt_release(g[i]);
-  }
-  return st;
-}
-
-static mt_status flash_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
-                                        const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
-                                        const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
-                                        mt_tensor **dv) {
-  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-  if (!mtg_any_requires_grad(ins, 7)) return mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  if ((dq && *dq) || (dk && *dk) || (dv && *dv)) return no_out("sdpa_flash_backward");
-  mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_sdpa_flash_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
-                                        dv ? &g[2] : NULL);
-  return finish_fused_backward(st, true, MT_OP_sdpa_flash_backward, d_sdpa_flash_backward, ins, g, dq, dk, dv);
-}
-
-/* ---- the flash ops traced for the JIT as extern calls (trace.h) ----
- * Attributes: the options and, for the backward, which of dq, dk, dv were
- * asked for (the trace lists only those outputs, in that order). */
-typedef struct flash_attr {
-  mt_sdpa_opts o;
-  int64_t want[3];
-} flash_attr;
-
-static mt_status rp_flash(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  return mt_sdpa_flash(in[0], in[1], in[2], in[3], &((const flash_attr *)w)->o, &out[0], &out[1]);
-}
-
-static mt_status rp_flash_backward(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  const flash_attr *a = (const flash_attr *)w;
-  mt_tensor **slot[3] = {NULL, NULL, NULL};
-  for (int i = 0, n = 0; i < 3; i++)
-    if (a->want[i]) slot[i] = &out[n++];
-  return mt_sdpa_flash_backward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &a->o, slot[0], slot[1], slot[2]);
-}
-
-mt_status mtg_sdpa_flash(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
-  bool given = *out != NULL;
-  mt_tensor *l = NULL;
-  mt_status st = flash_untraced(q, k, v, mask, o, out, lse ? lse : (MTG_TRACING() ? &l : NULL));
-  if (!st && MTG_TRACING()) {
-    if (given) {
-      mtg_trace_refuse("sdpa_flash with out= is not replayed by the JIT");
-    } else if (o->dropout_p > 0) {
-      mtg_trace_refuse("sdpa_flash with dropout is not replayed by the JIT (its random stream is per call)");
-    } else {
-      flash_attr a = {.o = *o};
-      const mt_tensor *ins[4] = {q, k, v, mask};
-      mt_tensor *outs[2] = {*out, lse ? *lse : l};
-      mtg_trace_call("sdpa_flash", rp_flash, false, ins, 4, outs, 2, &a, sizeof a, NULL, 0);
-    }
-  }
-  mt_release(l);
-  return st;
-}
-
-/* Appends a fused backward (flash or cuDNN) that ran to the trace as an
- * extern call replayed by rp, or refuses the trace for out= calls. */
-static void trace_fused_backward(const char *name, mtg_replay_fn rp, bool given, const mt_tensor *dout,
-                                 const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                                 const mt_tensor *out, const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq,
-                                 mt_tensor **dk, mt_tensor **dv) {
-  flash_attr a = {.o = *o, .want = {dq != NULL, dk != NULL, dv != NULL}};
-  mt_tensor *outs[3];
-  int n = 0;
-  if (dq) outs[n++] = *dq;
-  if (dk) outs[n++] = *dk;
-  if (dv) outs[n++] = *dv;
-  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-  if (given || !n) mtg_trace_refuse("%s with out= is not replayed by the JIT", name);
-  else mtg_trace_call(name, rp, false, ins, 7, outs, n, &a, sizeof a, NULL, 0);
-}
-
-mt_status mtg_sdpa_flash_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
-                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
-                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
-  bool given = (dq && *dq) || (dk && *dk) || (dv && *dv);
-  mt_status st = flash_backward_untraced(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  if (!st && MTG_TRACING())
-    trace_fused_backward("sdpa_flash_backward", rp_flash_backward, given, dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  return st;
-}
-
-/* ---- recorded cuDNN ops (CUDA float16/bfloat16) ----
- * sdpa_cudnn: inputs (q, k, v, mask), saved as the flash op saves them
- * (lse float32). Its derivative calls the cuDNN backward op, or writes the
- * gradients with recorded math ops under create_graph or when cuDNN
- * declines the backward problem. */
-
-static mt_status declined(const char *op, const char *why) {
-  return mt_fail(MT_EARG, "%s: cuDNN declined the problem: %s", op, why);
-}
-
-static mt_status d_sdpa_cudnn(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+/* The derivative of both fused forwards: their backward op (run without
+ * grad), or under create_graph -- and for cuDNN when it declines the
+ * backward problem -- the gradients written with recorded math ops. */
+static mt_status d_fused(mt_op bop, mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   mt_tensor *q = mtg_d_saved(s, 0), *k = mtg_d_saved(s, 1), *v = mtg_d_saved(s, 2), *mask = saved_opt(s, 3);
   bool math = mtg_grad_enabled();
   if (LIVE(s) && !math) {
-    mt_tensor *out = mtg_d_saved(s, 4), *lse = mtg_d_saved(s, 5);
+    mt_tensor *out = mtg_d_saved(s, MTG_SLOT_OUT), *lse = mtg_d_saved(s, SLOT_LSE);
     mt_sdpa_opts o;
     opts_of(n, &o);
     mt_tensor *g[3] = {NULL, NULL, NULL};
-    char why[200] = "";
     if (LIVE(s)) {
-      mt_status st = mtg_sdpa_cudnn_backward(go[0], q, k, v, mask, out, lse, &o, &g[0], &g[1], &g[2]);
-      if (st && strstr(mt_errmsg(), "cuDNN declined")) {
-        snprintf(why, sizeof why, "%s", mt_errmsg());
+      mt_status st = mtg_sdpa_fused_backward(bop, go[0], q, k, v, mask, out, lse, &o, mtg_needs(n, 0) ? &g[0] : NULL,
+                                             mtg_needs(n, 1) ? &g[1] : NULL, mtg_needs(n, 2) ? &g[2] : NULL);
+      if (st && bop == MT_OP_sdpa_cudnn_backward && is_declined())
         math = true; /* the recorded math ops below, run without grad */
-      } else if (st) {
+      else if (st)
         s->st = st;
-      } else {
-        for (int i = 0; i < 3; i++) {
-          if (mtg_needs(n, i)) gin[i] = g[i];
-          else mt_release(g[i]);
-        }
-      }
+      else
+        for (int i = 0; i < 3; i++) gin[i] = g[i];
     }
   }
   if (LIVE(s) && math) math_grads(s, n, go[0], q, k, v, mask, gin);
   return mtg_scope_end(s, gin, n->nin);
 }
 
+static mt_status d_sdpa_flash(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return d_fused(MT_OP_sdpa_flash_backward, n, go, gin);
+}
+static mt_status d_sdpa_cudnn(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return d_fused(MT_OP_sdpa_cudnn_backward, n, go, gin);
+}
+
+/* The fused backward ops have no derivative (derivatives.c): reaching one
+ * in a backward pass is an error, never a silent zero. */
+static mt_status no_derivative(const char *op) {
+  return mt_fail(MT_EARG, "%s has no derivative: differentiate scaled_dot_product_attention itself with "
+                 "create_graph=true instead of its backward op", op);
+}
+static mt_status d_sdpa_flash_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return no_derivative("sdpa_flash_backward");
+}
 static mt_status d_sdpa_cudnn_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  return mt_fail(MT_EARG, "sdpa_cudnn_backward has no derivative: differentiate scaled_dot_product_attention "
-                 "itself with create_graph=true instead of its backward op");
+  return no_derivative("sdpa_cudnn_backward");
 }
 
-/* The forward on the engine, recorded; *why set (MT_OK, nothing made) when
- * cuDNN declines. */
-static mt_status cudnn_untraced(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                                const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy) {
-  const mt_tensor *ins[4] = {q, k, v, mask};
-  if (!mtg_any_requires_grad(ins, 3)) return mt_sdpa_cudnn(q, k, v, mask, o, out, lse, why, nwhy);
-  if (*out) return no_out("sdpa_cudnn");
-  mt_tensor *r = NULL, *l = NULL;
-  mt_status st = mt_sdpa_cudnn(q, k, v, mask, o, &r, &l, why, nwhy);
-  if (st || why[0]) return st;
-  mtg_node *n = NULL;
-  st = mtg_node_new(mtg_backward_name(MT_OP_sdpa_cudnn), d_sdpa_cudnn, ins, 4, &r, 1, &n);
-  if (!st) {
-    mt_sdpa_dims d;
-    mt_sdpa_check("sdpa_cudnn", q, k, v, mask, o, &d);
-    n->i[0] = o->is_causal, n->i[1] = o->enable_gqa, n->f[0] = d.scale;
-  }
-  return finish_fused(st, n, q, k, v, mask, r, l, out, lse);
-}
-
-static mt_status cudnn_backward_untraced(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
-                                         const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
-                                         const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
-                                         mt_tensor **dv) {
-  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-  char why[200] = "";
-  mt_tensor *g[3] = {NULL, NULL, NULL};
-  bool rec = mtg_any_requires_grad(ins, 7);
-  if (rec && ((dq && *dq) || (dk && *dk) || (dv && *dv))) return no_out("sdpa_cudnn_backward");
-  mt_status st = mt_sdpa_cudnn_backward(dout, q, k, v, mask, out, lse, o, dq ? &g[0] : NULL, dk ? &g[1] : NULL,
-                                        dv ? &g[2] : NULL, why, sizeof why);
-  if (!st && why[0]) st = declined("sdpa_cudnn_backward", why);
-  return finish_fused_backward(st, rec, MT_OP_sdpa_cudnn_backward, d_sdpa_cudnn_backward, ins, g, dq, dk, dv);
-}
-
-static mt_status rp_cudnn(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  char why[200] = "";
-  mt_status st = mt_sdpa_cudnn(in[0], in[1], in[2], in[3], &((const flash_attr *)w)->o, &out[0], &out[1], why,
-                               sizeof why);
-  return !st && why[0] ? declined("sdpa_cudnn", why) : st;
-}
-
-static mt_status rp_cudnn_backward(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  const flash_attr *a = (const flash_attr *)w;
-  mt_tensor **slot[3] = {NULL, NULL, NULL};
-  for (int i = 0, n = 0; i < 3; i++)
-    if (a->want[i]) slot[i] = &out[n++];
-  char why[200] = "";
-  mt_status st = mt_sdpa_cudnn_backward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &a->o, slot[0], slot[1],
-                                        slot[2], why, sizeof why);
-  return !st && why[0] ? declined("sdpa_cudnn_backward", why) : st;
-}
-
-/* The recorded and traced forward; *why set when cuDNN declines. */
-static mt_status cudnn_fwd(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                           const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy) {
-  bool given = *out != NULL;
-  mt_tensor *l = NULL;
-  why[0] = 0;
-  mt_status st = cudnn_untraced(q, k, v, mask, o, out, lse ? lse : (MTG_TRACING() ? &l : NULL), why, nwhy);
-  if (!st && !why[0] && MTG_TRACING()) {
-    if (given) {
-      mtg_trace_refuse("sdpa_cudnn with out= is not replayed by the JIT");
-    } else {
-      flash_attr a = {.o = *o};
-      const mt_tensor *ins[4] = {q, k, v, mask};
-      mt_tensor *outs[2] = {*out, lse ? *lse : l};
-      mtg_trace_call("sdpa_cudnn", rp_cudnn, false, ins, 4, outs, 2, &a, sizeof a, NULL, 0);
-    }
-  }
-  mt_release(l);
-  return st;
-}
-
-mt_status mtg_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+mt_status mtg_sdpa_fused(mt_op op, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                          const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse) {
-  char why[200];
-  mt_status st = cudnn_fwd(q, k, v, mask, o, out, lse, why, sizeof why);
-  return !st && why[0] ? declined("sdpa_cudnn", why) : st;
+  const char *name = mt_ops[op].name;
+  mt_sdpa_dims d;
+  mt_status st = mt_sdpa_check(name, q, k, v, mask, o, &d);
+  if (st) return st;
+  const mt_tensor *ins[4] = {q, k, v, mask};
+  bool rec = mtg_grad_enabled() && mtg_any_requires_grad(ins, 4);
+  if (rec && mask && mtg_requires_grad(mask))
+    return mt_fail(MT_EARG, "%s: the %s backend gives no gradient for attn_mask; use the math backend", name,
+                   op == MT_OP_sdpa_cudnn ? "cuDNN" : "flash");
+  mt_sdpa_opts ro = *o;
+  ro.scale = d.scale; /* the derivative's math reads it */
+  mt_sdpa_reserve_dropout(q, k, &ro); /* dropout's stream, kept by the node for the backward */
+  mt_args a = args_of(&ro);
+  a.i[5] = lse || rec || MTG_TRACING();
+  mt_tensor *r[2] = {*out, NULL};
+  st = mtg_call(op, ins, 4, &a, r, a.i[5] ? 2 : 1);
+  if (!st && MTG_TRACING() && ro.dropout_p > 0)
+    mtg_trace_refuse("%s with dropout is not replayed by the JIT (its random stream is per call)", name);
+  if (st) return st;
+  *out = r[0];
+  if (lse) *lse = r[1];
+  else mt_release(r[1]);
+  return MT_OK;
 }
 
-mt_status mtg_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
-                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
-                                  const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv) {
-  bool given = (dq && *dq) || (dk && *dk) || (dv && *dv);
-  mt_status st = cudnn_backward_untraced(dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  if (!st && MTG_TRACING())
-    trace_fused_backward("sdpa_cudnn_backward", rp_cudnn_backward, given, dout, q, k, v, mask, out, lse, o, dq, dk, dv);
-  return st;
+mt_status mtg_sdpa_fused_backward(mt_op op, const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
+                                  const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
+                                  const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
+                                  mt_tensor **dv) {
+  const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
+  mt_tensor **want[3] = {dq, dk, dv}, *g[3] = {NULL, NULL, NULL};
+  mt_args a = args_of(o);
+  int no = 0;
+  for (int i = 0; i < 3; i++)
+    if ((a.i[5 + i] = want[i] != NULL)) g[no++] = *want[i];
+  if (!no) return MT_OK;
+  mt_status st = mtg_call(op, ins, 7, &a, g, no);
+  if (st) return st;
+  for (int i = 0, k = 0; i < 3; i++)
+    if (want[i]) *want[i] = g[k++];
+  return MT_OK;
 }
 
 mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
@@ -580,26 +358,31 @@ mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, c
   mt_status st = mtg_sdpa_select(q, k, v, mask, o, &backend);
   if (st) return st;
   if (backend == MTG_SDPA_CUDNN) { /* when cuDNN declines, the next backend runs (said once on stderr) */
-    char why[200];
-    st = cudnn_fwd(q, k, v, mask, o, out, NULL, why, sizeof why);
-    if (st || !why[0]) return st;
+    st = mtg_sdpa_fused(MT_OP_sdpa_cudnn, q, k, v, mask, o, out, NULL);
+    if (!st || !is_declined()) return st;
     static _Atomic bool told;
     if (!told) {
       told = true;
-      fprintf(stderr, "note: %s: cuDNN declined (%s); using the next backend (said once)\n", OP, why);
+      const char *why = strstr(mt_errmsg(), MT_SDPA_DECLINED ": ");
+      fprintf(stderr, "note: %s: cuDNN declined (%s); using the next backend (said once)\n", OP,
+              why ? why + strlen(MT_SDPA_DECLINED ": ") : mt_errmsg());
     }
     unsigned old = mtg_sdpa_set_enabled(mtg_sdpa_enabled() & ~MTG_SDPA_CUDNN);
     st = mtg_sdpa_select(q, k, v, mask, o, &backend);
     mtg_sdpa_set_enabled(old);
     if (st) return st;
   }
-  if (backend == MTG_SDPA_FLASH) return mtg_sdpa_flash(q, k, v, mask, o, out, NULL);
+  if (backend == MTG_SDPA_FLASH) return mtg_sdpa_fused(MT_OP_sdpa_flash, q, k, v, mask, o, out, NULL);
   return mtg_sdpa_math(q, k, v, mask, o, out);
 }
 
 static const mtg_deriv table[MT_NOPS] = {
-    [MT_OP_sdpa_flash] = {d_sdpa_flash, 0},
-    [MT_OP_sdpa_cudnn] = {d_sdpa_cudnn, 0},
+    [MT_OP_sdpa_flash] = {d_sdpa_flash, MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_SAVE_IN(2) | MTG_SAVE_IN(3) | MTG_SAVE_OUT |
+                                            MTG_SAVE_OUT1 | MTG_NOGRAD(1)},
+    [MT_OP_sdpa_cudnn] = {d_sdpa_cudnn, MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_SAVE_IN(2) | MTG_SAVE_IN(3) | MTG_SAVE_OUT |
+                                            MTG_SAVE_OUT1 | MTG_NOGRAD(1)},
+    [MT_OP_sdpa_flash_backward] = {d_sdpa_flash_backward, 0},
+    [MT_OP_sdpa_cudnn_backward] = {d_sdpa_cudnn_backward, 0},
 };
 
 const mtg_deriv *mtg_deriv_attention(mt_op op) { return table[op].fn ? &table[op] : NULL; }

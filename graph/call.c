@@ -38,7 +38,7 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
   for (int k = 0; k < nout && k < MTG_MAXSAVED && !st && (d->saves & MTG_SAVE_RESULTS); k++)
     if (outs[k]) st = mtg_save(n, k, outs[k], true, k);
   if (!st && idx) st = mtg_save(n, 0, idx, false, 0);
-  if (!st && d->save) st = d->save(n, ins, nin, a);
+  if (!st && d->save) st = d->save(n, ins, nin, a, outs, nout);
   if (st) {
     mtg_node_release(n);
     return st;
@@ -108,12 +108,14 @@ static void trace_named(mt_op op, bool given, const mt_tensor *const *ins, int n
 
 mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout) {
   mt_tensor *given = outs[0];
+  bool any_given = false;
+  for (int k = 0; k < nout; k++) any_given |= outs[k] != NULL;
   mt_status st = call_recorded(op, ins, nin, a, outs, nout);
   /* only what the JIT can lower is traced: the rest is refused as a tensor made inside the function */
   if (!st && MTG_TRACING()) {
     int lower = MT_J_LOWER(mt_ops[op].jit);
     if (lower == MT_J_NAMED)
-      trace_named(op, given != NULL, ins, nin, a, outs, nout);
+      trace_named(op, any_given, ins, nin, a, outs, nout);
     else if (lower != MT_J_NONE)
       mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);
     else if (given) /* a write the trace would miss */

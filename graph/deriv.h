@@ -21,9 +21,11 @@ typedef struct mtg_deriv {
   mtg_backward_fn fn;
   unsigned saves;
   /* what the saves bits cannot say (optional): saves extras made from the
-   * call's inputs and arguments (advanced indexing packs its index tensors
-   * into one saved tensor) into node n, after the bits' saves */
-  mt_status (*save)(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a);
+   * call's inputs, arguments and results (advanced indexing packs its index
+   * tensors into one saved tensor; the norms keep statistics, results 1 and
+   * 2, in slots 2 and 3) into node n, after the bits' saves */
+  mt_status (*save)(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor *const *outs,
+                    int nout);
   /* the node's name when it depends on the call (optional; scatter's value
    * form is ScatterBackward1, as in PyTorch); else mtg_backward_name */
   const char *(*name)(const mt_tensor *const *ins, int nin);

@@ -40,14 +40,15 @@ static const struct {
     {MT_NOPS, NULL}, /* (end) */
 };
 
+/* An op listed above is 0 even when recorded: its table row's backward
+ * only says it has no derivative (the fused attention backward ops). */
 int mtg_derivative_status(mt_op op, const char **why) {
-  if (mtg_deriv_of(op)) return 1;
   for (size_t i = 0; none[i].why; i++)
     if (none[i].op == op) {
       if (why) *why = none[i].why;
       return 0;
     }
-  return -1;
+  return mtg_deriv_of(op) ? 1 : -1;
 }
 
 const char *mtg_backward_name(mt_op op) {

@@ -6,6 +6,7 @@
  * requires grad, appends a node to the graph of the outputs. */
 #ifndef MTG_GRAPH_H
 #define MTG_GRAPH_H
+#include "attention.h"
 #include "index.h"
 #include "linalg.h"
 #include "mt.h"
@@ -181,8 +182,43 @@ mt_status mtg_atleast(const mt_tensor *t, int rank, mt_tensor **out);
 mt_status mtg_broadcast_to(const mt_tensor *t, const int64_t *shape, int n, mt_tensor **out);
 mt_status mtg_meshgrid(mt_tensor *const *ts, int n, bool xy, mt_tensor **outs);
 
-/* the other families declare their recorded ops in their own headers */
-#include "graph_attention.h"
+/* ---- scaled dot product attention (attention.c) ---- */
+enum { MTG_SDPA_MATH = 1, MTG_SDPA_FLASH = 2, MTG_SDPA_CUDNN = 4 }; /* backend bits */
+/* The enabled backends (bits above; all by default) of this thread. */
+unsigned mtg_sdpa_enabled(void);
+/* Sets them; returns the previous set. */
+unsigned mtg_sdpa_set_enabled(unsigned bits);
+/* The backend mtg_sdpa would run for these inputs (a bit above); bad
+ * inputs, or no enabled backend that can take them, are errors whose
+ * message says why each backend was passed over. */
+mt_status mtg_sdpa_select(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                          const mt_sdpa_opts *o, int *backend);
+/* The same, with a line "backend: why" in notes (n bytes, may be NULL)
+ * for each backend preferred to the chosen one but passed over. The order
+ * of preference: on CUDA cudnn, flash, math; on the CPU flash, math. */
+mt_status mtg_sdpa_select_notes(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                                const mt_sdpa_opts *o, int *backend, char *notes, size_t n);
+/* softmax(q k^T * scale + mask) v through the selected backend; when cuDNN
+ * declines the problem, through the next one. */
+mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                   const mt_sdpa_opts *o, mt_tensor **out);
+/* The math backend alone (the reference; recorded ops). */
+mt_status mtg_sdpa_math(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                        const mt_sdpa_opts *o, mt_tensor **out);
+/* mtg_call of a fused backend's forward, op sdpa_flash or sdpa_cudnn
+ * (tensor/attention.h says what each takes): out and lse (may be NULL: not
+ * wanted). The dropout stream is reserved here, so the node keeps it. An
+ * error when cuDNN declines (its message holds MT_SDPA_DECLINED). */
+mt_status mtg_sdpa_fused(mt_op op, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
+/* mtg_call of its backward op, sdpa_flash_backward or sdpa_cudnn_backward:
+ * the wanted ones of dq, dk, dv (NULL: not wanted). */
+mt_status mtg_sdpa_fused_backward(mt_op op, const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k,
+                                  const mt_tensor *v, const mt_tensor *mask, const mt_tensor *out,
+                                  const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
+                                  mt_tensor **dv);
+
+/* the nn family declares its recorded ops in its own header */
 #include "graph_nn.h"
 
 #endif

@@ -25,18 +25,16 @@ mt_status mtg_pool(mt_op op, const mt_tensor *x, const mt_tensor *ix, const mt_p
 mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
                          mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
                          mt_tensor **save_mean, mt_tensor **save_invstd);
-mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
-                                  const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
-                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias);
 mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
                          mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
-mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
-                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
-                                  mt_tensor **grad_weight, mt_tensor **grad_bias);
 mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
                          mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
-mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups, const mt_tensor *mean,
-                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
-                                  mt_tensor **grad_weight, mt_tensor **grad_bias);
+/* mtg_call of a normalization backward op, op batch_norm_backward (arg:
+ * training), layer_norm_backward (arg: the number of normalized dims) or
+ * group_norm_backward (arg: groups): the wanted ones of grad_in,
+ * grad_weight, grad_bias (NULL: not wanted; args as tensor/call.c says). */
+mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                            const mt_tensor *mean, const mt_tensor *rstd, int64_t arg, mt_tensor **grad_in,
+                            mt_tensor **grad_weight, mt_tensor **grad_bias);
 
 #endif

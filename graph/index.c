@@ -43,7 +43,8 @@ static mt_status pack_indices(mt_tensor *const *indices, int n, mt_tensor **pack
 /* advanced indexing's save hook (deriv.h): the index tensors (inputs 1..
  * of index, 2.. of index_put) packed into slot 0, which dims have one in
  * i[BITS] */
-static mt_status save_indices(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a) {
+static mt_status save_indices(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a,
+                              mt_tensor *const *outs, int nout) {
   int first = nin - (int)a->i[0];
   mt_tensor *p = NULL;
   mt_status st = first < 1 ? mt_fail(MT_EARG, "index: bad operands (internal)")

@@ -444,18 +444,11 @@ static mt_status d_norm(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     mt_tensor *g[3] = {NULL, NULL, NULL};
     mt_tensor **want[3];
     for (int i = 0; i < 3; i++) want[i] = mtg_needs(n, i) ? &g[i] : NULL;
-    mt_status st;
-    switch ((int)n->i[1]) {
-    case MT_OP_batch_norm:
-      st = mtg_batch_norm_backward(go[0], x, w, m, r, n->i[0] != 0, want[0], want[1], want[2]);
-      break;
-    case MT_OP_layer_norm:
-      st = mtg_layer_norm_backward(go[0], x, (int)n->i[0], m, r, w, want[0], want[1], want[2]);
-      break;
-    default:
-      st = mtg_group_norm_backward(go[0], x, n->i[0], m, r, w, want[0], want[1], want[2]);
-      break;
-    }
+    mt_op bop = n->i[1] == MT_OP_batch_norm   ? MT_OP_batch_norm_backward
+                : n->i[1] == MT_OP_layer_norm ? MT_OP_layer_norm_backward
+                                              : MT_OP_group_norm_backward;
+    mt_status st = mtg_norm_backward(bop, go[0], x, w, m, r, bop == MT_OP_batch_norm_backward ? n->i[0] != 0 : n->i[0],
+                                     want[0], want[1], want[2]);
     if (st)
       s->st = st; /* the op released what it made */
     else
@@ -522,75 +515,42 @@ static mt_status layer_norm_untraced(const mt_tensor *x, int nnorm, const mt_ten
 mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
                          mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   const mt_tensor *ins[3] = {x, weight, bias};
-  if (!mtg_any_requires_grad(ins, 3)) return mt_group_norm(x, groups, weight, bias, eps, out, mean, rstd);
-  if (*out) return no_out(MT_OP_group_norm);
-  mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  mt_status st = mt_group_norm(x, groups, weight, bias, eps, &y, &m, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, r};
-  if (!st) st = record_norm(MT_OP_group_norm, false, ins, 3, &y, 1, sv, groups, eps);
-  if (!st) hand(m, mean), hand(r, rstd);
-  mt_release(m), mt_release(r);
-  return finish(st, y, out);
+  bool stats = mean || rstd || (mtg_grad_enabled() && mtg_any_requires_grad(ins, 3)); /* the node saves them */
+  mt_args a = {.i = {groups, MT_OP_group_norm, stats}, .f = {eps}, .ni = 3, .nf = 1};
+  mt_tensor *r[3] = {*out, mean ? *mean : NULL, rstd ? *rstd : NULL};
+  mt_status st = mtg_call(MT_OP_group_norm, ins, 3, &a, r, stats ? 3 : 1);
+  if (st) return st;
+  *out = r[0];
+  if (mean) *mean = r[1];
+  else mt_release(r[1]);
+  if (rstd) *rstd = r[2];
+  else mt_release(r[2]);
+  return MT_OK;
 }
 
-/* Common tail of the normalization backward ops: records a node (inputs
- * grad_out, x, weight, mean, rstd; outputs the wanted gradients) and hands
- * the gradients over, or releases them on error. */
-static mt_status norm_backward_tail(mt_op op, mt_status st, const mt_tensor *const *ins, mt_tensor **g,
-                                    mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  if (!st) st = record_norm(op, true, ins, 5, g, 3, NULL, 0, 0);
-  mt_tensor **outs[3] = {grad_in, grad_weight, grad_bias};
-  for (int i = 0; i < 3; i++) {
-    if (!st && outs[i])
-      *outs[i] = g[i];
-    else
-      mt_release(g[i]);
-  }
+mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                            const mt_tensor *mean, const mt_tensor *rstd, int64_t arg, mt_tensor **grad_in,
+                            mt_tensor **grad_weight, mt_tensor **grad_bias) {
+  const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
+  mt_tensor **want[3] = {grad_in, grad_weight, grad_bias}, *g[3] = {NULL, NULL, NULL};
+  mt_args a = {.i = {arg, op}, .ni = 5};
+  int no = 0;
+  for (int i = 0; i < 3; i++)
+    if ((a.i[2 + i] = want[i] != NULL)) g[no++] = *want[i];
+  if (!no) return MT_OK;
+  mt_status st = mtg_call(op, ins, 5, &a, g, no);
+  if (st) return st;
+  for (int i = 0, k = 0; i < 3; i++)
+    if (want[i]) *want[i] = g[k++];
+  return MT_OK;
+}
+
+/* The statistics a recorded norm used (results 1 and 2) into slots 2 and 3. */
+static mt_status save_stats(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a,
+                            mt_tensor *const *outs, int nout) {
+  mt_status st = nout > 2 ? MT_OK : mt_fail(MT_EARG, "%s: statistics missing (internal)", n->name);
+  for (int k = 1; k < 3 && !st; k++) st = mtg_save(n, 1 + k, outs[k], false, 0);
   return st;
-}
-
-static bool any_given(mt_tensor **a, mt_tensor **b, mt_tensor **c) { return (a && *a) || (b && *b) || (c && *c); }
-
-#define WANT(p, i) ((p) ? &g[i] : NULL)
-
-static mt_status batch_norm_backward_untraced(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
-                                              const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
-                                              mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  const mt_tensor *ins[5] = {grad_out, x, weight, save_mean, save_invstd};
-  if (!mtg_any_requires_grad(ins, 5))
-    return mt_batch_norm_backward(grad_out, x, weight, save_mean, save_invstd, training, grad_in, grad_weight,
-                                  grad_bias);
-  if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_batch_norm_backward);
-  mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_batch_norm_backward(grad_out, x, weight, save_mean, save_invstd, training, WANT(grad_in, 0),
-                                        WANT(grad_weight, 1), WANT(grad_bias, 2));
-  return norm_backward_tail(MT_OP_batch_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
-}
-
-static mt_status layer_norm_backward_untraced(const mt_tensor *grad_out, const mt_tensor *x, int nnorm,
-                                             const mt_tensor *mean, const mt_tensor *rstd, const mt_tensor *weight,
-                                             mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
-  if (!mtg_any_requires_grad(ins, 5))
-    return mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
-  if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_layer_norm_backward);
-  mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_layer_norm_backward(grad_out, x, nnorm, mean, rstd, weight, WANT(grad_in, 0), WANT(grad_weight, 1),
-                                        WANT(grad_bias, 2));
-  return norm_backward_tail(MT_OP_layer_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
-}
-
-mt_status mtg_group_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int64_t groups, const mt_tensor *mean,
-                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
-                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
-  if (!mtg_any_requires_grad(ins, 5))
-    return mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, grad_in, grad_weight, grad_bias);
-  if (any_given(grad_in, grad_weight, grad_bias)) return no_out(MT_OP_group_norm_backward);
-  mt_tensor *g[3] = {NULL, NULL, NULL};
-  mt_status st = mt_group_norm_backward(grad_out, x, groups, mean, rstd, weight, WANT(grad_in, 0), WANT(grad_weight, 1),
-                                        WANT(grad_bias, 2));
-  return norm_backward_tail(MT_OP_group_norm_backward, st, ins, g, grad_in, grad_weight, grad_bias);
 }
 
 static const mtg_deriv table[MT_NOPS] = {
@@ -607,7 +567,10 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_adaptive_max_pool] = {d_max_pool, MTG_SAVE_IDX1},
     [MT_OP_batch_norm] = {d_norm, 0},
     [MT_OP_layer_norm] = {d_norm, 0},
-    [MT_OP_group_norm] = {d_norm, 0},
+    [MT_OP_group_norm] = {d_norm, MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_NOGRAD(1) | MTG_NOGRAD(2), save_stats},
+    [MT_OP_batch_norm_backward] = {d_norm_backward, 0},
+    [MT_OP_layer_norm_backward] = {d_norm_backward, 0},
+    [MT_OP_group_norm_backward] = {d_norm_backward, 0},
 };
 
 const mtg_deriv *mtg_deriv_nn(mt_op op) { return table[op].fn ? &table[op] : NULL; }
@@ -615,17 +578,10 @@ const mtg_deriv *mtg_deriv_nn(mt_op op) { return table[op].fn ? &table[op] : NUL
 /* layer_norm traced: without statistics (inference) as the IR's layer_norm
  * (i = {nnorm}, f = {eps}), which the JIT decomposes and fuses; with them
  * (autograd saves mean and rstd for the backward) as an extern call with
- * three outputs, replayed by the engine, like its backward. */
+ * three outputs, replayed by the engine. Its backward op is a NAMED row
+ * (mtg_norm_backward). */
 static mt_status rp_layer_norm(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
   return mt_layer_norm(in[0], (int)w[0], in[1], in[2], f[0], &out[0], &out[1], &out[2]);
-}
-
-static mt_status rp_layer_norm_backward(const int64_t *w, const double *f, const mt_tensor *const *in,
-                                        mt_tensor **out) {
-  mt_tensor **slot[3] = {NULL, NULL, NULL};
-  for (int i = 0, n = 0; i < 3; i++)
-    if (w[1 + i]) slot[i] = &out[n++];
-  return mt_layer_norm_backward(in[0], in[1], (int)w[0], in[2], in[3], in[4], slot[0], slot[1], slot[2]);
 }
 
 mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
@@ -648,37 +604,6 @@ mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight,
     }
   }
   mt_release(m), mt_release(r);
-  return st;
-}
-
-/* Traces a normalization backward as an extern call: ins[0..5), the
- * wanted gradients (those of grad_in, grad_weight, grad_bias not NULL) as
- * outputs, attributes {arg, wanted flags}; out= is refused. */
-static void trace_norm_backward(const char *name, mtg_replay_fn fn, bool given, int64_t arg,
-                                const mt_tensor *const *ins, mt_tensor **grad_in, mt_tensor **grad_weight,
-                                mt_tensor **grad_bias) {
-  const int64_t a[4] = {arg, grad_in != NULL, grad_weight != NULL, grad_bias != NULL};
-  mt_tensor *outs[3];
-  int n = 0;
-  if (grad_in) outs[n++] = *grad_in;
-  if (grad_weight) outs[n++] = *grad_weight;
-  if (grad_bias) outs[n++] = *grad_bias;
-  bool null_out = false;
-  for (int i = 0; i < n; i++) null_out |= outs[i] == NULL;
-  if (given || !n || null_out) mtg_trace_refuse("%s with out= is not replayed by the JIT", name);
-  else mtg_trace_call(name, fn, false, ins, 5, outs, n, a, sizeof a, NULL, 0);
-}
-
-mt_status mtg_layer_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, int nnorm, const mt_tensor *mean,
-                                  const mt_tensor *rstd, const mt_tensor *weight, mt_tensor **grad_in,
-                                  mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  bool given = any_given(grad_in, grad_weight, grad_bias);
-  mt_status st = layer_norm_backward_untraced(grad_out, x, nnorm, mean, rstd, weight, grad_in, grad_weight, grad_bias);
-  if (!st && MTG_TRACING()) {
-    const mt_tensor *ins[5] = {grad_out, x, mean, rstd, weight};
-    trace_norm_backward("layer_norm_backward", rp_layer_norm_backward, given, nnorm, ins, grad_in, grad_weight,
-                        grad_bias);
-  }
   return st;
 }
 
@@ -740,26 +665,4 @@ mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_t
                              save_invstd);
   return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
                              save_invstd);
-}
-
-static mt_status rp_batch_norm_backward(const int64_t *w, const double *f, const mt_tensor *const *in,
-                                        mt_tensor **out) {
-  mt_tensor **slot[3] = {NULL, NULL, NULL};
-  for (int i = 0, n = 0; i < 3; i++)
-    if (w[1 + i]) slot[i] = &out[n++];
-  return mt_batch_norm_backward(in[0], in[1], in[2], in[3], in[4], w[0] != 0, slot[0], slot[1], slot[2]);
-}
-
-mt_status mtg_batch_norm_backward(const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
-                                  const mt_tensor *save_mean, const mt_tensor *save_invstd, bool training,
-                                  mt_tensor **grad_in, mt_tensor **grad_weight, mt_tensor **grad_bias) {
-  bool given = any_given(grad_in, grad_weight, grad_bias);
-  mt_status st = batch_norm_backward_untraced(grad_out, x, weight, save_mean, save_invstd, training, grad_in,
-                                              grad_weight, grad_bias);
-  if (!st && MTG_TRACING()) {
-    const mt_tensor *ins[5] = {grad_out, x, weight, save_mean, save_invstd};
-    trace_norm_backward("batch_norm_backward", rp_batch_norm_backward, given, training, ins, grad_in, grad_weight,
-                        grad_bias);
-  }
-  return st;
 }

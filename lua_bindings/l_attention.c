@@ -62,48 +62,38 @@ static int l_sdpa_math(lua_State *L) {
   return 1;
 }
 
-/* The fused backends' ops share their argument handling. */
-typedef mt_status (*fused_fwd)(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
-                               const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse);
-typedef mt_status (*fused_bwd)(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
-                               const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,
-                               const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk, mt_tensor **dv);
-
-/* name(q, k, v[, opts]) -> out, lse */
-static int fused_forward(lua_State *L, const char *name, fused_fwd f) {
+/* name(q, k, v[, opts]) -> out, lse through the fused backend op */
+static int fused_forward(lua_State *L, const char *name, mt_op op) {
   sdpa_args a;
   sdpa_inputs(L, name, &a);
   mt_tensor *r = NULL, *lse = NULL;
-  MTL_CHECK(L, f(a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
+  MTL_CHECK(L, mtg_sdpa_fused(op, a.q, a.k, a.v, a.mask, &a.o, &r, &lse));
   mtl_push_tensor(L, r);
   mtl_push_tensor(L, lse);
   return 2;
 }
 
 /* op(grad_out, q, k, v, out, lse[, {attn_mask=, is_causal=, scale=, enable_gqa=}]) -> dq, dk, dv */
-static int fused_backward(lua_State *L, const char *op, fused_bwd f) {
-  mt_tensor *g = mtl_check_tensor(L, 1, op);
+static int fused_backward(lua_State *L, mt_op op) {
+  const char *name = mt_ops[op].name;
+  mt_tensor *g = mtl_check_tensor(L, 1, name);
   sdpa_args a;
-  a.q = mtl_check_tensor(L, 2, op), a.k = mtl_check_tensor(L, 3, op), a.v = mtl_check_tensor(L, 4, op);
-  mt_tensor *out = mtl_check_tensor(L, 5, op), *lse = mtl_check_tensor(L, 6, op);
-  sdpa_opts(L, 7, 7, op, &a);
+  a.q = mtl_check_tensor(L, 2, name), a.k = mtl_check_tensor(L, 3, name), a.v = mtl_check_tensor(L, 4, name);
+  mt_tensor *out = mtl_check_tensor(L, 5, name), *lse = mtl_check_tensor(L, 6, name);
+  sdpa_opts(L, 7, 7, name, &a);
   mt_tensor *dq = NULL, *dk = NULL, *dv = NULL;
-  MTL_CHECK(L, f(g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
+  MTL_CHECK(L, mtg_sdpa_fused_backward(op, g, a.q, a.k, a.v, a.mask, out, lse, &a.o, &dq, &dk, &dv));
   mtl_push_tensor(L, dq);
   mtl_push_tensor(L, dk);
   mtl_push_tensor(L, dv);
   return 3;
 }
 
-static int l_sdpa_flash(lua_State *L) { return fused_forward(L, "_sdpa_flash", mtg_sdpa_flash); }
-static int l_sdpa_flash_backward(lua_State *L) {
-  return fused_backward(L, "sdpa_flash_backward", mtg_sdpa_flash_backward);
-}
+static int l_sdpa_flash(lua_State *L) { return fused_forward(L, "_sdpa_flash", MT_OP_sdpa_flash); }
+static int l_sdpa_flash_backward(lua_State *L) { return fused_backward(L, MT_OP_sdpa_flash_backward); }
 /* _sdpa_cudnn: through cuDNN (lse float32) */
-static int l_sdpa_cudnn(lua_State *L) { return fused_forward(L, "_sdpa_cudnn", mtg_sdpa_cudnn); }
-static int l_sdpa_cudnn_backward(lua_State *L) {
-  return fused_backward(L, "sdpa_cudnn_backward", mtg_sdpa_cudnn_backward);
-}
+static int l_sdpa_cudnn(lua_State *L) { return fused_forward(L, "_sdpa_cudnn", MT_OP_sdpa_cudnn); }
+static int l_sdpa_cudnn_backward(lua_State *L) { return fused_backward(L, MT_OP_sdpa_cudnn_backward); }
 
 static const char *backend_name(int b) {
   return b == MTG_SDPA_CUDNN ? "cudnn" : b == MTG_SDPA_FLASH ? "flash" : "math";

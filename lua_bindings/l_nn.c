@@ -377,7 +377,7 @@ static int l_batch_norm_backward(lua_State *L) {
   mt_tensor *inv = opt_tensor(L, &a, 5, "save_invstd", op);
   int training = mtl_opt_bool(L, 6, a.last, a.opt, "training", 1);
   mt_tensor *gx = NULL, *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mtg_batch_norm_backward(g, x, w, m, inv, training, &gx, &gw, &gb));
+  MTL_CHECK(L, mtg_norm_backward(MT_OP_batch_norm_backward, g, x, w, m, inv, training, &gx, &gw, &gb));
   push3(L, gx, gw, gb);
   return 3;
 }
@@ -424,7 +424,7 @@ static int l_layer_norm_backward(lua_State *L) {
   args a = get_args(L, 6);
   mt_tensor *w = opt_tensor(L, &a, 6, "weight", op);
   mt_tensor *gx = NULL, *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mtg_layer_norm_backward(g, x, n, m, r, w, &gx, &gw, &gb));
+  MTL_CHECK(L, mtg_norm_backward(MT_OP_layer_norm_backward, g, x, w, m, r, n, &gx, &gw, &gb));
   push3(L, gx, gw, gb);
   return 3;
 }
@@ -452,7 +452,7 @@ static int l_group_norm_backward(lua_State *L) {
   args a = get_args(L, 6);
   mt_tensor *w = opt_tensor(L, &a, 6, "weight", op);
   mt_tensor *gx = NULL, *gw = NULL, *gb = NULL;
-  MTL_CHECK(L, mtg_group_norm_backward(g, x, groups, m, r, w, &gx, &gw, &gb));
+  MTL_CHECK(L, mtg_norm_backward(MT_OP_group_norm_backward, g, x, w, m, r, groups, &gx, &gw, &gb));
   push3(L, gx, gw, gb);
   return 3;
 }

@@ -71,6 +71,9 @@ const char *mt_sdpa_cudnn_refusal(const mt_tensor *q, const mt_tensor *k, const 
  * cuDNN has no engine for the problem: MT_OK, *out untouched and why set. */
 mt_status mt_sdpa_cudnn(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
                         const mt_sdpa_opts *o, mt_tensor **out, mt_tensor **lse, char *why, size_t nwhy);
+/* The words of the error the engine entries (call.c) give when cuDNN
+ * declines: graph/attention.c falls back to the next backend on it. */
+#define MT_SDPA_DECLINED "cuDNN declined the problem"
 /* dq, dk, dv (each may be NULL) of mt_sdpa_cudnn; declines as it does. */
 mt_status mt_sdpa_cudnn_backward(const mt_tensor *dout, const mt_tensor *q, const mt_tensor *k, const mt_tensor *v,
                                  const mt_tensor *mask, const mt_tensor *out, const mt_tensor *lse,

@@ -6,6 +6,7 @@
  * comment above each adapter is the op's argument layout. */
 #include <string.h>
 
+#include "attention.h"
 #include "linalg.h"
 #include "nn.h"
 #include "index.h"
@@ -316,10 +317,88 @@ static mt_status call_adaptive_max_pool(const mt_tensor *const *in, int n, const
   return mt_adaptive_max_pool(in[0], (int)w.nsp, w.shape, &outs[0], a->i[22] ? &outs[1] : NULL);
 }
 
+/* ---- sdpa_flash(q, k, v, mask), sdpa_cudnn(q, k, v, mask): f = {scale,
+ * dropout_p}, i = {is_causal, enable_gqa, dropout's stream set, its seed,
+ * its first block, whether lse is wanted}; outs = {out, lse}.
+ * sdpa_flash_backward, sdpa_cudnn_backward (dout, q, k, v, mask, out, lse):
+ * the same words, then i[5..8) whether dq, dk, dv are wanted; outs the
+ * wanted ones in that order (packed: a trace cannot hold a NULL result
+ * between others). cuDNN's "no engine for the problem" is an error whose
+ * message holds MT_SDPA_DECLINED ---- */
+static mt_sdpa_opts sdpa_opts(const mt_args *a) {
+  return (mt_sdpa_opts){.scale = a->f[0], .dropout_p = a->f[1], .is_causal = a->i[0] != 0,
+                        .enable_gqa = a->i[1] != 0, .rng_set = a->i[2] != 0, .rng_seed = (uint64_t)a->i[3],
+                        .rng_base = (uint64_t)a->i[4]};
+}
+static mt_status cudnn_declined(const char *op, mt_status st, const char *why) {
+  return !st && why[0] ? mt_fail(MT_EARG, "%s: " MT_SDPA_DECLINED ": %s", op, why) : st;
+}
+static mt_status call_sdpa_flash(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_sdpa_opts o = sdpa_opts(a);
+  return mt_sdpa_flash(in[0], in[1], in[2], in[3], &o, &outs[0], a->i[5] ? &outs[1] : NULL);
+}
+static mt_status call_sdpa_cudnn(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_sdpa_opts o = sdpa_opts(a);
+  char why[200] = "";
+  mt_status st = mt_sdpa_cudnn(in[0], in[1], in[2], in[3], &o, &outs[0], a->i[5] ? &outs[1] : NULL, why, sizeof why);
+  return cudnn_declined("sdpa_cudnn", st, why);
+}
+/* the wanted gradients' places in outs, packed */
+static void sdpa_grad_slots(const mt_args *a, mt_tensor **outs, mt_tensor **slot[3]) {
+  for (int i = 0, k = 0; i < 3; i++) slot[i] = a->i[5 + i] ? &outs[k++] : NULL;
+}
+static mt_status call_sdpa_flash_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_sdpa_opts o = sdpa_opts(a);
+  mt_tensor **g[3];
+  sdpa_grad_slots(a, outs, g);
+  return mt_sdpa_flash_backward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &o, g[0], g[1], g[2]);
+}
+static mt_status call_sdpa_cudnn_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_sdpa_opts o = sdpa_opts(a);
+  mt_tensor **g[3];
+  sdpa_grad_slots(a, outs, g);
+  char why[200] = "";
+  mt_status st = mt_sdpa_cudnn_backward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &o, g[0], g[1], g[2], why,
+                                        sizeof why);
+  return cudnn_declined("sdpa_cudnn_backward", st, why);
+}
+
 /* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
  * outs = {out, mean, rstd} (the last two may be left NULL) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
+}
+
+/* group_norm(x, weight, bias): i = {groups, the op, whether the statistics
+ * are wanted}, f = {eps}; outs = {out, mean, rstd} (the last two when
+ * wanted) */
+static mt_status call_group_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  bool stats = a->i[2] != 0;
+  return mt_group_norm(in[0], a->i[0], in[1], in[2], a->f[0], &outs[0], stats ? &outs[1] : NULL,
+                       stats ? &outs[2] : NULL);
+}
+
+/* batch_norm_backward, layer_norm_backward, group_norm_backward (g, x,
+ * weight, mean, rstd): i = {training | number of normalized dims | groups,
+ * the op, whether grad_in, grad_weight, grad_bias are wanted}; outs the
+ * wanted ones in that order (packed) */
+static void norm_grad_slots(const mt_args *a, mt_tensor **outs, mt_tensor **slot[3]) {
+  for (int i = 0, k = 0; i < 3; i++) slot[i] = a->i[2 + i] ? &outs[k++] : NULL;
+}
+static mt_status call_batch_norm_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_tensor **g[3];
+  norm_grad_slots(a, outs, g);
+  return mt_batch_norm_backward(in[0], in[1], in[2], in[3], in[4], a->i[0] != 0, g[0], g[1], g[2]);
+}
+static mt_status call_layer_norm_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_tensor **g[3];
+  norm_grad_slots(a, outs, g);
+  return mt_layer_norm_backward(in[0], in[1], (int)a->i[0], in[3], in[4], in[2], g[0], g[1], g[2]);
+}
+static mt_status call_group_norm_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_tensor **g[3];
+  norm_grad_slots(a, outs, g);
+  return mt_group_norm_backward(in[0], in[1], a->i[0], in[3], in[4], in[2], g[0], g[1], g[2]);
 }
 
 /* ---- movement ops that copy. cat(ts...): i = {dim (wrapped against the
