@@ -47,12 +47,14 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
 }
 
 /* Runs op into outs[0..nout) (engine out convention) and records it when
- * grad mode is on and an input requires grad; out= is then an error, except
- * in place on input 0 (addmm_): the op out of place, then a recorded copy_. */
+ * grad mode is on and an input requires grad (*recorded then true); out=
+ * is then an error, except in place on input 0 (addmm_): the op out of
+ * place, then a recorded copy_. */
 static mt_status call_recorded(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs,
-                               int nout) {
+                               int nout, bool *recorded) {
   const mtg_deriv *d = mtg_deriv_of(op);
   if (!d || !mtg_any_requires_grad(ins, nin)) return mt_call(op, ins, nin, a, outs);
+  *recorded = true;
   mt_tensor *inplace = nout == 1 && nin > 0 && outs[0] == ins[0] ? outs[0] : NULL;
   if (inplace) { /* a leaf that requires grad: the error names the op */
     mt_status st = mtg_check_inplace(mt_ops[op].name, inplace);
@@ -110,11 +112,15 @@ mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args
   mt_tensor *given = outs[0];
   bool any_given = false;
   for (int k = 0; k < nout; k++) any_given |= outs[k] != NULL;
-  mt_status st = call_recorded(op, ins, nin, a, outs, nout);
-  /* only what the JIT can lower is traced: the rest is refused as a tensor made inside the function */
+  bool recorded = false;
+  mt_status st = call_recorded(op, ins, nin, a, outs, nout, &recorded);
+  /* only what the JIT can lower is traced: the rest is refused as a tensor
+   * made inside the function. A lowered op is traced with its first result;
+   * when its node also keeps the others (layer_norm's statistics), they
+   * must be trace values too: then it is traced as a named engine call. */
   if (!st && MTG_TRACING()) {
     int lower = MT_J_LOWER(mt_ops[op].jit);
-    if (lower == MT_J_NAMED)
+    if (lower == MT_J_NAMED || (lower != MT_J_NONE && recorded && nout > 1))
       trace_named(op, any_given, ins, nin, a, outs, nout);
     else if (lower != MT_J_NONE)
       mtg_trace_op(op, given, ins, nin, outs[0], a ? a->i : NULL, a ? a->ni : 0, a ? a->f : NULL, a ? a->nf : 0);

@@ -13,7 +13,7 @@
   (1u << 10) /* result 1 is indices: no gradient, kept as data in slot 0 (the node has one output) */
 #define MTG_SAVE_RESULTS (1u << 11) /* each result k (when not NULL) in slot k, as output k (decompositions) */
 #define MTG_NOGRAD(k)                                                                                                  \
-  (1u << (12 + (k))) /* result k (k < 4) gets no history and no gradient (slogdet's sign, lstsq's rank) */
+  (1u << (12 + (k))) /* result k (k < 8) gets no history and no gradient (slogdet's sign, lstsq's rank) */
 #define MTG_SLOT_OUT (MTG_MAXSAVED - 1)
 #define MTG_MAXOUT 8 /* results of one recorded call */
 
@@ -48,4 +48,9 @@ const char *mtg_backward_name(mt_op op);
 /* Records an elementwise op (elementwise.c): see there. */
 mt_status mtg_record_ew(mt_op op, const mt_tensor *const *ins, int nin, mt_tensor **out,
                         mt_status (*run)(void *ctx, mt_tensor **out), void *ctx, const double *fargs, int nf);
+/* The gradient of a result picked among x's elements (amax, amin, max
+ * and min of all elements, ...) split evenly among the elements equal to
+ * it (all of the NaNs when it is NaN), as in PyTorch; i[0] the reduced
+ * dims' mask, i[1] keepdim, x in slot 0, the result in the last (reduce.c). */
+mt_status mtg_d_evenly(mtg_node *n, mt_tensor *const *go, mt_tensor **gin);
 #endif

@@ -10,6 +10,7 @@
 #include "index.h"
 #include "linalg.h"
 #include "mt.h"
+#include "nn.h"
 #include "reduce.h"
 #include "shape.h"
 
@@ -125,11 +126,9 @@ mt_status mtg_matmul(const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
  * operands (einsum.c; each step is einsum's engine entry) */
 mt_status mtg_einsum(const char *equation, mt_tensor *const *ops, int n, mt_tensor **out);
 
-/* max, min and median of all elements as 0-dim results (reduce.c: the
- * gradient is shared among ties, unlike the forms along a dim) */
-mt_status mtg_max_all(const mt_tensor *x, mt_tensor **out);
-mt_status mtg_min_all(const mt_tensor *x, mt_tensor **out);
-mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out);
+/* mtg_call of max, min, median or nanmedian in the form of all elements
+ * (a 0-dim result; the gradient split evenly among ties). */
+mt_status mtg_all_elements(mt_op op, const mt_tensor *x, mt_tensor **out);
 
 /* ---- the generic recording path (call.c) ---- */
 /* Runs op through its engine entry (mt_call; tensor/call.c says what args
@@ -218,7 +217,41 @@ mt_status mtg_sdpa_fused_backward(mt_op op, const mt_tensor *dout, const mt_tens
                                   const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
                                   mt_tensor **dv);
 
-/* the nn family declares its recorded ops in its own header */
-#include "graph_nn.h"
+/* ---- convolution, pooling, normalization (nn.c) ---- */
+/* mtg_call of convolution or conv_transpose (a, b, bias: x, w, bias) or
+ * of their backward ops conv_backward_input (g, w; the input's shape) and
+ * conv_backward_weight (g, x; the weight's shape; nout 2: the bias
+ * gradient too) with tensor/call.c's args (nn.c). */
+mt_status mtg_conv(mt_op op, const mt_tensor *a, const mt_tensor *b, const mt_tensor *bias, const mt_conv_opts *o,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout);
+
+/* mtg_call of a pooling op (nn.c; args as mt_pool_words): max_pool,
+ * avg_pool (x; the options o), adaptive_avg_pool, adaptive_max_pool (x;
+ * nsp and the output size in shape), max_pool_backward (g, ix; the input's
+ * shape), avg_pool_backward (g; o and the input's shape),
+ * adaptive_avg_pool_backward (g; nsp and the input's shape). The max pools
+ * give {out, indices} when nout is 2 (the indices are computed anyway when
+ * recording or tracing). */
+mt_status mtg_pool(mt_op op, const mt_tensor *x, const mt_tensor *ix, const mt_pool_opts *o, int nsp,
+                   const int64_t *shape, int ndim, mt_tensor **outs, int nout);
+
+/* mtg_call of batch_norm (tensor/nn.h says what it takes): out and, when
+ * wanted (not NULL), save_mean and save_invstd. Training updates
+ * running_mean and running_var in place; while tracing, as results of the
+ * call copied into them (so the JIT writes the buffers back). */
+mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
+                         mt_tensor **save_mean, mt_tensor **save_invstd);
+/* mtg_call of layer_norm (arg: the number of normalized dims) or
+ * group_norm (arg: groups): out and, when wanted (not NULL), mean and rstd. */
+mt_status mtg_norm(mt_op op, const mt_tensor *x, int64_t arg, const mt_tensor *weight, const mt_tensor *bias,
+                   double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
+/* mtg_call of a normalization backward op, op batch_norm_backward (arg:
+ * training), layer_norm_backward (arg: the number of normalized dims) or
+ * group_norm_backward (arg: groups): the wanted ones of grad_in,
+ * grad_weight, grad_bias (NULL: not wanted; args as tensor/call.c says). */
+mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor *x, const mt_tensor *weight,
+                            const mt_tensor *mean, const mt_tensor *rstd, int64_t arg, mt_tensor **grad_in,
+                            mt_tensor **grad_weight, mt_tensor **grad_bias);
 
 #endif

@@ -63,11 +63,6 @@ static mt_status finish(mt_status st, mt_tensor *r, mt_tensor **out) {
   return MT_OK;
 }
 
-/* Hands an optional result over (a new reference when wanted). */
-static void hand(mt_tensor *r, mt_tensor **out) {
-  if (out) *out = mt_retain(r);
-}
-
 /* ---- derivative scope helpers for this family ---- */
 
 #define LIVE(s) ((s)->st == MT_OK)
@@ -474,57 +469,57 @@ static mt_status d_norm_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **
                  op, (int)(strlen(op) - strlen("_backward")), op);
 }
 
-/* Records the node of a normalization forward (op) or backward op. */
-static mt_status record_norm(mt_op op, bool backward, const mt_tensor *const *ins, int nin, mt_tensor *const *outs,
-                             int nout, const mt_tensor *const *sv, int64_t arg, double eps) {
-  int64_t a[2] = {arg, op};
-  return record(mtg_backward_name(op), backward ? d_norm_backward : d_norm, ins, nin, outs, nout, sv, a, sizeof a, eps);
+/* Hands the wanted statistics over (want[k] NULL: released). */
+static void hand_stats(mt_tensor *const *r, mt_tensor **const *want, int n) {
+  for (int k = 0; k < n; k++)
+    if (want[k])
+      *want[k] = r[k];
+    else
+      mt_release(r[k]);
 }
 
-static mt_status batch_norm_untraced(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias,
-                                     mt_tensor *running_mean, mt_tensor *running_var, bool training, double momentum,
-                                     double eps, mt_tensor **out, mt_tensor **save_mean, mt_tensor **save_invstd) {
-  const mt_tensor *ins[3] = {x, weight, bias};
-  if (!mtg_any_requires_grad(ins, 3))
-    return mt_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
-                         save_invstd);
-  if (*out) return no_out(MT_OP_batch_norm);
-  mt_tensor *y = NULL, *m = NULL, *inv = NULL;
-  mt_status st = mt_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, &y, &m, &inv);
-  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, inv};
-  if (!st) st = record_norm(MT_OP_batch_norm, false, ins, 3, &y, 1, sv, training, eps);
-  if (!st) hand(m, save_mean), hand(inv, save_invstd);
-  mt_release(m), mt_release(inv);
-  return finish(st, y, out);
-}
-
-static mt_status layer_norm_untraced(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias,
-                                     double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
-  const mt_tensor *ins[3] = {x, weight, bias};
-  if (!mtg_any_requires_grad(ins, 3)) return mt_layer_norm(x, nnorm, weight, bias, eps, out, mean, rstd);
-  if (*out) return no_out(MT_OP_layer_norm);
-  mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  mt_status st = mt_layer_norm(x, nnorm, weight, bias, eps, &y, &m, &r);
-  const mt_tensor *sv[MTG_MAXSAVED] = {x, weight, m, r};
-  if (!st) st = record_norm(MT_OP_layer_norm, false, ins, 3, &y, 1, sv, nnorm, eps);
-  if (!st) hand(m, mean), hand(r, rstd);
-  mt_release(m), mt_release(r);
-  return finish(st, y, out);
-}
-
-mt_status mtg_group_norm(const mt_tensor *x, int64_t groups, const mt_tensor *weight, const mt_tensor *bias, double eps,
-                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+mt_status mtg_norm(mt_op op, const mt_tensor *x, int64_t arg, const mt_tensor *weight, const mt_tensor *bias,
+                   double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
   const mt_tensor *ins[3] = {x, weight, bias};
   bool stats = mean || rstd || (mtg_grad_enabled() && mtg_any_requires_grad(ins, 3)); /* the node saves them */
-  mt_args a = {.i = {groups, MT_OP_group_norm, stats}, .f = {eps}, .ni = 3, .nf = 1};
+  mt_args a = {.i = {arg, op, stats}, .f = {eps}, .ni = 3, .nf = 1};
   mt_tensor *r[3] = {*out, mean ? *mean : NULL, rstd ? *rstd : NULL};
-  mt_status st = mtg_call(MT_OP_group_norm, ins, 3, &a, r, stats ? 3 : 1);
+  mt_status st = mtg_call(op, ins, 3, &a, r, stats ? 3 : 1);
   if (st) return st;
   *out = r[0];
-  if (mean) *mean = r[1];
-  else mt_release(r[1]);
-  if (rstd) *rstd = r[2];
-  else mt_release(r[2]);
+  mt_tensor **want[2] = {mean, rstd};
+  hand_stats(r + 1, want, 2);
+  return MT_OK;
+}
+
+mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
+                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
+                         mt_tensor **save_mean, mt_tensor **save_invstd) {
+  const mt_tensor *ins[5] = {x, weight, bias, running_mean, running_var};
+  bool stats = save_mean || save_invstd || (mtg_grad_enabled() && mtg_any_requires_grad(ins, 3));
+  /* traced, the update is functional: new values as results, then copies */
+  bool functional = training && (running_mean || running_var) && MTG_TRACING();
+  if (functional && !(running_mean && running_var)) {
+    mtg_trace_refuse("batch_norm with only one of running_mean and running_var is not replayed by the JIT");
+    functional = false;
+  }
+  mt_args a = {.i = {training, MT_OP_batch_norm, stats, functional}, .f = {eps, momentum}, .ni = 4, .nf = 2};
+  mt_tensor *r[5] = {*out, save_mean ? *save_mean : NULL, save_invstd ? *save_invstd : NULL, NULL, NULL};
+  mt_status st = mtg_call(MT_OP_batch_norm, ins, 5, &a, r, functional ? 5 : stats ? 3 : 1);
+  if (st) return st;
+  if (functional) { /* the copies are traced, so the JIT writes the buffers back */
+    bool prev = mtg_set_grad_enabled(false);
+    if (!(st = mtg_copy_(running_mean, r[3]))) st = mtg_copy_(running_var, r[4]);
+    mtg_set_grad_enabled(prev);
+    mt_release(r[3]), mt_release(r[4]);
+  }
+  if (st) {
+    for (int k = 0; k < 3; k++) mt_release(r[k]);
+    return st;
+  }
+  *out = r[0];
+  mt_tensor **want[2] = {save_mean, save_invstd};
+  hand_stats(r + 1, want, 2);
   return MT_OK;
 }
 
@@ -553,6 +548,9 @@ static mt_status save_stats(mtg_node *n, const mt_tensor *const *ins, int nin, c
   return st;
 }
 
+/* x and weight in slots 0 and 1, statistics (save_stats) in 2 and 3 */
+#define NORM_SAVES (MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_NOGRAD(1) | MTG_NOGRAD(2))
+
 static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_convolution] = {d_convolution, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
     [MT_OP_conv_transpose] = {d_transposed, MTG_SAVE_IN(0) | MTG_SAVE_IN(1)},
@@ -565,104 +563,12 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_adaptive_avg_pool] = {d_adaptive_avg_pool, 0},
     [MT_OP_adaptive_avg_pool_backward] = {d_adaptive_avg_pool_backward, 0},
     [MT_OP_adaptive_max_pool] = {d_max_pool, MTG_SAVE_IDX1},
-    [MT_OP_batch_norm] = {d_norm, 0},
-    [MT_OP_layer_norm] = {d_norm, 0},
-    [MT_OP_group_norm] = {d_norm, MTG_SAVE_IN(0) | MTG_SAVE_IN(1) | MTG_NOGRAD(1) | MTG_NOGRAD(2), save_stats},
+    [MT_OP_batch_norm] = {d_norm, NORM_SAVES | MTG_NOGRAD(3) | MTG_NOGRAD(4), save_stats},
+    [MT_OP_layer_norm] = {d_norm, NORM_SAVES, save_stats},
+    [MT_OP_group_norm] = {d_norm, NORM_SAVES, save_stats},
     [MT_OP_batch_norm_backward] = {d_norm_backward, 0},
     [MT_OP_layer_norm_backward] = {d_norm_backward, 0},
     [MT_OP_group_norm_backward] = {d_norm_backward, 0},
 };
 
 const mtg_deriv *mtg_deriv_nn(mt_op op) { return table[op].fn ? &table[op] : NULL; }
-
-/* layer_norm traced: without statistics (inference) as the IR's layer_norm
- * (i = {nnorm}, f = {eps}), which the JIT decomposes and fuses; with them
- * (autograd saves mean and rstd for the backward) as an extern call with
- * three outputs, replayed by the engine. Its backward op is a NAMED row
- * (mtg_norm_backward). */
-static mt_status rp_layer_norm(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  return mt_layer_norm(in[0], (int)w[0], in[1], in[2], f[0], &out[0], &out[1], &out[2]);
-}
-
-mt_status mtg_layer_norm(const mt_tensor *x, int nnorm, const mt_tensor *weight, const mt_tensor *bias, double eps,
-                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
-  mt_tensor *given = *out;
-  const mt_tensor *ins[3] = {x, weight, bias};
-  bool stats = MTG_TRACING() && mtg_any_requires_grad(ins, 3); /* autograd saves them */
-  mt_tensor *m = NULL, *r = NULL;
-  mt_status st = layer_norm_untraced(x, nnorm, weight, bias, eps, out, stats ? (mean ? mean : &m) : mean,
-                                     stats ? (rstd ? rstd : &r) : rstd);
-  if (!st && MTG_TRACING()) {
-    const int64_t a[1] = {nnorm};
-    if (!stats) {
-      mtg_trace_op(MT_OP_layer_norm, given, ins, 3, *out, a, 1, &eps, 1);
-    } else if (given) {
-      mtg_trace_refuse("layer_norm with out= is not replayed by the JIT");
-    } else {
-      mt_tensor *outs[3] = {*out, mean ? *mean : m, rstd ? *rstd : r};
-      mtg_trace_call("layer_norm", rp_layer_norm, false, ins, 3, outs, 3, a, sizeof a, &eps, 1);
-    }
-  }
-  mt_release(m), mt_release(r);
-  return st;
-}
-
-/* batch_norm traced: an extern call with inputs x, weight, bias, running
- * mean and var (NULL when absent) and outputs y, the batch statistics
- * autograd saves and, when training updates running statistics, their new
- * values (i = {training, update}, f = {momentum, eps}). The update itself
- * is traced as copies into the running tensors, so the JIT functionalizes
- * it and writes the buffers back. */
-static mt_status rp_batch_norm(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
-  mt_status st = MT_OK;
-  if (w[1] && !(st = mt_clone(in[3], &out[3]))) st = mt_clone(in[4], &out[4]);
-  if (!st)
-    st = mt_batch_norm(in[0], in[1], in[2], w[1] ? out[3] : (mt_tensor *)in[3], w[1] ? out[4] : (mt_tensor *)in[4],
-                       w[0] != 0, f[0], f[1], &out[0], &out[1], &out[2]);
-  return st;
-}
-
-static mt_status batch_norm_traced(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias,
-                                   mt_tensor *running_mean, mt_tensor *running_var, bool training, double momentum,
-                                   double eps, mt_tensor **out, mt_tensor **save_mean, mt_tensor **save_invstd) {
-  if (*out) {
-    mtg_trace_refuse("batch_norm with out= is not replayed by the JIT");
-    return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
-                               save_invstd);
-  }
-  bool update = training && (running_mean || running_var);
-  if (update && !(running_mean && running_var)) {
-    mtg_trace_refuse("batch_norm with only one of running_mean and running_var is not replayed by the JIT");
-    return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
-                               save_invstd);
-  }
-  mt_tensor *rm = NULL, *rv = NULL, *m = NULL, *inv = NULL;
-  mt_status st = MT_OK;
-  if (update && !(st = mt_clone(running_mean, &rm))) st = mt_clone(running_var, &rv);
-  if (!st)
-    st = batch_norm_untraced(x, weight, bias, update ? rm : running_mean, update ? rv : running_var, training, momentum,
-                             eps, out, &m, &inv);
-  if (!st) {
-    const mt_tensor *ins[5] = {x, weight, bias, running_mean, running_var};
-    mt_tensor *outs[5] = {*out, m, inv, rm, rv};
-    const int64_t a[2] = {training, update};
-    const double fa[2] = {momentum, eps};
-    mtg_trace_call("batch_norm", rp_batch_norm, false, ins, 5, outs, update ? 5 : 3, a, sizeof a, fa, 2);
-  }
-  bool prev = mtg_set_grad_enabled(false);
-  if (!st && update && !(st = mtg_copy_(running_mean, rm))) st = mtg_copy_(running_var, rv);
-  mtg_set_grad_enabled(prev);
-  if (!st) hand(m, save_mean), hand(inv, save_invstd);
-  mt_release(m), mt_release(inv), mt_release(rm), mt_release(rv);
-  return st;
-}
-
-mt_status mtg_batch_norm(const mt_tensor *x, const mt_tensor *weight, const mt_tensor *bias, mt_tensor *running_mean,
-                         mt_tensor *running_var, bool training, double momentum, double eps, mt_tensor **out,
-                         mt_tensor **save_mean, mt_tensor **save_invstd) {
-  if (MTG_TRACING())
-    return batch_norm_traced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
-                             save_invstd);
-  return batch_norm_untraced(x, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean,
-                             save_invstd);
-}

@@ -16,9 +16,6 @@
 #include "trace.h"
 #include "shape.h"
 
-#define SAVE_X 1u  /* the input, slot 0 */
-#define SAVE_Y0 2u /* result 0, slot MTG_SLOT_OUT (result 1: SAVE_Y0 << 1, slot MTG_SLOT_OUT - 1) */
-
 /* ---- dims ---- */
 
 static int64_t dim_mask(const int *dims, int ndims, int rank) {
@@ -142,58 +139,6 @@ static mt_tensor *saved_x(mtg_scope *s, const mtg_node *n) {
   mt_tensor *x = mtg_d_saved(s, 0);
   if (x && x->dtype != n->out[0].dtype) x = mtg_d_cast(s, x, (mt_dtype)n->out[0].dtype);
   return x;
-}
-
-/* ---- recording ---- */
-
-static mt_status no_out(const char *op) {
-  return mt_fail(MT_EARG,
-                 "%s: out= cannot be used when an input requires grad (the result would have no "
-                 "history); drop out= or use torch.no_grad()",
-                 op);
-}
-
-/* Runs the plain engine call unless the op is to be recorded on x; out=
- * is an error when it is. */
-#define PLAIN_UNLESS_RECORDING(x, out_given, name, call)                                                               \
-  do {                                                                                                                 \
-    const mt_tensor *ins_[1] = {x};                                                                                    \
-    if (!(x)->autograd || !mtg_any_requires_grad(ins_, 1)) return (call);                                              \
-    if (out_given) return no_out(name);                                                                                \
-  } while (0)
-
-/* Records op on input x with results outs[0..nout): the reduced-dim mask,
- * keepdim, a number argument and the saves asked for. Results of a
- * non-floating dtype (dtype=int64) are not differentiable: no node. */
-static mt_status record(mt_op op, mtg_backward_fn fn, const mt_tensor *x, mt_tensor *const *outs, int nout,
-                        int64_t mask, bool keepdim, double f, unsigned saves) {
-  for (int k = 0; k < nout; k++)
-    if (!mt_is_floating((mt_dtype)outs[k]->dtype)) return MT_OK;
-  const mt_tensor *ins[1] = {x};
-  mtg_node *n = NULL;
-  mt_status st = mtg_node_new(mtg_backward_name(op), fn, ins, 1, outs, nout, &n);
-  if (st) return st;
-  n->i[0] = mask;
-  n->i[1] = keepdim;
-  n->f[0] = f;
-  if (saves & SAVE_X) st = mtg_save(n, 0, x, false, 0);
-  for (int k = 0; k < nout && !st; k++)
-    if (saves & (SAVE_Y0 << k)) st = mtg_save(n, MTG_SLOT_OUT - k, outs[k], true, k);
-  if (st) {
-    mtg_node_release(n);
-    return st;
-  }
-  return mtg_attach(n, outs, nout);
-}
-
-/* Hands r over (recording went well) or releases it. */
-static mt_status done(mt_status st, mt_tensor *r, mt_tensor **out) {
-  if (st) {
-    mt_release(r);
-    return st;
-  }
-  *out = r;
-  return MT_OK;
 }
 
 /* ---- sum, mean, nansum, nanmean ---- */
@@ -386,7 +331,7 @@ static mt_tensor *evenly(mtg_scope *s, const mtg_node *n, const mt_tensor *g, co
   return mtg_d_mul(s, mtg_d_div(s, kept(s, g, n), P_sum(s, m, dims, nd, true)), m);
 }
 
-static mt_status d_evenly(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+mt_status mtg_d_evenly(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   if (mtg_needs(n, 0))
@@ -404,31 +349,9 @@ static mt_status d_aminmax(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* max/min/median of all elements: a 0-dim result r (status st) over every dim */
-static mt_status all_elements(mt_op op, const mt_tensor *x, mt_status st, mt_tensor *r, mt_tensor **out) {
-  if (!st) st = record(op, d_evenly, x, &r, 1, dim_mask(NULL, 0, x->ndim), false, 0, SAVE_X | SAVE_Y0);
-  return done(st, r, out);
-}
-
-mt_status mtg_max_all(const mt_tensor *x, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, "max", mt_max_all(x, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_max_all(x, &r);
-  return all_elements(MT_OP_max, x, st, r, out);
-}
-
-mt_status mtg_min_all(const mt_tensor *x, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, "min", mt_min_all(x, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_min_all(x, &r);
-  return all_elements(MT_OP_min, x, st, r, out);
-}
-
-mt_status mtg_median_all(const mt_tensor *x, bool ignore_nan, mt_tensor **out) {
-  PLAIN_UNLESS_RECORDING(x, *out, ignore_nan ? "nanmedian" : "median", mt_median_all(x, ignore_nan, out));
-  mt_tensor *r = NULL;
-  mt_status st = mt_median_all(x, ignore_nan, &r);
-  return all_elements(ignore_nan ? MT_OP_nanmedian : MT_OP_median, x, st, r, out);
+mt_status mtg_all_elements(mt_op op, const mt_tensor *x, mt_tensor **out) {
+  mt_args a = {.i = {dim_mask(NULL, 0, x->ndim), false, 0, 0, 0, true}, .ni = 6};
+  return mtg_call(op, &x, 1, &a, out, 1);
 }
 
 /* ---- cumsum, cumprod ----
@@ -457,7 +380,12 @@ static mt_status reversed_cumsum(const mt_tensor *g, int dim, mt_tensor **out) {
     mtg_node *n = mtg_record1("ReversedCumsumBackward0", d_reversed_cumsum, ins, 1, r, &st);
     if (n) n->i[0] = dim;
   }
-  return done(st, r, out);
+  if (st) {
+    mt_release(r);
+    return st;
+  }
+  *out = r;
+  return MT_OK;
 }
 
 static mt_status d_cumsum(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
@@ -561,8 +489,8 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_std_mean] = {d_std_mean, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_norm] = {d_norm, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_logsumexp] = {d_logsumexp, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
-    [MT_OP_amax] = {d_evenly, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
-    [MT_OP_amin] = {d_evenly, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
+    [MT_OP_amax] = {mtg_d_evenly, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
+    [MT_OP_amin] = {mtg_d_evenly, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
     [MT_OP_aminmax] = {d_aminmax, MTG_SAVE_IN(0) | MTG_SAVE_OUT | MTG_SAVE_OUT1},
     [MT_OP_cumsum] = {d_cumsum, 0},
     [MT_OP_cumprod] = {d_cumprod, MTG_SAVE_IN(0) | MTG_SAVE_OUT},
@@ -570,7 +498,6 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_log_softmax] = {d_log_softmax, MTG_SAVE_OUT},
 };
 
-/* max, min, median and nanmedian have both an all-elements form (here,
- * d_evenly) and a form along a dim (select.c): the registry names the
- * latter, which select.c's table holds. */
+/* max, min, median and nanmedian have both an all-elements form
+ * (mtg_d_evenly) and a form along a dim: select.c's table holds them. */
 const mtg_deriv *mtg_deriv_reduce(mt_op op) { return table[op].fn ? &table[op] : mtg_deriv_select(op); }

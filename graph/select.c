@@ -56,13 +56,25 @@ static mt_status d_select(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* max, min, median, nanmedian: the form along a dim (the all-elements
- * forms, in reduce.c, split the gradient evenly among ties instead). */
+/* max, min, median, nanmedian: i[5] set is the form of all elements (one
+ * result; i = {every dim's mask, keepdim false}), which splits the gradient
+ * evenly among ties instead, from x (slot 0) and the result (the last). */
+static mt_status d_pick(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return n->i[5] ? mtg_d_evenly(n, go, gin) : d_select(n, go, gin);
+}
+static mt_status save_all_elements(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a,
+                                   mt_tensor *const *outs, int nout) {
+  mt_status st = MT_OK;
+  if (a->i[5] && !(st = mtg_save(n, 0, ins[0], false, 0))) st = mtg_save(n, MTG_SLOT_OUT, outs[0], true, 0);
+  return st;
+}
+
 #define IDX MTG_SAVE_IDX1
+#define PICK_ {d_pick, IDX, save_all_elements}
 static const mtg_deriv table[MT_NOPS] = {
-    [MT_OP_max] = {d_select, IDX},      [MT_OP_min] = {d_select, IDX},    [MT_OP_cummax] = {d_select, IDX},
+    [MT_OP_max] = PICK_,                [MT_OP_min] = PICK_,              [MT_OP_cummax] = {d_select, IDX},
     [MT_OP_cummin] = {d_select, IDX},   [MT_OP_sort] = {d_select, IDX},   [MT_OP_topk] = {d_select, IDX},
-    [MT_OP_kthvalue] = {d_select, IDX}, [MT_OP_median] = {d_select, IDX}, [MT_OP_nanmedian] = {d_select, IDX},
+    [MT_OP_kthvalue] = {d_select, IDX}, [MT_OP_median] = PICK_,           [MT_OP_nanmedian] = PICK_,
     [MT_OP_mode] = {d_select, IDX},
 };
 

@@ -410,7 +410,7 @@ static int l_layer_norm(lua_State *L) {
   mt_tensor *w = opt_tensor(L, &a, 3, "weight", op), *b = opt_tensor(L, &a, 4, "bias", op);
   double eps = mtl_opt_num(L, 5, a.last, a.opt, "eps", 1e-5);
   mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  MTL_CHECK(L, mtg_layer_norm(x, n, w, b, eps, &y, &m, &r));
+  MTL_CHECK(L, mtg_norm(MT_OP_layer_norm, x, n, w, b, eps, &y, &m, &r));
   push3(L, y, m, r);
   return 3;
 }
@@ -438,7 +438,7 @@ static int l_group_norm(lua_State *L) {
   mt_tensor *w = opt_tensor(L, &a, 3, "weight", op), *b = opt_tensor(L, &a, 4, "bias", op);
   double eps = mtl_opt_num(L, 5, a.last, a.opt, "eps", 1e-5);
   mt_tensor *y = NULL, *m = NULL, *r = NULL;
-  MTL_CHECK(L, mtg_group_norm(x, groups, w, b, eps, &y, &m, &r));
+  MTL_CHECK(L, mtg_norm(MT_OP_group_norm, x, groups, w, b, eps, &y, &m, &r));
   push3(L, y, m, r);
   return 3;
 }

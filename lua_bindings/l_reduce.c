@@ -191,10 +191,9 @@ static int minmax(lua_State *L, bool is_max) {
   bool has_dim = !lua_isnil(L, -1);
   lua_pop(L, 1);
   if (!has_dim) {
-    mt_tensor *res = NULL;
-    MTL_CHECK(L, (is_max ? mtg_max_all : mtg_min_all)(a.x, &res));
-    mtl_push_tensor(L, res);
-    return 1;
+    mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+    MTL_CHECK(L, mtg_all_elements(is_max ? MT_OP_max : MT_OP_min, a.x, &res));
+    return mtl_push_result(L, MT_OK, res, a.opt, o);
   }
   int dim = get_dim(L, &a, 2, op, 0);
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
@@ -382,10 +381,9 @@ static int medianlike(lua_State *L, const char *op, bool ignore_nan) {
   bool has_dim = !lua_isnil(L, -1);
   lua_pop(L, 1);
   if (!has_dim) {
-    mt_tensor *res = NULL;
-    MTL_CHECK(L, mtg_median_all(a.x, ignore_nan, &res));
-    mtl_push_tensor(L, res);
-    return 1;
+    mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
+    MTL_CHECK(L, mtg_all_elements(ignore_nan ? MT_OP_nanmedian : MT_OP_median, a.x, &res));
+    return mtl_push_result(L, MT_OK, res, a.opt, o);
   }
   int dim = get_dim(L, &a, 2, op, 0);
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);

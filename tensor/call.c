@@ -119,8 +119,8 @@ DIMLIKE(cumsum)
 DIMLIKE(cumprod)
 
 /* ---- values picked along a dim with their 1-based indices: i = {dim,
- * keepdim, ...}, outs = {values, indices}. max and min here are the forms
- * along a dim (those of all elements have no entry) ---- */
+ * keepdim, ...}, outs = {values, indices}. max, min, median and nanmedian
+ * with i[5] set are the forms of all elements: outs = {value} ---- */
 #define PICK(name, call)                                                                                               \
   static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
     const mt_tensor *x = in[0];                                                                                        \
@@ -129,10 +129,10 @@ DIMLIKE(cumprod)
     (void)keep;                                                                                                        \
     return call;                                                                                                       \
   }
-PICK(max, mt_max_dim(x, dim, keep, &outs[0], &outs[1]))
-PICK(min, mt_min_dim(x, dim, keep, &outs[0], &outs[1]))
-PICK(median, mt_median_dim(x, dim, keep, false, &outs[0], &outs[1]))
-PICK(nanmedian, mt_median_dim(x, dim, keep, true, &outs[0], &outs[1]))
+PICK(max, a->i[5] ? mt_max_all(x, &outs[0]) : mt_max_dim(x, dim, keep, &outs[0], &outs[1]))
+PICK(min, a->i[5] ? mt_min_all(x, &outs[0]) : mt_min_dim(x, dim, keep, &outs[0], &outs[1]))
+PICK(median, a->i[5] ? mt_median_all(x, false, &outs[0]) : mt_median_dim(x, dim, keep, false, &outs[0], &outs[1]))
+PICK(nanmedian, a->i[5] ? mt_median_all(x, true, &outs[0]) : mt_median_dim(x, dim, keep, true, &outs[0], &outs[1]))
 PICK(mode, mt_mode(x, dim, keep, &outs[0], &outs[1]))
 PICK(cummax, mt_cummax(x, dim, &outs[0], &outs[1]))
 PICK(cummin, mt_cummin(x, dim, &outs[0], &outs[1]))
@@ -363,10 +363,34 @@ static mt_status call_sdpa_cudnn_backward(const mt_tensor *const *in, int n, con
   return cudnn_declined("sdpa_cudnn_backward", st, why);
 }
 
-/* layer_norm(x, weight, bias): i = {number of normalized dims}, f = {eps};
- * outs = {out, mean, rstd} (the last two may be left NULL) */
+/* batch_norm(x, weight, bias, running_mean, running_var): i = {training,
+ * the op, whether the statistics are wanted, where training updates the
+ * running statistics: 0 in place in operands 3 and 4, 1 into results 3 and
+ * 4 (their updated clones: the functional form the JIT replays)}, f = {eps,
+ * momentum}; outs = {out, save_mean, save_invstd (when wanted or form 1),
+ * the new running_mean and running_var (form 1)} */
+static mt_status call_batch_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  bool functional = a->i[3] != 0, stats = a->i[2] || functional;
+  /* form 0 writes the caller's running statistics, as mt_batch_norm does */
+  mt_tensor *rm = (mt_tensor *)in[3], *rv = (mt_tensor *)in[4];
+  mt_status st = MT_OK;
+  if (functional && !(st = mt_clone(in[3], &outs[3])) && !(st = mt_clone(in[4], &outs[4])))
+    rm = outs[3], rv = outs[4];
+  if (!st)
+    st = mt_batch_norm(in[0], in[1], in[2], rm, rv, a->i[0] != 0, a->f[1], a->f[0], &outs[0], stats ? &outs[1] : NULL,
+                       stats ? &outs[2] : NULL);
+  if (st && functional)
+    for (int k = 3; k < 5; k++) mt_release(outs[k]), outs[k] = NULL;
+  return st;
+}
+
+/* layer_norm(x, weight, bias): i = {number of normalized dims, the op,
+ * whether the statistics are wanted}, f = {eps}; outs = {out, mean, rstd}
+ * (the last two when wanted) */
 static mt_status call_layer_norm(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
-  return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], NULL, NULL);
+  bool stats = a->i[2] != 0;
+  return mt_layer_norm(in[0], (int)a->i[0], in[1], in[2], a->f[0], &outs[0], stats ? &outs[1] : NULL,
+                       stats ? &outs[2] : NULL);
 }
 
 /* group_norm(x, weight, bias): i = {groups, the op, whether the statistics

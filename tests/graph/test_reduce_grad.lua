@@ -114,6 +114,7 @@ test("out= with an input requiring grad is an error", function()
   check_error(function() x:prod(1, {out = torch.empty({})}) end, "out= cannot be used when an input requires grad")
   check_error(function() x:max(1, {out = {torch.empty({}), torch.empty({}, {dtype = torch.int64})}}) end,
               "out= cannot be used when an input requires grad")
+  check_error(function() x:max({out = torch.empty({})}) end, "max: out= cannot be used when an input requires grad")
 end)
 
 test("modifying the saved indices in place is caught by backward", function()

@@ -89,6 +89,20 @@ test("layer norm, SiLU and a transformer encoder layer", function()
   end, {2, 5, 16}, 3)
 end)
 
+test("layer_norm: fused without grad; with grad one engine call whose statistics the backward keeps", function()
+  local w, b = torch.randn(16), torch.randn(16)
+  local f = function(x) return torch.relu((torch.layer_norm(x, 16, w, b))) end
+  local x = torch.randn(5, 16)
+  local text = torch.no_grad(function() return torch.compiler.explain(f, x) end)
+  check(not text:find("extern.layer_norm", 1, true), "decomposed: " .. text:sub(1, 600))
+  check(text:find("unary.rsqrt", 1, true), "its rsqrt in the kernel")
+  w.requires_grad = true
+  text = torch.compiler.explain(f, x)
+  check(text:find("extern.layer_norm ", 1, true), "one call: " .. text:sub(1, 600))
+  check(text:find("xout #1", 1, true) and text:find("xout #2", 1, true), "mean and rstd are results of the call")
+  check(text:find("extern.layer_norm_backward", 1, true), "the backward uses them")
+end)
+
 test("explain shows the forward and the compiled backward", function()
   local m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
   local text = torch.compiler.explain(m, torch.randn(3, 4))

@@ -126,6 +126,11 @@ test("out= receives the result and is returned", function()
   x:max(2, {out = {v, i}})
   check_close(v, {2, 4})
   check_close(i, {2, 2})
+  for name, want in pairs {max = 4, min = 1, median = 2, nanmedian = 2} do -- the forms of all elements
+    local s = torch.zeros({})
+    check(rawequal(torch[name](x, {out = s}), s), name .. ": out= tensor should be returned")
+    check_close(s, want)
+  end
 end)
 
 test("empty reductions give the identity or NaN", function()
