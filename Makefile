@@ -39,7 +39,10 @@ $(BUILD)/jit/%.o: INC = $(INC_jit)
 $(BUILD)/nn/%.o $(BUILD)/domains/%.o: INC = $(INC_pkg)
 $(BUILD)/lua_bindings/%.o $(BUILD)/gen/%_lua.o $(BUILD)/gen/cmodules.o: INC = $(INC_bind)
 $(BUILD)/repl/%.o: INC = $(INC_repl)
-KFLAGS  := -O3 -fno-math-errno -Wno-type-limits
+# kernels: functions and loops start on 64-byte lines, so a hot loop's
+# speed does not depend on where unrelated code put it (max_pool's backward
+# scatter ran 25% slower when its loop straddled a line)
+KFLAGS  := -O3 -fno-math-errno -Wno-type-limits -falign-functions=64 -falign-loops=64
 LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 

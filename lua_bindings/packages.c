@@ -184,6 +184,46 @@ static int alias_loader(lua_State *L) {
   return 1;
 }
 
+static int namespace_loader(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return 1;
+}
+
+/* A namespace table that the torch module makes and no file holds
+ * (torch.utils, torch.cuda): `require "torch.utils"` gives it, as Python's
+ * import does. torch is required first when it is not loaded (from a stock
+ * lua5.4); the walk reads fields raw, loading nothing else. Pushes its
+ * loader and name and returns 2, or returns 0 with nothing pushed. */
+static int push_namespace(lua_State *L, const char *name) {
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "torch");
+  lua_remove(L, -2);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "torch");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      lua_pop(L, 1);
+      return 0;
+    }
+  }
+  for (const char *p = name + 6; *p && lua_istable(L, -1);) {
+    const char *dot = strchr(p, '.');
+    size_t n = dot ? (size_t)(dot - p) : strlen(p);
+    lua_pushlstring(L, p, n);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+    p += n + (dot != NULL);
+  }
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushcclosure(L, namespace_loader, 1);
+  lua_pushstring(L, name);
+  return 2;
+}
+
 /* Pushes a loader of module `name` and its second value (a file name, or
  * the name) and returns 2; or returns 0 with nothing pushed. */
 static int push_loader(lua_State *L, const char *name) {
@@ -202,7 +242,7 @@ static int push_loader(lua_State *L, const char *name) {
     return 2;
   }
   char file[PATH_MAX];
-  if (!lua_file_of(name, file, sizeof file)) return 0;
+  if (!lua_file_of(name, file, sizeof file)) return push_namespace(L, name);
   if (luaL_loadfilex(L, file, "t") != LUA_OK)
     return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
   mtl_mark_library(L, -1);

@@ -1,8 +1,12 @@
 /* ops.c -- the op registry table built from ops.def, and lookup by name.
  * Dispatch elsewhere indexes tables by mt_op; nothing switches on names. */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mt.h"
+
+_Static_assert(MT_NOPS < 32768, "op indices fit a short");
 
 /* An elementwise row's expression as text; MT_NOEXPR (no kernel) is NULL. */
 #define EXPR_TEXT(e) (sizeof(#e) == sizeof("MT_NOEXPR") && #e[0] == 'M' ? NULL : #e)
@@ -22,8 +26,30 @@ const mt_opinfo mt_ops[MT_NOPS] = {
 #undef MT_COMPARE
 };
 
+/* The ops in name order, for a binary search: registering the Lua
+ * functions looks every one of them up (a linear scan cost startup 2 ms). */
+static short by_name[MT_NOPS];
+static pthread_once_t by_name_once = PTHREAD_ONCE_INIT;
+
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(mt_ops[*(const short *)a].name, mt_ops[*(const short *)b].name);
+}
+
+static void sort_names(void) {
+  for (int i = 0; i < MT_NOPS; i++) by_name[i] = (short)i;
+  qsort(by_name, MT_NOPS, sizeof *by_name, cmp_name);
+}
+
 int mt_op_find(const char *name) {
-  for (int i = 0; i < MT_NOPS; i++)
-    if (strcmp(mt_ops[i].name, name) == 0) return i;
+  pthread_once(&by_name_once, sort_names);
+  int lo = 0, hi = MT_NOPS - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2, c = strcmp(mt_ops[by_name[mid]].name, name);
+    if (c == 0) return by_name[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
   return -1;
 }

@@ -38,6 +38,18 @@ test("the registry has differentiable ops and every one is accounted for", funct
   check(#unchecked == 0, "derivatives without a gradcheck case: " .. table.concat(unchecked, ", "))
 end)
 
+test("every registry op is found by its name (the sorted lookup); other names are not", function()
+  local n = 0
+  for _, op in ipairs(torch._ops()) do
+    check(pcall(torch._derivative_status, op.name), "op not found by name: " .. op.name)
+    n = n + 1
+  end
+  check(n > 150, "only " .. n .. " ops")
+  for _, name in ipairs {"", "a", "zzzz", "sum_", "Sum", "softmax2"} do
+    check(not pcall(torch._derivative_status, name), "found an op named '" .. name .. "'")
+  end
+end)
+
 for _, name in ipairs(diff_ops) do
   for k, case in ipairs(specs[name] or {}) do
     test(("gradcheck %s #%d"):format(name, k), function()
