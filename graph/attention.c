@@ -339,17 +339,9 @@ mt_status mtg_sdpa_fused_backward(mt_op op, const mt_tensor *dout, const mt_tens
                                   const mt_tensor *lse, const mt_sdpa_opts *o, mt_tensor **dq, mt_tensor **dk,
                                   mt_tensor **dv) {
   const mt_tensor *ins[7] = {dout, q, k, v, mask, out, lse};
-  mt_tensor **want[3] = {dq, dk, dv}, *g[3] = {NULL, NULL, NULL};
+  mt_tensor **want[3] = {dq, dk, dv};
   mt_args a = args_of(o);
-  int no = 0;
-  for (int i = 0; i < 3; i++)
-    if ((a.i[5 + i] = want[i] != NULL)) g[no++] = *want[i];
-  if (!no) return MT_OK;
-  mt_status st = mtg_call(op, ins, 7, &a, g, no);
-  if (st) return st;
-  for (int i = 0, k = 0; i < 3; i++)
-    if (want[i]) *want[i] = g[k++];
-  return MT_OK;
+  return mtg_call_wanted(op, ins, 7, &a, 5, want, 3);
 }
 
 mt_status mtg_sdpa(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,

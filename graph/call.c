@@ -130,6 +130,22 @@ mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args
   return st;
 }
 
+mt_status mtg_call_wanted(mt_op op, const mt_tensor *const *ins, int nin, mt_args *a, int first,
+                          mt_tensor **const *want, int nwant) {
+  mt_tensor *r[8] = {NULL};
+  int n = 0;
+  if (nwant > 8 || first + nwant > MT_NARGI)
+    return mt_fail(MT_EARG, "%s: too many wanted results (internal)", mt_ops[op].name);
+  for (int k = 0; k < nwant; k++)
+    if ((a->i[first + k] = want[k] != NULL)) r[n++] = *want[k];
+  if (!n) return MT_OK;
+  mt_status st = mtg_call(op, ins, nin, a, r, n);
+  if (st) return st;
+  for (int k = 0, j = 0; k < nwant; k++)
+    if (want[k]) *want[k] = r[j++];
+  return MT_OK;
+}
+
 mt_status mtg_reduce(mt_op op, const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, double num,
                      mt_tensor **outs, int nout) {
   mt_args a = {.i = {0, keepdim, dtype, ndims == 0}, .f = {num}, .ni = 4, .nf = 1};

@@ -137,6 +137,12 @@ mt_status mtg_all_elements(mt_op op, const mt_tensor *x, mt_tensor **out);
  * mode is on and an input requires grad (out= is then an error), a trace
  * entry while the JIT traces (ops it can lower). */
 mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout);
+/* mtg_call of an op that gives only the wanted ones of its nwant (<= 8)
+ * results, packed (a NULL result between others could not be traced: the
+ * backward ops): want[k] NULL is not wanted; args word first + k says
+ * which are. Nothing wanted: MT_OK, nothing run. */
+mt_status mtg_call_wanted(mt_op op, const mt_tensor *const *ins, int nin, mt_args *a, int first,
+                          mt_tensor **const *want, int nwant);
 
 /* mtg_call of a reduction over dims of x (none: all; negative from the
  * end): args {mask of dims, keepdim, dtype (-1: default), no dims listed},

@@ -527,17 +527,9 @@ mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor
                             const mt_tensor *mean, const mt_tensor *rstd, int64_t arg, mt_tensor **grad_in,
                             mt_tensor **grad_weight, mt_tensor **grad_bias) {
   const mt_tensor *ins[5] = {grad_out, x, weight, mean, rstd};
-  mt_tensor **want[3] = {grad_in, grad_weight, grad_bias}, *g[3] = {NULL, NULL, NULL};
+  mt_tensor **want[3] = {grad_in, grad_weight, grad_bias};
   mt_args a = {.i = {arg, op}, .ni = 5};
-  int no = 0;
-  for (int i = 0; i < 3; i++)
-    if ((a.i[2 + i] = want[i] != NULL)) g[no++] = *want[i];
-  if (!no) return MT_OK;
-  mt_status st = mtg_call(op, ins, 5, &a, g, no);
-  if (st) return st;
-  for (int i = 0, k = 0; i < 3; i++)
-    if (want[i]) *want[i] = g[k++];
-  return MT_OK;
+  return mtg_call_wanted(op, ins, 5, &a, 2, want, 3);
 }
 
 /* The statistics a recorded norm used (results 1 and 2) into slots 2 and 3. */
