@@ -211,9 +211,9 @@ static const uint8_t *check_image(lua_State *L, int idx, unsigned chans, const c
                t->ndim, mt_dtype_name(t->dtype));
   int64_t C = t->shape[0], H = t->shape[1], W = t->shape[2];
   if (C < 1 || C > 4 || !(chans & (1u << C)))
-    luaL_error(L, "%s: the image has %lld channels (expected %s)", fn, (long long)C,
+    luaL_error(L, "%s: the image has %I channels (expected %s)", fn, (lua_Integer)C,
                chans == 0x1e ? "1, 2, 3 or 4" : "1 or 3");
-  if (H < 1 || W < 1) luaL_error(L, "%s: the image has no pixels (%lld x %lld)", fn, (long long)H, (long long)W);
+  if (H < 1 || W < 1) luaL_error(L, "%s: the image has no pixels (%I x %I)", fn, (lua_Integer)H, (lua_Integer)W);
   if (mt_checked_numel(t->shape, 3) < 0 || (uint64_t)mt_numel(t) > MAX_BYTES)
     luaL_error(L, "%s: the image is too large", fn);
   uint8_t *out = lua_newuserdatauv(L, (size_t)mt_numel(t), 0);
@@ -253,13 +253,13 @@ static void encode(lua_State *L, int jpeg, int64_t param, const char *fn) {
 
 static int64_t check_level(lua_State *L, int pos, int last, int opt, const char *fn) {
   int64_t v = mtl_opt_int(L, pos, last, opt, "compression_level", 6);
-  if (v < 0 || v > 9) luaL_error(L, "%s: compression_level must be in 0..9, got %lld", fn, (long long)v);
+  if (v < 0 || v > 9) luaL_error(L, "%s: compression_level must be in 0..9, got %I", fn, (lua_Integer)v);
   return v;
 }
 
 static int64_t check_quality(lua_State *L, int pos, int last, int opt, const char *fn) {
   int64_t v = mtl_opt_int(L, pos, last, opt, "quality", 75);
-  if (v < 1 || v > 100) luaL_error(L, "%s: quality must be in 1..100, got %lld", fn, (long long)v);
+  if (v < 1 || v > 100) luaL_error(L, "%s: quality must be in 1..100, got %I", fn, (lua_Integer)v);
   return v;
 }
 
