@@ -3,6 +3,7 @@
  * longjmps to the setjmp of the function that owns the codec; that function
  * frees everything and returns an mt_status. Corrupt-data warnings are
  * errors too, so that a truncated file is refused, not gray-filled. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,12 @@ static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image
     return mt_fail(MT_EARG, "JPEG decoder: CMYK JPEGs are not supported");
   if (d->num_components != 1 && d->num_components != 3)
     return mt_fail(MT_EARG, "JPEG decoder: %d color components are not supported", d->num_components);
+  /* refused before libjpeg allocates for it (progressive files buffer
+   * every coefficient: 2 bytes a sample; the cap makes more an error) */
+  if ((uint64_t)d->image_width * d->image_height * 4 > max_bytes)
+    return mt_fail(MT_EARG, "JPEG decoder: an image of %u x %u pixels is too large", d->image_height,
+                   d->image_width);
+  d->mem->max_memory_to_use = (long)(max_bytes < LONG_MAX / 4 ? max_bytes * 4 : LONG_MAX);
   int gray_in = d->num_components == 1;
   if (mode == MTD_GRAY || mode == MTD_GRAY_ALPHA || (mode == MTD_UNCHANGED && gray_in))
     d->out_color_space = JCS_GRAYSCALE;
@@ -109,9 +116,6 @@ static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image
   jpeg_start_decompress(d);
   int c = d->output_components + (mode == MTD_GRAY_ALPHA);
   if (d->output_width == 0 || d->output_height == 0) return mt_fail(MT_EIO, "JPEG decoder: the image has no pixels");
-  if ((uint64_t)d->output_width * d->output_height * c > max_bytes)
-    return mt_fail(MT_EARG, "JPEG decoder: an image of %u x %u pixels is too large", d->output_height,
-                   d->output_width);
   img->h = d->output_height, img->w = d->output_width, img->c = c, img->depth = 8;
   img->orientation = find_orientation(d);
   img->pix = malloc((size_t)img->h * img->w * c);
