@@ -30,8 +30,7 @@ mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t 
 
 /* Encodes h x w pixels of c channels (1 gray, 3 RGB), HWC bytes at pix, as a
  * JPEG of quality 1..100: *out (malloc'ed; free it) of *n bytes. */
-mt_status mtd_jpeg_encode(const uint8_t *pix, int64_t h, int64_t w, int c, int quality, unsigned char **out,
-                          size_t *n);
+mt_status mtd_jpeg_encode(const uint8_t *pix, int64_t h, int64_t w, int c, int quality, unsigned char **out, size_t *n);
 
 /* The EXIF orientation (1..8) of an APP1 "Exif" payload of n bytes, or 1. */
 int mtd_exif_orientation(const unsigned char *p, size_t n);

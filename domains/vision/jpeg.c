@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jpeglib.h>
 #include <jerror.h>
+#include <jpeglib.h>
 
 #include "image.h"
 
@@ -106,13 +106,13 @@ static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image
   /* refused before libjpeg allocates for it (progressive files buffer
    * every coefficient: 2 bytes a sample; the cap makes more an error) */
   if ((uint64_t)d->image_width * d->image_height * 4 > max_bytes)
-    return mt_fail(MT_EARG, "JPEG decoder: an image of %u x %u pixels is too large", d->image_height,
-                   d->image_width);
+    return mt_fail(MT_EARG, "JPEG decoder: an image of %u x %u pixels is too large", d->image_height, d->image_width);
   d->mem->max_memory_to_use = (long)(max_bytes < LONG_MAX / 4 ? max_bytes * 4 : LONG_MAX);
   int gray_in = d->num_components == 1;
   if (mode == MTD_GRAY || mode == MTD_GRAY_ALPHA || (mode == MTD_UNCHANGED && gray_in))
     d->out_color_space = JCS_GRAYSCALE;
-  else d->out_color_space = mode == MTD_RGB_ALPHA ? JCS_EXT_RGBA : JCS_RGB;
+  else
+    d->out_color_space = mode == MTD_RGB_ALPHA ? JCS_EXT_RGBA : JCS_RGB;
   jpeg_start_decompress(d);
   int c = d->output_components + (mode == MTD_GRAY_ALPHA);
   if (d->output_width == 0 || d->output_height == 0) return mt_fail(MT_EIO, "JPEG decoder: the image has no pixels");

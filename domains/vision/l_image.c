@@ -52,16 +52,12 @@ static const unsigned char *check_bytes(lua_State *L, int idx, size_t *n, const 
 /* Source pixel (y, x) of output pixel (i, j) of an h x w image shown in
  * EXIF orientation o (2..8 flip and/or rotate it; 5..8 swap its sides). */
 static void source_of(int o, int64_t h, int64_t w, int64_t i, int64_t j, int64_t *y, int64_t *x) {
-  switch (o) {
-  case 2: *y = i, *x = w - 1 - j; break;
-  case 3: *y = h - 1 - i, *x = w - 1 - j; break;
-  case 4: *y = h - 1 - i, *x = j; break;
-  case 5: *y = j, *x = i; break;
-  case 6: *y = h - 1 - j, *x = i; break;
-  case 7: *y = h - 1 - j, *x = w - 1 - i; break;
-  case 8: *y = j, *x = w - 1 - i; break;
-  default: *y = i, *x = j;
-  }
+  /* per orientation: 1 = swap the sides, 2 = flip rows, 4 = flip columns */
+  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5};
+  int f = o >= 1 && o <= 8 ? how[o] : 0;
+  *y = f & 1 ? j : i, *x = f & 1 ? i : j;
+  if (f & 2) *y = h - 1 - *y;
+  if (f & 4) *x = w - 1 - *x;
 }
 
 /* Pushes img (freed here) as a C x H x W tensor, uint8 or (16 bits) int32,
@@ -82,8 +78,10 @@ static int push_image(lua_State *L, mtd_image *img, int orient, const char *fn) 
       source_of(o, img->h, img->w, i, j, &y, &x);
       int64_t s = (y * img->w + x) * c, d = i * W + j;
       for (int64_t k = 0; k < c; k++) {
-        if (img->depth == 16) ((int32_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
-        else ((uint8_t *)mt_data(t))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
+        if (img->depth == 16)
+          ((int32_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
+        else
+          ((uint8_t *)mt_data(t))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
       }
     }
   free(img->pix);
@@ -98,15 +96,17 @@ enum { ANY, PNG, JPEG };
 static int decode(lua_State *L, const unsigned char *p, size_t n, int format, int mode, int orient, const char *fn,
                   const char *path) {
   if (format == ANY) {
-    if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8)) format = PNG;
-    else if (n >= 3 && !memcmp(p, "\xff\xd8\xff", 3)) format = JPEG;
+    if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8))
+      format = PNG;
+    else if (n >= 3 && !memcmp(p, "\xff\xd8\xff", 3))
+      format = JPEG;
     else
       return luaL_error(L, "%s: %s%snot a PNG or JPEG file (unknown signature)", fn, path ? path : "",
                         path ? ": " : "");
   }
   mtd_image img;
-  mt_status st = format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img)
-                               : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
+  mt_status st =
+      format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img) : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
   if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
   return push_image(L, &img, orient, fn);
 }
@@ -207,8 +207,8 @@ static const uint8_t *check_image(lua_State *L, int idx, unsigned chans, const c
                                   int *c) {
   mt_tensor *t = mtl_check_tensor(L, idx, fn);
   if (t->dtype != MT_UINT8 || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)
-    luaL_error(L, "%s: the image must be a uint8 CPU tensor of shape C x H x W, got a %d-D %s tensor", fn,
-               t->ndim, mt_dtype_name(t->dtype));
+    luaL_error(L, "%s: the image must be a uint8 CPU tensor of shape C x H x W, got a %d-D %s tensor", fn, t->ndim,
+               mt_dtype_name(t->dtype));
   int64_t C = t->shape[0], H = t->shape[1], W = t->shape[2];
   if (C < 1 || C > 4 || !(chans & (1u << C)))
     luaL_error(L, "%s: the image has %I channels (expected %s)", fn, (lua_Integer)C,
@@ -322,8 +322,7 @@ static const mtl_reg regs[] = {
      "(uint8 1-D)",
      "quality"},
     {"write_jpeg", l_write_jpeg, MTL_FN,
-     "torch.vision.io.write_jpeg(img, path[, quality=75]) -- write a uint8 C x H x W image as a JPEG file",
-     "quality"},
+     "torch.vision.io.write_jpeg(img, path[, quality=75]) -- write a uint8 C x H x W image as a JPEG file", "quality"},
     {NULL, NULL, 0, NULL}};
 
 /* require "torch.vision._image" */
