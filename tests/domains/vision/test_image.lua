@@ -2,8 +2,9 @@
 -- functions (domains/vision/l_image.c over png.c, png_decode.c, jpeg.c):
 -- round trips; PNGs built here byte by byte (palette, tRNS, gray at 1/2/4/16
 -- bits, Adam7 interlace) against their literal pixels; every ImageReadMode
--- against hand-computed values; real files of Debian packages; one error
--- per kind of bad input.
+-- against hand-computed values; real files of Debian packages, PNGs also
+-- against an independent reader (png_ref.py: zlib + struct); one error per
+-- kind of bad input.
 
 local vio = torch.vision.io
 local M = vio.ImageReadMode
@@ -337,6 +338,34 @@ test("real PNG and JPEG files of Debian packages decode with sane shapes", funct
   end
   p:close()
   if found == 0 then print("  (no PNG or JPEG under /usr/share: nothing real to decode)") end
+end)
+
+test("real PNG files match an independent zlib+struct reader (png_ref.py) pixel for pixel", function()
+  if not io.open("/usr/bin/python3") then return print("  (no /usr/bin/python3: cross-check skipped)") end
+  local p = io.popen("find /usr/share/doc /usr/share/gitweb /usr/share/pixmaps /usr/share/icons -name '*.png' "
+                     .. "-size -100k 2>/dev/null | head -40")
+  local args = {}
+  for path in p:lines() do
+    if not path:find("'", 1, true) then args[#args + 1] = "'" .. path .. "'" end
+  end
+  p:close()
+  if #args == 0 then return print("  (no PNG under /usr/share: cross-check skipped)") end
+  local script = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  local q = io.popen("/usr/bin/python3 '" .. script .. "/png_ref.py' " .. table.concat(args, " ") .. " 2>&1")
+  local out = q:read("a")
+  q:close()
+  local chunk = load(out, "png_ref.py", "t", {})
+  local ref = chunk and chunk()
+  check(ref ~= nil, "png_ref.py failed:\n" .. out:sub(1, 2000))
+  local compared = 0
+  for path, r in pairs(ref) do
+    local img = vio.read_image(path)
+    check_eq(img.shape[1], r[1], path .. ": channels")
+    check(img.shape[2] == r[2] and img.shape[3] == r[3], path .. ": size")
+    check_eq(img:permute(2, 3, 1):flatten():totable(), r[4], path .. ": pixels")
+    compared = compared + 1
+  end
+  print(("  (%d real PNGs compared)"):format(compared))
 end)
 
 test("bad input raises an error naming the function and the reason", function()
