@@ -15,7 +15,7 @@ enum { MTD_UNCHANGED = 0, MTD_GRAY, MTD_GRAY_ALPHA, MTD_RGB, MTD_RGB_ALPHA };
 /* A decoded image: h x w pixels of c channels, row-major HWC, depth 8
  * (uint8_t samples) or 16 (uint16_t, native byte order); pix is malloc'ed
  * and owned by whoever holds the struct (free it). orientation is the
- * EXIF orientation 1..8 found in a JPEG (1 when none). */
+ * EXIF orientation 1..8 found in the file (1 when none). */
 typedef struct mtd_image {
   int64_t h, w;
   int c, depth, orientation;
@@ -32,7 +32,9 @@ mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t 
  * JPEG of quality 1..100: *out (malloc'ed; free it) of *n bytes. */
 mt_status mtd_jpeg_encode(const uint8_t *pix, int64_t h, int64_t w, int c, int quality, unsigned char **out, size_t *n);
 
-/* The EXIF orientation (1..8) of an APP1 "Exif" payload of n bytes, or 1. */
+/* The EXIF orientation (1..8) of an APP1 "Exif" payload of n bytes, or 1;
+ * mtd_tiff_orientation: the same of bare TIFF data (a PNG's eXIf chunk). */
 int mtd_exif_orientation(const unsigned char *p, size_t n);
+int mtd_tiff_orientation(const unsigned char *p, size_t n);
 
 #endif

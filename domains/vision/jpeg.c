@@ -46,9 +46,8 @@ static unsigned get_u(const unsigned char *p, int bytes, int le) {
   return v;
 }
 
-int mtd_exif_orientation(const unsigned char *p, size_t n) {
-  if (n < 14 || memcmp(p, "Exif\0\0", 6)) return 1;
-  p += 6, n -= 6; /* the TIFF header: byte order, 42, offset of IFD0 */
+int mtd_tiff_orientation(const unsigned char *p, size_t n) {
+  if (n < 8) return 1; /* the TIFF header: byte order, 42, offset of IFD0 */
   int le = p[0] == 'I';
   if ((p[0] != 'I' && p[0] != 'M') || p[1] != p[0] || get_u(p + 2, 2, le) != 42) return 1;
   size_t ifd = get_u(p + 4, 4, le);
@@ -63,6 +62,10 @@ int mtd_exif_orientation(const unsigned char *p, size_t n) {
     }
   }
   return 1;
+}
+
+int mtd_exif_orientation(const unsigned char *p, size_t n) {
+  return n >= 6 && !memcmp(p, "Exif\0\0", 6) ? mtd_tiff_orientation(p + 6, n - 6) : 1;
 }
 
 /* the encoder's output: a growing malloc'ed buffer that we own (libjpeg's

@@ -111,15 +111,7 @@ static int decode(lua_State *L, const unsigned char *p, size_t n, int format, in
   return push_image(L, &img, orient, fn);
 }
 
-/* decode_png(data[, mode]) */
-static int l_decode_png(lua_State *L) {
-  int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
-  size_t n;
-  const unsigned char *p = check_bytes(L, 1, &n, FN "decode_png");
-  return decode(L, p, n, PNG, check_mode(L, 2, last, opt, FN "decode_png"), 0, FN "decode_png", NULL);
-}
-
-/* decode_jpeg / decode_image (data[, mode[, apply_exif_orientation]]) */
+/* decode_png / decode_jpeg / decode_image (data[, mode[, apply_exif_orientation]]) */
 static int decode_fn(lua_State *L, int format, const char *fn) {
   int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
   size_t n;
@@ -129,6 +121,7 @@ static int decode_fn(lua_State *L, int format, const char *fn) {
   return decode(L, p, n, format, mode, orient, fn, NULL);
 }
 
+static int l_decode_png(lua_State *L) { return decode_fn(L, PNG, FN "decode_png"); }
 static int l_decode_jpeg(lua_State *L) { return decode_fn(L, JPEG, FN "decode_jpeg"); }
 static int l_decode_image(lua_State *L) { return decode_fn(L, ANY, FN "decode_image"); }
 
@@ -295,9 +288,9 @@ static const mtl_reg regs[] = {
     {"write_file", l_write_file, MTL_FN,
      "torch.vision.io.write_file(path, data) -- write a uint8 1-D tensor's bytes to a file"},
     {"decode_png", l_decode_png, MTL_FN,
-     "torch.vision.io.decode_png(data[, mode=ImageReadMode.UNCHANGED]) -- PNG bytes (uint8 1-D) to a C x H x W "
-     "uint8 image (int32 for 16-bit PNGs)",
-     "mode"},
+     "torch.vision.io.decode_png(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG bytes "
+     "(uint8 1-D) to a C x H x W uint8 image (int32 for 16-bit PNGs)",
+     "mode apply_exif_orientation"},
     {"decode_jpeg", l_decode_jpeg, MTL_FN,
      "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- JPEG "
      "bytes (uint8 1-D) to a C x H x W uint8 image",

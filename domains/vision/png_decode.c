@@ -62,8 +62,11 @@ static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t m
   if (!img->pix || !*rows) return mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
   for (png_uint_32 y = 0; y < h; y++) (*rows)[y] = (png_bytep)img->pix + y * rowbytes;
   png_read_image(png, *rows);
-  png_read_end(png, NULL);
+  png_read_end(png, info); /* an eXIf chunk may follow the pixels */
   img->h = h, img->w = w, img->c = c, img->depth = depth, img->orientation = 1;
+  png_bytep exif = NULL;
+  png_uint_32 nexif = 0;
+  if (png_get_eXIf_1(png, info, &nexif, &exif) && exif) img->orientation = mtd_tiff_orientation(exif, nexif);
   return MT_OK;
 }
 

@@ -88,6 +88,7 @@ local function make_png(o)
   local s = "\x89PNG\r\n\x1a\n" .. chunk("IHDR", string.pack(">I4I4BBBBB", w, h, o.depth, o.color, 0, 0, o.interlace and 1 or 0))
   if o.plte then s = s .. chunk("PLTE", o.plte) end
   if o.trns then s = s .. chunk("tRNS", o.trns) end
+  if o.exif then s = s .. chunk("eXIf", o.exif) end
   return s .. chunk("IDAT", zlib_stored(table.concat(raw))) .. chunk("IEND", "")
 end
 
@@ -318,6 +319,17 @@ test("apply_exif_orientation turns the image upright for orientations 1..8; off 
     check_close(vio.decode_jpeg(b):float(), plain, {atol = 0})
     check_close(vio.decode_image(b, M.UNCHANGED, true):float(), want[o], {atol = 0})
   end
+end)
+
+test("a PNG's eXIf orientation is applied with apply_exif_orientation=true (decode_png, decode_image)", function()
+  local rows = grid(2, 3, function(x, y) return {x * 10 + y} end)
+  local tiff = "II\42\0" .. string.pack("<I4I2I2I2I4I2I2I4", 8, 1, 0x0112, 3, 1, 6, 0, 0)
+  local s = make_png{rows = rows, color = 0, depth = 8, exif = tiff}
+  local plain = {{{11, 21, 31}, {12, 22, 32}}}
+  check_eq(decode(s):totable(), plain)
+  local upright = {{{12, 11}, {22, 21}, {32, 31}}} -- orientation 6: turned 90 degrees clockwise
+  check_eq(vio.decode_png(bytes_of(s), {apply_exif_orientation = true}):totable(), upright)
+  check_eq(vio.decode_image(bytes_of(s), M.UNCHANGED, true):totable(), upright)
 end)
 
 test("real PNG and JPEG files of Debian packages decode with sane shapes", function()
