@@ -3,11 +3,11 @@
 # test and benchmark (only those missing). Needs root or sudo and access to
 # Debian's package archive. Safe to run again.
 set -e
-# zlib1g-dev: gzip'ed idx files; libpng-dev: PNG images of torch.utils.tensorboard; clang + libclang-rt-14-dev: `make fuzz` (libFuzzer);
+# zlib1g-dev: gzip'ed idx files; libpng-dev: PNG images (tensorboard, torch.vision.io); libjpeg62-turbo-dev: JPEG (torch.vision.io); clang + libclang-rt-14-dev: `make fuzz` (libFuzzer);
 # dataset-fashion-mnist: real idx files for tests/io/test_idx.lua; fortunes: the text corpus of
 # scripts/train_char_gpt.lua; libcairo2-dev: torch.plot's PNG pictures
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev libopenblas-dev liblapacke-dev libdnnl-dev \
-libsleef-dev libedit-dev python3 python3-torch valgrind zlib1g-dev libpng-dev clang libclang-rt-14-dev \
+libsleef-dev libedit-dev python3 python3-torch valgrind zlib1g-dev libpng-dev libjpeg62-turbo-dev clang libclang-rt-14-dev \
 dataset-fashion-mnist fortunes libcairo2-dev"
 missing=""
 for p in $PKGS; do

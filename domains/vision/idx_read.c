@@ -3,8 +3,8 @@
  * tensor's storage. */
 #include <stdlib.h>
 
-#include "io/fileio.h"
 #include "idx.h"
+#include "io/fileio.h"
 
 static mt_status new_tensor(void *ctx, const mtd_idx_info *info, void **data) {
   mt_tensor **t = ctx;

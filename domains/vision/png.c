@@ -1,4 +1,4 @@
-/* png.c -- in-memory PNG encoder over libpng. libpng reports errors by
+/* png.c -- in-memory PNG encoder over libpng (decoding: png_decode.c). libpng reports errors by
  * longjmp to the jmp_buf of its write struct; that jump stays inside
  * mtd_png_encode, which turns it into an mt_status like every engine call. */
 #include "png.h"
@@ -41,6 +41,11 @@ static void on_error(png_structp png, png_const_charp msg) {
 static void on_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
 mt_status mtd_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsigned char **out, size_t *n) {
+  return mtd_png_encode_level(pix, h, w, c, 6, out, n);
+}
+
+mt_status mtd_png_encode_level(const uint8_t *pix, int64_t h, int64_t w, int c, int level, unsigned char **out,
+                               size_t *n) {
   static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                PNG_COLOR_TYPE_RGB_ALPHA};
   *out = NULL, *n = 0;
@@ -62,6 +67,7 @@ mt_status mtd_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsign
     st = MT_EIO; /* on_error set the message */
   } else {
     png_set_write_fn(png, &b, write_mem, flush_mem);
+    png_set_compression_level(png, level);
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, types[c], PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     for (int64_t y = 0; y < h; y++) rows[y] = (png_bytep)(pix + y * w * c);

@@ -1,4 +1,5 @@
-/* png.h -- PNG encoding of 8-bit images (TensorBoard's Summary.Image). */
+/* png.h -- PNG encoding of 8-bit images (TensorBoard's Summary.Image,
+ * torch.vision.io.encode_png). */
 #ifndef MTD_PNG_H
 #define MTD_PNG_H
 
@@ -11,5 +12,8 @@
  * row-major HWC bytes at pix, as a PNG file in memory: *out (malloc'ed;
  * free it) of *n bytes. */
 mt_status mtd_png_encode(const uint8_t *pix, int64_t h, int64_t w, int c, unsigned char **out, size_t *n);
+/* The same with zlib's compression level 0..9 (mtd_png_encode uses 6). */
+mt_status mtd_png_encode_level(const uint8_t *pix, int64_t h, int64_t w, int c, int level, unsigned char **out,
+                               size_t *n);
 
 #endif

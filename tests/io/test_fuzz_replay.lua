@@ -1,6 +1,6 @@
 -- tests/io/test_fuzz_replay.lua -- the fuzz seed corpora (tests/fuzz/
 -- corpus_*/, made by tests/fuzz/gen_corpus.py) and a few thousand seeded
--- random mutations of them go through torch.load and torch.vision.io.read_idx, so
+-- random mutations of them go through torch.load, torch.vision.io.read_idx and read_image, so
 -- that `make test` and `make asan` exercise the parsers the fuzzers target
 -- (`make fuzz`) along the whole path to tensors and Lua values. Every input
 -- must load or fail with a Lua error naming the function and the file.
@@ -131,5 +131,7 @@ test("structure descriptions: 2000 mutations decode or fail cleanly", function()
   check(loaded > 0 and loaded < 2000, loaded .. " of 2000 mutations loaded")
 end)
 replay("idx", corpus("idx"), torch.vision.io.read_idx, "torch.vision.io.read_idx", 3000)
+replay("png", corpus("png"), torch.vision.io.read_image, "torch.vision.io.read_image", 2000)
+replay("jpeg", corpus("jpeg"), torch.vision.io.read_image, "torch.vision.io.read_image", 2000)
 
 os.execute("rm -rf '" .. dir .. "'")

@@ -1,0 +1,200 @@
+/* jpeg.c -- JPEG decoding and encoding over libjpeg(-turbo)'s libjpeg API,
+ * from and to memory. libjpeg reports errors through error_exit, which
+ * longjmps to the setjmp of the function that owns the codec; that function
+ * frees everything and returns an mt_status. Corrupt-data warnings are
+ * errors too, so that a truncated file is refused, not gray-filled. */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include "image.h"
+
+typedef struct {
+  struct jpeg_error_mgr mgr;
+  jmp_buf jump;
+  const char *what; /* "JPEG decoder" or "JPEG encoder" */
+} errctx;
+
+static void on_error(j_common_ptr cinfo) {
+  errctx *e = (errctx *)cinfo->err;
+  char msg[JMSG_LENGTH_MAX];
+  (*cinfo->err->format_message)(cinfo, msg);
+  mt_fail(MT_EIO, "%s: %s", e->what, msg);
+  longjmp(e->jump, 1);
+}
+
+static void on_message(j_common_ptr cinfo, int level) {
+  if (level < 0) on_error(cinfo); /* warnings of corrupt data */
+}
+
+static void init_errors(errctx *e, const char *what) {
+  jpeg_std_error(&e->mgr);
+  e->mgr.error_exit = on_error;
+  e->mgr.emit_message = on_message;
+  e->what = what;
+}
+
+/* reads a 16- or 32-bit TIFF integer */
+static unsigned get_u(const unsigned char *p, int bytes, int le) {
+  unsigned v = 0;
+  for (int i = 0; i < bytes; i++) v |= (unsigned)p[le ? i : bytes - 1 - i] << (8 * i);
+  return v;
+}
+
+int mtd_tiff_orientation(const unsigned char *p, size_t n) {
+  if (n < 8) return 1; /* the TIFF header: byte order, 42, offset of IFD0 */
+  int le = p[0] == 'I';
+  if ((p[0] != 'I' && p[0] != 'M') || p[1] != p[0] || get_u(p + 2, 2, le) != 42) return 1;
+  size_t ifd = get_u(p + 4, 4, le);
+  if (ifd > n - 2) return 1;
+  unsigned count = get_u(p + ifd, 2, le);
+  for (unsigned i = 0; i < count; i++) {
+    size_t at = ifd + 2 + (size_t)i * 12;
+    if (at + 12 > n) return 1;
+    if (get_u(p + at, 2, le) == 0x0112) {
+      unsigned v = get_u(p + at + 8, 2, le);
+      return v >= 1 && v <= 8 ? (int)v : 1;
+    }
+  }
+  return 1;
+}
+
+int mtd_exif_orientation(const unsigned char *p, size_t n) {
+  return n >= 6 && !memcmp(p, "Exif\0\0", 6) ? mtd_tiff_orientation(p + 6, n - 6) : 1;
+}
+
+/* the encoder's output: a growing malloc'ed buffer that we own (libjpeg's
+ * jpeg_mem_dest may free its buffer behind a longjmp) */
+typedef struct {
+  struct jpeg_destination_mgr mgr;
+  unsigned char *p;
+  size_t cap;
+} dest;
+
+static void dest_init(j_compress_ptr j) {
+  dest *d = (dest *)j->dest;
+  d->mgr.next_output_byte = d->p, d->mgr.free_in_buffer = d->cap;
+}
+
+static boolean dest_grow(j_compress_ptr j) {
+  dest *d = (dest *)j->dest;
+  unsigned char *q = realloc(d->p, d->cap * 2);
+  if (!q) ERREXIT1(j, JERR_OUT_OF_MEMORY, 0);
+  d->mgr.next_output_byte = q + d->cap, d->mgr.free_in_buffer = d->cap;
+  d->p = q, d->cap *= 2;
+  return TRUE;
+}
+
+static void dest_term(j_compress_ptr j) { (void)j; }
+
+static int find_orientation(j_decompress_ptr d) {
+  for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next)
+    if (m->marker == JPEG_APP0 + 1) return mtd_exif_orientation(m->data, m->data_length);
+  return 1;
+}
+
+/* The header read, the output color space chosen for mode, checked. */
+static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image *img) {
+  jpeg_save_markers(d, JPEG_APP0 + 1, 0xffff);
+  jpeg_read_header(d, TRUE);
+  if (d->jpeg_color_space == JCS_CMYK || d->jpeg_color_space == JCS_YCCK)
+    return mt_fail(MT_EARG, "JPEG decoder: CMYK JPEGs are not supported");
+  if (d->num_components != 1 && d->num_components != 3)
+    return mt_fail(MT_EARG, "JPEG decoder: %d color components are not supported", d->num_components);
+  /* refused before libjpeg allocates for it (progressive files buffer
+   * every coefficient: 2 bytes a sample; the cap makes more an error) */
+  if ((uint64_t)d->image_width * d->image_height * 4 > max_bytes)
+    return mt_fail(MT_EARG, "JPEG decoder: an image of %u x %u pixels is too large", d->image_height, d->image_width);
+  d->mem->max_memory_to_use = (long)(max_bytes < LONG_MAX / 4 ? max_bytes * 4 : LONG_MAX);
+  int gray_in = d->num_components == 1;
+  if (mode == MTD_GRAY || mode == MTD_GRAY_ALPHA || (mode == MTD_UNCHANGED && gray_in))
+    d->out_color_space = JCS_GRAYSCALE;
+  else
+    d->out_color_space = mode == MTD_RGB_ALPHA ? JCS_EXT_RGBA : JCS_RGB;
+  jpeg_start_decompress(d);
+  int c = d->output_components + (mode == MTD_GRAY_ALPHA);
+  if (d->output_width == 0 || d->output_height == 0) return mt_fail(MT_EIO, "JPEG decoder: the image has no pixels");
+  img->h = d->output_height, img->w = d->output_width, img->c = c, img->depth = 8;
+  img->orientation = find_orientation(d);
+  img->pix = malloc((size_t)img->h * img->w * c);
+  return img->pix ? MT_OK : mt_fail(MT_ENOMEM, "JPEG decoder: out of memory");
+}
+
+/* GRAY_ALPHA: the gray rows were read packed; spread them, alpha 255. */
+static void add_alpha(mtd_image *img) {
+  uint8_t *p = img->pix;
+  for (int64_t i = img->h * img->w - 1; i >= 0; i--) p[2 * i] = p[i], p[2 * i + 1] = 255;
+}
+
+mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
+  memset(img, 0, sizeof *img);
+  if (n < 3 || data[0] != 0xFF || data[1] != 0xD8 || data[2] != 0xFF)
+    return mt_fail(MT_EARG, "JPEG decoder: not a JPEG file (wrong signature)");
+  struct jpeg_decompress_struct d;
+  errctx e;
+  d.err = &e.mgr;
+  init_errors(&e, "JPEG decoder");
+  jpeg_create_decompress(&d);
+  volatile mt_status st = MT_EIO; /* on_error set the message */
+  if (!setjmp(e.jump)) {
+    jpeg_mem_src(&d, data, (unsigned long)n);
+    st = start(&d, mode, max_bytes, img);
+    size_t stride = (size_t)img->w * d.output_components;
+    while (!st && d.output_scanline < d.output_height) {
+      JSAMPROW row = (uint8_t *)img->pix + d.output_scanline * stride;
+      jpeg_read_scanlines(&d, &row, 1);
+    }
+    if (!st) jpeg_finish_decompress(&d);
+    if (!st && mode == MTD_GRAY_ALPHA) add_alpha(img);
+  }
+  jpeg_destroy_decompress(&d);
+  if (st) {
+    free(img->pix);
+    img->pix = NULL;
+  }
+  return st;
+}
+
+mt_status mtd_jpeg_encode(const uint8_t *pix, int64_t h, int64_t w, int c, int quality, unsigned char **out,
+                          size_t *n) {
+  *out = NULL, *n = 0;
+  if (c != 1 && c != 3) return mt_fail(MT_EARG, "JPEG encoder: %d channels (expected 1 or 3)", c);
+  if (h < 1 || w < 1 || h > JPEG_MAX_DIMENSION || w > JPEG_MAX_DIMENSION)
+    return mt_fail(MT_EARG, "JPEG encoder: an image of %lld x %lld pixels cannot be encoded", (long long)h,
+                   (long long)w);
+  struct jpeg_compress_struct j;
+  errctx e;
+  j.err = &e.mgr;
+  init_errors(&e, "JPEG encoder");
+  jpeg_create_compress(&j);
+  dest out_ = {{0}, malloc(65536), 65536};
+  volatile mt_status st = out_.p ? MT_EIO : mt_fail(MT_ENOMEM, "JPEG encoder: out of memory");
+  if (out_.p && !setjmp(e.jump)) {
+    out_.mgr.init_destination = dest_init, out_.mgr.empty_output_buffer = dest_grow;
+    out_.mgr.term_destination = dest_term;
+    j.dest = &out_.mgr;
+    j.image_width = (JDIMENSION)w, j.image_height = (JDIMENSION)h, j.input_components = c;
+    j.in_color_space = c == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&j);
+    jpeg_set_quality(&j, quality, TRUE);
+    jpeg_start_compress(&j, TRUE);
+    while (j.next_scanline < j.image_height) {
+      JSAMPROW row = (JSAMPROW)(pix + (size_t)j.next_scanline * w * c);
+      jpeg_write_scanlines(&j, &row, 1);
+    }
+    jpeg_finish_compress(&j);
+    st = MT_OK;
+  }
+  jpeg_destroy_compress(&j);
+  if (st) {
+    free(out_.p);
+    return st;
+  }
+  *out = out_.p, *n = out_.cap - out_.mgr.free_in_buffer;
+  return MT_OK;
+}

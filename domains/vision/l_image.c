@@ -1,0 +1,326 @@
+/* l_image.c -- the C half of torch.vision.io's image functions (io.lua):
+ * files to byte tensors and back, PNG/JPEG bytes to C x H x W tensors and
+ * back. The formats live in png.c, png_decode.c and jpeg.c; this file moves
+ * values between Lua and them, and frees what it owns before raising. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "mtl.h"
+#include "png.h"
+
+#define MAX_BYTES ((size_t)1 << 30) /* decoded images larger than 1 GiB are refused */
+#define FN "torch.vision.io."
+
+/* The ImageReadMode at argument pos or option `mode` (a number 0..4 of
+ * ImageReadMode or its name); UNCHANGED when absent. */
+static int check_mode(lua_State *L, int pos, int last, int opt, const char *fn) {
+  mtl_getarg(L, pos, last, opt, "mode");
+  int mode = MTD_UNCHANGED;
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    mode = mtl_check_choice(L, -1, fn, "mode", "UNCHANGED GRAY GRAY_ALPHA RGB RGB_ALPHA");
+  } else if (!lua_isnil(L, -1)) {
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok || v < 0 || v > 4)
+      luaL_error(L, "%s: mode must be a value of torch.vision.io.ImageReadMode (or its name), got %s", fn,
+                 luaL_tolstring(L, -1, NULL));
+    mode = (int)v;
+  }
+  lua_pop(L, 1);
+  return mode;
+}
+
+/* The bytes of a uint8 1-D CPU tensor at idx (a view kept alive by the
+ * stack: a contiguous copy is pushed when needed). */
+static const unsigned char *check_bytes(lua_State *L, int idx, size_t *n, const char *fn) {
+  mt_tensor *t = mtl_check_tensor(L, idx, fn);
+  if (t->dtype != MT_UINT8 || t->ndim != 1 || mt_tdevice(t).type != MT_CPU)
+    luaL_error(L, "%s: data must be a 1-D uint8 CPU tensor of file bytes (read_file gives one)", fn);
+  if (!mt_is_contiguous(t)) {
+    mt_tensor *c = NULL;
+    MTL_CHECK_OP(L, fn, mt_contiguous(t, &c));
+    mtl_push_tensor(L, c);
+    t = c;
+  }
+  *n = (size_t)t->shape[0];
+  return (const unsigned char *)mt_data(t);
+}
+
+/* Source pixel (y, x) of output pixel (i, j) of an h x w image shown in
+ * EXIF orientation o (2..8 flip and/or rotate it; 5..8 swap its sides). */
+static void source_of(int o, int64_t h, int64_t w, int64_t i, int64_t j, int64_t *y, int64_t *x) {
+  /* per orientation: 1 = swap the sides, 2 = flip rows, 4 = flip columns */
+  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5};
+  int f = o >= 1 && o <= 8 ? how[o] : 0;
+  *y = f & 1 ? j : i, *x = f & 1 ? i : j;
+  if (f & 2) *y = h - 1 - *y;
+  if (f & 4) *x = w - 1 - *x;
+}
+
+/* Pushes img (freed here) as a C x H x W tensor, uint8 or (16 bits) int32,
+ * turned upright when orient is set. */
+static int push_image(lua_State *L, mtd_image *img, int orient, const char *fn) {
+  int o = orient ? img->orientation : 1;
+  int64_t H = o >= 5 ? img->w : img->h, W = o >= 5 ? img->h : img->w, shape[3] = {img->c, H, W};
+  mt_tensor *t = NULL;
+  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_INT32 : MT_UINT8, mt_cpu(), &t);
+  if (st) {
+    free(img->pix);
+    MTL_CHECK_OP(L, fn, st);
+  }
+  int64_t c = img->c, hw = H * W;
+  for (int64_t i = 0; i < H; i++)
+    for (int64_t j = 0; j < W; j++) {
+      int64_t y, x;
+      source_of(o, img->h, img->w, i, j, &y, &x);
+      int64_t s = (y * img->w + x) * c, d = i * W + j;
+      for (int64_t k = 0; k < c; k++) {
+        if (img->depth == 16)
+          ((int32_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
+        else
+          ((uint8_t *)mt_data(t))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
+      }
+    }
+  free(img->pix);
+  mtl_push_tensor(L, t);
+  return 1;
+}
+
+enum { ANY, PNG, JPEG };
+
+/* Decodes the bytes at idx as `format` (ANY: sniffed) and pushes the image;
+ * errors read "fn: [path: ]reason". */
+static int decode(lua_State *L, const unsigned char *p, size_t n, int format, int mode, int orient, const char *fn,
+                  const char *path) {
+  if (format == ANY) {
+    if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8))
+      format = PNG;
+    else if (n >= 3 && !memcmp(p, "\xff\xd8\xff", 3))
+      format = JPEG;
+    else
+      return luaL_error(L, "%s: %s%snot a PNG or JPEG file (unknown signature)", fn, path ? path : "",
+                        path ? ": " : "");
+  }
+  mtd_image img;
+  mt_status st =
+      format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img) : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
+  if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
+  return push_image(L, &img, orient, fn);
+}
+
+/* decode_png / decode_jpeg / decode_image (data[, mode[, apply_exif_orientation]]) */
+static int decode_fn(lua_State *L, int format, const char *fn) {
+  int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
+  size_t n;
+  const unsigned char *p = check_bytes(L, 1, &n, fn);
+  int mode = check_mode(L, 2, last, opt, fn);
+  int orient = mtl_opt_bool(L, 3, last, opt, "apply_exif_orientation", 0);
+  return decode(L, p, n, format, mode, orient, fn, NULL);
+}
+
+static int l_decode_png(lua_State *L) { return decode_fn(L, PNG, FN "decode_png"); }
+static int l_decode_jpeg(lua_State *L) { return decode_fn(L, JPEG, FN "decode_jpeg"); }
+static int l_decode_image(lua_State *L) { return decode_fn(L, ANY, FN "decode_image"); }
+
+/* Pushes the contents of the file at path as a Lua string. */
+static void slurp(lua_State *L, const char *path, const char *fn) {
+  FILE *f = fopen(path, "rb");
+  if (!f) luaL_error(L, "%s: %s: %s", fn, path, strerror(errno));
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  size_t got;
+  do {
+    char *dst = luaL_prepbuffer(&b);
+    got = fread(dst, 1, LUAL_BUFFERSIZE, f);
+    luaL_addsize(&b, got);
+  } while (got == LUAL_BUFFERSIZE);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) luaL_error(L, "%s: %s: read error", fn, path);
+  luaL_pushresult(&b);
+}
+
+static const char *check_path(lua_State *L, int idx, const char *fn) {
+  if (lua_type(L, idx) != LUA_TSTRING)
+    luaL_error(L, "%s: argument #%d must be a file path (a string), got a %s", fn, idx, luaL_typename(L, idx));
+  return lua_tostring(L, idx);
+}
+
+/* read_image(path[, mode[, apply_exif_orientation]]) */
+static int l_read_image(lua_State *L) {
+  const char *fn = FN "read_image", *path = check_path(L, 1, fn);
+  int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
+  int mode = check_mode(L, 2, last, opt, fn);
+  int orient = mtl_opt_bool(L, 3, last, opt, "apply_exif_orientation", 0);
+  slurp(L, path, fn);
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  return decode(L, (const unsigned char *)s, n, ANY, mode, orient, fn, path);
+}
+
+/* read_file(path) -> uint8 1-D tensor of its bytes */
+static int l_read_file(lua_State *L) {
+  const char *fn = FN "read_file", *path = check_path(L, 1, fn);
+  slurp(L, path, fn);
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  int64_t shape[1] = {(int64_t)n};
+  mt_tensor *t = NULL;
+  MTL_CHECK_OP(L, fn, mt_empty(shape, 1, MT_UINT8, mt_cpu(), &t));
+  if (n) memcpy(mt_data(t), s, n);
+  mtl_push_tensor(L, t);
+  return 1;
+}
+
+/* Writes n bytes to path or raises naming fn and path. */
+static void spill(lua_State *L, const char *path, const void *p, size_t n, const char *fn) {
+  FILE *f = fopen(path, "wb");
+  if (!f) luaL_error(L, "%s: %s: %s", fn, path, strerror(errno));
+  int bad = fwrite(p, 1, n, f) != n;
+  if (fclose(f) != 0) bad = 1;
+  if (bad) luaL_error(L, "%s: %s: write error", fn, path);
+}
+
+/* write_file(path, data) */
+static int l_write_file(lua_State *L) {
+  const char *fn = FN "write_file", *path = check_path(L, 1, fn);
+  size_t n;
+  const unsigned char *p = check_bytes(L, 2, &n, fn);
+  spill(L, path, p, n, fn);
+  return 0;
+}
+
+/* The uint8 C x H x W CPU tensor at idx as HWC bytes in a userdata pushed
+ * on the stack (freed by the GC even if a later step raises); C must be a
+ * bit of `chans` (bit c set: c channels allowed). */
+static const uint8_t *check_image(lua_State *L, int idx, unsigned chans, const char *fn, int64_t *h, int64_t *w,
+                                  int *c) {
+  mt_tensor *t = mtl_check_tensor(L, idx, fn);
+  if (t->dtype != MT_UINT8 || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)
+    luaL_error(L, "%s: the image must be a uint8 CPU tensor of shape C x H x W, got a %d-D %s tensor", fn, t->ndim,
+               mt_dtype_name(t->dtype));
+  int64_t C = t->shape[0], H = t->shape[1], W = t->shape[2];
+  if (C < 1 || C > 4 || !(chans & (1u << C)))
+    luaL_error(L, "%s: the image has %I channels (expected %s)", fn, (lua_Integer)C,
+               chans == 0x1e ? "1, 2, 3 or 4" : "1 or 3");
+  if (H < 1 || W < 1) luaL_error(L, "%s: the image has no pixels (%I x %I)", fn, (lua_Integer)H, (lua_Integer)W);
+  if (mt_checked_numel(t->shape, 3) < 0 || (uint64_t)mt_numel(t) > MAX_BYTES)
+    luaL_error(L, "%s: the image is too large", fn);
+  uint8_t *out = lua_newuserdatauv(L, (size_t)mt_numel(t), 0);
+  const uint8_t *src = (const uint8_t *)mt_data(t);
+  for (int64_t k = 0; k < C; k++)
+    for (int64_t y = 0; y < H; y++)
+      for (int64_t x = 0; x < W; x++)
+        out[(y * W + x) * C + k] = src[k * t->strides[0] + y * t->strides[1] + x * t->strides[2]];
+  *h = H, *w = W, *c = (int)C;
+  return out;
+}
+
+/* Pushes the n bytes at p (malloc'ed; freed here) as a uint8 1-D tensor. */
+static void push_bytes(lua_State *L, unsigned char *p, size_t n, const char *fn) {
+  int64_t shape[1] = {(int64_t)n};
+  mt_tensor *t = NULL;
+  mt_status st = mt_empty(shape, 1, MT_UINT8, mt_cpu(), &t);
+  if (!st) memcpy(mt_data(t), p, n);
+  free(p);
+  MTL_CHECK_OP(L, fn, st);
+  mtl_push_tensor(L, t);
+}
+
+/* Encodes the image at argument 1 (PNG with level, or JPEG with quality)
+ * and pushes its bytes as a tensor. */
+static void encode(lua_State *L, int jpeg, int64_t param, const char *fn) {
+  int64_t h, w;
+  int c;
+  const uint8_t *pix = check_image(L, 1, jpeg ? 0x0a : 0x1e, fn, &h, &w, &c);
+  unsigned char *out = NULL;
+  size_t n = 0;
+  mt_status st = jpeg ? mtd_jpeg_encode(pix, h, w, c, (int)param, &out, &n)
+                      : mtd_png_encode_level(pix, h, w, c, (int)param, &out, &n);
+  if (st) luaL_error(L, "%s: %s", fn, mt_errmsg());
+  push_bytes(L, out, n, fn);
+}
+
+static int64_t check_level(lua_State *L, int pos, int last, int opt, const char *fn) {
+  int64_t v = mtl_opt_int(L, pos, last, opt, "compression_level", 6);
+  if (v < 0 || v > 9) luaL_error(L, "%s: compression_level must be in 0..9, got %I", fn, (lua_Integer)v);
+  return v;
+}
+
+static int64_t check_quality(lua_State *L, int pos, int last, int opt, const char *fn) {
+  int64_t v = mtl_opt_int(L, pos, last, opt, "quality", 75);
+  if (v < 1 || v > 100) luaL_error(L, "%s: quality must be in 1..100, got %I", fn, (lua_Integer)v);
+  return v;
+}
+
+/* encode_png(img[, compression_level]) / encode_jpeg(img[, quality]) */
+static int l_encode_png(lua_State *L) {
+  int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
+  encode(L, 0, check_level(L, 2, last, opt, FN "encode_png"), FN "encode_png");
+  return 1;
+}
+
+static int l_encode_jpeg(lua_State *L) {
+  int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
+  encode(L, 1, check_quality(L, 2, last, opt, FN "encode_jpeg"), FN "encode_jpeg");
+  return 1;
+}
+
+/* write_png(img, path[, compression_level]) / write_jpeg(img, path[, quality]) */
+static int write_fn(lua_State *L, int jpeg, const char *fn) {
+  const char *path = check_path(L, 2, fn);
+  int opt = mtl_options_index(L, 3), last = opt ? opt - 1 : lua_gettop(L);
+  int64_t param = jpeg ? check_quality(L, 3, last, opt, fn) : check_level(L, 3, last, opt, fn);
+  encode(L, jpeg, param, fn);
+  mt_tensor *t = mtl_check_tensor(L, -1, fn);
+  spill(L, path, mt_data(t), (size_t)t->shape[0], fn);
+  return 0;
+}
+
+static int l_write_png(lua_State *L) { return write_fn(L, 0, FN "write_png"); }
+static int l_write_jpeg(lua_State *L) { return write_fn(L, 1, FN "write_jpeg"); }
+
+static const mtl_reg regs[] = {
+    {"read_file", l_read_file, MTL_FN, "torch.vision.io.read_file(path) -- the bytes of a file as a uint8 1-D tensor"},
+    {"write_file", l_write_file, MTL_FN,
+     "torch.vision.io.write_file(path, data) -- write a uint8 1-D tensor's bytes to a file"},
+    {"decode_png", l_decode_png, MTL_FN,
+     "torch.vision.io.decode_png(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG bytes "
+     "(uint8 1-D) to a C x H x W uint8 image (int32 for 16-bit PNGs)",
+     "mode apply_exif_orientation"},
+    {"decode_jpeg", l_decode_jpeg, MTL_FN,
+     "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- JPEG "
+     "bytes (uint8 1-D) to a C x H x W uint8 image",
+     "mode apply_exif_orientation"},
+    {"decode_image", l_decode_image, MTL_FN,
+     "torch.vision.io.decode_image(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG or "
+     "JPEG bytes (told apart by their signature) to a C x H x W image",
+     "mode apply_exif_orientation"},
+    {"read_image", l_read_image, MTL_FN,
+     "torch.vision.io.read_image(path[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- read a "
+     "PNG or JPEG file into a C x H x W image",
+     "mode apply_exif_orientation"},
+    {"encode_png", l_encode_png, MTL_FN,
+     "torch.vision.io.encode_png(img[, compression_level=6]) -- a uint8 C x H x W image (C = 1..4) as PNG bytes "
+     "(uint8 1-D)",
+     "compression_level"},
+    {"write_png", l_write_png, MTL_FN,
+     "torch.vision.io.write_png(img, path[, compression_level=6]) -- write a uint8 C x H x W image as a PNG file",
+     "compression_level"},
+    {"encode_jpeg", l_encode_jpeg, MTL_FN,
+     "torch.vision.io.encode_jpeg(img[, quality=75]) -- a uint8 C x H x W image (C = 1 or 3) as JPEG bytes "
+     "(uint8 1-D)",
+     "quality"},
+    {"write_jpeg", l_write_jpeg, MTL_FN,
+     "torch.vision.io.write_jpeg(img, path[, quality=75]) -- write a uint8 C x H x W image as a JPEG file", "quality"},
+    {NULL, NULL, 0, NULL}};
+
+/* require "torch.vision._image" */
+int luaopen_torch_vision__image(lua_State *L) {
+  lua_newtable(L);
+  mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
+  return 1;
+}

@@ -1,0 +1,432 @@
+-- tests/domains/vision/test_image.lua -- torch.vision.io's PNG and JPEG
+-- functions (domains/vision/l_image.c over png.c, png_decode.c, jpeg.c):
+-- round trips; PNGs built here byte by byte (palette, tRNS, gray at 1/2/4/16
+-- bits, Adam7 interlace) against their literal pixels; every ImageReadMode
+-- against hand-computed values; real files of Debian packages, PNGs also
+-- against an independent reader (png_ref.py: zlib + struct); one error per
+-- kind of bad input.
+
+local vio = torch.vision.io
+local M = vio.ImageReadMode
+
+local dir = os.tmpname()
+os.remove(dir)
+assert(os.execute("mkdir -p '" .. dir .. "'"))
+local function P(name) return dir .. "/" .. name end
+
+local function bytes_of(s)
+  local t = {}
+  for i = 1, #s do t[i] = s:byte(i) end
+  return torch.tensor(t, {dtype = torch.uint8})
+end
+
+local function string_of(b)
+  local t = b:totable()
+  local parts = {}
+  for i = 1, #t, 4096 do parts[#parts + 1] = string.char(table.unpack(t, i, math.min(i + 4095, #t))) end
+  return table.concat(parts)
+end
+
+-- ---- a PNG writer: zlib "stored" blocks, CRC-32, Adler-32 ----
+local crc_table = {}
+for n = 0, 255 do
+  local c = n
+  for _ = 1, 8 do c = (c & 1) ~= 0 and (0xEDB88320 ~ (c >> 1)) or (c >> 1) end
+  crc_table[n] = c
+end
+local function crc32(s)
+  local c = 0xFFFFFFFF
+  for i = 1, #s do c = crc_table[(c ~ s:byte(i)) & 0xFF] ~ (c >> 8) end
+  return c ~ 0xFFFFFFFF
+end
+local function zlib_stored(s)
+  local a, b = 1, 0
+  for i = 1, #s do a = (a + s:byte(i)) % 65521; b = (b + a) % 65521 end
+  local out = {"\x78\x01"}
+  local i = 1
+  repeat
+    local piece = s:sub(i, i + 65534)
+    i = i + #piece
+    out[#out + 1] = string.pack("<BI2I2", i > #s and 1 or 0, #piece, (~#piece) & 0xFFFF) .. piece
+  until i > #s
+  out[#out + 1] = string.pack(">I4", (b << 16) | a)
+  return table.concat(out)
+end
+local function chunk(kind, data) return string.pack(">I4", #data) .. kind .. data .. string.pack(">I4", crc32(kind .. data)) end
+
+-- rows: rows[y][x] = {samples...}; packs samples of `depth` bits, filter 0
+local function pack_row(row, xs, depth)
+  local out, acc, nbits = {}, 0, 0
+  for _, x in ipairs(xs) do
+    for _, v in ipairs(row[x]) do
+      if depth == 16 then out[#out + 1] = string.pack(">I2", v)
+      elseif depth == 8 then out[#out + 1] = string.char(v)
+      else
+        acc, nbits = (acc << depth) | v, nbits + depth
+        if nbits == 8 then out[#out + 1] = string.char(acc); acc, nbits = 0, 0 end
+      end
+    end
+  end
+  if nbits > 0 then out[#out + 1] = string.char(acc << (8 - nbits)) end
+  return "\0" .. table.concat(out)
+end
+
+local adam7 = {{1, 1, 8, 8}, {5, 1, 8, 8}, {1, 5, 4, 8}, {3, 1, 4, 4}, {1, 3, 2, 4}, {2, 1, 2, 2}, {1, 2, 1, 2}}
+
+-- make_png{rows=, color=, depth=, interlace=, plte=, trns=}
+local function make_png(o)
+  local h, w = #o.rows, #o.rows[1]
+  local raw = {}
+  local passes = o.interlace and adam7 or {{1, 1, 1, 1}}
+  for _, p in ipairs(passes) do
+    local xs = {}
+    for x = p[1], w, p[3] do xs[#xs + 1] = x end
+    if #xs > 0 then
+      for y = p[2], h, p[4] do raw[#raw + 1] = pack_row(o.rows[y], xs, o.depth) end
+    end
+  end
+  local s = "\x89PNG\r\n\x1a\n" .. chunk("IHDR", string.pack(">I4I4BBBBB", w, h, o.depth, o.color, 0, 0, o.interlace and 1 or 0))
+  if o.plte then s = s .. chunk("PLTE", o.plte) end
+  if o.trns then s = s .. chunk("tRNS", o.trns) end
+  if o.exif then s = s .. chunk("eXIf", o.exif) end
+  return s .. chunk("IDAT", zlib_stored(table.concat(raw))) .. chunk("IEND", "")
+end
+
+-- the C x H x W table of rows[y][x][c]
+local function chw(rows)
+  local out = {}
+  for c = 1, #rows[1][1] do
+    out[c] = {}
+    for y = 1, #rows do
+      out[c][y] = {}
+      for x = 1, #rows[1] do out[c][y][x] = rows[y][x][c] end
+    end
+  end
+  return out
+end
+
+local function map_rows(rows, f)
+  local out = {}
+  for y, r in ipairs(rows) do
+    out[y] = {}
+    for x, px in ipairs(r) do out[y][x] = f(px, x, y) end
+  end
+  return out
+end
+
+local function grid(h, w, f)
+  local rows = {}
+  for y = 1, h do
+    rows[y] = {}
+    for x = 1, w do rows[y][x] = f(x, y) end
+  end
+  return rows
+end
+
+local function decode(s, mode) return vio.decode_png(bytes_of(s), mode) end
+
+-- libpng's rgb_to_gray for 8 bits (torchvision's weights 0.2989, 0.587 in
+-- 1/32768: 9794, 19234 and the rest 3740, truncated)
+local function png_gray(r, g, b)
+  if r == g and g == b then return r end
+  return (9794 * r + 19234 * g + 3740 * b) >> 15
+end
+
+test("encode_png then decode_png gives the image back at 1, 2, 3 and 4 channels", function()
+  torch.manual_seed(1)
+  for c = 1, 4 do
+    local img = torch.randint(0, 256, {c, 9, 13}, {dtype = torch.uint8})
+    local b = vio.encode_png(img)
+    check(b.dtype == torch.uint8 and b:dim() == 1, "bytes are uint8 1-D")
+    local d = vio.decode_png(b)
+    check(d.dtype == torch.uint8, "uint8")
+    check_shape(d, {c, 9, 13})
+    check(d:eq(img):all():item(), "pixels differ at " .. c .. " channels")
+    check(vio.decode_image(b):eq(img):all():item(), "decode_image")
+  end
+end)
+
+test("encode_png compression levels all decode to the same pixels; a non-contiguous image encodes", function()
+  local img = torch.arange(0, 3 * 20 * 30):remainder(251):to(torch.uint8):reshape(3, 20, 30)
+  for _, lvl in ipairs{0, 1, 9} do
+    check(vio.decode_png(vio.encode_png(img, lvl)):eq(img):all():item(), "level " .. lvl)
+  end
+  check(vio.encode_png(img, 0):numel() > vio.encode_png(img, {compression_level = 9}):numel(), "level 0 is larger")
+  local t = img:transpose(2, 3)
+  check(vio.decode_png(vio.encode_png(t)):eq(t):all():item(), "transposed")
+end)
+
+test("write_png / read_image and write_file / read_file round trip through files", function()
+  local img = torch.arange(0, 4 * 5 * 6):to(torch.uint8):reshape(4, 5, 6)
+  vio.write_png(img, P("a.png"))
+  check(vio.read_image(P("a.png")):eq(img):all():item(), "read_image")
+  local b = vio.read_file(P("a.png"))
+  check(b:eq(vio.encode_png(img)):all():item(), "read_file gives the encoded bytes")
+  vio.write_file(P("b.bin"), b)
+  check(vio.read_file(P("b.bin")):eq(b):all():item(), "write_file")
+  vio.write_file(P("empty.bin"), torch.zeros(0, {dtype = torch.uint8}))
+  check(vio.read_file(P("empty.bin")):numel() == 0, "empty file")
+end)
+
+test("8-bit RGB PNG: every ImageReadMode against hand-computed values", function()
+  local rows = grid(3, 4, function(x, y) return {x * 60, y * 80, (x * 37 + y * 11) % 256} end)
+  local s = make_png{rows = rows, color = 2, depth = 8}
+  check_eq(decode(s):totable(), chw(rows))
+  check_eq(decode(s, M.RGB):totable(), chw(rows))
+  check_eq(decode(s, "RGB_ALPHA"):totable(), chw(map_rows(rows, function(p) return {p[1], p[2], p[3], 255} end)))
+  check_eq(decode(s, M.GRAY):totable(), chw(map_rows(rows, function(p) return {png_gray(p[1], p[2], p[3])} end)))
+  check_eq(decode(s, {mode = M.GRAY_ALPHA}):totable(),
+           chw(map_rows(rows, function(p) return {png_gray(p[1], p[2], p[3]), 255} end)))
+end)
+
+test("RGBA and gray+alpha PNGs: alpha kept, stripped or added per mode", function()
+  local rows = grid(2, 3, function(x, y) return {x * 70, y * 90, 200, x * y * 40} end)
+  local s = make_png{rows = rows, color = 6, depth = 8}
+  check_eq(decode(s):totable(), chw(rows))
+  check_eq(decode(s, M.RGB):totable(), chw(map_rows(rows, function(p) return {p[1], p[2], p[3]} end)))
+  check_eq(decode(s, M.GRAY_ALPHA):totable(),
+           chw(map_rows(rows, function(p) return {png_gray(p[1], p[2], p[3]), p[4]} end)))
+  local ga = grid(2, 3, function(x, y) return {x * 50, 255 - y * 30} end)
+  local g = make_png{rows = ga, color = 4, depth = 8}
+  check_eq(decode(g):totable(), chw(ga))
+  check_eq(decode(g, M.GRAY):totable(), chw(map_rows(ga, function(p) return {p[1]} end)))
+  check_eq(decode(g, M.RGB_ALPHA):totable(), chw(map_rows(ga, function(p) return {p[1], p[1], p[1], p[2]} end)))
+  check_eq(decode(g, M.RGB):totable(), chw(map_rows(ga, function(p) return {p[1], p[1], p[1]} end)))
+end)
+
+test("palette PNG with tRNS: expanded to RGB(A), alpha from tRNS (255 past its end)", function()
+  local plte = string.char(255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30)
+  local idx = grid(3, 5, function(x, y) return {(x + y) % 4} end)
+  local colors = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {10, 20, 30}}
+  local rgb = map_rows(idx, function(p) return colors[p[1] + 1] end)
+  check_eq(decode(make_png{rows = idx, color = 3, depth = 8, plte = plte}):totable(), chw(rgb))
+  local alpha = {0, 128}
+  local s = make_png{rows = idx, color = 3, depth = 2, plte = plte, trns = string.char(0, 128)}
+  local rgba = map_rows(idx, function(p)
+    local c = colors[p[1] + 1]
+    return {c[1], c[2], c[3], alpha[p[1] + 1] or 255}
+  end)
+  check_eq(decode(s):totable(), chw(rgba))
+  check_eq(decode(s, M.RGB):totable(), chw(rgb))
+  check_eq(decode(s, M.GRAY):totable(), chw(map_rows(rgb, function(p) return {png_gray(p[1], p[2], p[3])} end)))
+end)
+
+test("gray PNGs of 1, 2 and 4 bits are scaled to 0..255; a tRNS gray becomes alpha", function()
+  for _, depth in ipairs{1, 2, 4} do
+    local top = (1 << depth) - 1
+    local rows = grid(3, 11, function(x, y) return {(x * 3 + y) % (top + 1)} end)
+    local want = map_rows(rows, function(p) return {p[1] * (255 // top)} end)
+    check_eq(decode(make_png{rows = rows, color = 0, depth = depth}):totable(), chw(want), depth .. " bits")
+  end
+  local rows = grid(2, 4, function(x, y) return {x * 60} end)
+  local s = make_png{rows = rows, color = 0, depth = 8, trns = string.pack(">I2", 120)}
+  check_eq(decode(s):totable(), chw(map_rows(rows, function(p) return {p[1], p[1] == 120 and 0 or 255} end)))
+  check_eq(decode(s, M.GRAY):totable(), chw(rows))
+end)
+
+test("16-bit PNGs decode to int32 tensors of 0..65535 (gray and RGB)", function()
+  local rows = grid(3, 4, function(x, y) return {x * 16000 + y * 7, 65535 - x * 100, y * 300} end)
+  local d = decode(make_png{rows = rows, color = 2, depth = 16})
+  check(d.dtype == torch.int32, "int32, got " .. tostring(d.dtype))
+  check_eq(d:totable(), chw(rows))
+  local g = map_rows(rows, function(p) return {p[1]} end)
+  check_eq(decode(make_png{rows = g, color = 0, depth = 16}):totable(), chw(g))
+  check_eq(decode(make_png{rows = g, color = 0, depth = 16}, M.GRAY_ALPHA):totable(),
+           chw(map_rows(g, function(p) return {p[1], 65535} end)))
+end)
+
+test("Adam7-interlaced PNGs decode to the same pixels as plain ones", function()
+  local rows = grid(11, 13, function(x, y) return {(x * 19 + y * 7) % 256, (x * y) % 256, (x + y * 31) % 256} end)
+  check_eq(decode(make_png{rows = rows, color = 2, depth = 8, interlace = true}):totable(), chw(rows))
+  local g = grid(5, 9, function(x, y) return {(x + y) % 2} end)
+  check_eq(decode(make_png{rows = g, color = 0, depth = 1, interlace = true}):totable(),
+           chw(map_rows(g, function(p) return {p[1] * 255} end)))
+end)
+
+-- a smooth image, so that JPEG's 4:2:0 chroma loses almost nothing
+local function smooth(c, h, w)
+  local t = torch.zeros(c, h, w)
+  for k = 1, c do
+    local yy = torch.arange(0, h):reshape(h, 1):float()
+    local xx = torch.arange(0, w):reshape(1, w):float()
+    t[k] = (yy * (2 + k) + xx * (5 - k) + 40):clamp(0, 255)
+  end
+  return t:to(torch.uint8)
+end
+
+test("encode_jpeg at quality 100 then decode_jpeg is within a few levels (RGB and gray)", function()
+  for _, c in ipairs{1, 3} do
+    local img = smooth(c, 24, 32)
+    local b = vio.encode_jpeg(img, 100)
+    check(b[1]:item() == 0xFF and b[2]:item() == 0xD8, "JPEG signature")
+    local d = vio.decode_jpeg(b)
+    check(d.dtype == torch.uint8, "uint8")
+    check_shape(d, {c, 24, 32})
+    local err = (d:int() - img:int()):abs():max():item()
+    check(err <= 3, c .. " channels: max error " .. err)
+    check(vio.decode_image(b):eq(d):all():item(), "decode_image sniffs JPEG")
+  end
+  local img = smooth(3, 16, 16)
+  check(vio.encode_jpeg(img, 10):numel() < vio.encode_jpeg(img, {quality = 100}):numel(), "quality 10 is smaller")
+  vio.write_jpeg(img, P("a.jpg"), 95)
+  check_shape(vio.read_image(P("a.jpg")), {3, 16, 16})
+end)
+
+test("JPEG modes: GRAY is libjpeg's luma 0.299 R + 0.587 G + 0.114 B; alpha modes add 255", function()
+  local img = torch.zeros(3, 16, 16, {dtype = torch.uint8})
+  img[1], img[2], img[3] = 200, 100, 50
+  local b = vio.encode_jpeg(img, 100)
+  local gray = vio.decode_jpeg(b, M.GRAY)
+  check_shape(gray, {1, 16, 16})
+  local y = 0.299 * 200 + 0.587 * 100 + 0.114 * 50
+  check((gray:float() - y):abs():max():item() <= 1.5, "luma")
+  local ga = vio.decode_jpeg(b, "GRAY_ALPHA")
+  check_shape(ga, {2, 16, 16})
+  check(ga[1]:eq(gray[1]):all():item() and ga[2]:eq(255):all():item(), "gray + alpha 255")
+  local rgba = vio.decode_jpeg(b, M.RGB_ALPHA)
+  check_shape(rgba, {4, 16, 16})
+  check(rgba:narrow(1, 1, 3):eq(vio.decode_jpeg(b, M.RGB)):all():item() and rgba[4]:eq(255):all():item(), "RGBA")
+  local g1 = vio.encode_jpeg(gray, 100)
+  check_shape(vio.decode_jpeg(g1), {1, 16, 16})
+  check_shape(vio.decode_jpeg(g1, M.RGB), {3, 16, 16})
+end)
+
+-- inserts an APP1 Exif segment with orientation o after SOI
+local function with_orientation(jpeg, o)
+  local tiff = "MM\0\42" .. string.pack(">I4I2", 8, 1) .. string.pack(">I2I2I4I2I2", 0x0112, 3, 1, o, 0)
+      .. string.pack(">I4", 0)
+  local app1 = "Exif\0\0" .. tiff
+  return jpeg:sub(1, 2) .. "\xFF\xE1" .. string.pack(">I2", #app1 + 2) .. app1 .. jpeg:sub(3)
+end
+
+test("apply_exif_orientation turns the image upright for orientations 1..8; off by default", function()
+  -- four flat 8x8 quadrant blocks survive JPEG almost exactly
+  local img = torch.zeros(1, 16, 24, {dtype = torch.uint8})
+  img[{1, {1, 8}, {1, 8}}] = 0
+  img[{1, {1, 8}, {9, 16}}] = 80
+  img[{1, {1, 8}, {17, 24}}] = 160
+  img[{1, {9, 16}, {}}] = 240
+  local base = string_of(vio.encode_jpeg(img, 100))
+  local plain = vio.decode_jpeg(bytes_of(base)):float()
+  local want = {
+    [1] = plain, [2] = plain:flip(3), [3] = plain:flip(2):flip(3), [4] = plain:flip(2),
+    [5] = plain:transpose(2, 3), [6] = plain:transpose(2, 3):flip(3), [7] = plain:transpose(2, 3):flip(2):flip(3),
+    [8] = plain:transpose(2, 3):flip(2),
+  }
+  for o = 1, 8 do
+    local b = bytes_of(with_orientation(base, o))
+    check_close(vio.decode_jpeg(b, {apply_exif_orientation = true}):float(), want[o], {atol = 0})
+    check_close(vio.decode_jpeg(b):float(), plain, {atol = 0})
+    check_close(vio.decode_image(b, M.UNCHANGED, true):float(), want[o], {atol = 0})
+  end
+end)
+
+test("a PNG's eXIf orientation is applied with apply_exif_orientation=true (decode_png, decode_image)", function()
+  local rows = grid(2, 3, function(x, y) return {x * 10 + y} end)
+  local tiff = "II\42\0" .. string.pack("<I4I2I2I2I4I2I2I4", 8, 1, 0x0112, 3, 1, 6, 0, 0)
+  local s = make_png{rows = rows, color = 0, depth = 8, exif = tiff}
+  local plain = {{{11, 21, 31}, {12, 22, 32}}}
+  check_eq(decode(s):totable(), plain)
+  local upright = {{{12, 11}, {22, 21}, {32, 31}}} -- orientation 6: turned 90 degrees clockwise
+  check_eq(vio.decode_png(bytes_of(s), {apply_exif_orientation = true}):totable(), upright)
+  check_eq(vio.decode_image(bytes_of(s), M.UNCHANGED, true):totable(), upright)
+end)
+
+test("real PNG and JPEG files of Debian packages decode with sane shapes", function()
+  local found = 0
+  local p = io.popen("find /usr/share/doc /usr/share/gitweb /usr/share/pixmaps /usr/share/icons "
+                     .. "\\( -name '*.png' -o -name '*.jpg' \\) -size -200k 2>/dev/null | head -20")
+  for path in p:lines() do
+    local ok, img = pcall(vio.read_image, path)
+    if ok then
+      found = found + 1
+      check(img:dim() == 3 and img.shape[1] >= 1 and img.shape[1] <= 4, path .. ": shape")
+      check(img.dtype == torch.uint8 or img.dtype == torch.int32, path .. ": dtype")
+      local rgb = vio.read_image(path, M.RGB)
+      check(rgb.shape[1] == 3 and rgb.shape[2] == img.shape[2] and rgb.shape[3] == img.shape[3], path .. ": RGB")
+    else
+      check(tostring(img):find("torch.vision.io.read_image: " .. path, 1, true), tostring(img))
+    end
+  end
+  p:close()
+  if found == 0 then print("  (no PNG or JPEG under /usr/share: nothing real to decode)") end
+end)
+
+test("real PNG files match an independent zlib+struct reader (png_ref.py) pixel for pixel", function()
+  if not io.open("/usr/bin/python3") then return print("  (no /usr/bin/python3: cross-check skipped)") end
+  local p = io.popen("find /usr/share/doc /usr/share/gitweb /usr/share/pixmaps /usr/share/icons -name '*.png' "
+                     .. "-size -100k 2>/dev/null | head -40")
+  local args = {}
+  for path in p:lines() do
+    if not path:find("'", 1, true) then args[#args + 1] = "'" .. path .. "'" end
+  end
+  p:close()
+  if #args == 0 then return print("  (no PNG under /usr/share: cross-check skipped)") end
+  local script = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  local q = io.popen("/usr/bin/python3 '" .. script .. "/png_ref.py' " .. table.concat(args, " ") .. " 2>&1")
+  local out = q:read("a")
+  q:close()
+  local chunk = load(out, "png_ref.py", "t", {})
+  local ref = chunk and chunk()
+  check(ref ~= nil, "png_ref.py failed:\n" .. out:sub(1, 2000))
+  local compared = 0
+  for path, r in pairs(ref) do
+    local img = vio.read_image(path)
+    check_eq(img.shape[1], r[1], path .. ": channels")
+    check(img.shape[2] == r[2] and img.shape[3] == r[3], path .. ": size")
+    check_eq(img:permute(2, 3, 1):flatten():totable(), r[4], path .. ": pixels")
+    compared = compared + 1
+  end
+  print(("  (%d real PNGs compared)"):format(compared))
+end)
+
+test("bad input raises an error naming the function and the reason", function()
+  local good = string_of(vio.encode_png(torch.zeros(3, 4, 4, {dtype = torch.uint8})))
+  local jpg = string_of(vio.encode_jpeg(smooth(3, 16, 16)))
+  check_error(function() vio.decode_png(bytes_of("GIF89a........")) end, "decode_png: PNG decoder: not a PNG file")
+  check_error(function() vio.decode_png(bytes_of(jpg)) end, "not a PNG file")
+  check_error(function() vio.decode_jpeg(bytes_of(good)) end, "decode_jpeg: JPEG decoder: not a JPEG file")
+  check_error(function() vio.decode_image(bytes_of("hello world")) end, "decode_image: not a PNG or JPEG file")
+  check_error(function() vio.decode_image(torch.zeros(0, {dtype = torch.uint8})) end, "not a PNG or JPEG file")
+  check_error(function() vio.decode_png(bytes_of(good:sub(1, 40))) end, "PNG decoder: the file is truncated")
+  check_error(function() vio.decode_jpeg(bytes_of(jpg:sub(1, #jpg // 2))) end, "JPEG decoder: Premature end")
+  local bad_crc = good:sub(1, 30) .. string.char(good:byte(31) ~ 1) .. good:sub(32)
+  check_error(function() vio.decode_png(bytes_of(bad_crc)) end, "PNG decoder:")
+  local zero = "\x89PNG\r\n\x1a\n" .. chunk("IHDR", string.pack(">I4I4BBBBB", 0, 4, 8, 0, 0, 0, 0))
+  check_error(function() vio.decode_png(bytes_of(zero)) end, "PNG decoder:")
+  local huge = "\x89PNG\r\n\x1a\n" .. chunk("IHDR", string.pack(">I4I4BBBBB", 900000, 900000, 16, 6, 0, 0, 0))
+      .. chunk("IDAT", zlib_stored("\0")) .. chunk("IEND", "")
+  check_error(function() vio.decode_png(bytes_of(huge)) end, "too large")
+  local sof = jpg:find("\xFF\xC0", 1, true)
+  local big = jpg:sub(1, sof + 4) .. string.pack(">I2I2", 60000, 60000) .. jpg:sub(sof + 9)
+  check_error(function() vio.decode_jpeg(bytes_of(big)) end, "JPEG decoder: an image of 60000 x 60000 pixels is too large")
+  local rows = grid(2, 2, function() return {1} end)
+  check_error(function() vio.decode_png(bytes_of(make_png{rows = rows, color = 3, depth = 8})) end, "PNG decoder:")
+  check_error(function() vio.decode_png(bytes_of(good), "BGR") end, "unknown mode 'BGR'")
+  check_error(function() vio.decode_png(bytes_of(good), 7) end, "mode must be a value of torch.vision.io.ImageReadMode")
+  check_error(function() vio.decode_png(bytes_of(good), {mod = 1}) end, "unknown option 'mod'")
+  check_error(function() vio.decode_png(torch.zeros(5)) end, "decode_png: data must be a 1-D uint8 CPU tensor")
+  check_error(function() vio.decode_png("abc") end, "decode_png")
+end)
+
+test("bad images to encode and bad paths raise errors naming the function", function()
+  local u8 = function(...) return torch.zeros({...}, {dtype = torch.uint8}) end
+  check_error(function() vio.encode_png(torch.zeros(3, 4, 4)) end, "encode_png: the image must be a uint8 CPU tensor")
+  check_error(function() vio.encode_png(u8(4, 4)) end, "encode_png: the image must be a uint8 CPU tensor of shape C x H x W, got a 2-D")
+  check_error(function() vio.encode_png(u8(5, 4, 4)) end, "encode_png: the image has 5 channels (expected 1, 2, 3 or 4)")
+  check_error(function() vio.encode_jpeg(u8(4, 4, 4)) end, "encode_jpeg: the image has 4 channels (expected 1 or 3)")
+  check_error(function() vio.encode_jpeg(u8(2, 4, 4)) end, "expected 1 or 3")
+  check_error(function() vio.encode_png(u8(3, 0, 4)) end, "encode_png: the image has no pixels")
+  check_error(function() vio.encode_jpeg(u8(3, 4, 4), 0) end, "encode_jpeg: quality must be in 1..100, got 0")
+  check_error(function() vio.encode_png(u8(3, 4, 4), 10) end, "encode_png: compression_level must be in 0..9, got 10")
+  check_error(function() vio.encode_jpeg(u8(3, 70000, 1)) end, "encode_jpeg: JPEG encoder: an image of 70000 x 1 pixels")
+  check_error(function() vio.read_image(P("missing.png")) end, "torch.vision.io.read_image: " .. P("missing.png") .. ": No such file")
+  check_error(function() vio.read_file(P("missing.bin")) end, "torch.vision.io.read_file: " .. P("missing.bin"))
+  check_error(function() vio.read_image(dir) end, "torch.vision.io.read_image: " .. dir)
+  check_error(function() vio.write_png(u8(1, 2, 2), P("no/such/dir.png")) end, "write_png: " .. P("no/such/dir.png"))
+  check_error(function() vio.write_jpeg(u8(1, 2, 2), 5) end, "write_jpeg: argument #2 must be a file path")
+  vio.write_file(P("text.txt"), bytes_of("not an image"))
+  check_error(function() vio.read_image(P("text.txt")) end, "read_image: " .. P("text.txt") .. ": not a PNG or JPEG file")
+end)
+
+os.execute("rm -rf '" .. dir .. "'")
