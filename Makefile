@@ -192,7 +192,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-saniti
 FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c domains/vision/idx.c domains/vision/png_decode.c \
             domains/vision/jpeg.c tensor/status.c
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(HEADERS)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_image.h $(FUZZ_LIB) $(HEADERS)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpng -ljpeg -lz -lm
 
