@@ -110,8 +110,8 @@ static void trace_named(mt_op op, bool given, const mt_tensor *const *ins, int n
 
 mt_status mtg_call(mt_op op, const mt_tensor *const *ins, int nin, const mt_args *a, mt_tensor **outs, int nout) {
   mt_tensor *given = outs[0];
-  bool any_given = false;
-  for (int k = 0; k < nout; k++) any_given |= outs[k] != NULL;
+  bool any_given = false; /* read only while tracing */
+  for (int k = 0; k < nout && MTG_TRACING(); k++) any_given |= outs[k] != NULL;
   bool recorded = false;
   mt_status st = call_recorded(op, ins, nin, a, outs, nout, &recorded);
   /* only what the JIT can lower is traced: the rest is refused as a tensor

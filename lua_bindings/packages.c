@@ -189,24 +189,16 @@ static int namespace_loader(lua_State *L) {
   return 1;
 }
 
-/* A namespace table that the torch module makes and no file holds
+/* A namespace table that the loaded torch module holds and no file makes
  * (torch.utils, torch.cuda): `require "torch.utils"` gives it, as Python's
- * import does. torch is required first when it is not loaded (from a stock
- * lua5.4); the walk reads fields raw, loading nothing else. Pushes its
- * loader and name and returns 2, or returns 0 with nothing pushed. */
+ * import does. This searcher exists only once luaopen_torch runs; while it
+ * is still running torch is not loaded yet, and nothing is found. The walk
+ * reads fields raw, loading nothing else. Pushes its loader and name and
+ * returns 2, or returns 0 with nothing pushed. */
 static int push_namespace(lua_State *L, const char *name) {
   lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_getfield(L, -1, "torch");
   lua_remove(L, -2);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "torch");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-      lua_pop(L, 1);
-      return 0;
-    }
-  }
   for (const char *p = name + 6; *p && lua_istable(L, -1);) {
     const char *dot = strchr(p, '.');
     size_t n = dot ? (size_t)(dot - p) : strlen(p);
