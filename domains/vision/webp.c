@@ -26,6 +26,7 @@ static const char *status_text(VP8StatusCode s) {
  * file has alpha; RGB and RGB_ALPHA force 3 or 4 channels; the gray modes
  * are refused, as torchvision does. img->pix is malloc'ed on success. */
 mt_status mtd_webp_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
+  img->pix = NULL;
   WebPBitstreamFeatures f;
   VP8StatusCode s = WebPGetFeatures(data, n, &f);
   if (s != VP8_STATUS_OK) return mt_fail(MT_EIO, "WebP decoder: %s", status_text(s));
