@@ -80,7 +80,7 @@ else
   end)
 
   test("ImageFolder + DataLoader(num_workers=2): the workers decode, batches equal the in-line ones", function()
-    local crop = function(img) return img:float():mean({2, 3}) end
+    local crop = function(img) return img:select(2, img:size(2) // 2 + 1):select(2, img:size(3) // 2 + 1) end
     local ds = D.ImageFolder(STAMPS, {transform = crop, target_transform = function(t) return t * 10 end})
     local sub = {}
     local serial = data.DataLoader(ds, {batch_size = 7})
