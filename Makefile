@@ -152,6 +152,8 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) $(INC) -c $< -o $@
 
 $(BUILD)/domains/experiment/plot/l_canvas.o: CFLAGS += $(CAIRO_CFLAGS)
+# torch.vision.utils' label text (domains/vision/l_text.c) is Cairo's too
+$(BUILD)/domains/vision/l_text.o: CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
