@@ -51,15 +51,11 @@ static void hline(canvas *c, int64_t x0, int64_t y, int64_t x1, const int *rgb) 
   for (int64_t x = x0; x <= x1; x++) point(c, x, y, rgb);
 }
 
-/* the column x from y0 to y1 (either order) */
-static void vline(canvas *c, int64_t x, int64_t y0, int64_t y1, const int *rgb) {
-  if (y0 > y1) {
-    int64_t t = y0;
-    y0 = y1, y1 = t;
-  }
-  if (y0 < 0) y0 = 0;
-  if (y1 >= c->h) y1 = c->h - 1;
-  for (int64_t y = y0; y <= y1; y++) point(c, x, y, rgb);
+/* the column x from ya towards yb, yb itself excluded (as PIL's line of a
+ * rectangle's sides, which can run upwards in boxes thinner than 2 widths) */
+static void vline(canvas *c, int64_t x, int64_t ya, int64_t yb, const int *rgb) {
+  int64_t step = ya <= yb ? 1 : -1;
+  for (int64_t y = ya; y != yb; y += step) point(c, x, y, rgb);
 }
 
 /* rect(img, x0, y0, x1, y1, r, g, b, width): the outline as PIL draws it,
@@ -120,20 +116,21 @@ static int l_fill_rect(lua_State *L) {
   return 0;
 }
 
-/* disk(img, cx, cy, radius, r, g, b): the pixels of the box [cx - radius,
- * cx + radius] (both axes, inclusive) whose centres lie in the ellipse
- * inscribed in that box */
+/* disk(img, cx, cy, radius, r, g, b): the pixels (x, y) with
+ * (x - cx)^2 + (y - cy)^2 <= (radius + 0.4)^2, which is PIL's filled circle
+ * of the box [cx - radius, cx + radius] for radii up to 9 (PIL walks the
+ * ellipse in integer steps; larger disks differ in a few edge pixels) */
 static int l_disk(lua_State *L) {
   canvas c = check_canvas(L, "draw.disk");
   int64_t cx = luaL_checkinteger(L, 2), cy = luaL_checkinteger(L, 3), r = luaL_checkinteger(L, 4);
   int rgb[3] = {check_byte(L, 5), check_byte(L, 6), check_byte(L, 7)};
   if (r < 0) return 0;
-  double a = r + 0.5;
+  double lim = (r + 0.4) * (r + 0.4);
   for (int64_t y = cy - r; y <= cy + r; y++) {
     if (y < 0 || y >= c.h) continue;
     for (int64_t x = cx - r; x <= cx + r; x++) {
-      double dx = (double)(x - cx) / a, dy = (double)(y - cy) / a;
-      if (dx * dx + dy * dy <= 1.0) point(&c, x, y, rgb);
+      double dx = (double)(x - cx), dy = (double)(y - cy);
+      if (dx * dx + dy * dy <= lim) point(&c, x, y, rgb);
     }
   }
   return 0;
@@ -156,8 +153,8 @@ static void thin_line(canvas *c, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
 }
 
 /* line(img, x0, y0, x1, y1, r, g, b, width): width 1 is a Bresenham line;
- * wider lines fill the quadrilateral PIL computes (its corner rounding),
- * taking the pixels whose integer coordinates lie in it or on its edges */
+ * wider lines fill the quadrilateral PIL computes (its corner rounding)
+ * row by row as PIL fills polygons */
 static int l_line(lua_State *L) {
   canvas c = check_canvas(L, "draw.line");
   int64_t x0 = luaL_checkinteger(L, 2), y0 = luaL_checkinteger(L, 3);
@@ -175,25 +172,25 @@ static int l_line(lua_State *L) {
   int64_t dymin = round_down(rmin * dx), dymax = round_down(rmax * dx);
   double vx[4] = {x0 - dxmin, x1 - dxmin, x1 + dxmax, x0 + dxmax};
   double vy[4] = {y0 + dymax, y1 + dymax, y1 - dymin, y0 - dymin};
-  double bx0 = vx[0], bx1 = vx[0], by0 = vy[0], by1 = vy[0];
-  for (int k = 1; k < 4; k++) {
-    bx0 = fmin(bx0, vx[k]), bx1 = fmax(bx1, vx[k]);
-    by0 = fmin(by0, vy[k]), by1 = fmax(by1, vy[k]);
-  }
-  /* orientation of the quadrilateral, so "inside" is one sign of the cross products */
-  double area = 0;
-  for (int k = 0; k < 4; k++) area += vx[k] * vy[(k + 1) % 4] - vx[(k + 1) % 4] * vy[k];
-  double s = area < 0 ? -1 : 1;
-  for (int64_t y = (int64_t)fmax(by0, 0); y <= (int64_t)fmin(by1, (double)c.h - 1); y++)
-    for (int64_t x = (int64_t)fmax(bx0, 0); x <= (int64_t)fmin(bx1, (double)c.w - 1); x++) {
-      int in = 1;
-      for (int k = 0; k < 4 && in; k++) {
-        int n = (k + 1) % 4;
-        double cross = (vx[n] - vx[k]) * ((double)y - vy[k]) - (vy[n] - vy[k]) * ((double)x - vx[k]);
-        if (s * cross < -1e-9) in = 0;
+  /* scan the rows: the span between the outermost edge crossings, its
+   * ends rounded inwards half-way as PIL's polygon filler does */
+  double by0 = vy[0], by1 = vy[0];
+  for (int k = 1; k < 4; k++) by0 = fmin(by0, vy[k]), by1 = fmax(by1, vy[k]);
+  for (int64_t y = (int64_t)by0; y <= (int64_t)by1; y++) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < 4; k++) {
+      int n = (k + 1) % 4;
+      double ya = vy[k], yb = vy[n];
+      if ((double)y < fmin(ya, yb) || (double)y > fmax(ya, yb)) continue;
+      if (ya == yb) {
+        lo = fmin(lo, fmin(vx[k], vx[n])), hi = fmax(hi, fmax(vx[k], vx[n]));
+      } else {
+        double x = vx[k] + ((double)y - ya) * (vx[n] - vx[k]) / (yb - ya);
+        lo = fmin(lo, x), hi = fmax(hi, x);
       }
-      if (in) point(&c, x, y, rgb);
     }
+    if (lo <= hi) hline(&c, round_up(lo), y, round_down(hi), rgb);
+  }
   return 0;
 }
 
