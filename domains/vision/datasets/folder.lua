@@ -162,8 +162,6 @@ local function define(name, order, defaults)
     for k, s in ipairs(self.samples) do self.targets[k] = s[2] end
     self.imgs = self.samples
   end
-  D.find_classes = M.find_classes
-  D.make_dataset = M.make_dataset
   return D
 end
 

@@ -21,6 +21,8 @@ local datasets = {
   IMG_EXTENSIONS = folder.IMG_EXTENSIONS,
   default_loader = folder.default_loader,
   has_file_allowed_extension = folder.has_file_allowed_extension,
+  find_classes = folder.find_classes,
+  make_dataset = folder.make_dataset,
   FakeData = require "torch.vision.datasets.fakedata",
 }
 return datasets

@@ -70,7 +70,7 @@ local function family(name, classes, files, extra)
     self.root, self.train = root, o.train ~= false
     local images, labels = files(self, o)
     load(self, name, root, name, images, labels)
-    if self.fix then self:fix() end
+    if self._fix then self:_fix() end
     self.class_to_idx = V.class_to_idx(self.classes)
   end
   return C
@@ -123,6 +123,6 @@ M.EMNIST = family("EMNIST", nil, function(self, o)
 end, "split")
 M.EMNIST.splits = {"byclass", "bymerge", "balanced", "letters", "digits", "mnist"}
 -- the files store each image transposed (column-major); turn them upright
-function M.EMNIST:fix() self.data = self.data:transpose(2, 3):contiguous() end
+function M.EMNIST:_fix() self.data = self.data:transpose(2, 3):contiguous() end
 
 return M
