@@ -84,6 +84,18 @@ function Subset:get_batch(idx)
   return self.dataset:get_batch(self.indices:index_select(1, idx))
 end
 
+-- the dataset's own loading threads, over the subset's indices
+function Subset:worker_pool(n)
+  local pool = self.dataset.worker_pool and self.dataset:worker_pool(n)
+  if not pool then return nil end
+  local map = self.indices
+  return {
+    put = function(_, ticket, idx) pool:put(ticket, map:index_select(1, idx)) end,
+    take = function(_, ticket) return pool:take(ticket) end,
+    close = function() pool:close() end,
+  }
+end
+
 -- random_split(dataset, lengths[, generator]) -> list of Subsets
 function data.random_split(ds, lengths, gen)
   local n, total = #ds, 0

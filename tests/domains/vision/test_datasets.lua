@@ -407,4 +407,57 @@ if io.open(D.FASHION_MNIST_DIR .. "/t10k-images-idx3-ubyte.gz") then
   end)
 end
 
+
+test("ImageFolder over PNG, JPEG and WebP files, in-line, through workers and through a Subset", function()
+  local vio = torch.vision.io
+  local root = os.tmpname()
+  os.remove(root)
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  sh("mkdir -p '" .. root .. "/webp' '" .. root .. "/png' '" .. root .. "/jpeg' && cp '" .. here
+    .. "'/webp/*.webp '" .. root .. "/webp/'")
+  local base = ((torch.arange(0, 3 * 9 * 11):view(3, 9, 11) * 7) % 256):to(torch.uint8)
+  vio.write_png(base, root .. "/png/a.png")
+  vio.write_png(torch.cat({base, base:narrow(1, 1, 1)}, 1), root .. "/png/b_rgba.PNG")
+  vio.write_png(base:narrow(1, 1, 1):contiguous(), root .. "/png/c_gray.png")
+  vio.write_jpeg(base, root .. "/jpeg/x.jpg", 95)
+  write(root .. "/jpeg/notes.txt", "not an image")
+  local ds = D.ImageFolder(root)
+  check_eq(ds.classes, {"jpeg", "png", "webp"})
+  check_eq(#ds, 1 + 3 + 4)
+  for i = 1, #ds do
+    local s = ds:get(i)
+    check_eq(s[1]:size(1), 3, ds.samples[i][1] .. " is RGB")
+    check(s[1]:equal(vio.read_image(ds.samples[i][1], vio.ImageReadMode.RGB)), ds.samples[i][1])
+  end
+  check(ds:get(3)[1]:equal(base), "RGBA loses its alpha")
+  check(ds:get(4)[1]:equal(base:narrow(1, 1, 1):expand(3, 9, 11)), "gray spreads to three channels")
+  local sizes = function(b) local t = {} for k, x in ipairs(b) do t[k] = table.concat(x.shape, "x") end return t end
+  local collate = function(samples)
+    local imgs, ts = {}, {}
+    for k, s in ipairs(samples) do imgs[k], ts[k] = s[1], s[2] end
+    return {imgs, ts}
+  end
+  local inline, threaded = {}, {}
+  for b in data.DataLoader(ds, {batch_size = 3, collate_fn = collate}):iter() do inline[#inline + 1] = b end
+  for b in data.DataLoader(ds, {batch_size = 3, collate_fn = collate, num_workers = 2}):iter() do
+    threaded[#threaded + 1] = b
+  end
+  check_eq(#threaded, #inline)
+  for k = 1, #inline do
+    check_eq(sizes(threaded[k][1]), sizes(inline[k][1]))
+    check_eq(threaded[k][2], inline[k][2])
+    for j = 1, #inline[k][1] do check(threaded[k][1][j]:equal(inline[k][1][j]), "image " .. j .. " of batch " .. k) end
+  end
+  local sub = data.Subset(ds, {8, 2, 5})
+  local got = {}
+  for b in data.DataLoader(sub, {batch_size = 2, collate_fn = collate, num_workers = 2}):iter() do
+    for j = 1, #b[1] do got[#got + 1] = {b[1][j], b[2][j]} end
+  end
+  check_eq(#got, 3)
+  for k, i in ipairs({8, 2, 5}) do
+    check(got[k][1]:equal(ds:get(i)[1]) and got[k][2] == ds:get(i)[2], "subset sample " .. k)
+  end
+  sh("rm -rf '" .. root .. "'")
+end)
+
 sh("rm -rf '" .. dir .. "'")
