@@ -133,7 +133,12 @@ function V.class_to_idx(classes)
   return m
 end
 
--- A new dataset class under torch.utils.data.Dataset.
-function V.class(name) return data.Dataset:extend(name) end
+-- A new dataset class under torch.utils.data.Dataset; its get(i) is a
+-- public entry point (errors point at the caller's line).
+function V.class(name)
+  local C = data.Dataset:extend(name)
+  C.get = torch._public(function(self, i) return self:__getitem(i) end, name)
+  return C
+end
 
 return V

@@ -338,4 +338,4 @@ end
 utils.__help = "torch.vision.utils: make_grid, save_image, draw_bounding_boxes, draw_segmentation_masks, "
   .. "draw_keypoints"
 
-return U.public_table(utils, "torch.vision.utils.")
+return U.public_table(utils, "")
