@@ -5,6 +5,7 @@
  * fontconfig family name; the default is "sans-serif".
  *   torch.vision._text.text(img, x, y, s, r, g, b, font_or_nil, size)
  * draws s with the top left of its line box at (x, y), 0-based pixels. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,44 @@ static int file_exists(const char *path) {
   return f != NULL;
 }
 
+/* Copies the rw x rh region at (x0, y0) of the 3 x h x w bytes p into the
+ * RGB24 surface data d (to_surface) or back. */
+static void copy_region(uint8_t *p, int64_t h, int64_t w, uint8_t *d, int stride, int64_t x0, int64_t y0, int64_t rw,
+                        int64_t rh, int to_surface) {
+  for (int64_t i = 0; i < rh; i++)
+    for (int64_t j = 0; j < rw; j++) {
+      int64_t at = (y0 + i) * w + x0 + j;
+      uint32_t v;
+      if (to_surface) {
+        v = (uint32_t)p[at] << 16 | (uint32_t)p[h * w + at] << 8 | p[2 * h * w + at];
+        memcpy(d + i * stride + j * 4, &v, 4);
+      } else {
+        memcpy(&v, d + i * stride + j * 4, 4);
+        p[at] = (uint8_t)(v >> 16), p[h * w + at] = (uint8_t)(v >> 8), p[2 * h * w + at] = (uint8_t)v;
+      }
+    }
+}
+
+/* selects face (a font file's) or the family font (default sans-serif) at size */
+static void set_font(cairo_t *cr, cairo_font_face_t *face, const char *font, double size) {
+  if (face) cairo_set_font_face(cr, face);
+  else cairo_select_font_face(cr, font ? font : "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, size);
+}
+
+/* the font's and the text's extents */
+static void measure(cairo_font_face_t *face, const char *font, double size, const char *s, cairo_font_extents_t *fe,
+                    cairo_text_extents_t *te) {
+  cairo_surface_t *scratch = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
+  cairo_t *m = cairo_create(scratch);
+  set_font(m, face, font, size);
+  cairo_font_extents(m, fe);
+  cairo_text_extents(m, s, te);
+  cairo_destroy(m);
+  cairo_surface_destroy(scratch);
+}
+
+/* text(img, x, y, s, r, g, b, font_or_nil, size) */
 static int l_text(lua_State *L) {
   const char *fn = "draw_bounding_boxes";
   mt_tensor *t = mtl_check_tensor(L, 1, fn);
@@ -76,7 +115,23 @@ static int l_text(lua_State *L) {
     face = face_of_file(font);
     if (!face) return luaL_error(L, "%s: cannot read the font file %s", fn, font);
   }
-  cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
+  /* measure, then draw on a copy of the covered region only */
+  cairo_font_extents_t fe;
+  cairo_text_extents_t te;
+  measure(face, font, size, s, &fe, &te);
+  int64_t x0 = (int64_t)floor(x + fmin(te.x_bearing, 0)) - 2;
+  int64_t x1 = (int64_t)ceil(x + fmax(te.x_advance, te.x_bearing + te.width)) + 2;
+  int64_t y0 = (int64_t)floor(y + fmin(0, fe.ascent + te.y_bearing)) - 2, y1 = (int64_t)ceil(y + fe.ascent + fe.descent) + 2;
+  if (x0 < 0) x0 = 0;
+  if (y0 < 0) y0 = 0;
+  if (x1 > w) x1 = w;
+  if (y1 > h) y1 = h;
+  if (x0 >= x1 || y0 >= y1) {
+    if (face) cairo_font_face_destroy(face);
+    return 0;
+  }
+  int64_t rw = x1 - x0, rh = y1 - y0;
+  cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)rw, (int)rh);
   if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS) {
     if (face) cairo_font_face_destroy(face);
     cairo_surface_destroy(sf);
@@ -85,31 +140,18 @@ static int l_text(lua_State *L) {
   uint8_t *p = (uint8_t *)mt_data(t), *d = cairo_image_surface_get_data(sf);
   int stride = cairo_image_surface_get_stride(sf);
   cairo_surface_flush(sf);
-  for (int64_t i = 0; i < h; i++)
-    for (int64_t j = 0; j < w; j++) {
-      uint32_t v = (uint32_t)p[i * w + j] << 16 | (uint32_t)p[(h + i) * w + j] << 8 | p[(2 * h + i) * w + j];
-      memcpy(d + i * stride + j * 4, &v, 4);
-    }
+  copy_region(p, h, w, d, stride, x0, y0, rw, rh, 1);
   cairo_surface_mark_dirty(sf);
   cairo_t *cr = cairo_create(sf);
-  if (face) cairo_set_font_face(cr, face);
-  else cairo_select_font_face(cr, font ? font : "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, size);
-  cairo_font_extents_t fe;
-  cairo_font_extents(cr, &fe);
+  set_font(cr, face, font, size);
   cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-  cairo_move_to(cr, x, y + fe.ascent);
+  cairo_move_to(cr, x - (double)x0, y - (double)y0 + fe.ascent);
   cairo_show_text(cr, s);
   cairo_status_t st = cairo_status(cr);
   cairo_destroy(cr);
   if (face) cairo_font_face_destroy(face);
   cairo_surface_flush(sf);
-  for (int64_t i = 0; i < h; i++)
-    for (int64_t j = 0; j < w; j++) {
-      uint32_t v;
-      memcpy(&v, d + i * stride + j * 4, 4);
-      p[i * w + j] = (uint8_t)(v >> 16), p[(h + i) * w + j] = (uint8_t)(v >> 8), p[(2 * h + i) * w + j] = (uint8_t)v;
-    }
+  copy_region(p, h, w, d, stride, x0, y0, rw, rh, 0);
   cairo_surface_destroy(sf);
   if (st != CAIRO_STATUS_SUCCESS) return luaL_error(L, "%s: cannot draw the label: %s", fn, cairo_status_to_string(st));
   return 0;
