@@ -134,10 +134,15 @@ function V.class_to_idx(classes)
 end
 
 -- A new dataset class under torch.utils.data.Dataset; its get(i) is a
--- public entry point (errors point at the caller's line).
+-- public entry point (errors point at the caller's line), and ds[i] is
+-- ds:get(i) for integers i, as Python's ds[i].
 function V.class(name)
   local C = data.Dataset:extend(name)
   C.get = torch._public(function(self, i) return self:__getitem(i) end, name)
+  C.__index = function(self, k)
+    if math.type(k) == "integer" then return C.get(self, k) end
+    return C[k]
+  end
   return C
 end
 

@@ -244,7 +244,7 @@ end
 function utils.draw_segmentation_masks(image, masks, ...)
   local fname = "draw_segmentation_masks"
   local o = U.args(fname, {"alpha", "colors"}, {alpha = 0.8}, ...)
-  local img, back = canvas(fname, image, false)
+  local img = canvas(fname, image, false)
   if not torch.is_tensor(masks) then error(fname .. ": masks must be a bool tensor", 0) end
   if masks:dim() == 2 then masks = masks:unsqueeze(1) end
   if masks:dim() ~= 3 then
@@ -265,15 +265,21 @@ function utils.draw_segmentation_masks(image, masks, ...)
     return image
   end
   local cs = colors.list(fname, o.colors, n, "masks")
-  local m = masks:detach():cpu()
-  local painted = img:clone()
+  local m = masks:detach():to(image.device)
+  -- float images blend in float with the colors scaled to [0, 1]
+  local float = image:is_floating_point()
+  local base = float and image:detach() or image:detach():to(torch.uint8)
+  local painted = base:clone()
+  local h, w = m:size(2), m:size(3)
   for i = 1, n do
-    local where = m[i]:unsqueeze(1):expand(3, m:size(2), m:size(3))
-    local color = torch.tensor(cs[i], {dtype = torch.uint8}):view(3, 1, 1):expand(3, m:size(2), m:size(3))
-    painted = torch.where(where, color, painted)
+    local where = m[i]:unsqueeze(1):expand(3, h, w)
+    local color = torch.tensor(cs[i], {dtype = base.dtype, device = base.device})
+    if float then color = color / 255 end
+    painted = torch.where(where, color:view(3, 1, 1):expand(3, h, w), painted)
   end
-  local out = img:float() * (1 - o.alpha) + painted:float() * o.alpha
-  return back(out:to(torch.uint8))
+  local out = base:to(float and base.dtype or torch.float32) * (1 - o.alpha)
+    + painted:to(float and base.dtype or torch.float32) * o.alpha
+  return float and out or out:to(torch.uint8)
 end
 
 -- draw_keypoints(image, keypoints[, connectivity, colors, radius=2,

@@ -190,3 +190,15 @@ test("drawing: clear errors for bad input", function()
   -- nothing to draw: the image comes back
   check(U.draw_bounding_boxes(base, torch.zeros(0, 4)):equal(base), "no boxes")
 end)
+
+test("draw_segmentation_masks on a float image blends in float", function()
+  local base = img(3, 6, 7, 3):float():div(255)
+  local m = torch.zeros(6, 7):bool()
+  m[{2, {2, 4}}] = true
+  local out = U.draw_segmentation_masks(base, m, {alpha = 0.25, colors = {"#ff8000"}})
+  check_eq(out.dtype, torch.float32)
+  local want = base:clone()
+  local c = torch.tensor({1, 128 / 255, 0}):view(3, 1)
+  want[{{}, 2, {2, 4}}] = base[{{}, 2, {2, 4}}] * 0.75 + c * 0.25
+  check_close(out, want, {atol = 1e-6})
+end)
