@@ -42,6 +42,12 @@ mt_status mtd_decode(const unsigned char *p, size_t n, int format, int mode, siz
  * when orient is set. */
 mt_status mtd_image_tensor(mtd_image *img, int orient, mt_tensor **out);
 
+/* img (decoded UNCHANGED) turned into 8-bit RGB in place as PIL's
+ * convert("RGB") of the file: gray spread to three channels, alpha dropped,
+ * 16-bit colour reduced to its high byte and 16-bit gray clipped at 255
+ * (torchvision's ImageFolder loader). On error img->pix is freed. */
+mt_status mtd_image_rgb8(mtd_image *img);
+
 /* Encodes h x w pixels of c channels (1 gray, 3 RGB), HWC bytes at pix, as a
  * JPEG of quality 1..100: *out (malloc'ed; free it) of *n bytes. */
 mt_status mtd_jpeg_encode(const uint8_t *pix, int64_t h, int64_t w, int c, int quality, unsigned char **out, size_t *n);

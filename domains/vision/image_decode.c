@@ -65,3 +65,29 @@ mt_status mtd_image_tensor(mtd_image *img, int orient, mt_tensor **out) {
   *out = t;
   return MT_OK;
 }
+
+mt_status mtd_image_rgb8(mtd_image *img) {
+  int64_t n = img->h * img->w;
+  int c = img->c;
+  uint8_t *out = malloc((size_t)n * 3);
+  if (!out) {
+    free(img->pix);
+    img->pix = NULL;
+    return mt_fail(MT_ENOMEM, "out of memory for a %lld x %lld image", (long long)img->h, (long long)img->w);
+  }
+  for (int64_t i = 0; i < n; i++)
+    for (int k = 0; k < 3; k++) {
+      int from = c >= 3 ? k : 0; /* gray spreads, alpha is dropped */
+      unsigned v;
+      if (img->depth == 16) {
+        v = ((uint16_t *)img->pix)[i * c + from];
+        v = c >= 3 ? v >> 8 : v > 255 ? 255 : v; /* PIL: colour keeps the high byte, gray clips */
+      } else {
+        v = ((uint8_t *)img->pix)[i * c + from];
+      }
+      out[i * 3 + k] = (uint8_t)v;
+    }
+  free(img->pix);
+  img->pix = out, img->c = 3, img->depth = 8;
+  return MT_OK;
+}

@@ -4,7 +4,8 @@
  * the training loop. Worker threads never touch Lua: each task is a list of
  * paths copied at put() and comes back as C x H x W tensors at take().
  *   torch.vision._folder.scandir(path) -> {{name=, dir=bool}, ...} (unsorted)
- *   p = torch.vision._folder.decoder(nworkers, mode)
+ *   torch.vision._folder.load_rgb(path) -> uint8 3 x H x W (PIL's convert("RGB"))
+ *   p = torch.vision._folder.decoder(nworkers)   -- threads doing load_rgb
  *   p:put(ticket, {path, ...}); p:take(ticket) -> {tensor, ...}; p:close() */
 #include <dirent.h>
 #include <errno.h>
@@ -66,7 +67,7 @@ typedef struct {
   pthread_cond_t work, ready;
   task *tasks, *tail;
   pthread_t th[MAXW];
-  int nworkers, mode, closing, closed;
+  int nworkers, closing, closed;
 } decoder;
 
 /* Reads the whole file at path into *buf (malloc'ed) of *n bytes; on error
@@ -96,21 +97,25 @@ static int slurp(const char *path, unsigned char **buf, size_t *n, char *err, si
   return 0;
 }
 
+/* The image file at path as a uint8 3 x H x W RGB tensor *out; on error
+ * writes "path: reason" into err. No Lua: worker threads call it. */
+static int load_rgb(const char *path, mt_tensor **out, char *err, size_t errn) {
+  unsigned char *buf = NULL;
+  size_t n = 0;
+  if (slurp(path, &buf, &n, err, errn)) return -1;
+  mtd_image img;
+  mt_status st = mtd_decode(buf, n, MTD_ANY, MTD_UNCHANGED, MAX_BYTES, &img);
+  free(buf);
+  if (!st) st = mtd_image_rgb8(&img);
+  if (!st) st = mtd_image_tensor(&img, 0, out);
+  if (st) return snprintf(err, errn, "%s: %s", path, mt_errmsg()), -1;
+  return 0;
+}
+
 /* Decodes every path of t into t->out; stops at the first failure. */
-static void run_task(decoder *p, task *t) {
-  for (int k = 0; k < t->n; k++) {
-    unsigned char *buf = NULL;
-    size_t n = 0;
-    if (slurp(t->paths[k], &buf, &n, t->err, sizeof t->err)) return;
-    mtd_image img;
-    mt_status st = mtd_decode(buf, n, MTD_ANY, p->mode, MAX_BYTES, &img);
-    free(buf);
-    if (!st) st = mtd_image_tensor(&img, 0, &t->out[k]);
-    if (st) {
-      snprintf(t->err, sizeof t->err, "%s: %s", t->paths[k], mt_errmsg());
-      return;
-    }
-  }
+static void run_task(task *t) {
+  for (int k = 0; k < t->n; k++)
+    if (load_rgb(t->paths[k], &t->out[k], t->err, sizeof t->err)) return;
 }
 
 static void *worker(void *arg) {
@@ -126,7 +131,7 @@ static void *worker(void *arg) {
     if (p->closing) break;
     t->claimed = 1;
     pthread_mutex_unlock(&p->mu);
-    run_task(p, t);
+    run_task(t);
     pthread_mutex_lock(&p->mu);
     t->done = 1;
     pthread_cond_broadcast(&p->ready);
@@ -168,14 +173,22 @@ static decoder *check_dec(lua_State *L) {
   return p;
 }
 
-/* decoder(nworkers, mode): mode is an ImageReadMode value 0..4 */
+/* load_rgb(path) */
+static int l_load_rgb(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  char err[512];
+  mt_tensor *t = NULL;
+  if (load_rgb(path, &t, err, sizeof err)) return luaL_error(L, "%s", err);
+  mtl_push_tensor(L, t);
+  return 1;
+}
+
+/* decoder(nworkers) */
 static int l_decoder(lua_State *L) {
-  lua_Integer nw = luaL_checkinteger(L, 1), mode = luaL_checkinteger(L, 2);
+  lua_Integer nw = luaL_checkinteger(L, 1);
   if (nw < 1 || nw > MAXW) return luaL_error(L, "image decoder: 1 to %d workers, got %d", MAXW, (int)nw);
-  if (mode < 0 || mode > 4) return luaL_error(L, "image decoder: bad mode %d", (int)mode);
   decoder *p = lua_newuserdatauv(L, sizeof *p, 0);
   memset(p, 0, sizeof *p);
-  p->mode = (int)mode;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->ready, NULL);
@@ -263,8 +276,10 @@ static int l_close(lua_State *L) {
 static const mtl_reg regs[] = {
     {"scandir", l_scandir, MTL_FN,
      "torch.vision._folder.scandir(path) -- the entries of a directory as {name=, dir=} (internal)"},
+    {"load_rgb", l_load_rgb, MTL_FN,
+     "torch.vision._folder.load_rgb(path) -- an image file as uint8 3 x H x W RGB, as PIL's convert('RGB') (internal)"},
     {"decoder", l_decoder, MTL_FN,
-     "torch.vision._folder.decoder(nworkers, mode) -- threads that read and decode image files (internal)"},
+     "torch.vision._folder.decoder(nworkers) -- threads that load_rgb image files (internal)"},
     {NULL, NULL, 0, NULL}};
 
 /* require "torch.vision._folder" */

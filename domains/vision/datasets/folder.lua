@@ -13,8 +13,12 @@ local M = {}
 
 M.IMG_EXTENSIONS = {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"}
 
--- torchvision's default loader: the image as RGB (alpha dropped, gray spread)
-function M.default_loader(path) return torch.vision.io.read_image(path, torch.vision.io.ImageReadMode.RGB) end
+-- torchvision's default loader: the image as 8-bit RGB, as PIL's
+-- convert("RGB") (alpha dropped, gray spread, 16-bit reduced to 8)
+function M.default_loader(path)
+  if type(path) ~= "string" then error("default_loader: path must be a string, got a " .. type(path), 2) end
+  return C.load_rgb(path)
+end
 
 local function list(fname, dir)
   local ok, entries = pcall(C.scandir, dir)
@@ -116,7 +120,7 @@ end
 -- loader only; a loader of one's own runs in the loop instead)
 function folder:worker_pool(n)
   if self.loader ~= M.default_loader then return nil end
-  local dec = C.decoder(n, torch.vision.io.ImageReadMode.RGB)
+  local dec = C.decoder(n)
   local pending, ds = {}, self
   return {
     put = function(_, ticket, ids)

@@ -90,9 +90,9 @@ else
       sub[n] = b
       if n == 6 then break end
     end
-    local vio = torch.vision.io
-    local real, calls = vio.read_image, 0
-    vio.read_image = function(...) calls = calls + 1; return real(...) end
+    local cfolder = require "torch.vision._folder" -- the default loader's decoder
+    local real, calls = cfolder.load_rgb, 0
+    cfolder.load_rgb = function(...) calls = calls + 1; return real(...) end
     local ok, err = pcall(function()
       local k = 0
       for b in data.DataLoader(ds, {batch_size = 7, num_workers = 2}):iter() do
@@ -104,9 +104,12 @@ else
       end
       check_eq(k, math.ceil(#ds / 7), "number of batches")
     end)
-    vio.read_image = real
+    local in_workers = calls
+    ds:get(1)
+    cfolder.load_rgb = real
     assert(ok, err)
-    check_eq(calls, 0, "no image decoded by the main thread")
+    check_eq(in_workers, 0, "no image decoded by the main thread")
+    check_eq(calls, 1, "the in-line loader is the one counted")
   end)
 end
 
@@ -459,5 +462,45 @@ test("ImageFolder over PNG, JPEG and WebP files, in-line, through workers and th
   end
   sh("rm -rf '" .. root .. "'")
 end)
+
+
+-- ---------------------------------------------------------------- skimage's photos, live against PIL
+local SK = "/usr/lib/python3/dist-packages/skimage/data"
+if io.open(SK .. "/astronaut.png") and io.open("/usr/bin/python3") then
+  test("ImageFolder over skimage's PNG and JPEG files (symbolic links) decodes as PIL's convert('RGB')", function()
+    local root = dir .. "/sk"
+    sh("mkdir -p '" .. root .. "/png' '" .. root .. "/jpg' && ln -s " .. SK .. "/*.png '" .. root .. "/png/' && for f in "
+      .. "hubble_deep_field retina rocket; do ln -s " .. SK .. "/$f.jpg '" .. root .. "/jpg/'; done")
+    local ds = D.ImageFolder(root)
+    local p = io.popen("cd /tmp && /usr/bin/python3 -c \"\n"
+      .. "import glob, sys, warnings\nfrom PIL import Image\nwarnings.simplefilter('ignore')\n"
+      .. "for f in sorted(glob.glob('" .. root .. "/jpg/*')) + sorted(glob.glob('" .. root .. "/png/*')):\n"
+      .. "    im = Image.open(f).convert('RGB'); w, h = im.size; b = im.tobytes()\n"
+      .. "    pick = [b[(k * 7919) % len(b)] for k in range(64)]\n"
+      .. "    print(f, h, w, sum(b), *pick)\n\"")
+    local rows = {}
+    for line in p:lines() do rows[#rows + 1] = line end
+    p:close()
+    check_eq(#rows, #ds, "PIL read every file")
+    for i, line in ipairs(rows) do
+      local f, h, w, sum, rest = line:match("^(%S+) (%d+) (%d+) (%d+) (.*)$")
+      check_eq(ds.samples[i][1], f, "sample order")
+      local x = ds[i][1]
+      check_shape(x, {3, tonumber(h), tonumber(w)})
+      check_eq(x:long():sum():item(), tonumber(sum), f .. ": sum of bytes")
+      local hwc = x:permute(2, 3, 1):contiguous():flatten()
+      local k = 0
+      for v in rest:gmatch("%d+") do
+        check_eq(hwc[(k * 7919) % hwc:numel() + 1]:item(), tonumber(v), f .. " byte " .. k)
+        k = k + 1
+      end
+    end
+    sh("ln -s " .. SK .. "/truncated.jpg '" .. root .. "/jpg/'")
+    local bad = D.ImageFolder(root)
+    local at
+    for i, s in ipairs(bad.samples) do if s[1]:find("truncated", 1, true) then at = i end end
+    check_error(function() return bad[at] end, "truncated.jpg: JPEG decoder:")
+  end)
+end
 
 sh("rm -rf '" .. dir .. "'")
