@@ -54,8 +54,10 @@ static void hline(canvas *c, int64_t x0, int64_t y, int64_t x1, const int *rgb) 
 /* the column x from ya towards yb, yb itself excluded (as PIL's line of a
  * rectangle's sides, which can run upwards in boxes thinner than 2 widths) */
 static void vline(canvas *c, int64_t x, int64_t ya, int64_t yb, const int *rgb) {
-  int64_t step = ya <= yb ? 1 : -1;
-  for (int64_t y = ya; y != yb; y += step) point(c, x, y, rgb);
+  int64_t lo = ya <= yb ? ya : yb + 1, hi = ya <= yb ? yb - 1 : ya;
+  if (lo < 0) lo = 0;
+  if (hi >= c->h) hi = c->h - 1;
+  for (int64_t y = lo; y <= hi; y++) point(c, x, y, rgb);
 }
 
 /* rect(img, x0, y0, x1, y1, r, g, b, width): the outline as PIL draws it,
@@ -126,9 +128,10 @@ static int l_disk(lua_State *L) {
   int rgb[3] = {check_byte(L, 5), check_byte(L, 6), check_byte(L, 7)};
   if (r < 0) return 0;
   double lim = (r + 0.4) * (r + 0.4);
-  for (int64_t y = cy - r; y <= cy + r; y++) {
-    if (y < 0 || y >= c.h) continue;
-    for (int64_t x = cx - r; x <= cx + r; x++) {
+  int64_t ylo = cy - r < 0 ? 0 : cy - r, yhi = cy + r >= c.h ? c.h - 1 : cy + r;
+  int64_t xlo = cx - r < 0 ? 0 : cx - r, xhi = cx + r >= c.w ? c.w - 1 : cx + r;
+  for (int64_t y = ylo; y <= yhi; y++) {
+    for (int64_t x = xlo; x <= xhi; x++) {
       double dx = (double)(x - cx), dy = (double)(y - cy);
       if (dx * dx + dy * dy <= lim) point(&c, x, y, rgb);
     }
@@ -152,6 +155,38 @@ static void thin_line(canvas *c, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
   }
 }
 
+/* Keeps a segment with an end far outside the picture (farther than
+ * 4 (w + h) + width) drawable in time: clips it (Liang-Barsky) to the
+ * picture grown by that margin and rounds the new ends; segments within the
+ * margin are left exact. False when nothing of it is near the picture. */
+static int clip_segment(const canvas *c, int64_t width, int64_t *x0, int64_t *y0, int64_t *x1, int64_t *y1) {
+  double m = 4.0 * (double)(c->w + c->h) + (double)width, lo[2] = {-m, -m}, hi[2] = {(double)c->w + m, (double)c->h + m};
+  double p0[2] = {(double)*x0, (double)*y0}, d[2] = {(double)(*x1 - *x0), (double)(*y1 - *y0)};
+  int inside = 1;
+  for (int k = 0; k < 2; k++) {
+    double e = k ? (double)*y1 : (double)*x1;
+    if (p0[k] < lo[k] || p0[k] > hi[k] || e < lo[k] || e > hi[k]) inside = 0;
+  }
+  if (inside) return 1;
+  double t0 = 0, t1 = 1;
+  for (int k = 0; k < 2; k++) {
+    double q[2] = {p0[k] - lo[k], hi[k] - p0[k]}, pk[2] = {-d[k], d[k]};
+    for (int j = 0; j < 2; j++) {
+      if (pk[j] == 0) {
+        if (q[j] < 0) return 0;
+      } else {
+        double t = q[j] / pk[j];
+        if (pk[j] < 0) t0 = fmax(t0, t);
+        else t1 = fmin(t1, t);
+      }
+    }
+  }
+  if (t0 > t1) return 0;
+  *x1 = llround(p0[0] + t1 * d[0]), *y1 = llround(p0[1] + t1 * d[1]);
+  *x0 = llround(p0[0] + t0 * d[0]), *y0 = llround(p0[1] + t0 * d[1]);
+  return 1;
+}
+
 /* line(img, x0, y0, x1, y1, r, g, b, width): width 1 is a Bresenham line;
  * wider lines fill the quadrilateral PIL computes (its corner rounding)
  * row by row as PIL fills polygons */
@@ -161,6 +196,8 @@ static int l_line(lua_State *L) {
   int64_t x1 = luaL_checkinteger(L, 4), y1 = luaL_checkinteger(L, 5);
   int rgb[3] = {check_byte(L, 6), check_byte(L, 7), check_byte(L, 8)};
   int64_t width = luaL_checkinteger(L, 9);
+  if (width > c.h + c.w) width = c.h + c.w; /* wider covers the picture anyway */
+  if (!clip_segment(&c, width, &x0, &y0, &x1, &y1)) return 0;
   int64_t dx = x1 - x0, dy = y1 - y0;
   if (width <= 1 || (dx == 0 && dy == 0)) {
     thin_line(&c, x0, y0, x1, y1, rgb);
@@ -176,6 +213,7 @@ static int l_line(lua_State *L) {
    * ends rounded inwards half-way as PIL's polygon filler does */
   double by0 = vy[0], by1 = vy[0];
   for (int k = 1; k < 4; k++) by0 = fmin(by0, vy[k]), by1 = fmax(by1, vy[k]);
+  by0 = fmax(by0, 0), by1 = fmin(by1, (double)c.h - 1);
   for (int64_t y = (int64_t)by0; y <= (int64_t)by1; y++) {
     double lo = INFINITY, hi = -INFINITY;
     for (int k = 0; k < 4; k++) {
