@@ -198,6 +198,9 @@ function utils.draw_bounding_boxes(image, boxes, ...)
       torch.is_tensor(boxes) and shape(boxes) or type(boxes)), 0)
   end
   local b = boxes:detach():cpu()
+  if b:is_floating_point() and not b:isfinite():all():item() then
+    error(fname .. ": boxes must be finite numbers", 0)
+  end
   if b:select(2, 1):gt(b:select(2, 3)):any():item() or b:select(2, 2):gt(b:select(2, 4)):any():item() then
     error(fname .. ": boxes must be (xmin, ymin, xmax, ymax) with xmin <= xmax and ymin <= ymax; "
       .. "torch.vision.ops.box_convert converts other formats", 0)
@@ -225,7 +228,7 @@ function utils.draw_bounding_boxes(image, boxes, ...)
   local size = o.font_size or 10
   if type(size) ~= "number" or size <= 0 then error(fname .. ": font_size must be a positive number", 0) end
   local text = labels and require("torch.vision._text").text
-  local xy = b:to(torch.int64):totable()
+  local xy = b:double():clamp(-2 ^ 50, 2 ^ 50):to(torch.int64):totable() -- far corners draw the same
   for i = 1, k do
     local x0, y0, x1, y1 = table.unpack(xy[i])
     local c = box_colors[i]
@@ -323,7 +326,11 @@ function utils.draw_keypoints(image, keypoints, ...)
     if not colors.is_single(o.colors) then error(fname .. ": colors must be one color", 0) end
     dot = colors.parse(fname, o.colors)
   end
-  local pts = keypoints:detach():cpu():to(torch.int64):totable()
+  local kp = keypoints:detach():cpu()
+  if kp:is_floating_point() and not kp:isfinite():all():item() then
+    error(fname .. ": keypoints must be finite numbers", 0)
+  end
+  local pts = kp:double():clamp(-2 ^ 50, 2 ^ 50):to(torch.int64):totable()
   for i = 1, n do
     local p, v = pts[i], vis and vis[i]
     if dot then

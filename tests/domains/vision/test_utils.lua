@@ -187,6 +187,15 @@ test("drawing: clear errors for bad input", function()
   check_error(function() U.make_grid({torch.ones(3, 2, 2), torch.ones(3, 2, 3)}) end, "image 2 is 3x2x3")
   check_error(function() U.make_grid(torch.ones(2, 2, 2, 2, 2)) end, "expected images of 2, 3 or 4 dims")
   check_error(function() U.make_grid(torch.ones(2, 3, 2, 2), {nrow = 0}) end, "nrow must be a positive integer")
+  check_error(function() U.draw_bounding_boxes(base, torch.tensor({{0, 0, 0 / 0, 3}})) end, "boxes must be finite")
+  check_error(function() U.draw_keypoints(base, torch.tensor({{{math.huge, 3}}})) end, "keypoints must be finite")
+  -- far-away coordinates, huge radii and widths are clipped, not slow
+  local t0 = torch.time()
+  local far = U.draw_keypoints(base, torch.tensor({{{-1e12, 3}, {1e12, 20}, {10, 10}}}),
+    {connectivity = {{1, 2}, {2, 3}}, colors = "red", radius = 1000000, width = 7})
+  check(far[1]:eq(255):all():item(), "a disk of radius 1e6 covers the picture")
+  U.draw_bounding_boxes(base, torch.tensor({{-1e15, -1e15, 1e15, 1e15}}), {width = 1000000000, fill = true})
+  check(torch.time() - t0 < 1, "drawn in well under a second")
   -- nothing to draw: the image comes back
   check(U.draw_bounding_boxes(base, torch.zeros(0, 4)):equal(base), "no boxes")
 end)
