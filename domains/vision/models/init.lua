@@ -14,7 +14,8 @@ local FAMILIES = {
   {"mobilenetv2", {"mobilenet_v2"}, {"MobileNetV2"}},
   {"mobilenetv3", {"mobilenet_v3_large", "mobilenet_v3_small"}, {"MobileNetV3"}},
   {"efficientnet", {"efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3", "efficientnet_b4",
-                    "efficientnet_b5", "efficientnet_b6", "efficientnet_b7"}, {"EfficientNet"}},
+                    "efficientnet_b5", "efficientnet_b6", "efficientnet_b7", "efficientnet_v2_s",
+                    "efficientnet_v2_m", "efficientnet_v2_l"}, {"EfficientNet"}},
   {"vision_transformer", {"vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14"}, {"VisionTransformer"}},
   {"convnext", {"convnext_tiny", "convnext_small", "convnext_base", "convnext_large"}, {"ConvNeXt"}},
 }
