@@ -22,17 +22,12 @@ local FAMILIES = {
 
 local BUILDERS, NAMES = {}, {}
 for _, fam in ipairs(FAMILIES) do
-  local ok, mod = pcall(require, "torch.vision.models." .. fam[1])
-  if ok then
-    for _, name in ipairs(fam[2]) do
-      models[name] = mod[name]
-      BUILDERS[name] = mod[name]
-      NAMES[#NAMES + 1] = name
-    end
-    for _, cls in ipairs(fam[3]) do models[cls] = mod[cls] end
-  elseif not tostring(mod):find("no package", 1, true) then
-    error(mod, 0)
+  local mod = require("torch.vision.models." .. fam[1])
+  for _, name in ipairs(fam[2]) do
+    models[name], BUILDERS[name] = mod[name], mod[name]
+    NAMES[#NAMES + 1] = name
   end
+  for _, cls in ipairs(fam[3]) do models[cls] = mod[cls] end
 end
 table.sort(NAMES)
 
