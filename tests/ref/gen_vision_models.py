@@ -59,12 +59,15 @@ def short(t):
 
 def case(key, name, size, **kw):
     torch.manual_seed(0)
-    model = torchvision.models.get_model(name, **kw).eval()
+    if name is None:  # the class itself (keyword arguments as the Lua test passes them)
+        model = torchvision.models.VisionTransformer(**kw).eval()
+    else:
+        model = torchvision.models.get_model(name, **kw).eval()
     formula(model)
     x = gen((2, 3, size, size), 7)
     with torch.no_grad():
         y = model(x)
-    c = {"model": name, "size": size, "shape": list(y.shape), "y": short(y), "nkeys": len(model.state_dict()),
+    c = {"model": name or "VisionTransformer", "size": size, "shape": list(y.shape), "y": short(y), "nkeys": len(model.state_dict()),
          "nparams": sum(p.numel() for p in model.parameters())}
     if kw:
         c["opts"] = kw
@@ -82,7 +85,8 @@ case("mobilenet_v3_large", "mobilenet_v3_large", 64, num_classes=10)
 case("efficientnet_b0", "efficientnet_b0", 64, num_classes=10)
 case("efficientnet_v2_s", "efficientnet_v2_s", 64, num_classes=10)
 case("vit_b_16", "vit_b_16", 32, num_classes=10, image_size=32)
-case("vit_b_32_repr", "vit_b_32", 64, num_classes=10, image_size=64, representation_size=32)
+case("vit_small_repr", None, 32, image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
+     num_classes=10, representation_size=24)
 case("convnext_tiny", "convnext_tiny", 64, num_classes=10)
 
 
@@ -112,6 +116,7 @@ layer_case("se_hard", ops.SqueezeExcitation(6, 2, activation=torch.nn.SiLU, scal
 layer_case("mlp", ops.MLP(6, [10, 8, 4]), (3, 6))
 layer_case("mlp_norm_nobias", ops.MLP(5, [7, 3], norm_layer=torch.nn.LayerNorm, activation_layer=torch.nn.GELU,
                                       bias=False, dropout=0.5, inplace=None), (2, 4, 5))
+layer_case("frozen_bn", ops.FrozenBatchNorm2d(5, eps=1e-3), (2, 5, 3, 4))
 cases["_layers"] = layers
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vision_models.lua")

@@ -24,7 +24,9 @@ local BUILDERS, NAMES = {}, {}
 for _, fam in ipairs(FAMILIES) do
   local mod = require("torch.vision.models." .. fam[1])
   for _, name in ipairs(fam[2]) do
-    models[name], BUILDERS[name] = mod[name], mod[name]
+    -- a public entry point: errors inside are raised at the caller's line
+    local b = torch._public(mod[name], "torch.vision.models." .. name)
+    models[name], BUILDERS[name] = b, b
     NAMES[#NAMES + 1] = name
   end
   for _, cls in ipairs(fam[3]) do models[cls] = mod[cls] end
@@ -71,6 +73,10 @@ function models.get_model(name, opts)
           tostring(name), table.concat(NAMES, ", ")), 2)
   end
   return b(opts)
+end
+
+for _, k in ipairs{"list_models", "get_model_builder", "get_model"} do
+  models[k] = torch._public(models[k], "torch.vision.models." .. k)
 end
 
 return models

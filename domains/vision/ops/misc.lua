@@ -1,6 +1,7 @@
 -- torch.vision.ops.misc -- the building blocks torchvision's models share
 -- (torchvision.ops.misc and .stochastic_depth): Conv2d/Conv3dNormActivation,
--- SqueezeExcitation, MLP, StochasticDepth, stochastic_depth and Permute.
+-- SqueezeExcitation, MLP, StochasticDepth, stochastic_depth, FrozenBatchNorm2d
+-- and Permute.
 -- Layer factories (norm_layer, activation_layer, ...) are nn classes or
 -- functions returning a module; `false` stands for Python's None (no layer).
 -- Children are named "0", "1", ... as in torchvision, so state_dict keys match.
@@ -152,7 +153,7 @@ local function stochastic_depth(input, p, mode, training)
   if survival > 0 then noise:div_(survival) end
   return input * noise
 end
-X.stochastic_depth = stochastic_depth
+X.stochastic_depth = torch._public(stochastic_depth, "torch.vision.ops.stochastic_depth")
 
 local SD = Module:extend("StochasticDepth")
 -- StochasticDepth(p, mode): stochastic_depth(x, p, mode, self.training).
@@ -169,6 +170,31 @@ end
 function SD:forward(x) return stochastic_depth(x, self.p, self.mode, rawget(self, "training")) end
 function SD:extra_repr() return ("p=%s, mode=%s"):format(U.repr(self.p + 0.0), self.mode) end
 X.StochasticDepth = SD
+
+local FBN = Module:extend("FrozenBatchNorm2d")
+-- FrozenBatchNorm2d(num_features[, eps=1e-5]): batch norm with fixed
+-- statistics and affine terms, all four buffers (weight, bias,
+-- running_mean, running_var): x * w / sqrt(rv + eps) + (b - rm * scale).
+function FBN:__init(num_features, ...)
+  local o = U.args("torch.vision.ops.FrozenBatchNorm2d", {"eps"}, {eps = 1e-5}, ...)
+  U.size("torch.vision.ops.FrozenBatchNorm2d", "num_features", num_features, 1)
+  self.eps, self.num_features = o.eps, num_features
+  self:register_buffer("weight", torch.ones(num_features))
+  self:register_buffer("bias", torch.zeros(num_features))
+  self:register_buffer("running_mean", torch.zeros(num_features))
+  self:register_buffer("running_var", torch.ones(num_features))
+end
+function FBN:forward(x)
+  if not torch.is_tensor(x) or x:dim() ~= 4 or x:size(2) ~= self.num_features then
+    error(("FrozenBatchNorm2d: expected an (N, %d, H, W) tensor, got %s"):format(self.num_features,
+          torch.is_tensor(x) and U.shape_str(x) or type(x)), 2)
+  end
+  local scale = self.weight * (self.running_var + self.eps):rsqrt()
+  local shift = self.bias - self.running_mean * scale
+  return x * scale:reshape(1, -1, 1, 1) + shift:reshape(1, -1, 1, 1)
+end
+function FBN:extra_repr() return ("%d, eps=%s"):format(self.num_features, U.repr(self.eps)) end
+X.FrozenBatchNorm2d = FBN
 
 local Permute = Module:extend("Permute")
 -- Permute(dims): x:permute(dims) (dims 1-based, a list).
