@@ -23,6 +23,7 @@ local FAMILIES = {
 local BUILDERS, NAMES = {}, {}
 for _, fam in ipairs(FAMILIES) do
   local mod = require("torch.vision.models." .. fam[1])
+  models[fam[1]] = mod -- the family module (torchvision.models.resnet, ...): blocks and configs
   for _, name in ipairs(fam[2]) do
     -- a public entry point: errors inside are raised at the caller's line
     local b = torch._public(mod[name], "torch.vision.models." .. name)

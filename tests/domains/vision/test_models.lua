@@ -160,6 +160,27 @@ test("builder options: defaults, fixed values and unknown names", function()
   check_error(function() M.vit_b_16{image_size = 100} end, "not divisible by patch_size")
 end)
 
+test("the model classes take custom configurations (the family modules' config helpers)", function()
+  local E, C, V3 = M.efficientnet, M.convnext, M.mobilenetv3
+  local x = torch.randn(2, 3, 32, 32)
+  local e = M.EfficientNet({E.MBConvConfig(1, 3, 1, 32, 16, 1), E.FusedMBConvConfig(4, 3, 2, 16, 24, 2)}, 0.1,
+                           {num_classes = 3, last_channel = 40})
+  check_shape(logits(e:eval(), x), {2, 3})
+  check_eq(e.features[4][1].out_channels, 40)
+  local c = M.ConvNeXt({C.CNBlockConfig(8, 16, 1), C.CNBlockConfig(16, false, 2)}, {num_classes = 4})
+  check_shape(logits(c:eval(), x), {2, 4})
+  local cfg = {V3.InvertedResidualConfig(16, 3, 16, 16, true, "RE", 2, 1, 1.0),
+               V3.InvertedResidualConfig(16, 5, 40, 24, false, "HS", 1, 1, 1.0)}
+  local v = M.MobileNetV3(cfg, 64, {num_classes = 5})
+  check_shape(logits(v:eval(), x), {2, 5})
+  check_eq(v.classifier[1].out_features, 64)
+  check_error(function() M.EfficientNet({}, 0.2) end, "inverted_residual_setting is empty")
+  check_error(function() M.ConvNeXt({{1, 2}}) end, "block_setting[1] is not a CNBlockConfig")
+  check_error(function() M.MobileNetV3({}, 10) end, "non-empty list of InvertedResidualConfig")
+  check_error(function() M.ResNet(nn.Linear, {2, 2, 2, 2}) end, "block must be BasicBlock or Bottleneck")
+  check_shape(logits(M.MobileNetV2({num_classes = 2, width_mult = 0.25}):eval(), x), {2, 2})
+end)
+
 test("forward rejects bad inputs with the model's name", function()
   local m = M.resnet18():eval()
   check_error(function() m(torch.randn(3, 32, 32)) end, "ResNet: expected a floating (N, 3, H, W)")
