@@ -26,6 +26,14 @@ function M.make_divisible(v, divisor, min_value)
   return math.tointeger(new_v) or new_v
 end
 
+-- round(v): v rounded to the nearest integer, halves to even (Python's round).
+function M.round(v)
+  local f = math.floor(v)
+  local d = v - f
+  if d > 0.5 or (d == 0.5 and f % 2 == 1) then f = f + 1 end
+  return math.tointeger(f) or f
+end
+
 -- options(fname, opts, names[, defaults, fixed]) -> a copy of opts (a
 -- table or nil) with defaults filled in; names (space-separated) lists the
 -- valid keys besides weights and progress. fixed: values the builder sets

@@ -19,7 +19,7 @@ function InvertedResidual:__init(inp, oup, stride, expand_ratio, norm_layer)
     error("torch.vision.models.mobilenetv2.InvertedResidual: stride should be 1 or 2, got " .. tostring(stride), 2)
   end
   norm_layer = norm_layer or nn.BatchNorm2d
-  local hidden = math.floor(inp * expand_ratio + 0.5)
+  local hidden = U.round(inp * expand_ratio)
   self.stride = stride
   self.use_res_connect = stride == 1 and inp == oup
   local layers = {}
