@@ -20,21 +20,22 @@ local FAMILIES = {
   {"convnext", {"convnext_tiny", "convnext_small", "convnext_base", "convnext_large"}, {"ConvNeXt"}},
 }
 
-local BUILDERS, NAMES = {}, {}
+local BUILDERS, NAMES, FAMILY = {}, {}, {}
 for _, fam in ipairs(FAMILIES) do
   local mod = require("torch.vision.models." .. fam[1])
   models[fam[1]] = mod -- the family module (torchvision.models.resnet, ...): blocks and configs
   for _, name in ipairs(fam[2]) do
     -- a public entry point: errors inside are raised at the caller's line
     local b = torch._public(mod[name], "torch.vision.models." .. name)
-    models[name], BUILDERS[name] = b, b
+    models[name], BUILDERS[name], FAMILY[name] = b, b, mod
     NAMES[#NAMES + 1] = name
   end
   for _, cls in ipairs(fam[3]) do models[cls] = mod[cls] end
 end
 table.sort(NAMES)
 
--- list_models([{include=, exclude=}]) -> the sorted names of the builders;
+-- list_models([{module=, include=, exclude=}]) -> the sorted names of the
+-- builders (of one family module, e.g. models.resnet, when given);
 -- include / exclude are Lua patterns (or lists of them) matched against
 -- the whole name ('resnet.*'), as torchvision's fnmatch filters.
 function models.list_models(opts)
@@ -50,7 +51,10 @@ function models.list_models(opts)
   end
   local out = {}
   for _, name in ipairs(NAMES) do
-    if (not inc or hit(name, inc)) and not (exc and hit(name, exc)) then out[#out + 1] = name end
+    if (not inc or hit(name, inc)) and not (exc and hit(name, exc)) and (not opts.module or FAMILY[name] == opts.module)
+    then
+      out[#out + 1] = name
+    end
   end
   return out
 end

@@ -122,6 +122,8 @@ test("list_models, get_model and get_model_builder", function()
   for i = 2, #all do check(all[i - 1] < all[i], "sorted") end
   check_eq(M.list_models{include = "vit.*"}, {"vit_b_16", "vit_b_32", "vit_h_14", "vit_l_16", "vit_l_32"})
   check_eq(M.list_models{include = "resnet.*", exclude = {"resnet1.*"}}, {"resnet34", "resnet50"})
+  check_eq(M.list_models{module = M.mobilenetv3}, {"mobilenet_v3_large", "mobilenet_v3_small"})
+  check_eq(#M.list_models{module = M.resnet}, 10)
   local m = M.get_model("resnet18", {num_classes = 10})
   check_eq(m.fc.out_features, 10)
   check_error(function() M.get_model("resnet19") end, "unknown model 'resnet19'")
