@@ -306,3 +306,26 @@ test("torch.compile: uint16 graphs compile and match eager (wrapping, mixed int3
     check(torch.compiler.stats().compiles > before, "it compiled rather than falling back")
   end
 end)
+
+test("torch.compile: uint16 reductions and integer ops compile one graph each and match eager", function()
+  local m = u16(R.m)
+  local fs = {
+    amin = function(x) return x:amin() end, amax2 = function(x) return x:amax(2) end,
+    prod2 = function(x) return x:prod(2) end, sum1 = function(x) return x:sum(1) end,
+    neg = function(x) return -x end, floordiv = function(x) return x // 3 end, rem = function(x) return x % 7 end,
+    clamp = function(x) return x:clamp(5, 40000) end, amin_of_wrapped = function(x) return (x * 2 + 1):amin(1) end,
+    mean_float = function(x) return x:float():mean() end,
+  }
+  for name, f in pairs(fs) do
+    local c = torch.compile(f)
+    local before = torch.compiler.stats().compiles
+    for _ = 1, 2 do
+      local e, g = f(m), c(m)
+      check(e.dtype == g.dtype, name .. ": dtype")
+      if e:is_floating_point() then check_close(g, e, {rtol = 1e-6}) else check_eq(g:totable(), e:totable(), name) end
+    end
+    if os.getenv("MOONTORCH_JIT") ~= "0" then
+      check_eq(torch.compiler.stats().compiles - before, 1, name .. " compiled once")
+    end
+  end
+end)
