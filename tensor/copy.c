@@ -30,7 +30,7 @@ MT_DTYPES_ALL(DEF_CASTS_FOR)
 
 #define CAST_ENTRY(DE, dtag, DT, DC)                                                                                   \
   [DE] = {cast_##dtag##_f32, cast_##dtag##_f64, cast_##dtag##_f16, cast_##dtag##_bf16, cast_##dtag##_i8,              \
-          cast_##dtag##_i16, cast_##dtag##_i32, cast_##dtag##_i64, cast_##dtag##_u8,  cast_##dtag##_b8,   \
+          cast_##dtag##_i16, cast_##dtag##_i32, cast_##dtag##_i64, cast_##dtag##_u8,  cast_##dtag##_b8,                \
           cast_##dtag##_u16},
 /* cast_table[dst][src] */
 static const mt_loop_fn cast_table[MT_NDTYPE][MT_NDTYPE] = {MT_DTYPES_ALL(CAST_ENTRY)};

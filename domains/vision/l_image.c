@@ -197,8 +197,8 @@ static int l_write_file(lua_State *L) {
  * HWC samples in a userdata pushed on the stack (freed by the GC even if a
  * later step raises); C must be a bit of `chans` (bit c set: c channels
  * allowed). *depth: 8 or 16 bits per sample. */
-static const void *check_image(lua_State *L, int idx, unsigned chans, int wide, const char *fn, int64_t *h,
-                               int64_t *w, int *c, int *depth) {
+static const void *check_image(lua_State *L, int idx, unsigned chans, int wide, const char *fn, int64_t *h, int64_t *w,
+                               int *c, int *depth) {
   mt_tensor *t = mtl_check_tensor(L, idx, fn);
   bool ok = t->dtype == MT_UINT8 || (wide && t->dtype == MT_UINT16);
   if (!ok || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)

@@ -49,8 +49,8 @@ mt_status mtd_png_encode_level(const uint8_t *pix, int64_t h, int64_t w, int c, 
   return mtd_png_encode_depth(pix, h, w, c, 8, level, out, n);
 }
 
-mt_status mtd_png_encode_depth(const void *pix, int64_t h, int64_t w, int c, int depth, int level,
-                               unsigned char **out, size_t *n) {
+mt_status mtd_png_encode_depth(const void *pix, int64_t h, int64_t w, int c, int depth, int level, unsigned char **out,
+                               size_t *n) {
   static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                PNG_COLOR_TYPE_RGB_ALPHA};
   *out = NULL, *n = 0;

@@ -17,7 +17,7 @@ mt_status mtd_png_encode_level(const uint8_t *pix, int64_t h, int64_t w, int c, 
                                size_t *n);
 /* The same for samples of `depth` bits (8: uint8_t, 16: uint16_t in native
  * byte order) at pix. */
-mt_status mtd_png_encode_depth(const void *pix, int64_t h, int64_t w, int c, int depth, int level,
-                               unsigned char **out, size_t *n);
+mt_status mtd_png_encode_depth(const void *pix, int64_t h, int64_t w, int c, int depth, int level, unsigned char **out,
+                               size_t *n);
 
 #endif
