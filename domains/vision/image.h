@@ -38,7 +38,7 @@ int mtd_image_format(const unsigned char *p, size_t n);
 mt_status mtd_decode(const unsigned char *p, size_t n, int format, int mode, size_t max_bytes, mtd_image *img);
 
 /* img (its pixels freed here, on every path) as a new C x H x W CPU tensor
- * *out, uint8 or (16 bits) int32, turned upright by its EXIF orientation
+ * *out, uint8 or (16 bits) uint16, turned upright by its EXIF orientation
  * when orient is set. */
 mt_status mtd_image_tensor(mtd_image *img, int orient, mt_tensor **out);
 

@@ -41,7 +41,7 @@ mt_status mtd_image_tensor(mtd_image *img, int orient, mt_tensor **out) {
   int o = orient ? img->orientation : 1;
   int64_t H = o >= 5 ? img->w : img->h, W = o >= 5 ? img->h : img->w, shape[3] = {img->c, H, W};
   mt_tensor *t = NULL;
-  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_INT32 : MT_UINT8, mt_cpu(), &t);
+  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_UINT16 : MT_UINT8, mt_cpu(), &t);
   if (st) {
     free(img->pix);
     img->pix = NULL;
@@ -55,7 +55,7 @@ mt_status mtd_image_tensor(mtd_image *img, int orient, mt_tensor **out) {
       int64_t s = (y * img->w + x) * c, d = i * W + j;
       for (int64_t k = 0; k < c; k++) {
         if (img->depth == 16)
-          ((int32_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
+          ((uint16_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
         else
           ((uint8_t *)mt_data(t))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
       }

@@ -1,6 +1,7 @@
 -- torch.vision.io -- reading files into tensors: read_idx (the idx format
 -- of MNIST and Fashion-MNIST, plain or gzip) and, as torchvision.io, PNG,
--- JPEG and WebP images as uint8 C x H x W tensors. The readers and writers are C
+-- JPEG and WebP images as uint8 (16-bit PNGs: uint16) C x H x W tensors. The
+-- readers and writers are C
 -- (domains/vision/l_io.c over idx.c; l_image.c over png.c, png_decode.c,
 -- jpeg.c, webp.c).
 local C = require "torch.vision._io"

@@ -145,29 +145,33 @@ static int l_write_file(lua_State *L) {
   return 0;
 }
 
-/* The uint8 C x H x W CPU tensor at idx as HWC bytes in a userdata pushed
- * on the stack (freed by the GC even if a later step raises); C must be a
- * bit of `chans` (bit c set: c channels allowed). */
-static const uint8_t *check_image(lua_State *L, int idx, unsigned chans, const char *fn, int64_t *h, int64_t *w,
-                                  int *c) {
+/* The C x H x W CPU tensor at idx (uint8, or uint16 when wide is set) as
+ * HWC samples in a userdata pushed on the stack (freed by the GC even if a
+ * later step raises); C must be a bit of `chans` (bit c set: c channels
+ * allowed). *depth: 8 or 16 bits per sample. */
+static const void *check_image(lua_State *L, int idx, unsigned chans, int wide, const char *fn, int64_t *h, int64_t *w,
+                               int *c, int *depth) {
   mt_tensor *t = mtl_check_tensor(L, idx, fn);
-  if (t->dtype != MT_UINT8 || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)
-    luaL_error(L, "%s: the image must be a uint8 CPU tensor of shape C x H x W, got a %d-D %s tensor", fn, t->ndim,
-               mt_dtype_name(t->dtype));
+  bool ok = t->dtype == MT_UINT8 || (wide && t->dtype == MT_UINT16);
+  if (!ok || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)
+    luaL_error(L, "%s: the image must be a %s CPU tensor of shape C x H x W, got a %d-D %s tensor", fn,
+               wide ? "uint8 or uint16" : "uint8", t->ndim, mt_dtype_name(t->dtype));
   int64_t C = t->shape[0], H = t->shape[1], W = t->shape[2];
   if (C < 1 || C > 4 || !(chans & (1u << C)))
     luaL_error(L, "%s: the image has %I channels (expected %s)", fn, (lua_Integer)C,
                chans == 0x1e ? "1, 2, 3 or 4" : "1 or 3");
   if (H < 1 || W < 1) luaL_error(L, "%s: the image has no pixels (%I x %I)", fn, (lua_Integer)H, (lua_Integer)W);
-  if (mt_checked_numel(t->shape, 3) < 0 || (uint64_t)mt_numel(t) > MAX_BYTES)
+  size_t es = mt_dtype_size((mt_dtype)t->dtype);
+  if (mt_checked_numel(t->shape, 3) < 0 || (uint64_t)mt_numel(t) * es > MAX_BYTES)
     luaL_error(L, "%s: the image is too large", fn);
-  uint8_t *out = lua_newuserdatauv(L, (size_t)mt_numel(t), 0);
-  const uint8_t *src = (const uint8_t *)mt_data(t);
+  char *out = lua_newuserdatauv(L, (size_t)mt_numel(t) * es, 0);
+  const char *src = mt_data(t);
   for (int64_t k = 0; k < C; k++)
     for (int64_t y = 0; y < H; y++)
       for (int64_t x = 0; x < W; x++)
-        out[(y * W + x) * C + k] = src[k * t->strides[0] + y * t->strides[1] + x * t->strides[2]];
-  *h = H, *w = W, *c = (int)C;
+        memcpy(out + ((y * W + x) * C + k) * (int64_t)es,
+               src + (k * t->strides[0] + y * t->strides[1] + x * t->strides[2]) * (int64_t)es, es);
+  *h = H, *w = W, *c = (int)C, *depth = (int)es * 8;
   return out;
 }
 
@@ -186,12 +190,12 @@ static void push_bytes(lua_State *L, unsigned char *p, size_t n, const char *fn)
  * and pushes its bytes as a tensor. */
 static void encode(lua_State *L, int jpeg, int64_t param, const char *fn) {
   int64_t h, w;
-  int c;
-  const uint8_t *pix = check_image(L, 1, jpeg ? 0x0a : 0x1e, fn, &h, &w, &c);
+  int c, depth;
+  const void *pix = check_image(L, 1, jpeg ? 0x0a : 0x1e, !jpeg, fn, &h, &w, &c, &depth);
   unsigned char *out = NULL;
   size_t n = 0;
   mt_status st = jpeg ? mtd_jpeg_encode(pix, h, w, c, (int)param, &out, &n)
-                      : mtd_png_encode_level(pix, h, w, c, (int)param, &out, &n);
+                      : mtd_png_encode_depth(pix, h, w, c, depth, (int)param, &out, &n);
   if (st) luaL_error(L, "%s: %s", fn, mt_errmsg());
   push_bytes(L, out, n, fn);
 }
@@ -241,7 +245,7 @@ static const mtl_reg regs[] = {
      "torch.vision.io.write_file(path, data) -- write a uint8 1-D tensor's bytes to a file"},
     {"decode_png", l_decode_png, MTL_FN,
      "torch.vision.io.decode_png(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG bytes "
-     "(uint8 1-D) to a C x H x W uint8 image (int32 for 16-bit PNGs)",
+     "(uint8 1-D) to a C x H x W uint8 image (uint16 for 16-bit PNGs)",
      "mode apply_exif_orientation"},
     {"decode_jpeg", l_decode_jpeg, MTL_FN,
      "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- JPEG "
@@ -260,11 +264,12 @@ static const mtl_reg regs[] = {
      "PNG, JPEG or WebP file into a C x H x W image",
      "mode apply_exif_orientation"},
     {"encode_png", l_encode_png, MTL_FN,
-     "torch.vision.io.encode_png(img[, compression_level=6]) -- a uint8 C x H x W image (C = 1..4) as PNG bytes "
-     "(uint8 1-D)",
+     "torch.vision.io.encode_png(img[, compression_level=6]) -- a uint8 (8-bit PNG) or uint16 (16-bit PNG) C x H x "
+     "W image (C = 1..4) as PNG bytes (uint8 1-D)",
      "compression_level"},
     {"write_png", l_write_png, MTL_FN,
-     "torch.vision.io.write_png(img, path[, compression_level=6]) -- write a uint8 C x H x W image as a PNG file",
+     "torch.vision.io.write_png(img, path[, compression_level=6]) -- write a uint8 or uint16 C x H x W image as a "
+     "PNG file (16-bit for uint16)",
      "compression_level"},
     {"encode_jpeg", l_encode_jpeg, MTL_FN,
      "torch.vision.io.encode_jpeg(img[, quality=75]) -- a uint8 C x H x W image (C = 1 or 3) as JPEG bytes "
