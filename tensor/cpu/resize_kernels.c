@@ -1,0 +1,166 @@
+/* resize_kernels.c -- CPU loops of the separable image resampling
+ * (resize_kernels.h): a pass along x per input row into a buffer of the
+ * compute type (float for uint8 and float32, double for float64), then a
+ * pass along y per output row that sums whole buffer rows (the loop that
+ * vectorizes), both split over rows by mt_parallel_for. No checks here:
+ * tensor/resize.c built and checked the plan. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resize_kernels.h"
+
+typedef struct rs_ctx {
+  const mt_rs_plan *p;
+  const void *x;
+  void *y, *tmp;
+  const void *wx, *wy; /* weights in the compute type */
+  bool fail;
+} rs_ctx;
+
+/* the x pass over rows [b, e) of planes * ih: TI input, TC compute */
+#define RS_XPASS(NAME, TI, TC)                                                                                         \
+  static void NAME(void *vc, int64_t b, int64_t e) {                                                                   \
+    const rs_ctx *c = vc;                                                                                              \
+    const mt_rs_plan *p = c->p;                                                                                        \
+    for (int64_t i = b; i < e; i++) {                                                                                  \
+      int64_t plane = i / p->ih, r = i % p->ih, t = plane / p->group;                                                  \
+      if (r >= p->nrows[t]) continue;                                                                                  \
+      const TI *src = (const TI *)c->x + (plane * p->ih + p->row0[t] + r) * p->iw;                                     \
+      TC *dst = (TC *)c->tmp + (plane * p->ih + r) * p->ow;                                                            \
+      const int64_t *st = p->sx + t * p->ow;                                                                           \
+      const int32_t *n = p->nx + t * p->ow;                                                                            \
+      const TC *w = (const TC *)c->wx + t * p->ow * p->kx;                                                             \
+      for (int64_t o = 0; o < p->ow; o++) {                                                                            \
+        const TI *s = src + st[o];                                                                                     \
+        const TC *ww = w + o * p->kx;                                                                                  \
+        TC acc = 0;                                                                                                    \
+        for (int k = 0; k < n[o]; k++) acc += ww[k] * (TC)s[k];                                                        \
+        dst[o] = acc;                                                                                                  \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }
+RS_XPASS(xpass_u8, uint8_t, float)
+RS_XPASS(xpass_f32, float, float)
+RS_XPASS(xpass_f64, double, double)
+
+/* the y pass over rows [b, e) of planes * oh: acc = sum of weighted buffer
+ * rows, then STORE(acc) into the output row */
+#define RS_YPASS(NAME, TC, TO, STORE)                                                                                  \
+  static void NAME(void *vc, int64_t b, int64_t e) {                                                                   \
+    rs_ctx *c = vc;                                                                                                    \
+    const mt_rs_plan *p = c->p;                                                                                        \
+    TC *acc = malloc(sizeof(TC) * (size_t)p->ow);                                                                      \
+    if (!acc) {                                                                                                        \
+      c->fail = true;                                                                                                  \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    for (int64_t i = b; i < e; i++) {                                                                                  \
+      int64_t plane = i / p->oh, oy = i % p->oh, t = plane / p->group, ow = p->ow;                                     \
+      const TC *base = (const TC *)c->tmp + plane * p->ih * ow;                                                        \
+      int64_t s = p->sy[t * p->oh + oy];                                                                               \
+      int n = p->ny[t * p->oh + oy];                                                                                   \
+      const TC *w = (const TC *)c->wy + (t * p->oh + oy) * p->ky;                                                      \
+      const TC *r0 = base + s * ow;                                                                                    \
+      TC w0 = w[0];                                                                                                    \
+      for (int64_t x = 0; x < ow; x++) acc[x] = w0 * r0[x];                                                            \
+      for (int k = 1; k < n; k++) {                                                                                    \
+        const TC *rk = base + (s + k) * ow;                                                                            \
+        TC wk = w[k];                                                                                                  \
+        for (int64_t x = 0; x < ow; x++) acc[x] += wk * rk[x];                                                         \
+      }                                                                                                                \
+      TO *out = (TO *)c->y + i * ow;                                                                                   \
+      for (int64_t x = 0; x < ow; x++) out[x] = STORE(acc[x]);                                                         \
+    }                                                                                                                  \
+    free(acc);                                                                                                         \
+  }
+
+/* uint8 results: round half to even (torch.round), then clamp */
+static inline uint8_t store_u8(float v) {
+  v = nearbyintf(v);
+  return (uint8_t)(v < 0.f ? 0.f : v > 255.f ? 255.f : v);
+}
+#define SAME(v) (v)
+RS_YPASS(ypass_u8, float, uint8_t, store_u8)
+RS_YPASS(ypass_f32, float, float, SAME)
+RS_YPASS(ypass_f64, double, double, SAME)
+
+/* weights n doubles as the compute type (float unless float64) */
+static void *weights_as(const double *w, int64_t n, bool dbl) {
+  if (dbl) return (void *)w;
+  float *f = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (f)
+    for (int64_t i = 0; i < n; i++) f[i] = (float)w[i];
+  return f;
+}
+
+mt_status mt_cpu_resize(mt_dtype dt, const mt_rs_plan *p, const void *x, void *y) {
+  bool dbl = dt == MT_FLOAT64;
+  size_t cs = dbl ? sizeof(double) : sizeof(float);
+  rs_ctx c = {.p = p, .x = x, .y = y};
+  c.tmp = malloc(cs * (size_t)(p->planes * p->ih * p->ow));
+  c.wx = weights_as(p->wx, p->ntab * p->ow * p->kx, dbl);
+  c.wy = weights_as(p->wy, p->ntab * p->oh * p->ky, dbl);
+  mt_status st = MT_OK;
+  if (!c.tmp || !c.wx || !c.wy) {
+    st = mt_fail(MT_ENOMEM, "resize: out of memory for a %lld x %lld buffer", (long long)p->ih, (long long)p->ow);
+    goto done;
+  }
+  mt_range_fn xp = dt == MT_UINT8 ? xpass_u8 : dbl ? xpass_f64 : xpass_f32;
+  mt_range_fn yp = dt == MT_UINT8 ? ypass_u8 : dbl ? ypass_f64 : ypass_f32;
+  int64_t gx = 1 + 16384 / (p->ow * p->kx + 1), gy = 1 + 16384 / (p->ow * p->ky + 1);
+  if ((st = mt_parallel_for(p->planes * p->ih, gx, xp, &c))) goto done;
+  if ((st = mt_parallel_for(p->planes * p->oh, gy, yp, &c))) goto done;
+  if (c.fail) st = mt_fail(MT_ENOMEM, "resize: out of memory");
+done:
+  free(c.tmp);
+  if (!dbl) free((void *)c.wx), free((void *)c.wy);
+  return st;
+}
+
+/* the adjoint over planes [b, e): gt = Wy^T gy, then gx = gt Wx */
+#define RS_BACK(NAME, T)                                                                                               \
+  static void NAME(void *vc, int64_t b, int64_t e) {                                                                   \
+    rs_ctx *c = vc;                                                                                                    \
+    const mt_rs_plan *p = c->p;                                                                                        \
+    int64_t ih = p->ih, iw = p->iw, oh = p->oh, ow = p->ow;                                                            \
+    T *gt = malloc(sizeof(T) * (size_t)(ih * ow));                                                                     \
+    if (!gt) {                                                                                                         \
+      c->fail = true;                                                                                                  \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    const T *wx = c->wx, *wy = c->wy;                                                                                  \
+    for (int64_t pl = b; pl < e; pl++) {                                                                               \
+      const T *g = (const T *)c->x + pl * oh * ow;                                                                     \
+      T *gx = (T *)c->y + pl * ih * iw;                                                                                \
+      memset(gt, 0, sizeof(T) * (size_t)(ih * ow));                                                                    \
+      memset(gx, 0, sizeof(T) * (size_t)(ih * iw));                                                                    \
+      for (int64_t oy = 0; oy < oh; oy++)                                                                              \
+        for (int k = 0; k < p->ny[oy]; k++) {                                                                          \
+          T w = wy[oy * p->ky + k], *dst = gt + (p->sy[oy] + k) * ow;                                                  \
+          const T *src = g + oy * ow;                                                                                  \
+          for (int64_t x = 0; x < ow; x++) dst[x] += w * src[x];                                                       \
+        }                                                                                                              \
+      for (int64_t iy = 0; iy < ih; iy++)                                                                              \
+        for (int64_t o = 0; o < ow; o++) {                                                                             \
+          T v = gt[iy * ow + o], *dst = gx + iy * iw + p->sx[o];                                                       \
+          for (int k = 0; k < p->nx[o]; k++) dst[k] += wx[o * p->kx + k] * v;                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    free(gt);                                                                                                          \
+  }
+RS_BACK(back_f32, float)
+RS_BACK(back_f64, double)
+
+mt_status mt_cpu_resize_backward(mt_dtype dt, const mt_rs_plan *p, const void *gy, void *gx) {
+  bool dbl = dt == MT_FLOAT64;
+  rs_ctx c = {.p = p, .x = gy, .y = gx};
+  c.wx = weights_as(p->wx, p->ow * p->kx, dbl);
+  c.wy = weights_as(p->wy, p->oh * p->ky, dbl);
+  mt_status st = MT_OK;
+  if (!c.wx || !c.wy) st = mt_fail(MT_ENOMEM, "resize backward: out of memory");
+  if (!st) st = mt_parallel_for(p->planes, 1, dbl ? back_f64 : back_f32, &c);
+  if (!st && c.fail) st = mt_fail(MT_ENOMEM, "resize backward: out of memory");
+  if (!dbl) free((void *)c.wx), free((void *)c.wy);
+  return st;
+}
