@@ -28,26 +28,25 @@ M._parse_padding = parse_padding
 
 local MODES = {constant = true, edge = true, reflect = true, symmetric = true}
 
--- source index (0-based) of output position i of an axis of n padded by lo
--- in mode (edge, reflect, symmetric)
-local function src_index(mode, i, lo, n)
-  local s = i - lo
-  if mode == "edge" then return math.max(0, math.min(n - 1, s)) end
-  if mode == "reflect" then
-    if n == 1 then return 0 end
-    local p = 2 * (n - 1)
-    local m = s % p
-    return m < n and m or p - m
-  end
-  local m = s % (2 * n)
-  return m < n and m or 2 * n - 1 - m
-end
-
--- the index tensor (1-based) of an axis of n padded by lo and hi
+-- the index tensor (1-based) of an axis of n padded by lo and hi in mode
+-- (edge, reflect, symmetric), made of arange and elementwise ops so that
+-- torch.compile replays it: s = position - lo; edge clamps s; reflect
+-- folds it with period 2(n - 1) without repeating the edge, symmetric with
+-- period 2n repeating it
 local function axis_index(mode, n, lo, hi, device)
-  local idx = {}
-  for i = 0, n + lo + hi - 1 do idx[#idx + 1] = src_index(mode, i, lo, n) + 1 end
-  return torch.tensor(idx, {dtype = torch.int64, device = device})
+  local s = torch.arange(-lo, n + hi, {dtype = torch.int64, device = device})
+  local idx
+  if mode == "edge" then
+    idx = s:clamp(0, n - 1)
+  elseif mode == "reflect" then
+    if n == 1 then return torch.ones(n + lo + hi, {dtype = torch.int64, device = device}) end
+    local m = torch.remainder(s, 2 * (n - 1))
+    idx = -(m - (n - 1)):abs() + (n - 1)
+  else
+    local m = torch.remainder(s, 2 * n)
+    idx = torch.floor_divide(-(m * 2 - (2 * n - 1)):abs() + (2 * n - 1), 2)
+  end
+  return idx + 1
 end
 
 -- crop_negative(x, l, r, t, b): x with negative paddings cut off; the
@@ -175,10 +174,13 @@ D.register("pad", "KeyPoints", function(k, padding, ...)
   return out, {canvas_size = cs}
 end)
 
+-- a flip as a gather with a reversed arange (as fast as flip here, and
+-- replayed by torch.compile)
 local function flip_image(fname, dim)
   return function(img)
     if not torch.is_tensor(img) or img:dim() < 2 then error(fname .. ": expected an image or mask [..., H, W]", 2) end
-    return img:flip(dim)
+    local n = img:size(dim)
+    return img:index_select(dim, torch.arange(n, 0, -1, {dtype = torch.int64, device = img.device}))
   end
 end
 
