@@ -49,6 +49,34 @@ local function axis_index(mode, n, lo, hi, device)
   return idx + 1
 end
 
+-- place(x, top, left, H, W, fill): a [..., H, W] canvas of fill (a number
+-- or a [C, 1, 1] tensor) holding x with its corner at (top, left); what
+-- falls outside is cut. Eager: a fill and a copy. While torch.compile
+-- traces: an edge gather and a where (the JIT does not replay a copy into
+-- a view of a new tensor).
+local function place(x, top, left, H, W, fill)
+  local h, w, dev = x:size(-2), x:size(-1), x.device
+  if torch.compiler.is_compiling() then
+    local g = x:index_select(-1, axis_index("edge", w, left, W - w - left, dev))
+    g = g:index_select(-2, axis_index("edge", h, top, H - h - top, dev))
+    local sh = torch.arange(-top, H - top, {dtype = torch.int64, device = dev})
+    local sw = torch.arange(-left, W - left, {dtype = torch.int64, device = dev})
+    local mask = sh:ge(0):logical_and(sh:lt(h)):unsqueeze(-1):logical_and(sw:ge(0):logical_and(sw:lt(w)):unsqueeze(1))
+    return torch.where(mask, g, fill)
+  end
+  local s = x.shape
+  s[#s - 1], s[#s] = H, W
+  local out = torch.is_tensor(fill) and fill:expand(s):contiguous()
+    or torch.full(s, fill, {dtype = x.dtype, device = dev})
+  local y0, y1, x0, x1 = math.max(top, 0), math.min(top + h, H), math.max(left, 0), math.min(left + w, W)
+  if y1 > y0 and x1 > x0 then
+    out:narrow(-2, y0 + 1, y1 - y0):narrow(-1, x0 + 1, x1 - x0)
+      :copy_(x:narrow(-2, y0 - top + 1, y1 - y0):narrow(-1, x0 - left + 1, x1 - x0))
+  end
+  return out
+end
+M._place = place
+
 -- crop_negative(x, l, r, t, b): x with negative paddings cut off; the
 -- paddings that remain (all >= 0)
 local function crop_negative(x, l, r, t, b)
@@ -103,20 +131,13 @@ function M.pad_image(img, padding, ...)
   if mode ~= "constant" then
     return x:index_select(-1, axis_index(mode, w, l, r, x.device)):index_select(-2, axis_index(mode, h, t, b, x.device))
   end
-  local s = x.shape
-  s[#s - 1], s[#s] = h + t + b, w + l + r
-  local out
   if type(fill) == "table" then
-    local f = torch.tensor(fill, {device = x.device}):to(x.dtype)
     local shp = {}
-    for i = 1, #s do shp[i] = 1 end
-    shp[#s - 2] = #fill
-    out = f:reshape(shp):expand(s):contiguous()
-  else
-    out = torch.full(s, fill, {dtype = x.dtype, device = x.device})
+    for i = 1, x:dim() do shp[i] = 1 end
+    shp[x:dim() - 2] = #fill
+    fill = torch.tensor(fill, {device = x.device}):to(x.dtype):reshape(shp)
   end
-  out:narrow(-2, t + 1, h):narrow(-1, l + 1, w):copy_(x)
-  return out
+  return place(x, t, l, h + t + b, w + l + r, fill)
 end
 M.pad_video = M.pad_image
 

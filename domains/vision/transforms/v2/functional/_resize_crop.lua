@@ -217,16 +217,7 @@ function M.crop_image(img, top, left, height, width)
   if top >= 0 and left >= 0 and bottom <= h and right <= w then
     return img:narrow(-2, top + 1, height):narrow(-1, left + 1, width)
   end
-  local s = img.shape
-  s[#s - 1], s[#s] = height, width
-  local out = torch.zeros(s, {dtype = img.dtype, device = img.device})
-  local y0, y1 = math.max(top, 0), math.min(bottom, h)
-  local x0, x1 = math.max(left, 0), math.min(right, w)
-  if y1 > y0 and x1 > x0 then
-    out:narrow(-2, y0 - top + 1, y1 - y0):narrow(-1, x0 - left + 1, x1 - x0)
-      :copy_(img:narrow(-2, y0 + 1, y1 - y0):narrow(-1, x0 + 1, x1 - x0))
-  end
-  return out
+  return P._place(img, -top, -left, height, width, 0)
 end
 M.crop_video = M.crop_image
 
