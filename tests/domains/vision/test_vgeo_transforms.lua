@@ -261,6 +261,15 @@ test("ClampBoundingBoxes, ClampKeyPoints, ConvertBoundingBoxFormat touch only th
   check_error(function() v2.ConvertBoundingBoxFormat("XYZ") end, "format must be one of")
 end)
 
+test("a sample whose image, mask and boxes differ in size is an error naming the transform", function()
+  local img = torch.rand(3, 20, 20)
+  check_error(function() v2.Resize(10)(img, tv.Mask(torch.zeros(10, 10))) end, "v2.Resize: the sample's images")
+  check_error(function()
+    v2.RandomHorizontalFlip(1)(img, tv.BoundingBoxes({{1, 1, 2, 2}}, {format = "XYXY", canvas_size = {10, 10}}))
+  end, "v2.RandomHorizontalFlip: the sample's images, masks and boxes differ in size: 20x20 and 10x10")
+  check_error(function() v2.RandomResizedCrop(8)(img, tv.Mask(torch.zeros(20, 21))) end, "differ in size")
+end)
+
 test("InterpolationMode constants are the mode strings", function()
   check_eq(v2.InterpolationMode.BILINEAR, "bilinear")
   check_eq(v2.InterpolationMode.NEAREST_EXACT, "nearest-exact")

@@ -211,4 +211,7 @@ function M.SanitizeBoundingBoxes:extra_repr()
   return ("min_size=%s, min_area=%s"):format(self.min_size, self.min_area)
 end
 
+-- every geometry transform checks that the parts of a sample share one size
+function M.RandomZoomOut:_check_inputs(flat) G.same_size("RandomZoomOut", flat) end
+
 return M

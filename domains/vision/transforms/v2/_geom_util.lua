@@ -95,7 +95,25 @@ function G.per_sample_batch(cls, flat)
   return n or 0
 end
 
--- is_nearest_kind(x): masks are never interpolated
+-- same_size(cls, flat): every image, video, mask and box set of the sample
+-- has the same {H, W} (an error naming cls and the two sizes otherwise)
+function G.same_size(cls, flat)
+  local size
+  for i = 1, flat.n do
+    local x = flat[i]
+    local k = torch.is_tensor(x) and (tv.kind(x) or "Image")
+    if k and (k == "BoundingBoxes" or k == "KeyPoints" or x:dim() >= 2) then
+      local s = (k == "BoundingBoxes" or k == "KeyPoints") and x.canvas_size or {x:size(-2), x:size(-1)}
+      if size and (size[1] ~= s[1] or size[2] ~= s[2]) then
+        error(("v2.%s: the sample's images, masks and boxes differ in size: %dx%d and %dx%d"):format(cls, size[1],
+          size[2], s[1], s[2]), 5)
+      end
+      size = s
+    end
+  end
+end
+
+-- is_mask(x): masks are never interpolated
 function G.is_mask(x) return tv.kind(x) == "Mask" end
 
 return G

@@ -42,6 +42,7 @@ local function flip_class(name, fname, dim)
     self.per_sample = opts.per_sample == true
   end
   function C:transform(inpt) return self:_call_kernel(fname, inpt) end
+  function C:_check_inputs(flat) G.same_size(name, flat) end
   -- per_sample: coins[n] decides image n; x and its flip meet in one where
   function C:_per_sample(sample)
     local flat, spec = U.flatten(sample)
@@ -77,5 +78,8 @@ end
 -- RandomHorizontalFlip([p=0.5, {per_sample=}]), RandomVerticalFlip(...)
 M.RandomHorizontalFlip = flip_class("RandomHorizontalFlip", "horizontal_flip", -1)
 M.RandomVerticalFlip = flip_class("RandomVerticalFlip", "vertical_flip", -2)
+
+-- every geometry transform checks that the parts of a sample share one size
+function M.Pad:_check_inputs(flat) G.same_size("Pad", flat) end
 
 return M

@@ -315,4 +315,13 @@ function M.TenCrop:extra_repr()
   return ("size=%s, vertical_flip=%s"):format(torch.pformat(self.size), tostring(self.vertical_flip))
 end
 
+-- every geometry transform checks that the parts of a sample share one size
+function M.Resize:_check_inputs(flat) G.same_size("Resize", flat) end
+function M.RandomResize:_check_inputs(flat) G.same_size("RandomResize", flat) end
+function M.RandomShortestSize:_check_inputs(flat) G.same_size("RandomShortestSize", flat) end
+function M.ScaleJitter:_check_inputs(flat) G.same_size("ScaleJitter", flat) end
+function M.RandomResizedCrop:_check_inputs(flat) G.same_size("RandomResizedCrop", flat) end
+function M.RandomCrop:_check_inputs(flat) G.same_size("RandomCrop", flat) end
+function M.CenterCrop:_check_inputs(flat) G.same_size("CenterCrop", flat) end
+
 return M
