@@ -231,7 +231,7 @@ test("convert_bounding_box_format round trips and matches closed form (float and
   check_eq(xywh:totable(), {{1, 2, 6, 8}, {0, 0, 3, 5}})
   local c = F.convert_bounding_box_format(xyxy, "XYXY", "CXCYWH")
   check_eq(c:totable(), {{4, 6, 6, 8}, {1, 2, 3, 5}})
-  check_eq(F.convert_bounding_box_format(c, "CXCYWH", "XYXY"):totable(), {{1, 2, 7, 10}, {-1, -1, 2, 4}})
+  check_eq(F.convert_bounding_box_format(c, "CXCYWH", "XYXY"):totable(), {{1, 2, 7, 10}, {0, 0, 2, 4}})
   local f = xyxy:double()
   local cf = F.convert_bounding_box_format(f, "XYXY", "CXCYWH")
   check_close(cf, torch.tensor({{4, 6, 6, 8}, {1.5, 2.5, 3, 5}}, {dtype = torch.float64}))
@@ -380,10 +380,27 @@ if ok_v2 and type(R2) == "table" then
       check_eq(#r, #c.shapes, c.name .. ": number of results")
       for i, t in ipairs(r) do check_eq(t.shape, c.shapes[i], c.name .. ": shape " .. i) end
       local got = torch.tensor(flat(r), {dtype = torch.float64})
-      local tol = (c.input.kind == "image" and c.input.gen[3] == "uint8") and 1 or 1e-4
+      local uint8 = c.input.kind == "image" and c.input.gen[3] == "uint8"
       if got:numel() > 0 then
-        local diff = (got - torch.tensor(c.y, {dtype = torch.float64})):abs():max():item()
-        check(diff <= tol, ("%s: max difference %g"):format(c.name, diff))
+        local d = (got - torch.tensor(c.y, {dtype = torch.float64})):abs()
+        if uint8 and c.fn == "resize" and c.opts.interpolation == "bicubic" then
+          -- 0.26's CPU uint8 path rounds and clamps the rows of its first (x)
+          -- pass to [0, 255]; ours (torchvision 0.14's and 0.26's CUDA path)
+          -- keeps them in float: they part only where bicubic overshoots
+          local far = d:gt(1):sum():item()
+          check(far <= d:numel() * 0.1, ("%s: %d of %d pixels differ by more than 1"):format(c.name, far, d:numel()))
+          -- our per-axis weights reproduce 0.26's exactly: its path (x pass,
+          -- rows rounded and clamped, then y pass) from our one-axis resizes
+          local sz = c.args[1]
+          local xf = x:double()
+          local rows = torch._image_resize(xf, xf:size(-2), sz[2], "bicubic", true):round():clamp(0, 255)
+          local emu = torch._image_resize(rows, sz[1], sz[2], "bicubic", true):round():clamp(0, 255)
+          local de = (emu:view(-1) - torch.tensor(c.y, {dtype = torch.float64})):abs():max():item()
+          check(de <= 1, ("%s: 0.26's two passes differ by %g"):format(c.name, de))
+        else
+          local diff = d:max():item()
+          check(diff <= (uint8 and 1 or 1e-4), ("%s: max difference %g"):format(c.name, diff))
+        end
       end
       if c.canvas_size then check_eq(r[1].canvas_size, c.canvas_size, c.name .. ": canvas_size") end
       if c.format then check_eq(r[1].format, c.format, c.name .. ": format") end

@@ -15,7 +15,7 @@ function G.args(cls, names, defaults, ...) return U.args("v2." .. cls, names, de
 function G.size_hw(cls, what, v)
   if math.type(v) == "integer" then v = {v} end
   if type(v) ~= "table" or (#v ~= 1 and #v ~= 2) then
-    error(("v2.%s: %s must be an integer or a list of 1 or 2 integers, got %s"):format(cls, what, tostring(v)), 4)
+    error(("v2.%s: %s must be an integer or a list of 1 or 2 integers, got %s"):format(cls, what, torch.pformat(v)), 4)
   end
   for i = 1, #v do
     if math.type(v[i]) ~= "integer" or v[i] < 1 then
@@ -28,7 +28,7 @@ end
 -- pair(cls, what, v): a list of two numbers a <= b
 function G.pair(cls, what, v)
   if type(v) ~= "table" or #v ~= 2 or type(v[1]) ~= "number" or type(v[2]) ~= "number" then
-    error(("v2.%s: %s must be a list of two numbers, got %s"):format(cls, what, tostring(v)), 4)
+    error(("v2.%s: %s must be a list of two numbers, got %s"):format(cls, what, torch.pformat(v)), 4)
   end
   if v[1] > v[2] then
     error(("v2.%s: %s should be of kind (min, max), got {%s, %s}"):format(cls, what, v[1], v[2]), 4)
@@ -66,7 +66,7 @@ function G.check_fill(cls, fill)
     return fill
   end
   error(("v2.%s: fill must be a number, a list of numbers or a table keyed by kind, got %s"):format(cls,
-    tostring(fill)), 4)
+    torch.pformat(fill)), 4)
 end
 
 -- per_sample_batch(cls, flat): N, the batch size every leaf of the sample

@@ -15,7 +15,7 @@ function M.ConvertBoundingBoxFormat:__init(format)
   if type(format) == "table" then format = torch._check_options("v2.ConvertBoundingBoxFormat", format, "format").format end
   local up = type(format) == "string" and format:upper() or nil
   if not tv.BoundingBoxFormat[up] then
-    error(("v2.ConvertBoundingBoxFormat: format must be one of XYXY, XYWH, CXCYWH, got %s"):format(tostring(format)), 3)
+    error(("v2.ConvertBoundingBoxFormat: format must be one of XYXY, XYWH, CXCYWH, got %s"):format(torch.pformat(format)), 3)
   end
   self.format = up
 end

@@ -20,7 +20,7 @@ local function interp_opt(cls, v) return Fr._interp("v2." .. cls, v) end
 
 local function aa_opt(cls, v)
   if v == nil then return true end
-  if type(v) ~= "boolean" then error(("v2.%s: antialias must be a boolean, got %s"):format(cls, tostring(v)), 4) end
+  if type(v) ~= "boolean" then error(("v2.%s: antialias must be a boolean, got %s"):format(cls, torch.pformat(v)), 4) end
   return v
 end
 

@@ -24,7 +24,7 @@ end
 
 local function canvas_of(fname, cs)
   if type(cs) ~= "table" or math.type(cs[1]) ~= "integer" or math.type(cs[2]) ~= "integer" then
-    error(("%s: canvas_size must be {height, width} (integers), got %s"):format(fname, tostring(cs)), 4)
+    error(("%s: canvas_size must be {height, width} (integers), got %s"):format(fname, torch.pformat(cs)), 4)
   end
   return cs
 end
@@ -41,35 +41,26 @@ end
 -- the cat of the four [..., 1] columns a, b, c, d
 local function cols4(a, b, c, d) return torch.cat({a, b, c, d}, -1) end
 
--- to XYXY from fmt (a new tensor; integer boxes stay integer, CXCYWH
--- halves rounded as torchvision: x1 = cx - ceil(w / 2))
+-- to XYXY from fmt (a new tensor). Integer CXCYWH boxes are computed in
+-- float and truncated back, as torchvision 0.26 (x1 = trunc(cx - w / 2),
+-- x2 = trunc(cx + w / 2)).
 local function to_xyxy(b, fmt)
   if fmt == "XYXY" then return b:clone() end
   local p, q, w, h = b:narrow(-1, 1, 1), b:narrow(-1, 2, 1), b:narrow(-1, 3, 1), b:narrow(-1, 4, 1)
   if fmt == "XYWH" then return cols4(p, q, p + w, q + h) end
-  local hw, hh
-  if b:is_floating_point() then
-    hw, hh = w / 2, h / 2
-  else
-    hw, hh = -torch.floor_divide(-w, 2), -torch.floor_divide(-h, 2)
-  end
-  local x1, y1 = p - hw, q - hh
+  if not b:is_floating_point() then return to_xyxy(b:float(), fmt):to(b.dtype) end
+  local x1, y1 = p - w / 2, q - h / 2
   return cols4(x1, y1, x1 + w, y1 + h)
 end
 
--- from XYXY to fmt (integer centres floored, as torchvision)
+-- from XYXY to fmt (integer centres computed in float and truncated)
 local function from_xyxy(b, fmt)
   if fmt == "XYXY" then return b end
   local x1, y1, x2, y2 = b:narrow(-1, 1, 1), b:narrow(-1, 2, 1), b:narrow(-1, 3, 1), b:narrow(-1, 4, 1)
   local w, h = x2 - x1, y2 - y1
   if fmt == "XYWH" then return cols4(x1, y1, w, h) end
-  local cx, cy = x1 * 2 + w, y1 * 2 + h
-  if b:is_floating_point() then
-    cx, cy = cx / 2, cy / 2
-  else
-    cx, cy = torch.floor_divide(cx, 2), torch.floor_divide(cy, 2)
-  end
-  return cols4(cx, cy, w, h)
+  if not b:is_floating_point() then return from_xyxy(b:float(), fmt):to(b.dtype) end
+  return cols4((x1 * 2 + w) / 2, (y1 * 2 + h) / 2, w, h)
 end
 
 -- convert(b, old, new): the plain [..., 4] tensor b from format old to new

@@ -22,7 +22,7 @@ local function parse_padding(fname, p)
     if #p == 2 then return p[1], p[1], p[2], p[2] end
     if #p == 4 then return p[1], p[3], p[2], p[4] end
   end
-  error(("%s: padding must be an integer or a list of 1, 2 or 4 integers, got %s"):format(fname, tostring(p)), 4)
+  error(("%s: padding must be an integer or a list of 1, 2 or 4 integers, got %s"):format(fname, torch.pformat(p)), 4)
 end
 M._parse_padding = parse_padding
 
@@ -98,7 +98,7 @@ local function fill_of(fname, fill)
     if #fill == 1 then return fill[1] end
     return fill
   end
-  error(("%s: fill must be a number or a list of numbers, got %s"):format(fname, tostring(fill)), 4)
+  error(("%s: fill must be a number or a list of numbers, got %s"):format(fname, torch.pformat(fill)), 4)
 end
 
 -- pad_image(image, padding[, fill=0, padding_mode="constant"])

@@ -34,7 +34,7 @@ local function interp(fname, v)
     error(("%s: interpolation '%s' is only for PIL images; tensors take nearest, nearest-exact, bilinear or bicubic")
       :format(fname, m), 4)
   end
-  error(("%s: unknown interpolation %s (nearest, nearest-exact, bilinear, bicubic)"):format(fname, tostring(v)), 4)
+  error(("%s: unknown interpolation %s (nearest, nearest-exact, bilinear, bicubic)"):format(fname, torch.pformat(v)), 4)
 end
 M._interp = interp
 
@@ -53,7 +53,7 @@ local function int_list(fname, what, v, n)
   if math.type(v) == "integer" then v = {v} end
   if type(v) ~= "table" or #v < 1 or #v > n then
     error(("%s: %s must be an integer or a list of %s integers, got %s"):format(fname, what,
-      n == 1 and "1" or "1 or " .. n, tostring(v)), 4)
+      n == 1 and "1" or "1 or " .. n, torch.pformat(v)), 4)
   end
   for i = 1, #v do
     if math.type(v[i]) ~= "integer" or v[i] < 1 then
@@ -197,11 +197,11 @@ end)
 
 local function check_box(fname, top, left, height, width)
   for _, v in ipairs({top, left}) do
-    if math.type(v) ~= "integer" then error(("%s: top and left must be integers, got %s"):format(fname, tostring(v)), 4) end
+    if math.type(v) ~= "integer" then error(("%s: top and left must be integers, got %s"):format(fname, torch.pformat(v)), 4) end
   end
   for _, v in ipairs({height, width}) do
     if math.type(v) ~= "integer" or v < 1 then
-      error(("%s: height and width must be positive integers, got %s"):format(fname, tostring(v)), 4)
+      error(("%s: height and width must be positive integers, got %s"):format(fname, torch.pformat(v)), 4)
     end
   end
 end
