@@ -208,26 +208,33 @@ mt_status mt_image_resize_backward(const mt_tensor *g, int64_t ih, int64_t iw, i
   return st ? st : mt_deliver(op, res, out);
 }
 
-/* the boxes as n rows of {top, left, height, width} on the host, checked
- * against the image ih x iw */
+/* the boxes as n rows of {top, left, height, width, hflip, vflip} on the
+ * host (given as n x 4, or n x 6 with the flip flags), checked against the
+ * image ih x iw */
 static mt_status read_boxes(const char *op, const mt_tensor *boxes, int64_t n, int64_t ih, int64_t iw, int64_t *bx) {
   char b[96];
-  if (boxes->dtype != MT_INT64 || boxes->ndim != 2 || boxes->shape[0] != n || boxes->shape[1] != 4)
-    return mt_fail(MT_EARG, "%s: boxes must be an int64 tensor of shape [%lld, 4], got %s of shape %s", op,
-                   (long long)n, mt_dtype_name((mt_dtype)boxes->dtype),
+  if (boxes->dtype != MT_INT64 || boxes->ndim != 2 || boxes->shape[0] != n ||
+      (boxes->shape[1] != 4 && boxes->shape[1] != 6))
+    return mt_fail(MT_EARG, "%s: boxes must be an int64 tensor of shape [%lld, 4] (or [%lld, 6] with flip flags), got "
+                   "%s of shape %s", op, (long long)n, (long long)n, mt_dtype_name((mt_dtype)boxes->dtype),
                    mt_shape_str(boxes->shape, boxes->ndim, b, sizeof b));
+  int64_t cols = boxes->shape[1];
   mt_tensor *h = NULL, *c = NULL;
   mt_status st = MT_OK;
   if (mt_tdevice(boxes).type == MT_CUDA) {
-    int64_t s[2] = {n, 4};
+    int64_t s[2] = {n, cols};
     st = mt_empty(s, 2, MT_INT64, mt_cpu(), &h);
     if (!st) st = mt_copy_(h, boxes);
   }
   if (!st) st = mt_contiguous(h ? h : boxes, &c);
-  if (!st) memcpy(bx, mt_data(c), sizeof(int64_t) * (size_t)(4 * n));
+  for (int64_t i = 0; i < n && !st; i++) {
+    const int64_t *src = (const int64_t *)mt_data(c) + i * cols;
+    int64_t *q = bx + 6 * i;
+    for (int k = 0; k < 6; k++) q[k] = k < cols ? src[k] : 0;
+  }
   mt_release(h), mt_release(c);
   for (int64_t i = 0; i < n && !st; i++) {
-    const int64_t *q = bx + 4 * i;
+    const int64_t *q = bx + 6 * i;
     if (q[0] < 0 || q[1] < 0 || q[2] < 1 || q[3] < 1 || q[0] + q[2] > ih || q[1] + q[3] > iw)
       st = mt_fail(MT_EARG, "%s: box %lld (top %lld, left %lld, height %lld, width %lld) is not inside the %lld x %lld "
                    "image", op, (long long)i + 1, (long long)q[0], (long long)q[1], (long long)q[2], (long long)q[3],
@@ -236,28 +243,45 @@ static mt_status read_boxes(const char *op, const mt_tensor *boxes, int64_t n, i
   return st;
 }
 
+/* reverses the order of table t's out entries of a (a flip of the result:
+ * the filters are symmetric, so output o of the flip is output out-1-o) */
+static void flip_axis(axis *a, int64_t t, int64_t out) {
+  for (int64_t i = t * out, j = t * out + out - 1; i < j; i++, j--) {
+    int64_t s = a->start[i];
+    int32_t m = a->n[i];
+    a->start[i] = a->start[j], a->n[i] = a->n[j], a->start[j] = s, a->n[j] = m;
+    for (int k = 0; k < a->k; k++) {
+      double w = a->w[i * a->k + k];
+      a->w[i * a->k + k] = a->w[j * a->k + k], a->w[j * a->k + k] = w;
+    }
+  }
+}
+
 mt_status mt_image_crop_resize(const mt_tensor *x, const mt_tensor *boxes, int64_t oh, int64_t ow, int mode,
                                bool antialias, mt_tensor **out) {
   const char *op = "crop_resize";
   mt_status st = check(op, x, 3, oh, ow, mode);
   if (st) return st;
   int64_t n = x->shape[0], ih = x->shape[x->ndim - 2], iw = x->shape[x->ndim - 1], planes = lead_planes(x);
-  int64_t *bx = malloc(sizeof(int64_t) * (size_t)(4 * n + 1)), *row0 = malloc(sizeof(int64_t) * (size_t)(2 * n + 1));
+  int64_t *bx = malloc(sizeof(int64_t) * (size_t)(6 * n + 1)), *row0 = malloc(sizeof(int64_t) * (size_t)(2 * n + 1));
   axis ax = {0}, ay = {0};
   if (!bx || !row0) st = mt_fail(MT_ENOMEM, "%s: out of memory", op);
   if (!st) st = read_boxes(op, boxes, n, ih, iw, bx);
   int kx = 1, ky = 1;
   for (int64_t i = 0; i < n && !st; i++) {
-    int a = taps_of(bx[4 * i + 3], ow, mode, antialias), b = taps_of(bx[4 * i + 2], oh, mode, antialias);
+    int a = taps_of(bx[6 * i + 3], ow, mode, antialias), b = taps_of(bx[6 * i + 2], oh, mode, antialias);
     kx = a > kx ? a : kx, ky = b > ky ? b : ky;
   }
   if (!st) st = axis_alloc(&ax, n, ow, kx);
   if (!st) st = axis_alloc(&ay, n, oh, ky);
   if (!st && n > 0) {
     for (int64_t i = 0; i < n; i++) {
-      fill_axis(&ax, i, bx[4 * i + 3], ow, bx[4 * i + 1], mode, antialias);
-      fill_axis(&ay, i, bx[4 * i + 2], oh, 0, mode, antialias);
-      row0[i] = bx[4 * i], row0[n + i] = bx[4 * i + 2];
+      const int64_t *q = bx + 6 * i;
+      fill_axis(&ax, i, q[3], ow, q[1], mode, antialias);
+      fill_axis(&ay, i, q[2], oh, 0, mode, antialias);
+      if (q[4]) flip_axis(&ax, i, ow);
+      if (q[5]) flip_axis(&ay, i, oh);
+      row0[i] = q[0], row0[n + i] = q[2];
     }
     mt_rs_plan p = {.planes = planes, .group = planes / n, .ntab = n, .ih = ih, .iw = iw, .oh = oh, .ow = ow,
                     .kx = kx, .ky = ky, .row0 = row0, .nrows = row0 + n, .sx = ax.start, .sy = ay.start, .nx = ax.n,

@@ -19,8 +19,9 @@ mt_status mt_image_resize(const mt_tensor *x, int64_t oh, int64_t ow, int mode, 
 mt_status mt_image_resize_backward(const mt_tensor *g, int64_t ih, int64_t iw, int mode, bool antialias,
                                    mt_tensor **out);
 /* *out [N, ..., oh, ow]: image n of x [N, ..., H, W] cropped to boxes[n] =
- * {top, left, height, width} (int64, 0-based, inside the image) and
- * resampled as mt_image_resize, all in one kernel. */
+ * {top, left, height, width} (int64, 0-based, inside the image),
+ * resampled as mt_image_resize and, for boxes [N, 6] = {..., hflip, vflip},
+ * flipped where the flags are set, all in one kernel. */
 mt_status mt_image_crop_resize(const mt_tensor *x, const mt_tensor *boxes, int64_t oh, int64_t ow, int mode,
                                bool antialias, mt_tensor **out);
 

@@ -85,6 +85,18 @@ RS_YPASS(ypass_u8, float, uint8_t, store_u8)
 RS_YPASS(ypass_f32, float, float, SAME)
 RS_YPASS(ypass_f64, double, double, SAME)
 
+/* the columns [*c0, *c1) the x windows of table t read */
+static void col_range(const mt_rs_plan *p, int64_t t, int64_t *c0, int64_t *c1) {
+  const int64_t *sx = p->sx + t * p->ow;
+  const int32_t *nx = p->nx + t * p->ow;
+  int64_t lo = sx[0], hi = sx[0] + nx[0];
+  for (int64_t o = 1; o < p->ow; o++) {
+    if (sx[o] < lo) lo = sx[o];
+    if (sx[o] + nx[o] > hi) hi = sx[o] + nx[o];
+  }
+  *c0 = lo, *c1 = hi;
+}
+
 /* The y-first order (cheaper when the y pass shrinks the image: its rows
  * vectorize, and the x pass then runs on oh rows instead of ih): a y pass
  * from the input into a [planes, oh, iw] buffer over the columns the x
@@ -95,7 +107,8 @@ RS_YPASS(ypass_f64, double, double, SAME)
     const mt_rs_plan *p = c->p;                                                                                        \
     for (int64_t i = b; i < e; i++) {                                                                                  \
       int64_t plane = i / p->oh, oy = i % p->oh, t = plane / p->group, iw = p->iw;                                     \
-      int64_t c0 = p->sx[t * p->ow], c1 = p->sx[t * p->ow + p->ow - 1] + p->nx[t * p->ow + p->ow - 1];                 \
+      int64_t c0, c1;                                                                                                  \
+      col_range(p, t, &c0, &c1);                                                                                       \
       int64_t s = p->row0[t] + p->sy[t * p->oh + oy];                                                                  \
       int n = p->ny[t * p->oh + oy];                                                                                   \
       const TC *w = (const TC *)c->wy + (t * p->oh + oy) * p->ky;                                                      \
@@ -141,10 +154,19 @@ RS_X2PASS(x2pass_f32, float, float, SAME)
 RS_X2PASS(x2pass_f64, double, double, SAME)
 
 /* whether the y pass goes first: fewer scalar multiply-adds (the x pass's)
- * with vector work counted at a quarter */
+ * with vector work counted at a quarter, for the mean crop of the tables
+ * (rows read by the x-first order, columns by the y-first one) */
 static bool y_first(const mt_rs_plan *p) {
-  double xf = (double)p->ih * (double)p->ow * p->kx + (double)p->oh * (double)p->ow * p->ky / 4;
-  double yf = (double)p->oh * (double)p->iw * p->ky / 4 + (double)p->oh * (double)p->ow * p->kx;
+  double rows = 0, cols = 0;
+  for (int64_t t = 0; t < p->ntab; t++) {
+    int64_t c0, c1;
+    col_range(p, t, &c0, &c1);
+    rows += (double)p->nrows[t];
+    cols += (double)(c1 - c0);
+  }
+  rows /= (double)p->ntab, cols /= (double)p->ntab;
+  double xf = rows * (double)p->ow * p->kx + (double)p->oh * (double)p->ow * p->ky / 4;
+  double yf = (double)p->oh * cols * p->ky / 4 + (double)p->oh * (double)p->ow * p->kx;
   return yf < xf;
 }
 
@@ -157,7 +179,63 @@ static void *weights_as(const double *w, int64_t n, bool dbl) {
   return f;
 }
 
+/* Nearest (every window one tap of weight 1): a gather of es-byte
+ * elements without arithmetic, one output row at a time; rows whose x taps
+ * are one increasing run are copied whole. */
+typedef struct nn_ctx {
+  const mt_rs_plan *p;
+  const char *x;
+  char *y;
+  size_t es;
+  const bool *run; /* per table: its x taps are sx[0], sx[0] + 1, ... */
+} nn_ctx;
+
+#define NN_GATHER(T)                                                                                                   \
+  do {                                                                                                                 \
+    const T *s_ = (const T *)src;                                                                                      \
+    T *d_ = (T *)dst;                                                                                                  \
+    for (int64_t o = 0; o < p->ow; o++) d_[o] = s_[sx[o]];                                                             \
+  } while (0)
+
+static void nn_rows(void *vc, int64_t b, int64_t e) {
+  const nn_ctx *c = vc;
+  const mt_rs_plan *p = c->p;
+  size_t es = c->es;
+  for (int64_t i = b; i < e; i++) {
+    int64_t plane = i / p->oh, oy = i % p->oh, t = plane / p->group;
+    const char *src = c->x + (size_t)((plane * p->ih + p->row0[t] + p->sy[t * p->oh + oy]) * p->iw) * es;
+    char *dst = c->y + (size_t)(i * p->ow) * es;
+    const int64_t *sx = p->sx + t * p->ow;
+    if (c->run[t]) {
+      memcpy(dst, src + (size_t)sx[0] * es, (size_t)p->ow * es);
+    } else if (es == 1) {
+      NN_GATHER(uint8_t);
+    } else if (es == 2) {
+      NN_GATHER(uint16_t);
+    } else if (es == 4) {
+      NN_GATHER(uint32_t);
+    } else {
+      NN_GATHER(uint64_t);
+    }
+  }
+}
+
+static mt_status resize_nearest(size_t es, const mt_rs_plan *p, const void *x, void *y) {
+  bool *run = malloc(sizeof(bool) * (size_t)p->ntab);
+  if (!run) return mt_fail(MT_ENOMEM, "resize: out of memory");
+  for (int64_t t = 0; t < p->ntab; t++) {
+    const int64_t *sx = p->sx + t * p->ow;
+    run[t] = true;
+    for (int64_t o = 1; o < p->ow && run[t]; o++) run[t] = sx[o] == sx[0] + o;
+  }
+  nn_ctx c = {.p = p, .x = x, .y = y, .es = es, .run = run};
+  mt_status st = mt_parallel_for(p->planes * p->oh, 1 + 65536 / (p->ow + 1), nn_rows, &c);
+  free(run);
+  return st;
+}
+
 mt_status mt_cpu_resize(mt_dtype dt, const mt_rs_plan *p, const void *x, void *y) {
+  if (p->kx == 1 && p->ky == 1) return resize_nearest(mt_dtype_size(dt), p, x, y);
   bool dbl = dt == MT_FLOAT64, yf = y_first(p);
   size_t cs = dbl ? sizeof(double) : sizeof(float);
   rs_ctx c = {.p = p, .x = x, .y = y};

@@ -24,7 +24,8 @@ typedef struct mt_rs_plan {
 } mt_rs_plan;
 
 /* y [planes, oh, ow] from contiguous x [planes, ih, iw]; x uint8, float32
- * or float64, y of x's dtype (uint8: rounded half to even and clamped). */
+ * or float64, y of x's dtype (uint8: rounded half to even and clamped).
+ * One tap per window (nearest): a plain gather, any element size. */
 mt_status mt_cpu_resize(mt_dtype dt, const mt_rs_plan *p, const void *x, void *y);
 /* gx [planes, ih, iw] (written whole) from gy [planes, oh, ow]: the adjoint
  * of mt_cpu_resize (float32/float64, one table, no pass skipped). */

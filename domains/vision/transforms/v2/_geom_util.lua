@@ -116,4 +116,27 @@ end
 -- is_mask(x): masks are never interpolated
 function G.is_mask(x) return tv.kind(x) == "Mask" end
 
+-- batched(x, list, oh, ow, mode, aa): image n of the batch x cropped to
+-- list[n] = {top=, left=, height=, width=[, hflip=, vflip=]}, resampled to
+-- oh x ow and flipped where asked, in one kernel (torch._image_crop_resize;
+-- masks nearest, their dtype kept)
+function G.batched(x, list, oh, ow, mode, aa)
+  if G.is_mask(x) then mode, aa = "nearest", false end
+  local rows = {}
+  for i, p in ipairs(list) do
+    rows[i] = {p.top, p.left, p.height, p.width, p.hflip and 1 or 0, p.vflip and 1 or 0}
+  end
+  local b = torch.tensor(rows, {dtype = torch.int64})
+  local dt, v = x.dtype, x
+  if dt ~= torch.uint8 and not x:is_floating_point() then v = x:to(torch.float64) end
+  local y
+  if v:dim() == 3 then
+    y = torch._image_crop_resize(v:unsqueeze(2), b, oh, ow, mode, aa):squeeze(2)
+  else
+    y = torch._image_crop_resize(v, b, oh, ow, mode, aa)
+  end
+  if y.dtype ~= dt then y = y:to(dt) end
+  return tv.wrap(y, {like = x})
+end
+
 return G

@@ -1,13 +1,12 @@
 -- torch.vision.transforms.v2._pad_flip -- Pad, RandomHorizontalFlip and
 -- RandomVerticalFlip. The flips take {per_sample=true}: every image (and
--- mask) of a batch [N, ...] gets its own coin, applied by one where over
--- the batch and its flip.
+-- mask) of a batch [N, ...] gets its own coin, the chosen ones flipped by
+-- one batched gather.
 local torch = require "torch"
 local T = require "torch.vision.transforms.v2._transform"
 local G = require "torch.vision.transforms.v2._geom_util"
 local Fp = require "torch.vision.transforms.v2.functional._pad_flip"
 local U = require "torch.vision.transforms.v2._utils"
-local tv = require "torch.vision.tv_tensors"
 
 local M = {}
 
@@ -43,7 +42,8 @@ local function flip_class(name, fname, dim)
   end
   function C:transform(inpt) return self:_call_kernel(fname, inpt) end
   function C:_check_inputs(flat) G.same_size(name, flat) end
-  -- per_sample: coins[n] decides image n; x and its flip meet in one where
+  -- per_sample: coins[n] decides image n; one batched gather flips those
+  -- images (torch._image_crop_resize with the flip flags, nearest 1:1)
   function C:_per_sample(sample)
     local flat, spec = U.flatten(sample)
     local needs = U.needs_transform(flat, self._transformed_types)
@@ -51,16 +51,17 @@ local function flip_class(name, fname, dim)
     for i = 1, flat.n do
       if needs[i] then todo.n = todo.n + 1; todo[todo.n] = flat[i] end
     end
+    self:_check_inputs(todo)
     local n = G.per_sample_batch(name, todo)
-    local coins = torch.rand(n):lt(self.p)
+    local coins = torch.rand(n):lt(self.p):totable()
     for i = 1, flat.n do
       local x = flat[i]
-      if needs[i] then
-        local shape = {n}
-        for _ = 2, x:dim() do shape[#shape + 1] = 1 end
-        local c = coins:to(x.device):reshape(shape)
-        local fx = x:index_select(dim, torch.arange(x:size(dim), 0, -1, {dtype = torch.int64, device = x.device}))
-        flat[i] = tv.wrap(torch.where(c, fx, x), {like = x})
+      if needs[i] and n > 0 then
+        local h, w, list = x:size(-2), x:size(-1), {}
+        for k = 1, n do
+          list[k] = {top = 0, left = 0, height = h, width = w, hflip = dim == -1 and coins[k], vflip = dim == -2 and coins[k]}
+        end
+        flat[i] = G.batched(x, list, h, w, "nearest", false)
       end
     end
     return U.unflatten(flat, spec)

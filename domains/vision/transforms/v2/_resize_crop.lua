@@ -144,29 +144,7 @@ local function rrc_draw(scale, ratio, h, w)
   return {top = (h - ch) // 2, left = (w - cw) // 2, height = ch, width = cw}
 end
 
--- boxes_of(list): the per-image crops as an int64 [N, 4] tensor
-local function boxes_of(list, device)
-  local t = {}
-  for i, p in ipairs(list) do t[i] = {p.top, p.left, p.height, p.width} end
-  return torch.tensor(t, {dtype = torch.int64, device = device})
-end
-
--- batched(x, list, oh, ow, mode, aa): the per-image crops of the batch x
--- resampled to oh x ow in one kernel (masks: nearest)
-local function batched(x, list, oh, ow, mode, aa)
-  if G.is_mask(x) then mode, aa = "nearest", false end
-  local b = boxes_of(list, "cpu")
-  local dt, v = x.dtype, x
-  if dt ~= torch.uint8 and not x:is_floating_point() then v = x:to(torch.float64) end
-  local y
-  if v:dim() == 3 then
-    y = torch._image_crop_resize(v:unsqueeze(2), b, oh, ow, mode, aa):squeeze(2)
-  else
-    y = torch._image_crop_resize(v, b, oh, ow, mode, aa)
-  end
-  if y.dtype ~= dt then y = y:to(dt) end
-  return tv.wrap(y, {like = x})
-end
+local batched = G.batched
 
 -- RandomResizedCrop(size[, scale={0.08, 1}, ratio={3/4, 4/3},
 -- interpolation=BILINEAR, antialias=true, {per_sample=}])
