@@ -70,7 +70,7 @@ end)
 test("crop_resize on CUDA = on the CPU (boxes on either device)", function()
   for _, dt in ipairs({"uint8", "float32"}) do
     local x = gen({4, 3, 40, 48}, 5, dt)
-    local boxes = torch.tensor({{0, 0, 40, 48}, {3, 5, 19, 22}, {20, 2, 20, 7}, {1, 40, 4, 8}})
+    local boxes = torch.tensor({{0, 0, 40, 48, 0, 0}, {3, 5, 19, 22, 1, 0}, {20, 2, 20, 7, 0, 1}, {1, 40, 4, 8, 1, 1}})
     for _, mode in ipairs({"bilinear", "bicubic", "nearest"}) do
       local want = torch._image_crop_resize(x, boxes, 16, 20, mode, true)
       same(torch._image_crop_resize(x:cuda(), boxes, 16, 20, mode, true), want, dt == "uint8" and 1 or 1e-5, mode)

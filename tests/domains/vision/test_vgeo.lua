@@ -339,6 +339,22 @@ test("crop_resize: one batched kernel equals per-image crop + resize", function(
   end
 end)
 
+test("crop_resize's flip flags flip the result of each image (boxes [N, 6])", function()
+  local x = gen({3, 2, 20, 24}, 15, "float32")
+  local boxes = torch.tensor({{0, 0, 20, 24, 1, 0}, {3, 5, 9, 12, 0, 1}, {10, 2, 10, 7, 1, 1}})
+  for _, mode in ipairs({"bilinear", "bicubic", "nearest"}) do
+    local y = torch._image_crop_resize(x, boxes, 8, 10, mode, true)
+    for i, b in ipairs(boxes:totable()) do
+      local want = F.resized_crop(x[i], b[1], b[2], b[3], b[4], {8, 10}, {interpolation = mode})
+      if b[5] == 1 then want = want:flip(-1) end
+      if b[6] == 1 then want = want:flip(-2) end
+      check_close(y[i], want, {atol = 1e-6})
+    end
+  end
+  check_error(function() torch._image_crop_resize(x, torch.tensor({{0, 0, 2, 2, 1}}), 4, 4, "nearest", false) end,
+    "boxes must be an int64 tensor of shape [3, 4] (or [3, 6] with flip flags)")
+end)
+
 test("compiled functionals give the eager result", function()
   local x = gen({2, 3, 16, 20}, 14, "float32")
   local fn = function(t)
