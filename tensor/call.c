@@ -11,6 +11,7 @@
 #include "nn.h"
 #include "index.h"
 #include "reduce_util.h"
+#include "resize.h"
 #include "shape.h"
 
 mt_status mt_call_missing(mt_op op) {
@@ -530,6 +531,19 @@ static mt_status put_index(const mt_tensor *const *in, const mt_args *a, mt_tens
   return mt_index_put_(x, (mt_tensor *const *)in + 2, (int)a->i[0], index_labels(a, labels), in[1], a->i[1] != 0);
 }
 WRITER(index_put, put_index(in, a, outs[0]))
+
+/* ---- image resampling (resize.h): image_resize(x), i = {oh, ow, mode,
+ * antialias}; image_resize_backward(g), i = {ih, iw, mode, antialias};
+ * image_crop_resize(x, boxes), i = {oh, ow, mode, antialias} ---- */
+static mt_status call_image_resize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_resize(in[0], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
+static mt_status call_image_resize_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_resize_backward(in[0], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
+static mt_status call_image_crop_resize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_crop_resize(in[0], in[1], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
 
 /* the elementwise rows' adapters: the generic ones above with the op */
 #define MT_OP(...)

@@ -10,6 +10,11 @@ local v2 = {Transform = T.Transform, RandomTransform = T.RandomTransform}
 
 local FAMILIES = {
   "_container", -- Compose, RandomApply, RandomChoice, RandomOrder
+  "_resize_crop", -- Resize, RandomResize, RandomShortestSize, ScaleJitter, RandomResizedCrop, RandomCrop, CenterCrop,
+  -- FiveCrop, TenCrop, InterpolationMode
+  "_pad_flip", -- Pad, RandomHorizontalFlip, RandomVerticalFlip
+  "_meta", -- ConvertBoundingBoxFormat, ClampBoundingBoxes, ClampKeyPoints
+  "_detection", -- RandomIoUCrop, RandomZoomOut, SanitizeBoundingBoxes
 }
 
 for _, family in ipairs(FAMILIES) do

@@ -8,7 +8,11 @@ local D = require "torch.vision.transforms.v2.functional._dispatch"
 
 local F = {}
 
-local FAMILIES = {}
+local FAMILIES = {
+  "_meta", -- get_size, get_dimensions, convert_bounding_box_format, clamps, sanitize_bounding_boxes
+  "_pad_flip", -- pad, horizontal_flip / hflip, vertical_flip / vflip
+  "_resize_crop", -- InterpolationMode, resize, crop, center_crop, resized_crop, five_crop, ten_crop
+}
 
 for _, family in ipairs(FAMILIES) do
   for name, v in pairs(require("torch.vision.transforms.v2.functional." .. family)) do
