@@ -8,7 +8,12 @@ local D = require "torch.vision.transforms.v2.functional._dispatch"
 
 local F = {}
 
-local FAMILIES = {}
+local FAMILIES = {
+  "_color", -- adjust_*, autocontrast, equalize, invert, posterize, solarize, grayscale, permute_channels
+  "_misc", -- normalize, gaussian_blur, gaussian_noise, to_dtype, convert_image_dtype
+  "_augment", -- erase, jpeg
+  "_type_conversion", -- to_image, to_pure_tensor
+}
 
 for _, family in ipairs(FAMILIES) do
   for name, v in pairs(require("torch.vision.transforms.v2.functional." .. family)) do
