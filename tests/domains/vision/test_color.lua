@@ -57,11 +57,12 @@ test("functionals match torchvision on uint8, float32 and float64 images and bat
   check(n > 60, "only " .. n .. " reference cases")
 end)
 
--- (adjust_hue is left out: torchvision 0.14 scales back by 255 where 0.26,
--- which we follow, scales by 255.999)
+-- (adjust_hue and autocontrast are left out: torchvision 0.14 scales hue
+-- back by 255 where 0.26, which we follow, scales by 255.999, and
+-- autocontrast multiplies by a scale where 0.26 divides by its inverse)
 test("uint8 results are exact for most pixels (at most 1 level off, rarely)", function()
   for _, c in ipairs(refs) do
-    if c.y_dtype == "uint8" and c.op ~= "adjust_hue" then
+    if c.y_dtype == "uint8" and c.op ~= "adjust_hue" and c.op ~= "autocontrast" then
       local y = run_case(c, gen(c.shape, c.seed, c.dtype, c.mods))
       local want = torch.tensor(c.y, {dtype = torch.float64})
       local off = (y:double():flatten() - want):abs():gt(0):sum():item()
@@ -122,7 +123,7 @@ test("to_dtype: torchvision's scaling rules", function()
   check_close(F2.to_dtype(f, torch.uint8, true):double(), {{{0, 127, 255, 255}}}, {atol = 0})
   check_close(F2.to_dtype(u, torch.int16, true):double(), {{{0, 128, 16384, 32640}}}, {atol = 0})
   local i16 = torch.tensor({0, 255, 32767}, {dtype = torch.int16}):view(1, 1, 3)
-  check_close(F2.to_dtype(i16, torch.uint8, true):double(), {{{0, 0, 255}}}, {atol = 0})
+  check_close(F2.to_dtype(i16, torch.uint8, true):double(), {{{0, 1, 255}}}, {atol = 0})
   check_close(F2.to_dtype(torch.tensor({{{true, false}}}), torch.float32, true), {{{1, 0}}})
   local m = tv.Mask(torch.tensor({{1, 2}, {3, 4}}))
   local mm = F2.to_dtype(m, torch.uint8, true)
