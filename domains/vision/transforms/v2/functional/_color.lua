@@ -199,6 +199,7 @@ function M.adjust_hue_image(image, f)
   if check_channels(fname, image) == 1 or image:numel() == 0 then return image end
   local x = C.to_dtype_image(image, torch.float32, true)
   local h, s, v = rgb_to_hsv(x)
+  if torch.is_tensor(f) then f = f:select(-3, 1) end -- per-image factors [N, 1, 1, 1] against h [N, H, W]
   h = torch.remainder(h + f, 1)
   return C.to_dtype_image(hsv_to_rgb(h, s, v), image.dtype, true)
 end
