@@ -10,6 +10,8 @@ local v2 = {Transform = T.Transform, RandomTransform = T.RandomTransform}
 
 local FAMILIES = {
   "_container", -- Compose, RandomApply, RandomChoice, RandomOrder
+  "_misc", -- Identity, Lambda, LinearTransformation, Normalize, GaussianBlur, GaussianNoise, ToDtype, ...
+  "_type_conversion", -- ToImage, ToPureTensor
   "_color", -- ColorJitter, RandomPhotometricDistort, Grayscale, RandomInvert, RandomEqualize, ...
 }
 
