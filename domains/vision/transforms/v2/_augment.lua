@@ -160,7 +160,7 @@ local function beta(a)
   local x, y = gamma(a), gamma(a)
   return x / (x + y)
 end
-M._beta = beta
+M._beta, M._gamma = beta, gamma
 
 -- the labels of a sample: the second element of a list, or the value of
 -- the key "labels" (any case), else of the first key holding "label"

@@ -12,6 +12,7 @@ local FAMILIES = {
   "_container", -- Compose, RandomApply, RandomChoice, RandomOrder
   "_misc", -- Identity, Lambda, LinearTransformation, Normalize, GaussianBlur, GaussianNoise, ToDtype, ...
   "_type_conversion", -- ToImage, ToPureTensor
+  "_auto_augment", -- AutoAugment, RandAugment, TrivialAugmentWide, AugMix, AutoAugmentPolicy
   "_augment", -- RandomErasing, MixUp, CutMix, JPEG
   "_color", -- ColorJitter, RandomPhotometricDistort, Grayscale, RandomInvert, RandomEqualize, ...
 }
