@@ -8,8 +8,11 @@
 local F2 = torch.vision.transforms.v2.functional
 local tv = torch.vision.tv_tensors
 local refs = ref("vision_color")
+-- torchvision 0.26's values, once the lead has run gen_vision_color_v2.py
+local has_v2, refs_v2 = pcall(ref, "vision_color_v2")
 
-local DT = {uint8 = torch.uint8, float32 = torch.float32, float64 = torch.float64}
+local DT = {uint8 = torch.uint8, float32 = torch.float32, float64 = torch.float64, int8 = torch.int8,
+  int16 = torch.int16, int32 = torch.int32, bool = torch.bool, uint16 = torch.uint16}
 
 -- gen(shape, seed, dtype, mods): as gen() of gen_vision_color.py
 local function gen(shape, seed, dtype, mods)
@@ -18,7 +21,8 @@ local function gen(shape, seed, dtype, mods)
   local vals = {}
   for k = 0, n - 1 do
     local u = k * k * 31 + k * 17 + seed * 101
-    vals[k + 1] = dtype == "uint8" and u % 256 or (u % 1000) / 999
+    if dtype == "float32" or dtype == "float64" then vals[k + 1] = (u % 1000) / 999
+    else vals[k + 1] = u % (dtype == "int8" and 128 or 256) end
   end
   local t = torch.tensor(vals, {dtype = torch.float64}):reshape(shape):to(DT[dtype])
   if mods == "const" then t:select(-3, 1):fill_(dtype == "uint8" and 77 or 0.3) end
@@ -32,6 +36,8 @@ local function run_case(c, x)
     return F2.erase(x, a[1], a[2], a[3], a[4], v)
   elseif c.op == "convert_image_dtype" then
     return F2.convert_image_dtype(x, DT[a[1]])
+  elseif c.op == "to_dtype" then
+    return F2.to_dtype(x, DT[a[1]], a[2])
   elseif c.op == "gaussian_blur" then
     return F2.gaussian_blur(x, a[1], a[2] or nil)
   end
@@ -41,7 +47,8 @@ end
 local function check_case(c, y)
   check_eq(tostring(y.dtype), "torch." .. c.y_dtype)
   check_eq(y.shape, c.y_shape)
-  local tol = c.y_dtype == "uint8" and {atol = 1, rtol = 0} or {atol = 1e-5, rtol = 0}
+  local fy = c.y_dtype == "float32" or c.y_dtype == "float64" or c.y_dtype == "float16"
+  local tol = fy and {atol = 1e-5, rtol = 0} or {atol = c.exact and 0 or 1, rtol = 0}
   check_close(y:double():flatten(), c.y, tol)
 end
 
@@ -60,6 +67,22 @@ end)
 -- (adjust_hue and autocontrast are left out: torchvision 0.14 scales hue
 -- back by 255 where 0.26, which we follow, scales by 255.999, and
 -- autocontrast multiplies by a scale where 0.26 divides by its inverse)
+test("functionals match torchvision 0.26 (v2 references, when generated)", function()
+  if not has_v2 then return end
+  local n = 0
+  for _, c in ipairs(refs_v2) do
+    if DT[c.dtype] and DT[c.y_dtype] and (c.op ~= "to_dtype" or DT[c.args[1]]) then
+      c.exact = c.op == "to_dtype" or c.op == "convert_image_dtype"
+      local x = gen(c.shape, c.seed, c.dtype, c.mods)
+      local ok, err = pcall(check_case, c, run_case(c, x))
+      if not ok then error(("v2 %s %s %s args %s: %s"):format(c.op, c.dtype, torch.pformat(c.shape),
+        torch.pformat(c.args), err), 0) end
+      n = n + 1
+    end
+  end
+  check(n > 100, "only " .. n .. " v2 reference cases")
+end)
+
 test("uint8 results are exact for most pixels (at most 1 level off, rarely)", function()
   for _, c in ipairs(refs) do
     if c.y_dtype == "uint8" and c.op ~= "adjust_hue" and c.op ~= "autocontrast" then
