@@ -34,7 +34,7 @@ function M.erase_image(image, i, j, h, w, v, inplace)
   end
   local H, W = image:size(-2), image:size(-1)
   h, w = math.max(0, math.min(h, H - i)), math.max(0, math.min(w, W - j))
-  if type(v) == "number" then v = torch.tensor(v, {dtype = image.dtype, device = image.device}) end
+  if type(v) == "number" then v = torch.full({1}, v, {device = image.device}) end
   if not torch.is_tensor(v) then error(("%s: v must be a tensor or a number, got %s"):format(fname, type(v)), 2) end
   if h == 0 or w == 0 then return inplace and image or image:clone() end
   local shape = image.shape
@@ -48,8 +48,15 @@ function M.erase_image(image, i, j, h, w, v, inplace)
     image:narrow(-2, i + 1, h):narrow(-1, j + 1, w):copy_(vv)
     return image
   end
+  local mask = rect_mask(H, W, i, j, h, w, image.device)
+  if v:dim() < 2 or (v:size(-1) == 1 and v:size(-2) == 1) then
+    -- a value per channel (or one value): broadcast under the mask
+    local shp = image.shape
+    shp[#shp - 1], shp[#shp] = 1, 1
+    return torch.where(mask, vv:narrow(-2, 1, 1):narrow(-1, 1, 1):reshape(shp), image)
+  end
   local full = torch.nn.functional.pad(vv, {j, W - j - w, i, H - i - h})
-  return torch.where(rect_mask(H, W, i, j, h, w, image.device), full, image)
+  return torch.where(mask, full, image)
 end
 
 -- jpeg_image(image, quality): the image after a JPEG round trip at

@@ -137,13 +137,13 @@ function M.adjust_sharpness_image(image, f)
   local fp = image:is_floating_point()
   local x = image:reshape(-1, c, h, w)
   x = fp and x or x:to(torch.float32)
-  local a, b = 1 / 13, 5 / 13
-  local k = torch.tensor({{a, a, a}, {a, b, a}, {a, a, a}}, {dtype = x.dtype, device = x.device})
-  local blurred = torch.nn.functional.conv2d(x, k:expand(c, 1, 3, 3), {groups = c})
+  local k = torch.full({c, 1, 3, 3}, 1 / 13, {dtype = x.dtype, device = x.device})
+  local blurred = torch.nn.functional.conv2d(x, k, {groups = c, padding = 1}) + x * (4 / 13)
   if not fp then blurred = blurred:round() end
-  local inner = x:narrow(3, 2, h - 2):narrow(4, 2, w - 2)
-  local delta = torch.nn.functional.pad(blurred - inner, {1, 1, 1, 1})
-  local out = x + delta * (1 - f)
+  local rows = torch.arange(h, {device = x.device}):view(h, 1)
+  local cols = torch.arange(w, {device = x.device}):view(1, w)
+  local inner = rows:ge(1):logical_and(rows:lt(h - 1)):logical_and(cols:ge(1)):logical_and(cols:lt(w - 1))
+  local out = torch.where(inner, x + (blurred - x) * (1 - f), x)
   return cast(out, image.dtype):reshape(shape)
 end
 
@@ -163,24 +163,22 @@ local function rgb_to_hsv(x)
   return h, s, maxc
 end
 
--- which of (v, p, q, t) each of r, g, b takes in sector i = 0..5
-local SECTOR = {{0, 2, 1, 1, 3, 0}, {3, 0, 0, 2, 1, 1}, {1, 1, 3, 0, 0, 2}}
-
--- hsv_to_rgb(h, s, v): planes [..., H, W] back to RGB [..., 3, H, W]
+-- hsv_to_rgb(h, s, v): planes [..., H, W] back to RGB [..., 3, H, W]. In
+-- sector i = 0..5 of the hue, r takes (v, q, p, p, t, v)[i], and g and b
+-- the same sequence at i + 4 and i + 2 (mod 6): one where chain over a
+-- channel dim (no lookup table, so torch.compile replays it)
 local function hsv_to_rgb(h, s, v)
   local h6 = h * 6
   local i = h6:floor()
   local f = h6 - i
   local sxf = s * f
-  local q = ((1 - sxf) * v):clamp(0, 1)
-  local t = ((sxf + (1 - s)) * v):clamp(0, 1)
-  local p = ((1 - s) * v):clamp(0, 1)
-  local sector = torch.remainder(i, 6):to(torch.int64):flatten()
-  local vpqt = torch.stack({v, p, q, t}, -3)
-  local lut = torch.tensor(SECTOR, {dtype = torch.int64, device = h.device}) + 1
-  local idx = {}
-  for c = 1, 3 do idx[c] = lut[c]:index_select(1, sector + 1):view(h.shape) end
-  return vpqt:gather(-3, torch.stack(idx, -3))
+  local q = ((1 - sxf) * v):clamp(0, 1):unsqueeze(-3)
+  local t = ((sxf + (1 - s)) * v):clamp(0, 1):unsqueeze(-3)
+  local p = ((1 - s) * v):clamp(0, 1):unsqueeze(-3)
+  local shift = (torch.arange(3, {dtype = i.dtype, device = i.device}) * 4):view(3, 1, 1)
+  local j = torch.remainder(i:unsqueeze(-3) + shift, 6)
+  local vv = v:unsqueeze(-3)
+  return torch.where(j:eq(0):logical_or(j:eq(5)), vv, torch.where(j:eq(1), q, torch.where(j:eq(4), t, p)))
 end
 
 local function check_hue(fname, f)
@@ -273,6 +271,16 @@ function M.autocontrast_image(image)
   return ((x - lo) / inv_scale):clamp(0, bound):to(image.dtype)
 end
 
+-- cumsum256(hist): the running sums along the last dim (256 bins); under
+-- torch.compile as a product with a triangular matrix of ones, which the
+-- JIT replays (exact: float64 holds counts to 2^53)
+local function cumsum256(hist)
+  if not C.compiling() then return hist:cumsum(-1) end
+  local a = torch.arange(256, {device = hist.device})
+  local tri = a:view(256, 1):le(a:view(1, 256)):to(torch.float64)
+  return hist:to(torch.float64):matmul(tri):to(torch.int64)
+end
+
 -- equalize_uint8(image): per-channel histogram equalization of a uint8
 -- image [..., H, W] with PIL's lookup table (torchvision's rule): step =
 -- (pixels outside the last non-empty bin) // 255, lut[k] = (cum[k-1] +
@@ -285,13 +293,14 @@ local function equalize_uint8(image)
   hshape[#hshape] = 256
   local hist = torch.zeros(hshape, {dtype = torch.int64, device = image.device})
   hist = hist:scatter_add(-1, flat + 1, torch.ones(1, {dtype = torch.int64, device = image.device}):expand_as(flat))
-  local cum = hist:cumsum(-1)
-  local last = cum:argmax(-1, true)
-  local step = torch.floor_divide(hist:gather(-1, last):neg() + n, 255)
+  local cum = cumsum256(hist)
+  local bins = torch.arange(256, {device = image.device})
+  local last = (hist:gt(0):to(torch.int64) * bins):amax(-1, true) -- the last non-empty bin (0-based)
+  local step = torch.floor_divide(hist:gather(-1, last + 1):neg() + n, 255)
   local valid = step:ne(0)
   step = step:clamp(1)
-  local lut = torch.floor_divide(cum:narrow(-1, 1, 255) + torch.floor_divide(step, 2), step):clamp(0, 255)
-  lut = torch.cat({torch.zeros_like(step), lut}, -1)
+  -- lut[k] from cum[k - 1] = cum[k] - hist[k] (lut[0] is 0)
+  local lut = torch.floor_divide(cum - hist + torch.floor_divide(step, 2), step):clamp(0, 255)
   local eq = lut:gather(-1, flat + 1):to(torch.uint8)
   return torch.where(valid, eq, image:flatten(-2)):view(shape)
 end
@@ -323,8 +332,7 @@ function M.permute_channels_image(image, permutation)
     end
   end
   if image:numel() == 0 then return image end
-  local idx = torch.tensor(perm, {dtype = torch.int64, device = image.device})
-  return image:index_select(image:dim() - 2, idx)
+  return image:index_select(image:dim() - 2, C.vec(perm, torch.int64, image.device))
 end
 
 -- the functionals, their per-kind kernels (image and video share one) and

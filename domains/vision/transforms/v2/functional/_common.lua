@@ -52,6 +52,20 @@ function C.check_channels(fname, image)
   return c
 end
 
+-- vec(values, dtype, device): a 1-D tensor of the Lua numbers values. Under
+-- torch.compile it is built from arange and elementwise ops, which the JIT
+-- replays (a tensor made by torch.tensor inside a compiled function is not)
+function C.vec(values, dtype, device)
+  if not torch.compiler.is_compiling() then return torch.tensor(values, {dtype = dtype, device = device}) end
+  local a = torch.arange(#values, {device = device})
+  local t = torch.zeros(#values, {dtype = dtype, device = device})
+  for k, v in ipairs(values) do t = t + a:eq(k - 1):to(dtype) * v end
+  return t
+end
+
+-- compiling(): inside a torch.compile capture
+function C.compiling() return torch.compiler.is_compiling() end
+
 local function is_float_dtype(dtype) return dtype.is_floating_point == true end
 C.is_float_dtype = is_float_dtype
 

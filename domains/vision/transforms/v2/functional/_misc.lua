@@ -43,17 +43,16 @@ function M.normalize_image(image, mean, std, inplace)
   for _, s in ipairs(std) do
     if s == 0 then error(fname .. ": std evaluated to zero, leading to division by zero", 2) end
   end
-  local opts = {dtype = image.dtype, device = image.device}
-  local m = torch.tensor(mean, opts):view(-1, 1, 1)
-  local s = torch.tensor(std, opts):view(-1, 1, 1)
+  local m = C.vec(mean, image.dtype, image.device):view(-1, 1, 1)
+  local s = C.vec(std, image.dtype, image.device):view(-1, 1, 1)
   if inplace then return image:sub_(m):div_(s) end
   return (image - m) / s
 end
 
 -- kernel1d(k, sigma, dtype, device): the normalised Gaussian of k taps
+-- (exp(-x^2 / (2 sigma^2)) at x = -(k-1)/2 .. (k-1)/2)
 local function kernel1d(k, sigma, dtype, device)
-  local lim = (k - 1) / (2 * math.sqrt(2))
-  local x = torch.linspace(-lim, lim, k, {dtype = dtype, device = device})
+  local x = (torch.arange(k, {dtype = dtype, device = device}) - (k - 1) / 2) * (1 / math.sqrt(2))
   return (x / sigma):pow(2):neg():softmax(1)
 end
 M._kernel1d = kernel1d
@@ -89,6 +88,22 @@ local function blur_args(fname, kernel_size, sigma)
   return ks, s
 end
 
+-- reflect_index(n, p, device): the 1-based indices of a reflect padding of
+-- p on each side of a dim of size n (p < n)
+local function reflect_index(n, p, device)
+  local k = torch.arange(-p, n + p, {device = device})
+  return (n - 1) - ((n - 1) - k:abs()):abs() + 1
+end
+
+-- reflect_pad(x, px, py): x [N, C, H, W] padded by reflection (under
+-- torch.compile through index_select, which the JIT replays)
+local function reflect_pad(x, px, py)
+  if not C.compiling() then return nnF().pad(x, {px, px, py, py}, "reflect") end
+  if px > 0 then x = x:index_select(4, reflect_index(x:size(4), px, x.device)) end
+  if py > 0 then x = x:index_select(3, reflect_index(x:size(3), py, x.device)) end
+  return x
+end
+
 -- blur_planes(x, kx, ky, wx, wy): x [N, C', H, W] (float) convolved with
 -- the row taps wx [C', 1, 1, kx] and column taps wy [C', 1, ky, 1] over a
 -- reflect padding
@@ -101,7 +116,7 @@ local function blur_planes(x, kx, ky, wx, wy)
     error(("F.gaussian_blur: kernel_size %dx%d is too large for an image of %dx%d (reflect padding needs"
       .. " half the kernel below the image size)"):format(kx, ky, h, w), 4)
   end
-  x = F.pad(x, {px, px, py, py}, "reflect")
+  x = reflect_pad(x, px, py)
   x = F.conv2d(x, wx, {groups = c})
   return F.conv2d(x, wy, {groups = c})
 end
