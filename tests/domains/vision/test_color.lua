@@ -212,3 +212,19 @@ test("equalize of a flat float image comes back through uint8", function()
   local x = torch.full({3, 20, 20}, 0.5)
   check_close(F2.equalize(x), F2.to_dtype(F2.to_dtype(x, torch.uint8, true), torch.float32, true))
 end)
+
+test("adjust_hue: the fused (compiled) kernel equals the plain ops", function()
+  local FC = require "torch.vision.transforms.v2.functional._color"
+  for _, dt in ipairs({"uint8", "float32"}) do
+    local x = gen({2, 3, 9, 11}, 12, dt)
+    local f = torch.tensor({0.3, -0.2}):view(2, 1, 1, 1)
+    local a1, b1 = F2.adjust_hue(x, 0.37), FC.adjust_hue_image(x, f)
+    FC._fused = false
+    local a2, b2 = F2.adjust_hue(x, 0.37), FC.adjust_hue_image(x, f)
+    FC._fused = true
+    local tol = {atol = dt == "uint8" and 1 or 1e-6, rtol = 0}
+    check_close(a1:double(), a2:double(), tol)
+    check_close(b1:double(), b2:double(), tol)
+    check_close(b2[2]:double(), F2.adjust_hue(x[2], -0.2):double(), tol)
+  end
+end)

@@ -189,17 +189,39 @@ local function check_hue(fname, f)
   return f
 end
 
+-- hue(image, f): the hue turned through HSV in float32 (f a number, or
+-- per-image factors [N, 1, 1, 1])
+local function hue(image, f)
+  local x = C.to_dtype_image(image, torch.float32, true)
+  local h, s, v = rgb_to_hsv(x)
+  if torch.is_tensor(f) then f = f:select(-3, 1) end -- against h [N, H, W]
+  h = torch.remainder(h + f, 1)
+  return C.to_dtype_image(hsv_to_rgb(h, s, v), image.dtype, true)
+end
+
+-- The per-pixel chain of hue is some 40 elementwise ops: eager callers
+-- get it compiled by torch.compile into one fused kernel (per dtype, rank,
+-- device and factor kind; MOONTORCH_JIT=0 or M._fused = false: plain ops)
+M._fused = true
+local compiled = {}
+local function hue_fast(image, f)
+  if not M._fused or C.compiling() then return hue(image, f) end
+  local key = ("%s|%d|%s|%s"):format(tostring(image.dtype), image:dim(), tostring(image.device), type(f))
+  local c = compiled[key]
+  if not c then
+    c = torch.compile(hue)
+    compiled[key] = c
+  end
+  return c(image, f)
+end
+
 -- adjust_hue_image(image, hue_factor): the hue turned by hue_factor (in
 -- [-0.5, 0.5]) through HSV in float32, as torchvision
 function M.adjust_hue_image(image, f)
   local fname = "F.adjust_hue"
   f = check_hue(fname, f)
   if check_channels(fname, image) == 1 or image:numel() == 0 then return image end
-  local x = C.to_dtype_image(image, torch.float32, true)
-  local h, s, v = rgb_to_hsv(x)
-  if torch.is_tensor(f) then f = f:select(-3, 1) end -- per-image factors [N, 1, 1, 1] against h [N, H, W]
-  h = torch.remainder(h + f, 1)
-  return C.to_dtype_image(hsv_to_rgb(h, s, v), image.dtype, true)
+  return hue_fast(image, f)
 end
 
 -- adjust_gamma_image(image, gamma[, gain=1]): gain * image ^ gamma on the
