@@ -42,5 +42,5 @@ local rows = {
 }
 
 for _, r in ipairs(rows) do
-  if want(r[1]) then B.report(r[1], B.time(r[2], r[3], 5)) end
+  if want(r[1]) then B.report(r[1], B.time(r[2], r[3], r[3] == 1 and 3 or 5)) end
 end

@@ -52,7 +52,7 @@ def main():
     ]
     for name, fn, n in rows:
         if want(name):
-            report(name, timeit(fn, n, 5))
+            report(name, timeit(fn, n, 3 if n == 1 else 5))
 
 
 if __name__ == "__main__":
