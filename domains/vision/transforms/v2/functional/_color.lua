@@ -313,17 +313,30 @@ local function equalize_uint8(image)
   local n = flat:size(-1)
   local hshape = flat.shape
   hshape[#hshape] = 256
-  local hist = torch.zeros(hshape, {dtype = torch.int64, device = image.device})
-  hist = hist:scatter_add(-1, flat + 1, torch.ones(1, {dtype = torch.int64, device = image.device}):expand_as(flat))
+  local dev = image.device
+  local hist, pos
+  if C.compiling() then -- ops the JIT replays
+    hist = torch.zeros(hshape, {dtype = torch.int64, device = dev})
+    hist = hist:scatter_add(-1, flat + 1, torch.ones(1, {dtype = torch.int64, device = dev}):expand_as(flat))
+  else -- one index_add over all planes (flat positions plane * 256 + value), much faster
+    local planes = flat:numel() // n
+    local base = (torch.arange(planes, {device = dev}) * 256 + 1):view(planes, 1)
+    pos = (flat:reshape(planes, n) + base):flatten()
+    hist = torch.zeros(planes * 256, {dtype = torch.int64, device = dev})
+    hist = hist:index_add(1, pos, torch.ones(1, {dtype = torch.int64, device = dev}):expand(pos:numel()))
+    hist = hist:view(hshape)
+  end
   local cum = cumsum256(hist)
-  local bins = torch.arange(256, {device = image.device})
+  local bins = torch.arange(256, {device = dev})
   local last = (hist:gt(0):to(torch.int64) * bins):amax(-1, true) -- the last non-empty bin (0-based)
   local step = torch.floor_divide(hist:gather(-1, last + 1):neg() + n, 255)
   local valid = step:ne(0)
   step = step:clamp(1)
   -- lut[k] from cum[k - 1] = cum[k] - hist[k] (lut[0] is 0)
-  local lut = torch.floor_divide(cum - hist + torch.floor_divide(step, 2), step):clamp(0, 255)
-  local eq = lut:gather(-1, flat + 1):to(torch.uint8)
+  local lut = torch.floor_divide(cum - hist + torch.floor_divide(step, 2), step):clamp(0, 255):to(torch.uint8)
+  local eq
+  if pos then eq = lut:flatten():index_select(1, pos):view(flat.shape)
+  else eq = lut:gather(-1, flat + 1) end
   return torch.where(valid, eq, image:flatten(-2)):view(shape)
 end
 
