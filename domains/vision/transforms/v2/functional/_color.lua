@@ -200,12 +200,13 @@ local function hue(image, f)
 end
 
 -- The per-pixel chain of hue is some 40 elementwise ops: eager callers
--- get it compiled by torch.compile into one fused kernel (per dtype, rank,
--- device and factor kind; MOONTORCH_JIT=0 or M._fused = false: plain ops)
+-- with a number factor get it compiled by torch.compile into one fused
+-- kernel (per dtype, rank and device; MOONTORCH_JIT=0 or M._fused = false:
+-- plain ops; per-image factor tensors measured faster as plain ops)
 M._fused = true
 local compiled = {}
 local function hue_fast(image, f)
-  if not M._fused or C.compiling() then return hue(image, f) end
+  if not M._fused or C.compiling() or type(f) ~= "number" then return hue(image, f) end
   local key = ("%s|%d|%s|%s"):format(tostring(image.dtype), image:dim(), tostring(image.device), type(f))
   local c = compiled[key]
   if not c then
