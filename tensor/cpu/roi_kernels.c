@@ -1,0 +1,258 @@
+/* roi_kernels.c -- CPU loops of RoI Align and RoI pooling with
+ * torchvision's sampling rules (bilinear samples on a per-bin grid, clamped
+ * at the borders, zero outside [-1, size]; pooling over rounded bins). The
+ * bilinear weights of a sample are a product of a y part and an x part, so
+ * each roi gets two small tables (one per axis) instead of one per sample.
+ * Forward work is split over rois, backward over channels (each thread owns
+ * its channels' planes: no atomics, and the sums are deterministic). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roi_kernels.h"
+
+/* torchvision's kernels round each product on its own: no fused multiply-adds */
+#pragma GCC optimize("fp-contract=off")
+
+/* The pieces of a roi's geometry shared by forward and backward. */
+typedef struct roi_box {
+  int64_t b;          /* image (0-based) */
+  double y0, x0;      /* start corner (input coordinates) */
+  double bh, bw;      /* bin sizes */
+  int64_t gh, gw;     /* samples per bin along y and x */
+  double count;       /* samples per bin, at least 1 */
+} roi_box;
+
+/* One axis of a bilinear sample: the two neighbours and their weights;
+ * ok false outside [-1, size] (the sample is zero). */
+#define AXIS_T(T)                                                                                                      \
+  typedef struct ax_##T {                                                                                             \
+    int64_t lo, hi;                                                                                                    \
+    T l, h;                                                                                                            \
+    bool ok;                                                                                                           \
+  } ax_##T;                                                                                                            \
+  static void axis_##T(T v, int64_t size, ax_##T *a) {                                                                 \
+    a->ok = !(v < (T)-1.0 || v > (T)size);                                                                             \
+    if (!a->ok) return;                                                                                                \
+    if (v <= 0) v = 0;                                                                                                 \
+    a->lo = (int64_t)v;                                                                                                \
+    if (a->lo >= size - 1) {                                                                                           \
+      a->lo = a->hi = size - 1;                                                                                        \
+      v = (T)a->lo;                                                                                                    \
+    } else {                                                                                                           \
+      a->hi = a->lo + 1;                                                                                               \
+    }                                                                                                                  \
+    a->l = v - (T)a->lo;                                                                                               \
+    a->h = (T)1 - a->l;                                                                                                \
+  }                                                                                                                    \
+  /* the n samples of each of the p bins along an axis: tab[bin * n + s] */                                           \
+  static void axis_table_##T(T start, T bin, int64_t p, int64_t n, int64_t size, ax_##T *tab) {                       \
+    for (int64_t i = 0; i < p; i++)                                                                                    \
+      for (int64_t s = 0; s < n; s++)                                                                                  \
+        axis_##T(start + (T)i * bin + (T)(s + .5f) * bin / (T)n, size, &tab[i * n + s]);                               \
+  }
+AXIS_T(float)
+AXIS_T(double)
+
+/* The box of roi r (5 numbers) in T's arithmetic, as torchvision computes it. */
+#define BOX_T(T)                                                                                                       \
+  static roi_box box_##T(const mt_roi_geo *g, const T *r) {                                                            \
+    roi_box q;                                                                                                         \
+    T sc = (T)g->scale, off = g->aligned ? (T)0.5 : (T)0;                                                              \
+    T x0 = r[1] * sc - off, y0 = r[2] * sc - off, x1 = r[3] * sc - off, y1 = r[4] * sc - off;                          \
+    T rw = x1 - x0, rh = y1 - y0;                                                                                      \
+    if (!g->aligned) rw = rw > (T)1 ? rw : (T)1, rh = rh > (T)1 ? rh : (T)1;                                           \
+    T bh = rh / (T)g->ph, bw = rw / (T)g->pw;                                                                          \
+    q.b = (int64_t)r[0] - 1;                                                                                           \
+    q.y0 = y0, q.x0 = x0, q.bh = bh, q.bw = bw;                                                                        \
+    q.gh = g->sr > 0 ? g->sr : (int64_t)ceil(rh / (T)g->ph);                                                           \
+    q.gw = g->sr > 0 ? g->sr : (int64_t)ceil(rw / (T)g->pw);                                                           \
+    int64_t c = q.gh * q.gw;                                                                                           \
+    q.count = (double)(c > 1 ? c : 1);                                                                                 \
+    return q;                                                                                                          \
+  }
+BOX_T(float)
+BOX_T(double)
+
+/* Sample grids can be empty (a zero-sized aligned roi) or, from negative
+ * sizes, "negative": no samples either way. */
+static int64_t npos(int64_t n) { return n > 0 ? n : 0; }
+
+typedef struct roi_job {
+  const mt_roi_geo *g;
+  const void *x, *rois;
+  void *y;
+  int64_t *argmax;
+  bool nomem;
+} roi_job;
+
+/* Forward: rois [k0, k1). The tables live on the heap (their size follows
+ * the roi when sampling_ratio <= 0). */
+#define ALIGN_FWD_T(T)                                                                                                 \
+  static void align_fwd_##T(void *ctx, int64_t k0, int64_t k1) {                                                       \
+    roi_job *j = ctx;                                                                                                  \
+    const mt_roi_geo *g = j->g;                                                                                        \
+    const T *x = j->x, *rois = j->rois;                                                                                \
+    T *y = j->y;                                                                                                       \
+    for (int64_t k = k0; k < k1; k++) {                                                                                \
+      roi_box q = box_##T(g, rois + k * 5);                                                                            \
+      int64_t gh = npos(q.gh), gw = npos(q.gw);                                                                        \
+      ax_##T *ty = malloc(sizeof *ty * (size_t)(g->ph * gh + g->pw * gw + 1)), *tx = ty + g->ph * gh;                  \
+      if (!ty) {                                                                                                       \
+        j->nomem = true;                                                                                               \
+        return;                                                                                                        \
+      }                                                                                                                \
+      axis_table_##T((T)q.y0, (T)q.bh, g->ph, gh, g->H, ty);                                                           \
+      axis_table_##T((T)q.x0, (T)q.bw, g->pw, gw, g->W, tx);                                                           \
+      for (int64_t c = 0; c < g->C; c++) {                                                                             \
+        const T *xp = x + (q.b * g->C + c) * g->H * g->W;                                                              \
+        T *yp = y + (k * g->C + c) * g->ph * g->pw;                                                                    \
+        for (int64_t i = 0; i < g->ph; i++)                                                                            \
+          for (int64_t jj = 0; jj < g->pw; jj++) {                                                                     \
+            T acc = 0;                                                                                                 \
+            for (int64_t sy = 0; sy < gh; sy++) {                                                                      \
+              const ax_##T *a = &ty[i * gh + sy];                                                                      \
+              if (!a->ok) continue;                                                                                    \
+              const T *r0 = xp + a->lo * g->W, *r1 = xp + a->hi * g->W;                                                \
+              for (int64_t sx = 0; sx < gw; sx++) {                                                                    \
+                const ax_##T *b = &tx[jj * gw + sx];                                                                   \
+                if (!b->ok) continue;                                                                                  \
+                acc += a->h * b->h * r0[b->lo] + a->h * b->l * r0[b->hi] + a->l * b->h * r1[b->lo] +                   \
+                       a->l * b->l * r1[b->hi];                                                                        \
+              }                                                                                                        \
+            }                                                                                                          \
+            yp[i * g->pw + jj] = acc / (T)q.count;                                                                     \
+          }                                                                                                            \
+      }                                                                                                                \
+      free(ty);                                                                                                        \
+    }                                                                                                                  \
+  }
+ALIGN_FWD_T(float)
+ALIGN_FWD_T(double)
+
+/* Backward: channels [c0, c1) of every roi. */
+#define ALIGN_BWD_T(T)                                                                                                 \
+  static void align_bwd_##T(void *ctx, int64_t c0, int64_t c1) {                                                       \
+    roi_job *j = ctx;                                                                                                  \
+    const mt_roi_geo *g = j->g;                                                                                        \
+    const T *gy = j->x, *rois = j->rois;                                                                               \
+    T *gx = j->y;                                                                                                      \
+    for (int64_t k = 0; k < g->K; k++) {                                                                               \
+      roi_box q = box_##T(g, rois + k * 5);                                                                            \
+      int64_t gh = npos(q.gh), gw = npos(q.gw);                                                                        \
+      ax_##T *ty = malloc(sizeof *ty * (size_t)(g->ph * gh + g->pw * gw + 1)), *tx = ty + g->ph * gh;                  \
+      if (!ty) {                                                                                                       \
+        j->nomem = true;                                                                                               \
+        return;                                                                                                        \
+      }                                                                                                                \
+      axis_table_##T((T)q.y0, (T)q.bh, g->ph, gh, g->H, ty);                                                           \
+      axis_table_##T((T)q.x0, (T)q.bw, g->pw, gw, g->W, tx);                                                           \
+      for (int64_t c = c0; c < c1; c++) {                                                                              \
+        T *xp = gx + (q.b * g->C + c) * g->H * g->W;                                                                   \
+        const T *yp = gy + (k * g->C + c) * g->ph * g->pw;                                                             \
+        for (int64_t i = 0; i < g->ph; i++)                                                                            \
+          for (int64_t jj = 0; jj < g->pw; jj++) {                                                                     \
+            T v = yp[i * g->pw + jj] / (T)q.count;                                                                     \
+            for (int64_t sy = 0; sy < gh; sy++) {                                                                      \
+              const ax_##T *a = &ty[i * gh + sy];                                                                      \
+              if (!a->ok) continue;                                                                                    \
+              T *r0 = xp + a->lo * g->W, *r1 = xp + a->hi * g->W;                                                      \
+              for (int64_t sx = 0; sx < gw; sx++) {                                                                    \
+                const ax_##T *b = &tx[jj * gw + sx];                                                                   \
+                if (!b->ok) continue;                                                                                  \
+                r0[b->lo] += v * (a->h * b->h), r0[b->hi] += v * (a->h * b->l);                                        \
+                r1[b->lo] += v * (a->l * b->h), r1[b->hi] += v * (a->l * b->l);                                        \
+              }                                                                                                        \
+            }                                                                                                          \
+          }                                                                                                            \
+      }                                                                                                                \
+      free(ty);                                                                                                        \
+    }                                                                                                                  \
+  }
+ALIGN_BWD_T(float)
+ALIGN_BWD_T(double)
+
+static mt_status finish(roi_job *j, mt_status st, const char *op) {
+  if (!st && j->nomem) return mt_fail(MT_ENOMEM, "%s: out of memory for the sample tables", op);
+  return st;
+}
+
+mt_status mt_cpu_roi_align(mt_dtype dt, const mt_roi_geo *g, const void *x, const void *rois, void *y) {
+  roi_job j = {g, x, rois, y, NULL, false};
+  int64_t grain = 1 + 65536 / (g->C * g->ph * g->pw + 1);
+  mt_status st = mt_parallel_for(g->K, grain, dt == MT_FLOAT64 ? align_fwd_double : align_fwd_float, &j);
+  return finish(&j, st, "roi_align");
+}
+
+mt_status mt_cpu_roi_align_backward(mt_dtype dt, const mt_roi_geo *g, const void *gy, const void *rois, void *gx) {
+  memset(gx, 0, (size_t)(g->N * g->C * g->H * g->W) * (dt == MT_FLOAT64 ? 8 : 4));
+  roi_job j = {g, gy, rois, gx, NULL, false};
+  int64_t grain = 1 + 65536 / (g->K * g->ph * g->pw + 1);
+  mt_status st = mt_parallel_for(g->C, grain, dt == MT_FLOAT64 ? align_bwd_double : align_bwd_float, &j);
+  return finish(&j, st, "roi_align_backward");
+}
+
+/* RoI pooling of rois [k0, k1): torchvision's rounded corners and bins. */
+#define POOL_FWD_T(T)                                                                                                  \
+  static void pool_fwd_##T(void *ctx, int64_t k0, int64_t k1) {                                                        \
+    roi_job *j = ctx;                                                                                                  \
+    const mt_roi_geo *g = j->g;                                                                                        \
+    const T *x = j->x, *rois = j->rois;                                                                                \
+    T *y = j->y, sc = (T)g->scale;                                                                                     \
+    for (int64_t k = k0; k < k1; k++) {                                                                                \
+      const T *r = rois + k * 5;                                                                                       \
+      int64_t b = (int64_t)r[0] - 1, x0 = (int64_t)round(r[1] * sc), y0 = (int64_t)round(r[2] * sc);                   \
+      int64_t rw = (int64_t)round(r[3] * sc) - x0 + 1, rh = (int64_t)round(r[4] * sc) - y0 + 1;                        \
+      rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;                                                                      \
+      T bh = (T)rh / (T)g->ph, bw = (T)rw / (T)g->pw;                                                                  \
+      for (int64_t i = 0; i < g->ph; i++)                                                                              \
+        for (int64_t jj = 0; jj < g->pw; jj++) {                                                                       \
+          int64_t hs = (int64_t)floor((T)i * bh) + y0, he = (int64_t)ceil((T)(i + 1) * bh) + y0;                       \
+          int64_t ws = (int64_t)floor((T)jj * bw) + x0, we = (int64_t)ceil((T)(jj + 1) * bw) + x0;                     \
+          hs = CLAMP(hs, 0, g->H), he = CLAMP(he, 0, g->H), ws = CLAMP(ws, 0, g->W), we = CLAMP(we, 0, g->W);          \
+          bool empty = he <= hs || we <= ws;                                                                           \
+          for (int64_t c = 0; c < g->C; c++) {                                                                         \
+            int64_t base = (b * g->C + c) * g->H * g->W, at = -1, o = ((k * g->C + c) * g->ph + i) * g->pw + jj;       \
+            T m = empty ? (T)0 : (T)-FLT_MAX;                                                                              \
+            for (int64_t h = hs; h < he; h++)                                                                          \
+              for (int64_t w = ws; w < we; w++)                                                                        \
+                if (x[base + h * g->W + w] > m) m = x[base + h * g->W + w], at = base + h * g->W + w;                  \
+            y[o] = m;                                                                                                  \
+            j->argmax[o] = at + 1;                                                                                     \
+          }                                                                                                            \
+        }                                                                                                              \
+    }                                                                                                                  \
+  }
+#define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
+POOL_FWD_T(float)
+POOL_FWD_T(double)
+
+mt_status mt_cpu_roi_pool(mt_dtype dt, const mt_roi_geo *g, const void *x, const void *rois, void *y, int64_t *argmax) {
+  roi_job j = {g, x, rois, y, argmax, false};
+  int64_t grain = 1 + 65536 / (g->C * g->ph * g->pw + 1);
+  return mt_parallel_for(g->K, grain, dt == MT_FLOAT64 ? pool_fwd_double : pool_fwd_float, &j);
+}
+
+/* Channels [c0, c1): each gradient goes to its max's position. */
+#define POOL_BWD_T(T)                                                                                                  \
+  static void pool_bwd_##T(void *ctx, int64_t c0, int64_t c1) {                                                        \
+    roi_job *j = ctx;                                                                                                  \
+    const mt_roi_geo *g = j->g;                                                                                        \
+    const T *gy = j->x;                                                                                                \
+    T *gx = j->y;                                                                                                      \
+    int64_t pl = g->ph * g->pw;                                                                                        \
+    for (int64_t k = 0; k < g->K; k++)                                                                                 \
+      for (int64_t c = c0; c < c1; c++)                                                                                \
+        for (int64_t o = (k * g->C + c) * pl, e = o + pl; o < e; o++)                                                  \
+          if (j->argmax[o] > 0) gx[j->argmax[o] - 1] += gy[o];                                                         \
+  }
+POOL_BWD_T(float)
+POOL_BWD_T(double)
+
+mt_status mt_cpu_roi_pool_backward(mt_dtype dt, const mt_roi_geo *g, const void *gy, const int64_t *argmax, void *gx) {
+  memset(gx, 0, (size_t)(g->N * g->C * g->H * g->W) * (dt == MT_FLOAT64 ? 8 : 4));
+  roi_job j = {g, gy, NULL, gx, (int64_t *)argmax, false};
+  int64_t grain = 1 + 65536 / (g->K * g->ph * g->pw + 1);
+  return mt_parallel_for(g->C, grain, dt == MT_FLOAT64 ? pool_bwd_double : pool_bwd_float, &j);
+}
