@@ -59,8 +59,13 @@ static mt_status d_roi_pool_backward(mtg_node *n, mt_tensor *const *go, mt_tenso
   mtg_scope_begin(s, n);
   mt_tensor *ix = mtg_d_saved(s, 1);
   if (mtg_needs(n, 0) && ix) {
-    mt_tensor *one = mtg_d_num(s, 1, MT_INT64), *zero = mtg_d_num(s, 0, MT_INT64);
-    mt_tensor *at = mtg_d_bin(s, MT_OP_maximum, ix, one), *live = mtg_d_bin(s, MT_OP_gt, ix, zero);
+    mt_tensor *one = NULL, *zero = NULL, *at = NULL, *live = NULL;
+    mt_status st = mt_scalar_tensor(mt_sint(1), MT_INT64, &one);
+    if (!st) st = mt_scalar_tensor(mt_sint(0), MT_INT64, &zero);
+    if (!st) st = mt_binary(MT_OP_maximum, ix, one, &at); /* empty bins read position 1, then masked */
+    if (!st) st = mt_binary(MT_OP_gt, ix, zero, &live);
+    mt_release(one), mt_release(zero);
+    mtg_track(s, st, at), mtg_track(s, st, live);
     const mt_tensor *ins[2] = {go[0], at};
     mt_tensor *v = mtg_d_call(s, MT_OP_take, ins, 2, NULL);
     mt_tensor *z = v ? mtg_d_num(s, 0, (mt_dtype)v->dtype) : NULL;
