@@ -15,7 +15,7 @@
 /* torchvision's kernels round each product on its own: no fused multiply-adds */
 #pragma GCC optimize("fp-contract=off")
 
-#define ROW_GRAIN 16384 /* candidates per thread when a row is split */
+#define ROW_GRAIN 131072 /* candidates per thread when a row is split (a shorter row costs less than waking threads) */
 
 #define NMS_T(T)                                                                                                       \
   typedef struct cand_##T {                                                                                           \
