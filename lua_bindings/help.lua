@@ -21,7 +21,7 @@ H.NAMESPACES = {
   "torch.backends", "torch.backends.cudnn", "torch.amp", "torch.profiler", "torch.nn", "torch.nn.functional",
   "torch.nn.init", "torch.nn.utils", "torch.optim", "torch.optim.lr_scheduler", "torch.utils", "torch.utils.data",
   "torch.utils.tensorboard", "torch.experiment", "torch.plot", "torch.plot.ticks", "torch.vision",
-  "torch.vision.io", "torch.vision.datasets",
+  "torch.vision.io", "torch.vision.datasets", "torch.vision.ops",
 }
 local IS_NAMESPACE = {}
 for _, n in ipairs(H.NAMESPACES) do IS_NAMESPACE[n] = true end
