@@ -6,7 +6,12 @@
  * kept box tests the rest of them in one branch-free (vectorised) loop,
  * split over threads when long, and suppressed candidates are squeezed out
  * once they are a quarter of what remains, so the work shrinks as boxes
- * die. With classes, each class runs alone on its own members. */
+ * die. Past GRID_MIN candidates (and a threshold >= 0, where only boxes
+ * that intersect can suppress each other) a uniform grid of cells about
+ * one mean box in size lists the candidates in each cell, and a kept box
+ * tests only those of its cells: sparse scenes cost about n, not n^2.
+ * With classes, each class runs alone on its own members. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +20,7 @@
 /* torchvision's kernels round each product on its own: no fused multiply-adds */
 #pragma GCC optimize("fp-contract=off")
 
+#define GRID_MIN 1024 /* candidates from which the grid is tried */
 #define ROW_GRAIN 131072 /* candidates per thread when a row is split (a shorter row costs less than waking threads) */
 
 #define NMS_T(T)                                                                                                       \
@@ -79,6 +85,118 @@
 NMS_T(float)
 NMS_T(double)
 
+/* A uniform grid over the candidates' extent: cell (cx, cy) lists, in
+ * rank order, items[start[cell] .. start[cell + 1]) of the candidates that
+ * touch it; head[cell] skips those already decided. */
+typedef struct nms_grid {
+  double x0, y0, cw, ch;
+  int64_t gx, gy;
+  int64_t *start, *head, *items;
+} nms_grid;
+
+static int64_t cell_of(double v, double v0, double size, int64_t n) {
+  int64_t k = (int64_t)((v - v0) / size);
+  return k < 0 ? 0 : k >= n ? n - 1 : k;
+}
+
+static void grid_free(nms_grid *g) { free(g->start), free(g->head), free(g->items); }
+
+/* Cell sizes from the mean box (grown until there are at most 4 cells per
+ * candidate); false when a coordinate is not finite. */
+static bool grid_size(nms_grid *g, const double *ext, double sw, double sh, int64_t m) {
+  for (int k = 0; k < 4; k++)
+    if (!isfinite(ext[k])) return false;
+  double spanx = ext[2] - ext[0], spany = ext[3] - ext[1];
+  g->cw = fmax(sw / (double)m, 1e-9 * (1 + spanx)), g->ch = fmax(sh / (double)m, 1e-9 * (1 + spany));
+  double cells = (spanx / g->cw + 1) * (spany / g->ch + 1);
+  if (cells > 4.0 * (double)m) g->cw *= sqrt(cells / (4.0 * (double)m)), g->ch *= sqrt(cells / (4.0 * (double)m));
+  g->x0 = ext[0], g->y0 = ext[1];
+  g->gx = (int64_t)(spanx / g->cw) + 1, g->gy = (int64_t)(spany / g->ch) + 1;
+  return true;
+}
+
+/* Fills the cell lists from each candidate's cell range (r[4 * j ..]);
+ * false (nothing allocated) when boxes are so large that the lists would
+ * exceed 16 entries per candidate, or memory runs out. */
+static bool grid_fill(nms_grid *g, const int64_t *r, int64_t m) {
+  int64_t cells = g->gx * g->gy, total = 0;
+  g->start = calloc((size_t)cells + 1, sizeof *g->start);
+  g->head = malloc(sizeof *g->head * (size_t)cells);
+  if (!g->start || !g->head) return grid_free(g), false;
+  for (int64_t j = 0; j < m; j++) {
+    const int64_t *q = r + 4 * j;
+    total += (q[2] - q[0] + 1) * (q[3] - q[1] + 1);
+    if (total > 16 * m + 1024) return grid_free(g), false;
+    for (int64_t cy = q[1]; cy <= q[3]; cy++)
+      for (int64_t cx = q[0]; cx <= q[2]; cx++) g->start[cy * g->gx + cx + 1]++;
+  }
+  for (int64_t k = 0; k < cells; k++) g->start[k + 1] += g->start[k];
+  g->items = malloc(sizeof *g->items * (size_t)(total + 1));
+  if (!g->items) return grid_free(g), false;
+  memcpy(g->head, g->start, sizeof *g->head * (size_t)cells);
+  for (int64_t j = 0; j < m; j++) {
+    const int64_t *q = r + 4 * j;
+    for (int64_t cy = q[1]; cy <= q[3]; cy++)
+      for (int64_t cx = q[0]; cx <= q[2]; cx++) g->items[g->head[cy * g->gx + cx]++] = j;
+  }
+  memcpy(g->head, g->start, sizeof *g->head * (size_t)cells);
+  return true;
+}
+
+#define GRID_T(T)                                                                                                      \
+  /* IoU(i, j) > thr, computed as suppress_T does */                                                                  \
+  static inline bool over_##T(const cand_##T *c, int64_t i, int64_t j) {                                               \
+    T xx1 = c->x1[j] > c->x1[i] ? c->x1[j] : c->x1[i], yy1 = c->y1[j] > c->y1[i] ? c->y1[j] : c->y1[i];                \
+    T xx2 = c->x2[j] < c->x2[i] ? c->x2[j] : c->x2[i], yy2 = c->y2[j] < c->y2[i] ? c->y2[j] : c->y2[i];                \
+    T w = xx2 - xx1 > 0 ? xx2 - xx1 : (T)0, h = yy2 - yy1 > 0 ? yy2 - yy1 : (T)0;                                      \
+    T inter = w * h, ovr = inter / (c->ar[i] + c->ar[j] - inter);                                                      \
+    return (double)ovr > c->thr;                                                                                       \
+  }                                                                                                                    \
+  /* The grid and each candidate's cell range (r, 4 per candidate); false:  \
+   * not worth it or not possible (the caller runs the plain greedy pass). */ \
+  static bool grid_build_##T(const cand_##T *c, int64_t m, nms_grid *g, int64_t *r) {                                  \
+    double ext[4] = {INFINITY, INFINITY, -INFINITY, -INFINITY}, sw = 0, sh = 0;                                        \
+    for (int64_t j = 0; j < m; j++) {                                                                                  \
+      ext[0] = fmin(ext[0], (double)c->x1[j]), ext[1] = fmin(ext[1], (double)c->y1[j]);                                \
+      ext[2] = fmax(ext[2], (double)c->x2[j]), ext[3] = fmax(ext[3], (double)c->y2[j]);                                \
+      sw += fabs((double)c->x2[j] - (double)c->x1[j]), sh += fabs((double)c->y2[j] - (double)c->y1[j]);                \
+      if (c->x1[j] != c->x1[j] || c->y1[j] != c->y1[j] || c->x2[j] != c->x2[j] || c->y2[j] != c->y2[j]) return false;  \
+    }                                                                                                                  \
+    if (!grid_size(g, ext, sw, sh, m)) return false;                                                                   \
+    for (int64_t j = 0; j < m; j++) {                                                                                  \
+      int64_t *q = r + 4 * j;                                                                                          \
+      q[0] = cell_of((double)c->x1[j], g->x0, g->cw, g->gx), q[2] = cell_of((double)c->x2[j], g->x0, g->cw, g->gx);    \
+      q[1] = cell_of((double)c->y1[j], g->y0, g->ch, g->gy), q[3] = cell_of((double)c->y2[j], g->y0, g->ch, g->gy);    \
+      if (q[2] < q[0]) q[2] = q[0] - 1; /* an inverted box touches no cell: it intersects nothing */                   \
+      if (q[3] < q[1]) q[3] = q[1] - 1;                                                                                \
+    }                                                                                                                  \
+    return grid_fill(g, r, m);                                                                                         \
+  }                                                                                                                    \
+  /* Greedy NMS through the grid; false when the grid was not built. */    \
+  static bool grid_greedy_##T(cand_##T *c, int64_t m, uint8_t *keep) {                                                 \
+    nms_grid g = {0};                                                                                                  \
+    int64_t *r = malloc(sizeof *r * (size_t)(4 * m));                                                                  \
+    if (!r || !grid_build_##T(c, m, &g, r)) return free(r), false;                                                     \
+    memset(c->dead, 0, (size_t)m);                                                                                     \
+    for (int64_t i = 0; i < m; i++) {                                                                                  \
+      if (c->dead[i]) continue;                                                                                        \
+      keep[c->id[i]] = 1;                                                                                              \
+      const int64_t *q = r + 4 * i;                                                                                    \
+      for (int64_t cy = q[1]; cy <= q[3]; cy++)                                                                        \
+        for (int64_t cx = q[0]; cx <= q[2]; cx++) {                                                                    \
+          int64_t cell = cy * g.gx + cx, h = g.head[cell], e = g.start[cell + 1];                                      \
+          while (h < e && g.items[h] <= i) h++;                                                                        \
+          g.head[cell] = h;                                                                                            \
+          for (; h < e; h++)                                                                                           \
+            if (!c->dead[g.items[h]] && over_##T(c, i, g.items[h])) c->dead[g.items[h]] = 1;                           \
+        }                                                                                                              \
+    }                                                                                                                  \
+    free(r), grid_free(&g);                                                                                            \
+    return true;                                                                                                       \
+  }
+GRID_T(float)
+GRID_T(double)
+
 /* Orders rows by (class, row): the members of a class, in rank order. */
 static int by_class(const void *a, const void *b) {
   const int64_t *x = a, *y = b;
@@ -115,7 +233,7 @@ static int64_t *class_rows(const int64_t *cls, int64_t n, int64_t **starts, int6
         c.x1[j] = q[0], c.y1[j] = q[1], c.x2[j] = q[2], c.y2[j] = q[3], c.ar[j] = (q[2] - q[0]) * (q[3] - q[1]);       \
         c.id[j] = rows[2 * (s + j) + 1];                                                                               \
       }                                                                                                                \
-      st = greedy_##T(&c, m, keep);                                                                                    \
+      if (m < GRID_MIN || !(thr >= 0) || !grid_greedy_##T(&c, m, keep)) st = greedy_##T(&c, m, keep);                                                                                    \
     }                                                                                                                  \
     free(rows), free(f), free(id), free(dead);                                                                         \
     return st;                                                                                                         \

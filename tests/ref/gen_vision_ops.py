@@ -58,6 +58,11 @@ for n, seed, thr, dt in [(200, 1, 0.5, "float32"), (200, 2, 0.3, "float32"), (30
     b, s = boxes(n, seed, dtype=getattr(torch, dt))
     cases["nms_%d_%d" % (n, seed)] = {"n": n, "seed": seed, "thr": thr, "dtype": dt,
                                        "keep": O.nms(b, s, thr) + 1}
+# past 1024 boxes our CPU pass goes through a grid of cells: a dense and a sparse scene
+for n, seed, span, thr in [(3000, 15, 300, 0.5), (4000, 16, 2000, 0.3)]:
+    b, s = boxes(n, seed, span=span)
+    cases["nms_%d_%d" % (n, seed)] = {"n": n, "seed": seed, "thr": thr, "dtype": "float32", "span": span,
+                                       "keep": O.nms(b, s, thr) + 1}
 for n, seed, k, thr in [(200, 6, 4, 0.5), (150, 7, 3, 0.3), (1500, 8, 5, 0.5), (2000, 9, 12, 0.6)]:
     b, s = boxes(n, seed)
     idx = labels(n, seed + 100, k)

@@ -31,7 +31,7 @@ function N.batched_nms(boxes, scores, idxs, iou_threshold)
   if not torch.is_tensor(idxs) or idxs:is_floating_point() then
     error(fname .. ": idxs must be an integer tensor of category ids", 2)
   end
-  local limit = boxes.device == "cpu" and 4000 or 20000
+  local limit = boxes.is_cuda and 20000 or 4000
   if boxes:numel() > limit then return V.nms(boxes, scores, iou_threshold, idxs) end
   if boxes:numel() == 0 then return torch.empty({0}, {dtype = torch.int64, device = boxes.device}) end
   if idxs:dim() ~= 1 or idxs:size(1) ~= boxes:size(1) then

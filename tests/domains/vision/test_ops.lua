@@ -6,54 +6,10 @@ local R = ref("vision_ops")
 local O = torch.vision.ops
 local f32, f64 = torch.float32, torch.float64
 
--- gen_vision_ops.py's gen(shape, seed)
-local function gen(shape, seed, dtype)
-  local n = 1
-  for _, s in ipairs(shape) do n = n * s end
-  local flat = {}
-  for k = 0, n - 1 do flat[k + 1] = ((37 * k + 11 * seed) % 101 - 50) / 32 end
-  return torch.tensor(flat, {dtype = dtype or f64}):reshape(shape)
-end
-
--- gen_vision_ops.py's Lcg
-local function lcg(seed)
-  local s = seed
-  return function()
-    s = (s * 1103515245 + 12345) % 2147483648
-    return s / 2147483648
-  end
-end
-
--- gen_vision_ops.py's boxes(n, seed, span, size): boxes (n, 4) and scores (n)
-local function boxes(n, seed, dtype, span, size)
-  span, size = span or 80, size or 30
-  local u, b, s = lcg(seed), {}, {}
-  for i = 1, n do
-    local x1, y1 = math.floor(u() * span * 4) / 4, math.floor(u() * span * 4) / 4
-    local w, h = 1 + math.floor(u() * size * 4) / 4, 1 + math.floor(u() * size * 4) / 4
-    b[i] = {x1, y1, x1 + w, y1 + h}
-    s[i] = math.floor(u() * 20) / 20
-  end
-  return torch.tensor(b, {dtype = dtype or f32}), torch.tensor(s, {dtype = dtype or f32})
-end
-
-local function labels(n, seed, k)
-  local u, out = lcg(seed), {}
-  for i = 1, n do out[i] = math.floor(u() * k) end
-  return torch.tensor(out, {dtype = torch.int64})
-end
-
--- gen_vision_ops.py's rois(k, seed), the batch column 1-based
-local function rois(k, seed, dtype)
-  local u, out = lcg(seed), {}
-  for i = 0, k - 1 do
-    local x1, y1 = u() * 14 - 2, u() * 12 - 2
-    out[#out + 1] = {i % 2 + 1, x1, y1, x1 + u() * 9, y1 + u() * 8}
-  end
-  out[#out + 1] = {2, 3, 4, 3, 4}
-  out[#out + 1] = {1, 5, 5, 4, 6}
-  return torch.tensor(out, {dtype = dtype or f64})
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+package.path = here .. "/?.lua;" .. package.path
+local G = require "opsgen"
+local gen, boxes, labels, rois = G.gen, G.boxes, G.labels, G.rois
 
 local function names(t, prefix)
   local out = {}
@@ -62,12 +18,12 @@ local function names(t, prefix)
   return out
 end
 
-test("nms keeps torchvision's boxes in its order (overlaps, exact score ties, float32/64)", function()
+test("nms keeps torchvision's boxes in its order (overlaps, exact score ties, float32/64, dense and sparse scenes of thousands)", function()
   local cases = names(R, "nms_")
-  check(#cases == 5)
+  check(#cases == 7)
   for _, name in ipairs(cases) do
     local c = R[name]
-    local b, s = boxes(c.n, c.seed, torch[c.dtype])
+    local b, s = boxes(c.n, c.seed, torch[c.dtype], c.span)
     local keep = O.nms(b, s, c.thr)
     check_eq(keep.dtype, torch.int64)
     check_eq(keep:totable(), c.keep, name)
@@ -89,6 +45,41 @@ test("nms: the kept boxes overlap each other at most iou_threshold, ranked by sc
   for i = 1, 400 do
     if not kept[i] then check(all[i]:max():item() > 0.4) end
   end
+end)
+
+-- greedy NMS written out over the IoU matrix (the definition), stable ranks
+local function brute_nms(b, s, thr)
+  local n = b:size(1)
+  local iou = O.box_iou(b, b):totable()
+  local sc = s:totable()
+  local order = {}
+  for i = 1, n do order[i] = i end
+  table.sort(order, function(p, q) return sc[p] > sc[q] or (sc[p] == sc[q] and p < q) end)
+  local dead, keep = {}, {}
+  for _, i in ipairs(order) do
+    if not dead[i] then
+      keep[#keep + 1] = i
+      for _, j in ipairs(order) do if iou[i][j] > thr then dead[j] = true end end
+    end
+  end
+  return keep
+end
+
+test("nms of thousands of boxes (the grid of cells) equals greedy NMS over the IoU matrix", function()
+  for _, c in ipairs{{1500, 21, 100, 0.5}, {2500, 22, 1500, 0.2}, {1200, 23, 40, 0.0}, {1100, 24, 300, 0.9}} do
+    local b, s = boxes(c[1], c[2], f64, c[3])
+    -- inverted, empty and huge boxes among them
+    b[1] = torch.tensor({10, 10, 5, 5}):double()
+    b[2] = torch.tensor({7, 7, 7, 9}):double()
+    b[3] = torch.tensor({-50, -50, 500, 500}):double()
+    check_eq(O.nms(b, s, c[4]):totable(), brute_nms(b, s, c[4]), "scene " .. c[2])
+  end
+  -- a NaN coordinate: the plain pass (no grid); the NaN box suppresses nothing and is kept
+  local b, s = boxes(1300, 25, f64, 200)
+  b[5][1] = 0 / 0
+  local keep = O.nms(b, s, 0.5):totable()
+  local want = brute_nms(b, s, 0.5)
+  check_eq(keep, want)
 end)
 
 test("nms of identical boxes with equal scores keeps the first; empty input gives an empty keep", function()
