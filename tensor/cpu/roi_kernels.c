@@ -193,36 +193,50 @@ mt_status mt_cpu_roi_align_backward(mt_dtype dt, const mt_roi_geo *g, const void
   return finish(&j, st, "roi_align_backward");
 }
 
-/* RoI pooling of rois [k0, k1): torchvision's rounded corners and bins. */
+/* RoI pooling of rois [k0, k1): torchvision's rounded corners and bins.
+ * Bin edges are separable (rows by i, columns by j), so they are found once
+ * per roi; then each channel's plane is scanned bin by bin. */
 #define POOL_FWD_T(T)                                                                                                  \
+  static void pool_edges_##T(T start, T bin, int64_t p, int64_t size, int64_t *lo, int64_t *hi) {                      \
+    for (int64_t i = 0; i < p; i++) {                                                                                  \
+      lo[i] = (int64_t)floor((T)i * bin) + (int64_t)start, hi[i] = (int64_t)ceil((T)(i + 1) * bin) + (int64_t)start;   \
+      lo[i] = CLAMP(lo[i], 0, size), hi[i] = CLAMP(hi[i], 0, size);                                                    \
+    }                                                                                                                  \
+  }                                                                                                                    \
   static void pool_fwd_##T(void *ctx, int64_t k0, int64_t k1) {                                                        \
     roi_job *j = ctx;                                                                                                  \
     const mt_roi_geo *g = j->g;                                                                                        \
     const T *x = j->x, *rois = j->rois;                                                                                \
     T *y = j->y, sc = (T)g->scale;                                                                                     \
+    int64_t *e = malloc(sizeof *e * (size_t)(2 * (g->ph + g->pw)));                                                    \
+    if (!e) {                                                                                                          \
+      j->nomem = true;                                                                                                 \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    int64_t *hs = e, *he = e + g->ph, *ws = e + 2 * g->ph, *we = ws + g->pw;                                           \
     for (int64_t k = k0; k < k1; k++) {                                                                                \
       const T *r = rois + k * 5;                                                                                       \
       int64_t b = (int64_t)r[0] - 1, x0 = (int64_t)round(r[1] * sc), y0 = (int64_t)round(r[2] * sc);                   \
       int64_t rw = (int64_t)round(r[3] * sc) - x0 + 1, rh = (int64_t)round(r[4] * sc) - y0 + 1;                        \
       rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;                                                                      \
-      T bh = (T)rh / (T)g->ph, bw = (T)rw / (T)g->pw;                                                                  \
-      for (int64_t i = 0; i < g->ph; i++)                                                                              \
-        for (int64_t jj = 0; jj < g->pw; jj++) {                                                                       \
-          int64_t hs = (int64_t)floor((T)i * bh) + y0, he = (int64_t)ceil((T)(i + 1) * bh) + y0;                       \
-          int64_t ws = (int64_t)floor((T)jj * bw) + x0, we = (int64_t)ceil((T)(jj + 1) * bw) + x0;                     \
-          hs = CLAMP(hs, 0, g->H), he = CLAMP(he, 0, g->H), ws = CLAMP(ws, 0, g->W), we = CLAMP(we, 0, g->W);          \
-          bool empty = he <= hs || we <= ws;                                                                           \
-          for (int64_t c = 0; c < g->C; c++) {                                                                         \
-            int64_t base = (b * g->C + c) * g->H * g->W, at = -1, o = ((k * g->C + c) * g->ph + i) * g->pw + jj;       \
-            T m = empty ? (T)0 : (T)-FLT_MAX;                                                                              \
-            for (int64_t h = hs; h < he; h++)                                                                          \
-              for (int64_t w = ws; w < we; w++)                                                                        \
+      pool_edges_##T((T)y0, (T)rh / (T)g->ph, g->ph, g->H, hs, he);                                                    \
+      pool_edges_##T((T)x0, (T)rw / (T)g->pw, g->pw, g->W, ws, we);                                                    \
+      for (int64_t c = 0; c < g->C; c++) {                                                                             \
+        int64_t base = (b * g->C + c) * g->H * g->W, o = (k * g->C + c) * g->ph * g->pw;                               \
+        for (int64_t i = 0; i < g->ph; i++)                                                                            \
+          for (int64_t jj = 0; jj < g->pw; jj++, o++) {                                                                \
+            bool empty = he[i] <= hs[i] || we[jj] <= ws[jj];                                                           \
+            T m = empty ? (T)0 : (T)-FLT_MAX;                                                                          \
+            int64_t at = -1;                                                                                           \
+            for (int64_t h = hs[i]; h < he[i]; h++)                                                                    \
+              for (int64_t w = ws[jj]; w < we[jj]; w++)                                                                \
                 if (x[base + h * g->W + w] > m) m = x[base + h * g->W + w], at = base + h * g->W + w;                  \
             y[o] = m;                                                                                                  \
             j->argmax[o] = at + 1;                                                                                     \
           }                                                                                                            \
-        }                                                                                                              \
+      }                                                                                                                \
     }                                                                                                                  \
+    free(e);                                                                                                           \
   }
 #define CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
 POOL_FWD_T(float)
@@ -231,7 +245,8 @@ POOL_FWD_T(double)
 mt_status mt_cpu_roi_pool(mt_dtype dt, const mt_roi_geo *g, const void *x, const void *rois, void *y, int64_t *argmax) {
   roi_job j = {g, x, rois, y, argmax, false};
   int64_t grain = 1 + 65536 / (g->C * g->ph * g->pw + 1);
-  return mt_parallel_for(g->K, grain, dt == MT_FLOAT64 ? pool_fwd_double : pool_fwd_float, &j);
+  mt_status st = mt_parallel_for(g->K, grain, dt == MT_FLOAT64 ? pool_fwd_double : pool_fwd_float, &j);
+  return finish(&j, st, "roi_pool");
 }
 
 /* Channels [c0, c1): each gradient goes to its max's position. */

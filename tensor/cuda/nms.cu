@@ -23,26 +23,31 @@ __device__ __forceinline__ bool nms_over(const T *a, const T *b, double thr) {
   return (double)ovr > thr;
 }
 
+// Blocks loop over the words x words tiles (the launch caps the grid);
+// tiles left of the diagonal are never read and skipped.
 extern "C" __global__ void mt_nms_mask(const T *boxes, const long long *cls, long long n, long long words,
                                        double thr, u64 *mask) {
-  long long r = blockIdx.x / words, c = blockIdx.x % words;
-  if (c < r) return;
   __shared__ T cb[NMS_BITS * 4];
   __shared__ long long cc[NMS_BITS];
-  long long c0 = c * NMS_BITS, ncol = n - c0 < NMS_BITS ? n - c0 : NMS_BITS;
-  if (threadIdx.x < ncol) {
-    for (int q = 0; q < 4; q++) cb[threadIdx.x * 4 + q] = boxes[(c0 + threadIdx.x) * 4 + q];
-    cc[threadIdx.x] = cls ? cls[c0 + threadIdx.x] : 0;
+  for (long long tile = blockIdx.x; tile < words * words; tile += gridDim.x) {
+    long long r = tile / words, c = tile % words;
+    if (c < r) continue; // the same for every thread of the block
+    long long c0 = c * NMS_BITS, ncol = n - c0 < NMS_BITS ? n - c0 : NMS_BITS;
+    __syncthreads(); // the previous tile's reads of cb are done
+    if (threadIdx.x < ncol) {
+      for (int q = 0; q < 4; q++) cb[threadIdx.x * 4 + q] = boxes[(c0 + threadIdx.x) * 4 + q];
+      cc[threadIdx.x] = cls ? cls[c0 + threadIdx.x] : 0;
+    }
+    __syncthreads();
+    long long i = r * NMS_BITS + threadIdx.x;
+    if (i >= n) continue;
+    const T *bi = boxes + i * 4;
+    long long ci = cls ? cls[i] : 0;
+    u64 bits = 0;
+    for (long long j = r == c ? threadIdx.x + 1 : 0; j < ncol; j++)
+      if (cc[j] == ci && nms_over(bi, cb + j * 4, thr)) bits |= 1ull << j;
+    mask[i * words + c] = bits;
   }
-  __syncthreads();
-  long long i = r * NMS_BITS + threadIdx.x;
-  if (i >= n) return;
-  const T *bi = boxes + i * 4;
-  long long ci = cls ? cls[i] : 0;
-  u64 bits = 0;
-  for (long long j = r == c ? threadIdx.x + 1 : 0; j < ncol; j++)
-    if (cc[j] == ci && nms_over(bi, cb + j * 4, thr)) bits |= 1ull << j;
-  mask[i * words + c] = bits;
 }
 
 extern "C" __global__ void mt_nms_walk(const u64 *mask, long long n, long long words, const long long *order,

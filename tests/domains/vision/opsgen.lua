@@ -53,4 +53,15 @@ function G.rois(k, seed, dtype)
   return torch.tensor(out, {dtype = dtype or f64})
 end
 
+-- gen_vision_ops.py's pyramid_boxes(n, seed): boxes of sizes 5..210
+function G.pyramid_boxes(n, seed)
+  local u, out = lcg(seed), {}
+  for i = 1, n do
+    local s = 8 + u() * 150
+    local x1, y1 = u() * 100, u() * 90
+    out[i] = {x1, y1, x1 + s * (0.6 + 0.8 * u()), y1 + s * (0.6 + 0.8 * u())}
+  end
+  return torch.tensor(out, {dtype = f64})
+end
+
 return G

@@ -273,6 +273,27 @@ test("roi_pool forward and input gradient match torchvision; RoIPool", function(
   end
 end)
 
+test("MultiScaleRoIAlign pools each box from its pyramid level as torchvision (values and gradients)", function()
+  local n = 0
+  for key, c in pairs(R.multiscale) do
+    local feats = {}
+    for k, m in pairs{f1 = 1, f2 = 2, f3 = 4} do
+      feats[k] = gen({2, 3, 32 // m, 40 // m}, 3 + m):requires_grad_()
+    end
+    local m = O.MultiScaleRoIAlign(c.names, c.size, c.sr)
+    local y = m(feats, {G.pyramid_boxes(5, 41), G.pyramid_boxes(4, 42)}, {{128, 160}, {120, 150}})
+    check_close(y, c.y, {atol = 1e-12, rtol = 1e-10})
+    y:backward(gen(y.shape, 99))
+    for _, k in ipairs{"f1", "f2", "f3"} do
+      local g = feats[k].grad or torch.zeros(feats[k]:numel()):double()
+      check_close(g:reshape(-1), c["g_" .. k], {atol = 1e-12, rtol = 1e-10})
+    end
+    n = n + 1
+  end
+  check_eq(n, 3)
+  check_error(function() O.MultiScaleRoIAlign({"f1"}, 2, 2)({}, {}, {{4, 4}}) end, "no feature map named 'f1'")
+end)
+
 test("bad input is a clear error naming the function", function()
   local x = gen({2, 3, 10, 12}, 1)
   check_error(function() O.roi_align(x, torch.zeros(3, 4):double(), 2) end, "roi_align: a boxes tensor must be K x 5")
