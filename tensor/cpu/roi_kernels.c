@@ -87,45 +87,66 @@ typedef struct roi_job {
   bool nomem;
 } roi_job;
 
-/* Forward: rois [k0, k1). The tables live on the heap (their size follows
- * the roi when sampling_ratio <= 0). */
+/* Forward: rois [k0, k1). Each roi's samples are first listed with their
+ * four positions and weights (invalid ones left out), bin by bin, as
+ * torchvision precomputes them; every channel then sums its bins from the
+ * list. The list lives on the heap (its size follows the roi when
+ * sampling_ratio <= 0). */
 #define ALIGN_FWD_T(T)                                                                                                 \
+  typedef struct samp_##T {                                                                                           \
+    int64_t p[4];                                                                                                      \
+    T w[4];                                                                                                            \
+  } samp_##T;                                                                                                          \
+  /* the samples of roi q from its axis tables, and where each bin's start */                                         \
+  static void list_samples_##T(const mt_roi_geo *g, int64_t gh, int64_t gw, const ax_##T *ty, const ax_##T *tx,        \
+                               samp_##T *sp, int64_t *off) {                                                           \
+    int64_t n = 0;                                                                                                     \
+    for (int64_t i = 0; i < g->ph; i++)                                                                                \
+      for (int64_t jj = 0; jj < g->pw; jj++) {                                                                         \
+        off[i * g->pw + jj] = n;                                                                                       \
+        for (int64_t sy = 0; sy < gh; sy++)                                                                            \
+          for (int64_t sx = 0; sx < gw; sx++) {                                                                        \
+            const ax_##T *a = &ty[i * gh + sy], *b = &tx[jj * gw + sx];                                                \
+            if (!a->ok || !b->ok) continue;                                                                            \
+            samp_##T *e = &sp[n++];                                                                                    \
+            e->p[0] = a->lo * g->W + b->lo, e->p[1] = a->lo * g->W + b->hi;                                            \
+            e->p[2] = a->hi * g->W + b->lo, e->p[3] = a->hi * g->W + b->hi;                                            \
+            e->w[0] = a->h * b->h, e->w[1] = a->h * b->l, e->w[2] = a->l * b->h, e->w[3] = a->l * b->l;                \
+          }                                                                                                            \
+      }                                                                                                                \
+    off[g->ph * g->pw] = n;                                                                                            \
+  }                                                                                                                    \
   static void align_fwd_##T(void *ctx, int64_t k0, int64_t k1) {                                                       \
     roi_job *j = ctx;                                                                                                  \
     const mt_roi_geo *g = j->g;                                                                                        \
     const T *x = j->x, *rois = j->rois;                                                                                \
     T *y = j->y;                                                                                                       \
+    int64_t nb = g->ph * g->pw;                                                                                        \
     for (int64_t k = k0; k < k1; k++) {                                                                                \
       roi_box q = box_##T(g, rois + k * 5);                                                                            \
       int64_t gh = npos(q.gh), gw = npos(q.gw);                                                                        \
       ax_##T *ty = malloc(sizeof *ty * (size_t)(g->ph * gh + g->pw * gw + 1)), *tx = ty + g->ph * gh;                  \
-      if (!ty) {                                                                                                       \
+      samp_##T *sp = malloc(sizeof *sp * (size_t)(nb * gh * gw + 1));                                                  \
+      int64_t *off = malloc(sizeof *off * (size_t)(nb + 1));                                                           \
+      if (!ty || !sp || !off) {                                                                                        \
+        free(ty), free(sp), free(off);                                                                                 \
         j->nomem = true;                                                                                               \
         return;                                                                                                        \
       }                                                                                                                \
       axis_table_##T((T)q.y0, (T)q.bh, g->ph, gh, g->H, ty);                                                           \
       axis_table_##T((T)q.x0, (T)q.bw, g->pw, gw, g->W, tx);                                                           \
+      list_samples_##T(g, gh, gw, ty, tx, sp, off);                                                                    \
       for (int64_t c = 0; c < g->C; c++) {                                                                             \
         const T *xp = x + (q.b * g->C + c) * g->H * g->W;                                                              \
-        T *yp = y + (k * g->C + c) * g->ph * g->pw;                                                                    \
-        for (int64_t i = 0; i < g->ph; i++)                                                                            \
-          for (int64_t jj = 0; jj < g->pw; jj++) {                                                                     \
-            T acc = 0;                                                                                                 \
-            for (int64_t sy = 0; sy < gh; sy++) {                                                                      \
-              const ax_##T *a = &ty[i * gh + sy];                                                                      \
-              if (!a->ok) continue;                                                                                    \
-              const T *r0 = xp + a->lo * g->W, *r1 = xp + a->hi * g->W;                                                \
-              for (int64_t sx = 0; sx < gw; sx++) {                                                                    \
-                const ax_##T *b = &tx[jj * gw + sx];                                                                   \
-                if (!b->ok) continue;                                                                                  \
-                acc += a->h * b->h * r0[b->lo] + a->h * b->l * r0[b->hi] + a->l * b->h * r1[b->lo] +                   \
-                       a->l * b->l * r1[b->hi];                                                                        \
-              }                                                                                                        \
-            }                                                                                                          \
-            yp[i * g->pw + jj] = acc / (T)q.count;                                                                     \
-          }                                                                                                            \
+        T *yp = y + (k * g->C + c) * nb;                                                                               \
+        for (int64_t bin = 0; bin < nb; bin++) {                                                                       \
+          T acc = 0;                                                                                                   \
+          for (const samp_##T *e = sp + off[bin], *end = sp + off[bin + 1]; e < end; e++)                              \
+            acc += e->w[0] * xp[e->p[0]] + e->w[1] * xp[e->p[1]] + e->w[2] * xp[e->p[2]] + e->w[3] * xp[e->p[3]];      \
+          yp[bin] = acc / (T)q.count;                                                                                  \
+        }                                                                                                              \
       }                                                                                                                \
-      free(ty);                                                                                                        \
+      free(ty), free(sp), free(off);                                                                                   \
     }                                                                                                                  \
   }
 ALIGN_FWD_T(float)

@@ -238,6 +238,29 @@ test("roi_align takes a table of per-image boxes, rois of another float dtype, a
   check_eq(O.roi_align(x, torch.zeros(0, 5):double(), 2).shape, {0, 3, 2, 2})
 end)
 
+test("roi_align and roi_pool under torch.compile equal eager (values and gradients); float16 input", function()
+  local x = gen({2, 3, 10, 12}, 1, f32)
+  local r = rois(6, 31, f32)
+  local f = torch.compile(function(t, b) return (O.roi_align(t, b, 3, 0.5, 2, true) * 2):sum() + O.roi_pool(t, b, 2):sum() end)
+  local want, wgrad
+  do
+    local xe = x:clone():requires_grad_()
+    want = (O.roi_align(xe, r, 3, 0.5, 2, true) * 2):sum() + O.roi_pool(xe, r, 2):sum()
+    want:backward()
+    wgrad = xe.grad
+  end
+  for _ = 1, 2 do
+    local xc = x:clone():requires_grad_()
+    local got = f(xc, r)
+    check_close(got, want, {atol = 1e-5, rtol = 1e-6})
+    got:backward()
+    check_close(xc.grad, wgrad, {atol = 1e-6, rtol = 1e-6})
+  end
+  local h = O.roi_align(x:half(), r, 3, 0.5, 2, true)
+  check_eq(h.dtype, torch.float16)
+  check_close(h:float(), O.roi_align(x, r, 3, 0.5, 2, true), {atol = 1e-2, rtol = 1e-2}) -- rois rounded to float16 too
+end)
+
 test("roi_align of a constant image is the constant inside the image (closed form)", function()
   local x = torch.full({1, 2, 8, 8}, 3.5):double()
   local y = O.roi_align(x, torch.tensor({{1, 1.2, 0.7, 6.1, 5.3}}):double(), {4, 3}, 1.0, 2, true)
