@@ -323,9 +323,13 @@ test("bad input is a clear error naming the function", function()
   check_error(function() O.roi_align(x:reshape(6, 10, 12), rois(2, 1), 2) end, "roi_align: input must be")
   check_error(function() O.roi_align(x, rois(2, 1), {2}) end, "roi_align: output_size must be")
   check_error(function() O.roi_align(x, rois(2, 1), 0) end, "roi_align: output_size must be positive")
-  check_error(function() O.roi_align(x, torch.tensor({{3, 0, 0, 1, 1}}):double(), 2) end,
-              "batch index 3, outside 1..2")
-  check_error(function() O.roi_align(x, torch.tensor({{0, 0, 0, 1, 1}}):double(), 2) end, "outside 1..2")
+  if DEVICE == "cpu" then -- CUDA gives zeros for such rois rather than read them back (tests/cuda)
+    check_error(function() O.roi_align(x, torch.tensor({{3, 0, 0, 1, 1}}):double(), 2) end,
+                "batch index 3, outside 1..2")
+    check_error(function() O.roi_align(x, torch.tensor({{0, 0, 0, 1, 1}}):double(), 2) end, "outside 1..2")
+    check_error(function() torch._vision.roi_pool_backward(torch.ones(1, 1, 1, 1), torch.full({1, 1, 1, 1}, 99):long(),
+                                                           {1, 1, 2, 2}) end, "roi_pool_backward: argmax holds 99")
+  end
   check_error(function() O.roi_align(x:long(), rois(2, 1), 2) end, "roi_align: input must be floating")
   check_error(function() O.roi_align(x, rois(2, 1), 2, {bogus = 1}) end, "roi_align: unknown option 'bogus'")
   check_error(function() O.roi_pool(x, {torch.zeros(2, 5)}, 2) end, "roi_pool: boxes[1] must be an L x 4 tensor")
@@ -346,6 +350,4 @@ test("bad input is a clear error naming the function", function()
   check_error(function() O.masks_to_boxes(torch.zeros(2, 3, 3)) end, "masks_to_boxes: mask 1 has no nonzero pixel")
   check_error(function() O.clip_boxes_to_image(b1, {3}) end, "clip_boxes_to_image: size must be")
   check_error(function() O.RoIAlign(7) end, "RoIAlign: expected RoIAlign(output_size, spatial_scale, sampling_ratio")
-  check_error(function() torch._vision.roi_pool_backward(torch.ones(1, 1, 1, 1), torch.full({1, 1, 1, 1}, 99):long(),
-                                                         {1, 1, 2, 2}) end, "roi_pool_backward: argmax holds 99")
 end)
