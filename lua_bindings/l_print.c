@@ -214,6 +214,16 @@ static int t_tostring(lua_State *L) {
   mtl_autograd_suffix(L, t, &b);
   luaL_addchar(&b, ')');
   luaL_pushresult(&b);
+  /* a tensor with attributes may name itself: attrs.__repr(x, text) */
+  if (mtl_push_attrs(L, 1)) {
+    if (lua_getfield(L, -1, "__repr") == LUA_TFUNCTION) {
+      lua_pushvalue(L, 1);
+      lua_pushvalue(L, -4);
+      lua_call(L, 2, 1);
+      return 1;
+    }
+    lua_pop(L, 2);
+  }
   return 1;
 }
 

@@ -169,6 +169,9 @@ void mtl_push_device(lua_State *L, mt_device d);
 
 /* ---- binding groups, each in its own file; called by luaopen_torch ---- */
 void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx);   /* tensor_ud.c: core, metamethods */
+/* Pushes the attribute table of the tensor at idx (torch._attrs) and returns
+ * true, or pushes nothing and returns false when it has none. */
+bool mtl_push_attrs(lua_State *L, int idx);
 void mtl_open_math(lua_State *L, int torch_idx, int methods_idx);     /* l_math.c: elementwise */
 void mtl_open_shape(lua_State *L, int torch_idx, int methods_idx);    /* l_shape.c: views, cat, ... */
 void mtl_open_index(lua_State *L, int torch_idx, int methods_idx);    /* l_index.c: slicing, gather, ... */

@@ -424,7 +424,61 @@ static int t_compare_error(lua_State *L) {
 static const char *const properties[] = {"shape", "dtype",   "device",  "ndim",    "is_cuda",      "T", "mT",
                                          "requires_grad", "grad", "grad_fn", "is_leaf", "retains_grad", NULL};
 
-/* __index: methods by name, then properties, then indexing (l_index.c). */
+/* ---- attributes ----
+ * A tensor may carry a table of named attributes (a tv_tensor's kind, a
+ * BoundingBoxes' format and canvas_size): a weak-keyed registry table maps
+ * the userdata to it, so tensors without attributes pay nothing. __index
+ * answers a name that is no method or property from it. */
+static const char attrs_key = 0;
+
+/* Pushes the registry's attribute map, creating it on first use. */
+static void push_attr_map(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &attrs_key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &attrs_key);
+}
+
+bool mtl_push_attrs(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &attrs_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, -2) != LUA_TTABLE) {
+    lua_pop(L, 2);
+    return false;
+  }
+  lua_remove(L, -2);
+  return true;
+}
+
+/* torch._attrs(x[, attrs]): x's attribute table (nil when none); with a
+ * second argument, sets it (nil or false clears) and returns x. */
+static int m_attrs(lua_State *L) {
+  mtl_check_tensor(L, 1, "_attrs");
+  if (lua_gettop(L) < 2) {
+    if (!mtl_push_attrs(L, 1)) lua_pushnil(L);
+    return 1;
+  }
+  if (!lua_isnoneornil(L, 2) && !lua_toboolean(L, 2)) lua_pushnil(L), lua_replace(L, 2);
+  if (!lua_isnil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  push_attr_map(L);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_rawset(L, -3);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* __index: methods by name, then properties, then attributes, then indexing
+ * (l_index.c). */
 static int t_index(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2); /* upvalue 1 is the method table */
@@ -466,6 +520,11 @@ static int t_index(lua_State *L) {
       return 1;
     }
     if (mtl_autograd_getprop(L, t, k)) return 1;
+    if (mtl_push_attrs(L, 1)) {
+      lua_pushvalue(L, 2);
+      lua_rawget(L, -2);
+      return 1;
+    }
     lua_pushnil(L);
     return 1;
   }
@@ -845,6 +904,7 @@ static const mtl_reg core[] = {
     {"zero_", m_zero_, MTL_METHOD, "x:zero_() -- set every element to 0"},
     {"is_tensor", m_is_tensor, MTL_FN, "torch.is_tensor(v) -- true if v is a tensor", MTL_DATA},
     {"_version", m_data_version, MTL_METHOD, "x:_version() -- in-place modification counter of x's storage"},
+    {"_attrs", m_attrs, MTL_FN, "torch._attrs(x[, attrs]) -- x's attribute table, or set it (nil clears)", MTL_DATA},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx) {

@@ -67,12 +67,14 @@ local function check_name(self, name, what)
   end
 end
 
--- How errors name a module class: "nn.Linear" for the library's classes,
--- the bare name for a user's own.
+-- How errors name a module class: "nn.Linear" for the library's classes
+-- (another package's classes set the prefix as the field __prefix of a
+-- common base: "v2." for torch.vision.transforms.v2), the bare name for a
+-- user's own.
 local function class_name(C)
   local name = rawget(C, "__name") or "Module"
   local f = rawget(C, "__init") or rawget(C, "forward")
-  if f == nil or torch._is_library(f) then return "nn." .. name end
+  if f == nil or torch._is_library(f) then return (C.__prefix or "nn.") .. name end
   return name
 end
 local function instance_name(self) return class_name(getmetatable(self)) end
@@ -127,7 +129,7 @@ end
 
 local class_mt = {}
 class_mt.__index = function(C, k) local p = rawget(C, "__parent"); return p and p[k] end
-class_mt.__tostring = function(C) return "nn." .. rawget(C, "__name") .. " (class)" end
+class_mt.__tostring = function(C) return (C.__prefix or "nn.") .. rawget(C, "__name") .. " (class)" end
 -- Class(...): a new instance, set up by its __init(...)
 class_mt.__call = U.public(function(C, ...)
   local self = setmetatable({training = true, _parameters = registry(), _buffers = registry(),

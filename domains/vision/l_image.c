@@ -49,66 +49,17 @@ static const unsigned char *check_bytes(lua_State *L, int idx, size_t *n, const 
   return (const unsigned char *)mt_data(t);
 }
 
-/* Source pixel (y, x) of output pixel (i, j) of an h x w image shown in
- * EXIF orientation o (2..8 flip and/or rotate it; 5..8 swap its sides). */
-static void source_of(int o, int64_t h, int64_t w, int64_t i, int64_t j, int64_t *y, int64_t *x) {
-  /* per orientation: 1 = swap the sides, 2 = flip rows, 4 = flip columns */
-  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5};
-  int f = o >= 1 && o <= 8 ? how[o] : 0;
-  *y = f & 1 ? j : i, *x = f & 1 ? i : j;
-  if (f & 2) *y = h - 1 - *y;
-  if (f & 4) *x = w - 1 - *x;
-}
-
-/* Pushes img (freed here) as a C x H x W tensor, uint8 or (16 bits) int32,
- * turned upright when orient is set. */
-static int push_image(lua_State *L, mtd_image *img, int orient, const char *fn) {
-  int o = orient ? img->orientation : 1;
-  int64_t H = o >= 5 ? img->w : img->h, W = o >= 5 ? img->h : img->w, shape[3] = {img->c, H, W};
-  mt_tensor *t = NULL;
-  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_INT32 : MT_UINT8, mt_cpu(), &t);
-  if (st) {
-    free(img->pix);
-    MTL_CHECK_OP(L, fn, st);
-  }
-  int64_t c = img->c, hw = H * W;
-  for (int64_t i = 0; i < H; i++)
-    for (int64_t j = 0; j < W; j++) {
-      int64_t y, x;
-      source_of(o, img->h, img->w, i, j, &y, &x);
-      int64_t s = (y * img->w + x) * c, d = i * W + j;
-      for (int64_t k = 0; k < c; k++) {
-        if (img->depth == 16)
-          ((int32_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
-        else
-          ((uint8_t *)mt_data(t))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
-      }
-    }
-  free(img->pix);
-  mtl_push_tensor(L, t);
-  return 1;
-}
-
-enum { ANY, PNG, JPEG };
-
-/* Decodes the bytes at idx as `format` (ANY: sniffed) and pushes the image;
- * errors read "fn: [path: ]reason". */
+/* Decodes the bytes as `format` (MTD_ANY: sniffed) and pushes the image as
+ * a C x H x W tensor; errors read "fn: [path: ]reason". */
 static int decode(lua_State *L, const unsigned char *p, size_t n, int format, int mode, int orient, const char *fn,
                   const char *path) {
-  if (format == ANY) {
-    if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8))
-      format = PNG;
-    else if (n >= 3 && !memcmp(p, "\xff\xd8\xff", 3))
-      format = JPEG;
-    else
-      return luaL_error(L, "%s: %s%snot a PNG or JPEG file (unknown signature)", fn, path ? path : "",
-                        path ? ": " : "");
-  }
   mtd_image img;
-  mt_status st =
-      format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img) : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
+  mt_tensor *t = NULL;
+  mt_status st = mtd_decode(p, n, format, mode, MAX_BYTES, &img);
+  if (!st) st = mtd_image_tensor(&img, orient, &t);
   if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
-  return push_image(L, &img, orient, fn);
+  mtl_push_tensor(L, t);
+  return 1;
 }
 
 /* decode_png / decode_jpeg / decode_image (data[, mode[, apply_exif_orientation]]) */
@@ -121,9 +72,10 @@ static int decode_fn(lua_State *L, int format, const char *fn) {
   return decode(L, p, n, format, mode, orient, fn, NULL);
 }
 
-static int l_decode_png(lua_State *L) { return decode_fn(L, PNG, FN "decode_png"); }
-static int l_decode_jpeg(lua_State *L) { return decode_fn(L, JPEG, FN "decode_jpeg"); }
-static int l_decode_image(lua_State *L) { return decode_fn(L, ANY, FN "decode_image"); }
+static int l_decode_png(lua_State *L) { return decode_fn(L, MTD_PNG, FN "decode_png"); }
+static int l_decode_jpeg(lua_State *L) { return decode_fn(L, MTD_JPEG, FN "decode_jpeg"); }
+static int l_decode_webp(lua_State *L) { return decode_fn(L, MTD_WEBP, FN "decode_webp"); }
+static int l_decode_image(lua_State *L) { return decode_fn(L, MTD_ANY, FN "decode_image"); }
 
 /* Pushes the contents of the file at path as a Lua string. */
 static void slurp(lua_State *L, const char *path, const char *fn) {
@@ -158,7 +110,7 @@ static int l_read_image(lua_State *L) {
   slurp(L, path, fn);
   size_t n;
   const char *s = lua_tolstring(L, -1, &n);
-  return decode(L, (const unsigned char *)s, n, ANY, mode, orient, fn, path);
+  return decode(L, (const unsigned char *)s, n, MTD_ANY, mode, orient, fn, path);
 }
 
 /* read_file(path) -> uint8 1-D tensor of its bytes */
@@ -295,13 +247,17 @@ static const mtl_reg regs[] = {
      "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- JPEG "
      "bytes (uint8 1-D) to a C x H x W uint8 image",
      "mode apply_exif_orientation"},
+    {"decode_webp", l_decode_webp, MTL_FN,
+     "torch.vision.io.decode_webp(data[, mode=ImageReadMode.UNCHANGED]) -- WebP bytes (uint8 1-D; lossy or "
+     "lossless, no animation) to a 3 x H x W RGB (4: RGBA when the file has alpha) uint8 image",
+     "mode apply_exif_orientation"},
     {"decode_image", l_decode_image, MTL_FN,
-     "torch.vision.io.decode_image(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG or "
-     "JPEG bytes (told apart by their signature) to a C x H x W image",
+     "torch.vision.io.decode_image(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG, "
+     "JPEG or WebP bytes (told apart by their signature) to a C x H x W image",
      "mode apply_exif_orientation"},
     {"read_image", l_read_image, MTL_FN,
      "torch.vision.io.read_image(path[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- read a "
-     "PNG or JPEG file into a C x H x W image",
+     "PNG, JPEG or WebP file into a C x H x W image",
      "mode apply_exif_orientation"},
     {"encode_png", l_encode_png, MTL_FN,
      "torch.vision.io.encode_png(img[, compression_level=6]) -- a uint8 C x H x W image (C = 1..4) as PNG bytes "
