@@ -249,9 +249,13 @@ mt_status mt_cpu_roi_align_backward(mt_dtype dt, const mt_roi_geo *g, const void
             bool empty = he[i] <= hs[i] || we[jj] <= ws[jj];                                                           \
             T m = empty ? (T)0 : (T)-FLT_MAX;                                                                          \
             int64_t at = -1;                                                                                           \
-            for (int64_t h = hs[i]; h < he[i]; h++)                                                                    \
-              for (int64_t w = ws[jj]; w < we[jj]; w++)                                                                \
-                if (x[base + h * g->W + w] > m) m = x[base + h * g->W + w], at = base + h * g->W + w;                  \
+            for (int64_t h = hs[i]; h < he[i]; h++) {                                                                  \
+              const T *row = x + base + h * g->W;                                                                      \
+              for (int64_t w = ws[jj]; w < we[jj]; w++) {                                                              \
+                bool gt = row[w] > m; /* branch-free: the first maximum wins, NaN never */                             \
+                m = gt ? row[w] : m, at = gt ? base + h * g->W + w : at;                                               \
+              }                                                                                                        \
+            }                                                                                                          \
             y[o] = m;                                                                                                  \
             j->argmax[o] = at + 1;                                                                                     \
           }                                                                                                            \
