@@ -136,8 +136,21 @@ typedef struct roi_job {
       axis_table_##T((T)q.y0, (T)q.bh, g->ph, gh, g->H, ty);                                                           \
       axis_table_##T((T)q.x0, (T)q.bw, g->pw, gw, g->W, tx);                                                           \
       list_samples_##T(g, gh, gw, ty, tx, sp, off);                                                                    \
-      for (int64_t c = 0; c < g->C; c++) {                                                                             \
-        const T *xp = x + (q.b * g->C + c) * g->H * g->W;                                                              \
+      int64_t hw = g->H * g->W, c = 0;                                                                                 \
+      for (; c + 2 <= g->C; c += 2) { /* two channels share each sample's loads of positions and weights */          \
+        const T *x0 = x + (q.b * g->C + c) * hw, *x1 = x0 + hw;                                                        \
+        T *y0 = y + (k * g->C + c) * nb, *y1 = y0 + nb;                                                                \
+        for (int64_t bin = 0; bin < nb; bin++) {                                                                       \
+          T a0 = 0, a1 = 0;                                                                                            \
+          for (const samp_##T *e = sp + off[bin], *end = sp + off[bin + 1]; e < end; e++) {                            \
+            a0 += e->w[0] * x0[e->p[0]] + e->w[1] * x0[e->p[1]] + e->w[2] * x0[e->p[2]] + e->w[3] * x0[e->p[3]];       \
+            a1 += e->w[0] * x1[e->p[0]] + e->w[1] * x1[e->p[1]] + e->w[2] * x1[e->p[2]] + e->w[3] * x1[e->p[3]];       \
+          }                                                                                                            \
+          y0[bin] = a0 / (T)q.count, y1[bin] = a1 / (T)q.count;                                                        \
+        }                                                                                                              \
+      }                                                                                                                \
+      for (; c < g->C; c++) {                                                                                          \
+        const T *xp = x + (q.b * g->C + c) * hw;                                                                       \
         T *yp = y + (k * g->C + c) * nb;                                                                               \
         for (int64_t bin = 0; bin < nb; bin++) {                                                                       \
           T acc = 0;                                                                                                   \
