@@ -13,6 +13,7 @@
 #include "reduce_util.h"
 #include "resize.h"
 #include "shape.h"
+#include "vision.h"
 
 mt_status mt_call_missing(mt_op op) {
   return mt_fail(MT_EARG, "%s: the engine has no uniform entry for this op (internal)", mt_ops[op].name);
@@ -551,6 +552,35 @@ static mt_status call_image_crop_resize(const mt_tensor *const *in, int n, const
   static mt_status call_un_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {             \
     return call_unary(MT_OP_##name, in, a, outs);                                                                      \
   }
+/* ---- vision (vision.h): roi_align(x, rois) and roi_align_backward(g,
+ * rois): i = {ph, pw, sampling_ratio, aligned, N, C, H, W} (the last four:
+ * the input's shape, read by the backward), f = {spatial_scale};
+ * roi_pool(x, rois): the same words, results out and argmax;
+ * roi_pool_backward(g, argmax): i[4..8) the input's shape; nms(boxes,
+ * scores, idxs or NULL): f = {iou_threshold} ---- */
+static mt_roi_opts roi_opts(const mt_args *a) {
+  mt_roi_opts o = {a->i[0], a->i[1], a->i[2], a->i[3] != 0, a->f[0]};
+  return o;
+}
+static mt_status call_roi_align(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_roi_opts o = roi_opts(a);
+  return mt_roi_align(in[0], in[1], &o, &outs[0]);
+}
+static mt_status call_roi_align_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_roi_opts o = roi_opts(a);
+  return mt_roi_align_backward(in[0], in[1], a->i + 4, &o, &outs[0]);
+}
+static mt_status call_roi_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_roi_opts o = roi_opts(a);
+  return mt_roi_pool(in[0], in[1], &o, &outs[0], &outs[1]);
+}
+static mt_status call_roi_pool_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_roi_pool_backward(in[0], in[1], a->i + 4, &outs[0]);
+}
+static mt_status call_nms(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_nms(in[0], in[1], n > 2 ? in[2] : NULL, a->f[0], &outs[0]);
+}
+
 #define MT_BINARY(name, ...)                                                                                           \
   static mt_status call_bin_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {            \
     return call_binary(MT_OP_##name, in, outs);                                                                        \
