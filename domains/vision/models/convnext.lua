@@ -89,7 +89,7 @@ function ConvNeXt:__init(block_setting, ...)
   end
 end
 function ConvNeXt:forward(x)
-  U.check_image("ConvNeXt", x, 3)
+  U.check_image("ConvNeXt", x)
   return self.classifier(self.avgpool(self.features(x)))
 end
 C.ConvNeXt = ConvNeXt

@@ -143,7 +143,7 @@ function EfficientNet:__init(setting, dropout, ...)
   end
 end
 function EfficientNet:forward(x)
-  U.check_image("EfficientNet", x, 3)
+  U.check_image("EfficientNet", x)
   return self.classifier(self.avgpool(self.features(x)):flatten(2))
 end
 E.EfficientNet = EfficientNet

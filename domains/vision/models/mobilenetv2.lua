@@ -75,7 +75,7 @@ function MobileNetV2:__init(...)
   U.conv_init(self, 0.01)
 end
 function MobileNetV2:forward(x)
-  U.check_image("MobileNetV2", x, 3)
+  U.check_image("MobileNetV2", x)
   x = torch.adaptive_avg_pool2d(self.features(x), {1, 1})
   return self.classifier(x:flatten(2))
 end

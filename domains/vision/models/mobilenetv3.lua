@@ -88,7 +88,7 @@ function MobileNetV3:__init(setting, last_channel, ...)
   U.conv_init(self, 0.01)
 end
 function MobileNetV3:forward(x)
-  U.check_image("MobileNetV3", x, 3)
+  U.check_image("MobileNetV3", x)
   return self.classifier(self.avgpool(self.features(x)):flatten(2))
 end
 V3.MobileNetV3 = MobileNetV3

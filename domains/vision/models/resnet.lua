@@ -141,7 +141,7 @@ function ResNet:__init(block, layers, ...)
   end
 end
 function ResNet:forward(x)
-  U.check_image("ResNet", x, 3)
+  U.check_image("ResNet", x)
   x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
   x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
   return self.fc(self.avgpool(x):flatten(2))

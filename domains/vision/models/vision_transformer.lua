@@ -153,7 +153,7 @@ function VisionTransformer:_process_input(x)
 end
 
 function VisionTransformer:forward(x)
-  U.check_image("VisionTransformer", x, 3)
+  U.check_image("VisionTransformer", x)
   x = self:_process_input(x)
   local n = x:size(1)
   x = torch.cat({self.class_token:expand(n, -1, -1), x}, 2)
