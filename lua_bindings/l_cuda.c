@@ -24,6 +24,7 @@ static const char *const cuda_ready[] = {
     "new_full", "new_ones", "new_zeros", "numel", "ones_like", "pin_memory", "ravel", "requires_grad_", "short", "size",
     "stride", "swapaxes", "swapdims", "t", "to", "tolist", "totable", "transpose", "type", "view_as", "zero_",
     "zeros_like", "_version", "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "reshape_as",
+    "_attrs", /* tensor attributes (tv_tensors): no data touched */
     /* in-place and aliased forms of registry ops, compositions of them */
     "clamp_", "clip", "scatter_", "scatter_add_", "index_add_", "index_copy_", "index_fill_", "masked_fill_",
     "masked_scatter_", "put_", "index_put_", "tril_", "triu_", "addmm_", "addmv_", "baddbmm_", "addbmm_", "ger",
@@ -51,7 +52,8 @@ static const char *const cuda_ready[] = {
     /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */
     "explain", NULL};
 /* ...of which these move data between devices, so may mix them. */
-static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor",
+static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor", "_attrs",
+                                           "_image_crop_resize", /* its boxes are read on the host */
                                            "result_type", "no_grad", "enable_grad", "save", NULL};
 
 static bool listed(const char *const *list, const char *name) {

@@ -28,7 +28,7 @@ for _, spec in ipairs{{"resnet18", {}, 64}, {"mobilenet_v3_small", {}, 64}, {"ef
     local want = torch.no_grad(function() return m(x) end)
     m:cuda()
     local got = torch.no_grad(function() return m(x:cuda()) end)
-    check_eq(got.device, "cuda:0")
+    check_eq(tostring(got.device), "cuda:0")
     close(name, got, want)
   end)
 end

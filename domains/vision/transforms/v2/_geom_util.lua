@@ -126,7 +126,7 @@ function G.batched(x, list, oh, ow, mode, aa)
   for i, p in ipairs(list) do
     rows[i] = {p.top, p.left, p.height, p.width, p.hflip and 1 or 0, p.vflip and 1 or 0}
   end
-  local b = torch.tensor(rows, {dtype = torch.int64})
+  local b = torch.tensor(rows, {dtype = torch.int64}) -- read on the host (the weights are built there)
   local dt, v = x.dtype, x
   if dt ~= torch.uint8 and not x:is_floating_point() then v = x:to(torch.float64) end
   local y
