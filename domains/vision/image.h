@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mt.h"
 
@@ -13,18 +15,40 @@
 enum { MTD_UNCHANGED = 0, MTD_GRAY, MTD_GRAY_ALPHA, MTD_RGB, MTD_RGB_ALPHA };
 
 /* A decoded image: h x w pixels of c channels, row-major HWC, depth 8
- * (uint8_t samples) or 16 (uint16_t, native byte order); pix is malloc'ed
- * and owned by whoever holds the struct (free it). orientation is the
- * EXIF orientation 1..8 found in the file (1 when none). */
+ * (uint8_t samples) or 16 (uint16_t, native byte order). orientation is the
+ * EXIF orientation 1..8 found in the file (1 when none). Where the pixels
+ * go: when alloc is NULL, pix is malloc'ed and owned by whoever holds the
+ * struct (free it); else the decoder calls alloc(img, bytes) once h, w, c
+ * and depth are set and writes there, and never frees it (alloc's owner,
+ * ctx, does; alloc returns NULL with the message set on failure). */
 typedef struct mtd_image {
   int64_t h, w;
   int c, depth, orientation;
   void *pix;
+  void *(*alloc)(struct mtd_image *img, size_t n);
+  void *ctx;
 } mtd_image;
 
+/* For the decoders: clears img but its alloc and ctx; gets / drops the
+ * pixel buffer the way img asks. */
+static inline void mtd_image_reset(mtd_image *img) {
+  void *(*alloc)(struct mtd_image *, size_t) = img->alloc;
+  void *ctx = img->ctx;
+  memset(img, 0, sizeof *img);
+  img->alloc = alloc, img->ctx = ctx;
+}
+static inline void *mtd_image_pixels(mtd_image *img, size_t n) {
+  return img->pix = img->alloc ? img->alloc(img, n) : malloc(n);
+}
+static inline void mtd_image_drop(mtd_image *img) {
+  if (!img->alloc) free(img->pix);
+  img->pix = NULL;
+}
+
 /* Decode n bytes of a PNG / JPEG file converted to `mode`, refusing images
- * whose decoded size exceeds max_bytes. On error the message names the
- * reason and nothing is left allocated. */
+ * whose decoded size exceeds max_bytes. img's alloc and ctx are read (set
+ * them, or zero the struct). On error the message names the reason and
+ * nothing malloc'ed is left (what alloc gave is its owner's). */
 mt_status mtd_png_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
 mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
 

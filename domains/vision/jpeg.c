@@ -121,8 +121,8 @@ static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image
   if (d->output_width == 0 || d->output_height == 0) return mt_fail(MT_EIO, "JPEG decoder: the image has no pixels");
   img->h = d->output_height, img->w = d->output_width, img->c = c, img->depth = 8;
   img->orientation = find_orientation(d);
-  img->pix = malloc((size_t)img->h * img->w * c);
-  return img->pix ? MT_OK : mt_fail(MT_ENOMEM, "JPEG decoder: out of memory");
+  if (mtd_image_pixels(img, (size_t)img->h * img->w * c)) return MT_OK;
+  return img->alloc ? MT_ENOMEM : mt_fail(MT_ENOMEM, "JPEG decoder: out of memory");
 }
 
 /* GRAY_ALPHA: the gray rows were read packed; spread them, alpha 255. */
@@ -132,7 +132,7 @@ static void add_alpha(mtd_image *img) {
 }
 
 mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
-  memset(img, 0, sizeof *img);
+  mtd_image_reset(img);
   if (n < 3 || data[0] != 0xFF || data[1] != 0xD8 || data[2] != 0xFF)
     return mt_fail(MT_EARG, "JPEG decoder: not a JPEG file (wrong signature)");
   struct jpeg_decompress_struct d;
@@ -153,10 +153,7 @@ mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t 
     if (!st && mode == MTD_GRAY_ALPHA) add_alpha(img);
   }
   jpeg_destroy_decompress(&d);
-  if (st) {
-    free(img->pix);
-    img->pix = NULL;
-  }
+  if (st) mtd_image_drop(img);
   return st;
 }
 

@@ -60,17 +60,37 @@ static void source_of(int o, int64_t h, int64_t w, int64_t i, int64_t j, int64_t
   if (f & 4) *x = w - 1 - *x;
 }
 
-/* Pushes img (freed here) as a C x H x W tensor, uint8 or (16 bits) int32,
- * turned upright when orient is set. */
-static int push_image(lua_State *L, mtd_image *img, int orient, const char *fn) {
-  int o = orient ? img->orientation : 1;
-  int64_t H = o >= 5 ? img->w : img->h, W = o >= 5 ? img->h : img->w, shape[3] = {img->c, H, W};
-  mt_tensor *t = NULL;
-  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_INT32 : MT_UINT8, mt_cpu(), &t);
-  if (st) {
-    free(img->pix);
-    MTL_CHECK_OP(L, fn, st);
+/* Where a decoder's pixels go: 8-bit images straight into an H x W x C
+ * uint8 tensor (returned as a C x H x W view of it, as torchvision does),
+ * 16-bit ones into a malloc'ed buffer (widened to int32 afterwards). */
+typedef struct sink {
+  mt_tensor *t;
+  void *heap;
+} sink;
+
+static void *sink_alloc(mtd_image *img, size_t n) {
+  sink *k = img->ctx;
+  if (img->depth == 16) {
+    k->heap = malloc(n);
+    if (!k->heap) mt_fail(MT_ENOMEM, "out of memory");
+    return k->heap;
   }
+  int64_t shape[3] = {img->h, img->w, img->c};
+  return mt_empty(shape, 3, MT_UINT8, mt_cpu(), &k->t) ? NULL : mt_data(k->t);
+}
+
+static void sink_free(sink *k) {
+  if (k->t) mt_release(k->t);
+  free(k->heap);
+  k->t = NULL, k->heap = NULL;
+}
+
+/* A new contiguous C x H x W tensor of img's pixels shown in orientation o
+ * (1: as stored), uint8 or (16 bits) int32. */
+static mt_status reorder(const mtd_image *img, int o, mt_tensor **out) {
+  int64_t H = o >= 5 ? img->w : img->h, W = o >= 5 ? img->h : img->w, shape[3] = {img->c, H, W};
+  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_INT32 : MT_UINT8, mt_cpu(), out);
+  if (st) return st;
   int64_t c = img->c, hw = H * W;
   for (int64_t i = 0; i < H; i++)
     for (int64_t j = 0; j < W; j++) {
@@ -79,13 +99,31 @@ static int push_image(lua_State *L, mtd_image *img, int orient, const char *fn) 
       int64_t s = (y * img->w + x) * c, d = i * W + j;
       for (int64_t k = 0; k < c; k++) {
         if (img->depth == 16)
-          ((int32_t *)mt_data(t))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
+          ((int32_t *)mt_data(*out))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
         else
-          ((uint8_t *)mt_data(t))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
+          ((uint8_t *)mt_data(*out))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
       }
     }
-  free(img->pix);
-  mtl_push_tensor(L, t);
+  return MT_OK;
+}
+
+/* Pushes the image decoded into k (freed here) as a C x H x W tensor: a
+ * strided view of the H x W x C pixels when 8-bit and upright, else a
+ * copy turned upright (when orient is set) and widened to int32 (16 bits). */
+static int push_image(lua_State *L, const mtd_image *img, sink *k, int orient, const char *fn) {
+  int o = orient ? img->orientation : 1;
+  mt_tensor *r = NULL;
+  mt_status st;
+  if (img->depth == 8 && o == 1) {
+    int64_t shape[3] = {img->c, img->h, img->w}, strides[3] = {1, img->w * img->c, img->c};
+    if (img->c == 1) strides[0] = img->h * img->w;
+    st = mt_as_strided(k->t, 3, shape, strides, 0, &r);
+  } else {
+    st = reorder(img, o, &r);
+  }
+  sink_free(k);
+  MTL_CHECK_OP(L, fn, st);
+  mtl_push_tensor(L, r);
   return 1;
 }
 
@@ -104,11 +142,15 @@ static int decode(lua_State *L, const unsigned char *p, size_t n, int format, in
       return luaL_error(L, "%s: %s%snot a PNG or JPEG file (unknown signature)", fn, path ? path : "",
                         path ? ": " : "");
   }
-  mtd_image img;
+  sink k = {NULL, NULL};
+  mtd_image img = {.alloc = sink_alloc, .ctx = &k};
   mt_status st =
       format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img) : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
-  if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
-  return push_image(L, &img, orient, fn);
+  if (st) {
+    sink_free(&k);
+    return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
+  }
+  return push_image(L, &img, &k, orient, fn);
 }
 
 /* decode_png / decode_jpeg / decode_image (data[, mode[, apply_exif_orientation]]) */

@@ -57,13 +57,13 @@ static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t m
   if (rowbytes != (size_t)w * (size_t)c * (depth / 8) || (uint64_t)rowbytes * h > max_bytes)
     return mt_fail(MT_EARG, "PNG decoder: an image of %lu x %lu pixels, %d channels of %d bits, is too large",
                    (unsigned long)h, (unsigned long)w, c, depth);
-  img->pix = malloc(rowbytes * h);
+  img->h = h, img->w = w, img->c = c, img->depth = depth, img->orientation = 1;
+  if (!mtd_image_pixels(img, rowbytes * h)) return img->alloc ? MT_ENOMEM : mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
   *rows = malloc(h * sizeof **rows);
-  if (!img->pix || !*rows) return mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
+  if (!*rows) return mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
   for (png_uint_32 y = 0; y < h; y++) (*rows)[y] = (png_bytep)img->pix + y * rowbytes;
   png_read_image(png, *rows);
   png_read_end(png, info); /* an eXIf chunk may follow the pixels */
-  img->h = h, img->w = w, img->c = c, img->depth = depth, img->orientation = 1;
   png_bytep exif = NULL;
   png_uint_32 nexif = 0;
   if (png_get_eXIf_1(png, info, &nexif, &exif) && exif) img->orientation = mtd_tiff_orientation(exif, nexif);
@@ -71,7 +71,7 @@ static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t m
 }
 
 mt_status mtd_png_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
-  memset(img, 0, sizeof *img);
+  mtd_image_reset(img);
   if (n < 8 || png_sig_cmp(data, 0, 8)) return mt_fail(MT_EARG, "PNG decoder: not a PNG file (wrong signature)");
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, on_error, on_warning);
   png_infop info = png ? png_create_info_struct(png) : NULL;
@@ -85,9 +85,6 @@ mt_status mtd_png_decode(const unsigned char *data, size_t n, int mode, size_t m
   mt_status st = decode_rows(png, info, mode, max_bytes, img, &rows);
   png_destroy_read_struct(&png, &info, NULL);
   free(rows);
-  if (st) {
-    free(img->pix);
-    img->pix = NULL;
-  }
+  if (st) mtd_image_drop(img);
   return st;
 }

@@ -13,7 +13,7 @@ static volatile unsigned sink; /* reads of the data must not be optimised away *
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int mode = size ? data[size - 1] % 5 : 0;
-  mtd_image img;
+  mtd_image img = {0};
   if (FUZZ_DECODE(data, size, mode, LIMIT, &img) == MT_OK) {
     if (img.h < 1 || img.w < 1 || img.c < 1 || img.c > 4 || (img.depth != 8 && img.depth != 16)) abort();
     if (mode != MTD_UNCHANGED && img.c != (mode == MTD_GRAY ? 1 : mode == MTD_GRAY_ALPHA ? 2 : mode == MTD_RGB ? 3 : 4))
