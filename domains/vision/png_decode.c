@@ -47,6 +47,10 @@ static void set_mode(png_structp png, png_infop info, int mode) {
 static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t max_bytes, mtd_image *img,
                              png_bytep **rows) {
   if (setjmp(png_jmpbuf(png))) return MT_EIO; /* on_error set the message */
+  /* ancillary chunks that do not change the pixels we return are skipped
+   * unread (an ICC profile is otherwise inflated and checked) */
+  static const png_byte skip[] = "iCCP\0sRGB\0gAMA\0cHRM\0iTXt\0tEXt\0zTXt\0sPLT\0hIST\0bKGD\0pHYs\0tIME\0sBIT\0";
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skip, (int)(sizeof skip / 5));
   png_read_info(png, info);
   png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
   set_mode(png, info, mode);
