@@ -59,6 +59,9 @@ mt_status mtd_jpeg_encode(const uint8_t *pix, int64_t h, int64_t w, int c, int q
 /* The EXIF orientation (1..8) of an APP1 "Exif" payload of n bytes, or 1;
  * mtd_tiff_orientation: the same of bare TIFF data (a PNG's eXIf chunk). */
 int mtd_exif_orientation(const unsigned char *p, size_t n);
+/* The EXIF orientation (1..8) of n bytes of a JPEG file, found by walking
+ * its marker segments up to the first scan; 1 when none or malformed. */
+int mtd_jpeg_orientation(const unsigned char *p, size_t n);
 int mtd_tiff_orientation(const unsigned char *p, size_t n);
 
 #endif

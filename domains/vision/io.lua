@@ -24,4 +24,6 @@ return {
   write_png = I.write_png,
   encode_jpeg = I.encode_jpeg,
   write_jpeg = I.write_jpeg,
+  _jpeg_orientation = I._jpeg_orientation,
+  _nvjpeg_version = I._nvjpeg_version,
 }

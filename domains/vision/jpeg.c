@@ -68,6 +68,21 @@ int mtd_exif_orientation(const unsigned char *p, size_t n) {
   return n >= 6 && !memcmp(p, "Exif\0\0", 6) ? mtd_tiff_orientation(p + 6, n - 6) : 1;
 }
 
+int mtd_jpeg_orientation(const unsigned char *p, size_t n) {
+  size_t at = 2; /* after SOI; each segment: FF, marker, 2-byte length (itself included), payload */
+  while (at + 4 <= n && p[at] == 0xFF) {
+    unsigned m = p[at + 1], len = (unsigned)p[at + 2] << 8 | p[at + 3];
+    if (m == 0xFF) { /* fill byte */
+      at++;
+      continue;
+    }
+    if (m == 0xDA || m == 0xD9 || len < 2 || len > n - at - 2) break;
+    if (m == 0xE1 && len >= 8 && !memcmp(p + at + 4, "Exif\0\0", 6)) return mtd_exif_orientation(p + at + 4, len - 2);
+    at += 2 + len;
+  }
+  return 1;
+}
+
 /* the encoder's output: a growing malloc'ed buffer that we own (libjpeg's
  * jpeg_mem_dest may free its buffer behind a longjmp) */
 typedef struct {
@@ -93,8 +108,9 @@ static boolean dest_grow(j_compress_ptr j) {
 static void dest_term(j_compress_ptr j) { (void)j; }
 
 static int find_orientation(j_decompress_ptr d) {
-  for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next)
-    if (m->marker == JPEG_APP0 + 1) return mtd_exif_orientation(m->data, m->data_length);
+  for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next) /* the first Exif APP1 */
+    if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && !memcmp(m->data, "Exif\0\0", 6))
+      return mtd_exif_orientation(m->data, m->data_length);
   return 1;
 }
 
@@ -102,6 +118,7 @@ static int find_orientation(j_decompress_ptr d) {
 static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image *img) {
   jpeg_save_markers(d, JPEG_APP0 + 1, 0xffff);
   jpeg_read_header(d, TRUE);
+  img->orientation = find_orientation(d); /* markers before the first scan only */
   if (d->jpeg_color_space == JCS_CMYK || d->jpeg_color_space == JCS_YCCK)
     return mt_fail(MT_EARG, "JPEG decoder: CMYK JPEGs are not supported");
   if (d->num_components != 1 && d->num_components != 3)
@@ -120,7 +137,6 @@ static mt_status start(j_decompress_ptr d, int mode, size_t max_bytes, mtd_image
   int c = d->output_components + (mode == MTD_GRAY_ALPHA);
   if (d->output_width == 0 || d->output_height == 0) return mt_fail(MT_EIO, "JPEG decoder: the image has no pixels");
   img->h = d->output_height, img->w = d->output_width, img->c = c, img->depth = 8;
-  img->orientation = find_orientation(d);
   if (mtd_image_pixels(img, (size_t)img->h * img->w * c)) return MT_OK;
   return img->alloc ? MT_ENOMEM : mt_fail(MT_ENOMEM, "JPEG decoder: out of memory");
 }

@@ -20,6 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
     size_t n = (size_t)img.h * img.w * img.c * (img.depth / 8);
     for (size_t k = 0; k < n; k++) sink += ((unsigned char *)img.pix)[k];
+#ifdef FUZZ_ORIENTATION /* the marker walk of the CUDA path agrees with the decoder */
+    if (img.orientation != FUZZ_ORIENTATION(data, size)) abort();
+#endif
     free(img.pix);
   } else if (img.pix) {
     abort(); /* a failed decode leaves nothing allocated */
