@@ -321,6 +321,54 @@ test("apply_exif_orientation turns the image upright for orientations 1..8; off 
   end
 end)
 
+test("decode_jpeg: lists give lists; torchvision's argument order (mode, device, apply_exif_orientation)", function()
+  local img = smooth(3, 16, 24)
+  local a, g = vio.encode_jpeg(img, 90), vio.encode_jpeg(img:narrow(1, 1, 1):contiguous(), 90)
+  local out = vio.decode_jpeg({a, g, a}, "RGB")
+  check(type(out) == "table" and #out == 3, "a list back")
+  for i, b in ipairs{a, g, a} do check(out[i]:eq(vio.decode_jpeg(b, M.RGB)):all():item(), "item " .. i) end
+  check_eq(#vio.decode_jpeg({}), 0, "an empty list")
+  local o6 = bytes_of(with_orientation(string_of(a), 6))
+  check_shape(vio.decode_jpeg(o6, M.UNCHANGED, "cpu", true), {3, 24, 16})
+  check_shape(vio.decode_jpeg({o6}, {device = "cpu", apply_exif_orientation = true})[1], {3, 24, 16})
+  check_error(function() vio.decode_jpeg({a, "x"}) end, "decode_jpeg: data[2] must be a 1-D uint8 CPU tensor")
+  check_error(function() vio.decode_jpeg({a, bytes_of("nope")}) end, "decode_jpeg: JPEG decoder: not a JPEG file")
+  check_error(function() vio.decode_jpeg(a, {device = "tpu"}) end, "decode_jpeg: unknown device 'tpu'")
+  if not torch.cuda.is_available() then
+    check_error(function() vio.decode_jpeg(a, {device = "cuda"}) end, "decode_jpeg: nvJPEG: CUDA is not available")
+  end
+end)
+
+test("decoded 8-bit images are C x H x W views of H x W x C pixels, as torchvision's", function()
+  local img = smooth(3, 10, 12)
+  for _, d in ipairs{vio.decode_jpeg(vio.encode_jpeg(img, 95)), vio.decode_png(vio.encode_png(img))} do
+    check_eq(d:stride(), {1, 36, 3}, "strides")
+    check(d:contiguous():eq(d):all():item() and d:contiguous():is_contiguous(), "values through a copy")
+  end
+  check(vio.decode_png(vio.encode_png(img)):eq(img):all():item(), "PNG round trip through the view")
+  local gray = vio.decode_png(vio.encode_png(img:narrow(1, 1, 1):contiguous()))
+  check(gray:is_contiguous(), "one channel: contiguous")
+end)
+
+test("_jpeg_orientation (the CUDA path's marker walk) reads what the CPU decoder reads", function()
+  local base = string_of(vio.encode_jpeg(smooth(1, 8, 8), 90))
+  check_eq(vio._jpeg_orientation(bytes_of(base)), 1, "no Exif")
+  for o = 1, 8 do check_eq(vio._jpeg_orientation(bytes_of(with_orientation(base, o))), o, "orientation " .. o) end
+  -- an XMP APP1 first: the first Exif APP1 counts, on both paths
+  local xmp = "http://ns.adobe.com/xap/1.0/\0<x/>"
+  local two = with_orientation(base, 8)
+  two = two:sub(1, 2) .. "\xFF\xE1" .. string.pack(">I2", #xmp + 2) .. xmp .. two:sub(3)
+  check_eq(vio._jpeg_orientation(bytes_of(two)), 8, "after XMP")
+  check_shape(vio.decode_jpeg(bytes_of(two), {apply_exif_orientation = true}), {1, 8, 8})
+  local tall = string_of(vio.encode_jpeg(smooth(1, 8, 16), 90))
+  local t2 = with_orientation(tall, 8)
+  t2 = t2:sub(1, 2) .. "\xFF\xE1" .. string.pack(">I2", #xmp + 2) .. xmp .. t2:sub(3)
+  check_shape(vio.decode_jpeg(bytes_of(t2), {apply_exif_orientation = true}), {1, 16, 8})
+  for _, bad in ipairs{"", "\xFF\xD8", "\xFF\xD8\xFF\xE1\xFF\xFF", "\xFF\xD8\xFF\xE1\0\1Exif\0\0"} do
+    check_eq(vio._jpeg_orientation(bytes_of(bad)), 1, "malformed")
+  end
+end)
+
 test("a PNG's eXIf orientation is applied with apply_exif_orientation=true (decode_png, decode_image)", function()
   local rows = grid(2, 3, function(x, y) return {x * 10 + y} end)
   local tiff = "II\42\0" .. string.pack("<I4I2I2I2I4I2I2I4", 8, 1, 0x0112, 3, 1, 6, 0, 0)
