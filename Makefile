@@ -188,7 +188,7 @@ asan:
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-               -Wall -Wextra -Werror -Wno-unused-parameter -Itensor
+               -Wall -Wextra -Werror -Wno-unused-parameter -Itensor -DMTD_JPEG_PART_PIXELS=64
 FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c domains/vision/idx.c domains/vision/png_decode.c \
             domains/vision/jpeg.c tensor/status.c
 

@@ -27,15 +27,17 @@ typedef struct mtd_image {
   void *pix;
   void *(*alloc)(struct mtd_image *img, size_t n);
   void *ctx;
+  int threads; /* JPEG: decode in up to this many parts at once (0, 1: one) */
 } mtd_image;
 
-/* For the decoders: clears img but its alloc and ctx; gets / drops the
- * pixel buffer the way img asks. */
+/* For the decoders: clears img but its alloc, ctx and threads; gets /
+ * drops the pixel buffer the way img asks. */
 static inline void mtd_image_reset(mtd_image *img) {
   void *(*alloc)(struct mtd_image *, size_t) = img->alloc;
   void *ctx = img->ctx;
+  int threads = img->threads;
   memset(img, 0, sizeof *img);
-  img->alloc = alloc, img->ctx = ctx;
+  img->alloc = alloc, img->ctx = ctx, img->threads = threads;
 }
 static inline void *mtd_image_pixels(mtd_image *img, size_t n) {
   return img->pix = img->alloc ? img->alloc(img, n) : malloc(n);

@@ -144,7 +144,7 @@ static int decode(lua_State *L, const unsigned char *p, size_t n, int format, in
                         path ? ": " : "");
   }
   sink k = {NULL, NULL};
-  mtd_image img = {.alloc = sink_alloc, .ctx = &k};
+  mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = 1}; /* split JPEG decoding: off (see jpeg.c) */
   mt_status st =
       format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img) : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
   if (st) {

@@ -4,6 +4,7 @@
  * byte); accepted inputs must report a sane shape and are read in full. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../domains/vision/image.h"
 
@@ -22,6 +23,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (size_t k = 0; k < n; k++) sink += ((unsigned char *)img.pix)[k];
 #ifdef FUZZ_ORIENTATION /* the marker walk of the CUDA path agrees with the decoder */
     if (img.orientation != FUZZ_ORIENTATION(data, size)) abort();
+#endif
+#ifdef FUZZ_SPLIT /* decoding in parts gives the same pixels */
+    mtd_image img2 = {0};
+    img2.threads = 3;
+    if (FUZZ_DECODE(data, size, mode, LIMIT, &img2) != MT_OK) abort();
+    if (img2.h != img.h || img2.w != img.w || img2.c != img.c || memcmp(img.pix, img2.pix, n)) abort();
+    free(img2.pix);
 #endif
     free(img.pix);
   } else if (img.pix) {
