@@ -53,6 +53,11 @@ static inline void mtd_image_drop(mtd_image *img) {
  * nothing malloc'ed is left (what alloc gave is its owner's). */
 mt_status mtd_png_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
 mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
+/* mtd_png_decode is mtd_png_fast (png_fast.c: common files without libpng;
+ * returns 0, leaving img alone, for any other, else 1 with *st set) or
+ * else mtd_png_decode_libpng (png_decode.c: every file). */
+int mtd_png_fast(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img, mt_status *st);
+mt_status mtd_png_decode_libpng(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
 
 /* Encodes h x w pixels of c channels (1 gray, 3 RGB), HWC bytes at pix, as a
  * JPEG of quality 1..100: *out (malloc'ed; free it) of *n bytes. */

@@ -26,4 +26,6 @@ return {
   write_jpeg = I.write_jpeg,
   _jpeg_orientation = I._jpeg_orientation,
   _nvjpeg_version = I._nvjpeg_version,
+  _decode_png_libpng = I._decode_png_libpng,
+  _png_fast = I._png_fast,
 }

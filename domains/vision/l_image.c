@@ -128,7 +128,7 @@ static int push_image(lua_State *L, const mtd_image *img, sink *k, int orient, c
   return 1;
 }
 
-enum { ANY, PNG, JPEG };
+enum { ANY, PNG, JPEG, PNG_LIBPNG };
 
 /* Decodes the bytes at idx as `format` (ANY: sniffed) and pushes the image;
  * errors read "fn: [path: ]reason". */
@@ -145,8 +145,9 @@ static int decode(lua_State *L, const unsigned char *p, size_t n, int format, in
   }
   sink k = {NULL, NULL};
   mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = 1}; /* split JPEG decoding: off (see jpeg.c) */
-  mt_status st =
-      format == PNG ? mtd_png_decode(p, n, mode, MAX_BYTES, &img) : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
+  mt_status st = format == PNG          ? mtd_png_decode(p, n, mode, MAX_BYTES, &img)
+                 : format == PNG_LIBPNG ? mtd_png_decode_libpng(p, n, mode, MAX_BYTES, &img)
+                                        : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
   if (st) {
     sink_free(&k);
     return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
@@ -165,6 +166,20 @@ static int decode_fn(lua_State *L, int format, const char *fn) {
 }
 
 static int l_decode_png(lua_State *L) { return decode_fn(L, PNG, FN "decode_png"); }
+static int l_decode_png_libpng(lua_State *L) { return decode_fn(L, PNG_LIBPNG, FN "_decode_png_libpng"); }
+
+/* _png_fast(data[, mode]) -> whether png_fast.c decodes the file (tests) */
+static int l_png_fast(lua_State *L) {
+  size_t n;
+  const unsigned char *p = check_bytes(L, 1, &n, FN "_png_fast");
+  int mode = check_mode(L, 2, lua_gettop(L), 0, FN "_png_fast");
+  mtd_image img = {0};
+  mt_status st;
+  int took = mtd_png_fast(p, n, mode, MAX_BYTES, &img, &st);
+  if (took) free(img.pix);
+  lua_pushboolean(L, took && !st);
+  return 1;
+}
 static int l_decode_image(lua_State *L) { return decode_fn(L, ANY, FN "decode_image"); }
 
 /* Pushes item i of the list at index 1 and returns its bytes (check_bytes). */
@@ -432,6 +447,10 @@ static int l_nvjpeg_version(lua_State *L) {
 }
 
 static const mtl_reg regs[] = {
+    {"_decode_png_libpng", l_decode_png_libpng, MTL_FN,
+     "torch.vision.io._decode_png_libpng(data[, mode]) -- decode_png by libpng alone (tests; internal)", "mode"},
+    {"_png_fast", l_png_fast, MTL_FN,
+     "torch.vision.io._png_fast(data[, mode]) -- whether the fast PNG path decodes these bytes (tests; internal)"},
     {"_jpeg_orientation", l_jpeg_orientation, MTL_FN,
      "torch.vision.io._jpeg_orientation(data) -- the EXIF orientation 1..8 of JPEG bytes (1 when none; internal)"},
     {"_nvjpeg_version", l_nvjpeg_version, MTL_FN,

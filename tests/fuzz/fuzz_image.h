@@ -24,6 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #ifdef FUZZ_ORIENTATION /* the marker walk of the CUDA path agrees with the decoder */
     if (img.orientation != FUZZ_ORIENTATION(data, size)) abort();
 #endif
+#ifdef FUZZ_REFERENCE /* a second decoder (libpng alone) gives the same pixels */
+    mtd_image ref = {0};
+    if (FUZZ_REFERENCE(data, size, mode, LIMIT, &ref) != MT_OK) abort();
+    if (ref.h != img.h || ref.w != img.w || ref.c != img.c || ref.depth != img.depth || memcmp(img.pix, ref.pix, n))
+      abort();
+    free(ref.pix);
+#endif
 #ifdef FUZZ_SPLIT /* decoding in parts gives the same pixels */
     mtd_image img2 = {0};
     img2.threads = 3;

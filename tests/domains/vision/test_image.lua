@@ -400,6 +400,57 @@ test("real PNG and JPEG files of Debian packages decode with sane shapes", funct
   if found == 0 then print("  (no PNG or JPEG under /usr/share: nothing real to decode)") end
 end)
 
+test("the fast PNG path (png_fast.c) takes the common files and gives libpng's pixels in every mode", function()
+  local SK = "/usr/lib/python3/dist-packages/skimage/data/"
+  local files = {}
+  local p = io.popen("ls " .. SK .. "*.png /usr/share/pixmaps/*.png 2>/dev/null")
+  for l in p:lines() do
+    if #files < 40 then files[#files + 1] = l end
+  end
+  p:close()
+  -- made here: every filter type on every layout (encode_png's libpng picks them per row), palettes with tRNS
+  local noisy = (torch.arange(0, 4 * 37 * 29):view(4, 37, 29) * 7919 % 251):to(torch.uint8)
+  local made = {}
+  for c = 1, 4 do made[#made + 1] = vio.encode_png(noisy:narrow(1, 1, c):contiguous(), 9) end
+  local idx = {}
+  for y = 1, 6 do
+    idx[y] = {}
+    for x = 1, 7 do idx[y][x] = {(x * y) % 5} end
+  end
+  local plte = string.char(10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150)
+  made[#made + 1] = bytes_of(make_png{rows = idx, color = 3, depth = 8, plte = plte, trns = string.char(0, 128)})
+  made[#made + 1] = bytes_of(make_png{rows = idx, color = 3, depth = 8, plte = plte})
+  local fast, total = 0, 0
+  local function compare(b, name)
+    for _, mode in ipairs{"UNCHANGED", "GRAY", "GRAY_ALPHA", "RGB", "RGB_ALPHA"} do
+      local ok, want = pcall(vio._decode_png_libpng, b, mode)
+      if ok then
+        local got = vio.decode_png(b, mode)
+        total = total + 1
+        if vio._png_fast(b, mode) then fast = fast + 1 end
+        check(got.dtype == want.dtype and got:eq(want):all():item(), name .. " " .. mode)
+      end
+    end
+  end
+  for _, f in ipairs(files) do compare(vio.read_file(f), f) end
+  for i, b in ipairs(made) do compare(b, "made " .. i) end
+  check(vio._png_fast(made[3]) and vio._png_fast(made[5], "RGB_ALPHA"), "RGB and palette + tRNS take the fast path")
+  check(fast >= total // 2, ("%d of %d decodes took the fast path"):format(fast, total))
+  io.write(("  (%d decodes compared, %d by the fast path)\n"):format(total, fast))
+  -- left to libpng: 16 bits, interlace, gray + tRNS, color to gray, a bad CRC, an eXIf chunk
+  local rows = grid(3, 2, function(x, y) return {x * 40 + y, y, x} end)
+  check(not vio._png_fast(bytes_of(make_png{rows = rows, color = 2, depth = 16})), "16 bits")
+  check(not vio._png_fast(bytes_of(make_png{rows = rows, color = 2, depth = 8, interlace = true})), "interlaced")
+  local g = grid(3, 2, function(x, y) return {x + y} end)
+  check(not vio._png_fast(bytes_of(make_png{rows = g, color = 0, depth = 8, trns = string.pack(">I2", 2)})), "tRNS")
+  check(not vio._png_fast(made[3], "GRAY"), "RGB to GRAY")
+  local good = string_of(made[3])
+  local bad = good:sub(1, 29) .. string.char((good:byte(30) + 1) % 256) .. good:sub(31)
+  check(not vio._png_fast(bytes_of(bad)), "a bad IHDR CRC")
+  check_error(function() vio.decode_png(bytes_of(bad)) end, "decode_png: PNG decoder:")
+  check(not vio._png_fast(bytes_of(make_png{rows = g, color = 0, depth = 8, exif = "MM\0\42\0\0\0\8\0\0"})), "eXIf")
+end)
+
 test("real PNG files match an independent zlib+struct reader (png_ref.py) pixel for pixel", function()
   if not io.open("/usr/bin/python3") then return print("  (no /usr/bin/python3: cross-check skipped)") end
   local p = io.popen("find /usr/share/doc /usr/share/gitweb /usr/share/pixmaps /usr/share/icons -name '*.png' "
