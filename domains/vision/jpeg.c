@@ -1,10 +1,14 @@
 /* jpeg.c -- JPEG decoding and encoding over libjpeg(-turbo)'s libjpeg API,
- * from and to memory. libjpeg reports errors through error_exit, which
- * longjmps to the setjmp of the function that owns the codec; that function
- * frees everything and returns an mt_status. Corrupt-data warnings are
- * errors too, so that a truncated file is refused, not gray-filled. */
+ * from and to memory. A large baseline image may be decoded in parts: the
+ * caller's decoder from the top while helper threads (decoders of their
+ * own, skipping to their first row) take parts from the bottom. libjpeg
+ * reports errors through error_exit, which longjmps to the setjmp of the
+ * function that owns the codec; that function frees everything and
+ * returns an mt_status. Corrupt-data warnings are errors too, so that a
+ * truncated file is refused, not gray-filled. */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +163,7 @@ static void read_rows(j_decompress_ptr d, uint8_t *pix, size_t stride, JDIMENSIO
   if (to == d->output_height) jpeg_finish_decompress(d);
 }
 
-/* One part of a split decode: a decoder of its own reads the header again,
+/* One part of a split decode (a helper's): a decoder of its own reads the header again,
  * skips rows [0, from) (entropy decoding alone) and writes rows [from, to)
  * of img's pixels. Returns its status, the message copied into msg. */
 static mt_status decode_part(const unsigned char *data, size_t n, int mode, size_t max_bytes, const mtd_image *img,
@@ -189,7 +193,8 @@ static mt_status decode_part(const unsigned char *data, size_t n, int mode, size
 #define MTD_JPEG_PART_PIXELS 65536 /* fewer pixels a part: fewer parts (the fuzz build sets it low) */
 #endif
 
-/* How many parts the started decoder's image is decoded in, and where they
+/* How many parts the started decoder's image is decoded in (at most
+ * `threads`), and where they
  * start (at[parts] = the height). A part starting at row s costs about
  * SKIP * s + its rows (skipping = entropy decoding: 0.26 to 0.6 of the
  * decode time on photos), so later parts get fewer rows; starts fall on
@@ -213,20 +218,96 @@ static int plan_parts(j_decompress_ptr d, int threads, JDIMENSION *at) {
   return (int)parts;
 }
 
-/* Decodes img's rows in `parts` parts [at[k], at[k+1]), in parallel where
- * OpenMP is on; the first failing part's message is the result's. */
-static mt_status decode_parts(const unsigned char *data, size_t n, int mode, size_t max_bytes, const mtd_image *img,
-                              int parts, const JDIMENSION *at) {
+/* ---- helpers: threads that take the parts of split decodes from the back
+ * while the caller decodes from the front with its own decoder (no skip).
+ * The caller never waits for a part nobody has claimed: it claims it. ---- */
+typedef struct job {
+  struct job *next;
+  const unsigned char *data;
+  size_t n, max_bytes;
+  int mode, parts;
+  const mtd_image *img;
+  JDIMENSION at[MAX_PARTS + 1];
+  int front, back, running; /* parts < front: the caller's; > back: helpers'; under pool_mu */
   mt_status st[MAX_PARTS];
   char msg[MAX_PARTS][200];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-#endif
-  for (int k = 0; k < parts; k++)
-    st[k] = decode_part(data, n, mode, max_bytes, img, at[k], at[k + 1], msg[k], sizeof msg[k]);
-  for (int k = 0; k < parts; k++)
-    if (st[k]) return mt_fail(st[k], "%s", msg[k]);
+} job;
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_work = PTHREAD_COND_INITIALIZER, pool_done = PTHREAD_COND_INITIALIZER;
+static job *jobs; /* posted split decodes, under pool_mu */
+static int helpers;
+
+static void *helper_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&pool_mu);
+  for (;;) {
+    job *j = jobs;
+    while (j && j->back < j->front) j = j->next;
+    if (!j) {
+      pthread_cond_wait(&pool_work, &pool_mu);
+      continue;
+    }
+    int k = j->back--;
+    j->running++;
+    pthread_mutex_unlock(&pool_mu);
+    mt_status st = decode_part(j->data, j->n, j->mode, j->max_bytes, j->img, j->at[k], j->at[k + 1], j->msg[k],
+                               sizeof j->msg[k]);
+    pthread_mutex_lock(&pool_mu);
+    j->st[k] = st, j->running--;
+    pthread_cond_broadcast(&pool_done);
+  }
+  return NULL;
+}
+
+/* Queues j for the helpers, starting helpers up to `want`. */
+static void post(job *j, int want) {
+  pthread_mutex_lock(&pool_mu);
+  while (helpers < want) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int bad = pthread_create(&t, &attr, helper_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (bad) break; /* fewer helpers: the caller takes more parts */
+    helpers++;
+  }
+  j->next = jobs, jobs = j;
+  pthread_cond_broadcast(&pool_work);
+  pthread_mutex_unlock(&pool_mu);
+}
+
+/* The caller's next part (from the front), or -1 when none is left. */
+static int claim_front(job *j) {
+  pthread_mutex_lock(&pool_mu);
+  int k = j->front <= j->back ? j->front++ : -1;
+  pthread_mutex_unlock(&pool_mu);
+  return k;
+}
+
+/* Takes j off the queue (parts nobody claimed are dropped) once the
+ * helpers' parts are done; returns the first failing part's status with
+ * its message set, or MT_OK. */
+static mt_status retire(job *j) {
+  pthread_mutex_lock(&pool_mu);
+  j->back = j->front - 1 > j->back ? j->back : j->front - 1;
+  while (j->running) pthread_cond_wait(&pool_done, &pool_mu);
+  job **p = &jobs;
+  while (*p != j) p = &(*p)->next;
+  *p = j->next;
+  pthread_mutex_unlock(&pool_mu);
+  for (int k = 0; k < j->parts; k++)
+    if (j->st[k]) return mt_fail(j->st[k], "%s", j->msg[k]);
   return MT_OK;
+}
+
+/* A split decode set up for parts [at[k], at[k+1]) of img. */
+static void job_init(job *j, const unsigned char *data, size_t n, int mode, size_t max_bytes, const mtd_image *img,
+                     int parts) {
+  j->data = data, j->n = n, j->mode = mode, j->max_bytes = max_bytes, j->img = img, j->parts = parts;
+  j->front = 0, j->back = parts - 1, j->running = 0;
+  for (int k = 0; k < parts; k++) j->st[k] = MT_OK;
 }
 
 /* GRAY_ALPHA: the gray rows were read packed; spread them, alpha 255. */
@@ -245,16 +326,26 @@ mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t 
   init_errors(&e, "JPEG decoder");
   jpeg_create_decompress(&d);
   volatile mt_status st = MT_EIO; /* on_error set the message */
-  volatile int parts = 1;
-  JDIMENSION at[MAX_PARTS + 1];
+  volatile int posted = 0;
+  job j;
   if (!setjmp(e.jump)) {
     jpeg_mem_src(&d, data, (unsigned long)n);
     st = start(&d, mode, max_bytes, img);
-    if (!st) parts = plan_parts(&d, img->threads, at);
-    if (!st && parts == 1) read_rows(&d, img->pix, (size_t)img->w * d.output_components, d.output_height);
+    int parts = st ? 1 : plan_parts(&d, img->threads, j.at);
+    size_t stride = (size_t)img->w * d.output_components;
+    if (!st && parts == 1) read_rows(&d, img->pix, stride, d.output_height);
+    if (!st && parts > 1) {
+      job_init(&j, data, n, mode, max_bytes, img, parts);
+      post(&j, parts - 1);
+      posted = 1;
+      for (int k; (k = claim_front(&j)) >= 0;) read_rows(&d, img->pix, stride, j.at[k + 1]);
+    }
+  }
+  if (posted) { /* helpers may be writing rows: wait for them on every path */
+    mt_status hs = retire(&j);
+    if (!st) st = hs;
   }
   jpeg_destroy_decompress(&d);
-  if (!st && parts > 1) st = decode_parts(data, n, mode, max_bytes, img, parts, at);
   if (!st && mode == MTD_GRAY_ALPHA) add_alpha(img);
   if (st) mtd_image_drop(img);
   return st;

@@ -144,7 +144,7 @@ static int decode(lua_State *L, const unsigned char *p, size_t n, int format, in
                         path ? ": " : "");
   }
   sink k = {NULL, NULL};
-  mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = 1}; /* split JPEG decoding: off (see jpeg.c) */
+  mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = mt_get_num_threads()};
   mt_status st = format == PNG          ? mtd_png_decode(p, n, mode, MAX_BYTES, &img)
                  : format == PNG_LIBPNG ? mtd_png_decode_libpng(p, n, mode, MAX_BYTES, &img)
                                         : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
