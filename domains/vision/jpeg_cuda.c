@@ -214,6 +214,7 @@ mt_status mtd_jpeg_decode_cuda(const unsigned char *const *data, const size_t *n
   mt_status st = mt_cuda_check_device((mt_device){MT_CUDA, (int8_t)dev}, "nvJPEG");
   if (st) return st;
   if (!mtd_nvjpeg_version(NULL)) return mt_fail(MT_EDEVICE, "%s", load_error);
+  if (count == 0) return MT_OK;
   mt_tensor **t = calloc(count ? count : 1, sizeof *t);
   nvjpegImage_t *dst = malloc((count ? count : 1) * sizeof *dst);
   int *fmt = malloc((count ? count : 1) * sizeof *fmt);
