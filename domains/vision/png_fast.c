@@ -286,7 +286,8 @@ int mtd_png_fast(const unsigned char *data, size_t n, int mode, size_t max_bytes
   int c0 = f.color == 3 ? (f.trns ? 4 : 3) : f.c0, cout = out_channels(mode, c0), bpp = f.color == 3 ? 1 : c0;
   if (!cout || (uint64_t)f.w * f.h * cout > max_bytes) return 0; /* libpng words the refusal */
   size_t rb = (size_t)f.w * bpp, m = (rb + 1) * f.h;
-  unsigned char *z = malloc(m + 4); /* paeth_simd reads a byte past a row */
+  if (m / 1032 > f.zlen + 1) return 0; /* more than deflate can make of zlen bytes: a fault */
+  unsigned char *z = malloc(m + 4);    /* paeth_simd reads a byte past a row */
   if (!z) return 0;
   if (!inflate_all(data, n, &f, z, m) || !unfilter_all(z, &f, rb, bpp)) {
     free(z);
