@@ -173,8 +173,10 @@ static mt_status decode_part(const unsigned char *data, size_t n, int mode, size
   d.err = &e.mgr;
   init_errors(&e, "JPEG decoder");
   jpeg_create_decompress(&d);
-  volatile mt_status st = MT_EIO; /* on_error set the message */
-  if (!setjmp(e.jump)) {
+  volatile mt_status st = MT_OK;
+  if (setjmp(e.jump)) {
+    st = MT_EIO; /* on_error set the message */
+  } else {
     jpeg_mem_src(&d, data, (unsigned long)n);
     st = setup(&d, mode, max_bytes);
     if (!st) {
@@ -325,10 +327,12 @@ mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t 
   d.err = &e.mgr;
   init_errors(&e, "JPEG decoder");
   jpeg_create_decompress(&d);
-  volatile mt_status st = MT_EIO; /* on_error set the message */
+  volatile mt_status st = MT_OK;
   volatile int posted = 0;
   job j;
-  if (!setjmp(e.jump)) {
+  if (setjmp(e.jump)) {
+    st = MT_EIO; /* on_error set the message (also after start() had succeeded) */
+  } else {
     jpeg_mem_src(&d, data, (unsigned long)n);
     st = start(&d, mode, max_bytes, img);
     int parts = st ? 1 : plan_parts(&d, img->threads, j.at);

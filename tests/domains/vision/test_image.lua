@@ -339,6 +339,34 @@ test("decode_jpeg: lists give lists; torchvision's argument order (mode, device,
   end
 end)
 
+test("large JPEGs decoded in parts on several threads give the pixels and errors of one pass", function()
+  local SK = "/usr/lib/python3/dist-packages/skimage/data/"
+  local f = io.open(SK .. "astronaut.png", "rb")
+  if not f then return end
+  f:close()
+  local astro = vio.read_image(SK .. "astronaut.png", "RGB")
+  local files = {vio.encode_jpeg(astro, 90), vio.encode_jpeg(astro:narrow(2, 1, 509):narrow(3, 1, 501):contiguous(), 75),
+                 vio.encode_jpeg(astro:narrow(1, 2, 1):contiguous(), 90)}
+  local saved = torch.get_num_threads()
+  for i, b in ipairs(files) do
+    for _, mode in ipairs{"UNCHANGED", "GRAY", "RGB", "GRAY_ALPHA", "RGB_ALPHA"} do
+      torch.set_num_threads(1)
+      local one = vio.decode_jpeg(b, mode)
+      for _, t in ipairs{2, 3, 7} do
+        torch.set_num_threads(t)
+        check(vio.decode_jpeg(b, mode):eq(one):all():item(), ("file %d %s, %d threads"):format(i, mode, t))
+      end
+    end
+    local cut = b:narrow(1, 1, b:numel() * 2 // 3):clone()
+    torch.set_num_threads(1)
+    local ok1, e1 = pcall(vio.decode_jpeg, cut)
+    torch.set_num_threads(4)
+    local ok4, e4 = pcall(vio.decode_jpeg, cut)
+    check(not ok1 and not ok4 and e1 == e4, "truncated: the same error: " .. tostring(e1) .. " / " .. tostring(e4))
+  end
+  torch.set_num_threads(saved)
+end)
+
 test("decoded 8-bit images are C x H x W views of H x W x C pixels, as torchvision's", function()
   local img = smooth(3, 10, 12)
   for _, d in ipairs{vio.decode_jpeg(vio.encode_jpeg(img, 95)), vio.decode_png(vio.encode_png(img))} do
