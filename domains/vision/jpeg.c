@@ -77,8 +77,8 @@ int mtd_jpeg_orientation(const unsigned char *p, size_t n) {
   size_t at = 2; /* after SOI; each segment: FF, marker, 2-byte length (itself included), payload */
   while (at + 4 <= n && p[at] == 0xFF) {
     unsigned m = p[at + 1], len = (unsigned)p[at + 2] << 8 | p[at + 3];
-    if (m == 0xFF) { /* fill byte */
-      at++;
+    if (m == 0xFF || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* a fill byte; TEM and RSTn have no length */
+      at += m == 0xFF ? 1 : 2;
       continue;
     }
     if (m == 0xDA || m == 0xD9 || len < 2 || len > n - at - 2) break;

@@ -392,6 +392,10 @@ test("_jpeg_orientation (the CUDA path's marker walk) reads what the CPU decoder
   local t2 = with_orientation(tall, 8)
   t2 = t2:sub(1, 2) .. "\xFF\xE1" .. string.pack(">I2", #xmp + 2) .. xmp .. t2:sub(3)
   check_shape(vio.decode_jpeg(bytes_of(t2), {apply_exif_orientation = true}), {1, 16, 8})
+  -- a TEM marker (no length) and fill bytes before the Exif segment: both read through them
+  local tem = t2:sub(1, 2) .. "\xFF\xFF\xFF\x01" .. t2:sub(3)
+  check_eq(vio._jpeg_orientation(bytes_of(tem)), 8, "after TEM")
+  check_shape(vio.decode_jpeg(bytes_of(tem), {apply_exif_orientation = true}), {1, 16, 8})
   for _, bad in ipairs{"", "\xFF\xD8", "\xFF\xD8\xFF\xE1\xFF\xFF", "\xFF\xD8\xFF\xE1\0\1Exif\0\0"} do
     check_eq(vio._jpeg_orientation(bytes_of(bad)), 1, "malformed")
   end
