@@ -44,7 +44,7 @@ def cuda_rows(want):
 def main():
     want = setup()
     for name, f, dec in ROWS:
-        if want(name):
+        if want(name) and os.path.exists(os.path.join(DIR, f)):
             data = io.read_file(os.path.join(DIR, f))
             img = dec(data)
             mpix = img.shape[1] * img.shape[2] / 1e6
