@@ -81,7 +81,11 @@ int mtd_jpeg_orientation(const unsigned char *p, size_t n) {
       at += m == 0xFF ? 1 : 2;
       continue;
     }
-    if (m == 0xDA || m == 0xD9 || len < 2 || len > n - at - 2) break;
+    if (m == 0xDA || m == 0xD9 || (len >= 2 && len > n - at - 2)) break;
+    if (len < 2) { /* a bogus length: libjpeg reads the two bytes and goes on */
+      at += 4;
+      continue;
+    }
     if (m == 0xE1 && len >= 8 && !memcmp(p + at + 4, "Exif\0\0", 6)) return mtd_exif_orientation(p + at + 4, len - 2);
     at += 2 + len;
   }
