@@ -144,7 +144,10 @@ static int decode(lua_State *L, const unsigned char *p, size_t n, int format, in
                         path ? ": " : "");
   }
   sink k = {NULL, NULL};
-  mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = mt_get_num_threads()};
+  /* split JPEG decoding only with threads to spare: on 2 cores shared with
+   * other work, the helper's slices cost more than they give (docs/image_decode.md) */
+  int nt = mt_get_num_threads();
+  mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = nt >= 4 ? nt : 1};
   mt_status st = format == PNG          ? mtd_png_decode(p, n, mode, MAX_BYTES, &img)
                  : format == PNG_LIBPNG ? mtd_png_decode_libpng(p, n, mode, MAX_BYTES, &img)
                                         : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
