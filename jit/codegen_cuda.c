@@ -33,7 +33,7 @@ extern const char mt_cuda_elementwise_cu[];
  * the engine's formula. */
 static const char *prelude =
     "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;\n"
-    "typedef unsigned char uint8_t; typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
+    "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
     "#define INFINITY __int_as_float(0x7f800000)\n#define NAN __int_as_float(0x7fffffff)\n"
     "#define MJ_D __device__ __forceinline__\n"
     "MJ_D float mj_rh(float x){return h2f(f2h(x));}\n"

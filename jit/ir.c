@@ -56,6 +56,7 @@ const char *mtj_ctype(int dt) {
   case MT_INT32: return "int32_t";
   case MT_INT64: return "int64_t";
   case MT_UINT8: case MT_BOOL: return "uint8_t";
+  case MT_UINT16: return "uint16_t";
   default: return NULL;
   }
 }

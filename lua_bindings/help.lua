@@ -21,8 +21,9 @@ H.NAMESPACES = {
   "torch.backends", "torch.backends.cudnn", "torch.amp", "torch.profiler", "torch.nn", "torch.nn.functional",
   "torch.nn.init", "torch.nn.utils", "torch.optim", "torch.optim.lr_scheduler", "torch.utils", "torch.utils.data",
   "torch.utils.tensorboard", "torch.experiment", "torch.plot", "torch.plot.ticks", "torch.vision",
-  "torch.vision.io", "torch.vision.datasets", "torch.vision.tv_tensors", "torch.vision.transforms",
-  "torch.vision.transforms.v2", "torch.vision.transforms.v2.functional",
+  "torch.vision.io", "torch.vision.datasets", "torch.vision.utils", "torch.vision.tv_tensors",
+  "torch.vision.transforms", "torch.vision.transforms.v2", "torch.vision.transforms.v2.functional",
+  "torch.vision.models",
 }
 local IS_NAMESPACE = {}
 for _, n in ipairs(H.NAMESPACES) do IS_NAMESPACE[n] = true end

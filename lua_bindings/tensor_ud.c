@@ -796,7 +796,7 @@ static int m_type(lua_State *L) {
     static const char *names[MT_NDTYPE] = {"torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor",
                                            "torch.BFloat16Tensor", "torch.CharTensor", "torch.ShortTensor",
                                            "torch.IntTensor", "torch.LongTensor", "torch.ByteTensor",
-                                           "torch.BoolTensor"};
+                                           "torch.BoolTensor", "torch.UInt16Tensor"};
     lua_pushstring(L, names[t->dtype]);
     return 1;
   }

@@ -342,7 +342,7 @@ local function is_dtype(v)
   if not DTYPES then
     DTYPES = {}
     for _, n in ipairs{"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
-                       "bool"} do
+                       "bool", "uint16"} do
       DTYPES[torch[n]] = true
     end
   end

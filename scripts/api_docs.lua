@@ -52,7 +52,7 @@ local PAGE = {
   {"torch.nn.functional.", "nn.functional.md"}, {"torch.nn.init.", "nn.init.md"}, {"torch.nn.utils.", "nn.utils.md"},
   {"torch.nn.", "nn.md"}, {"torch.optim.", "optim.md"}, {"torch.utils.data.", "utils.data.md"},
   {"torch.utils.tensorboard.", "utils.tensorboard.md"}, {"torch.experiment.", "experiment.md"},
-  {"torch.plot", "plot.md"}, {"torch.vision.", "vision.md"}, {"torch.linalg.", "linalg.md"},
+  {"torch.plot", "plot.md"}, {"torch.vision.models.", "vision.models.md"}, {"torch.vision.", "vision.md"}, {"torch.linalg.", "linalg.md"},
   {"torch.autograd.", "autograd.md"}, {"torch.cuda.amp.", "amp.md"}, {"torch.cuda.", "cuda.md"},
   {"torch.compiler.", "compile.md"}, {"torch.amp.", "amp.md"}, {"torch.profiler.", "profiler.md"},
   {"torch.backends.", "backends.md"}, {"torch.Tensor", "tensor.md"}, {"torch.", "torch.md"},

@@ -24,12 +24,14 @@
   CAST_KERNEL(MT_INT32, i32, int32_t, int32_t, DE, dtag, DT, DC)                                                       \
   CAST_KERNEL(MT_INT64, i64, int64_t, int64_t, DE, dtag, DT, DC)                                                       \
   CAST_KERNEL(MT_UINT8, u8, uint8_t, uint8_t, DE, dtag, DT, DC)                                                        \
+  CAST_KERNEL(MT_UINT16, u16, uint16_t, uint16_t, DE, dtag, DT, DC)                                                    \
   CAST_KERNEL(MT_BOOL, b8, uint8_t, uint8_t, DE, dtag, DT, DC)
 MT_DTYPES_ALL(DEF_CASTS_FOR)
 
 #define CAST_ENTRY(DE, dtag, DT, DC)                                                                                   \
   [DE] = {cast_##dtag##_f32, cast_##dtag##_f64, cast_##dtag##_f16, cast_##dtag##_bf16, cast_##dtag##_i8,              \
-          cast_##dtag##_i16, cast_##dtag##_i32, cast_##dtag##_i64, cast_##dtag##_u8,  cast_##dtag##_b8},
+          cast_##dtag##_i16, cast_##dtag##_i32, cast_##dtag##_i64, cast_##dtag##_u8,  cast_##dtag##_b8,                \
+          cast_##dtag##_u16},
 /* cast_table[dst][src] */
 static const mt_loop_fn cast_table[MT_NDTYPE][MT_NDTYPE] = {MT_DTYPES_ALL(CAST_ENTRY)};
 

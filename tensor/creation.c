@@ -221,7 +221,8 @@ static mt_status space_args(const char *op, mt_scalar start, mt_scalar end, int6
                                               [MT_INT16] = {INT16_MIN, INT16_MAX},
                                               [MT_INT32] = {INT32_MIN, INT32_MAX},
                                               [MT_INT64] = {INT64_MIN, INT64_MAX},
-                                              [MT_UINT8] = {0, UINT8_MAX}};
+                                              [MT_UINT8] = {0, UINT8_MAX},
+                                              [MT_UINT16] = {0, UINT16_MAX}};
     for (int k = 0; k < 2; k++) {
       int64_t v = k ? c->iend : c->istart;
       if (v < lim[dt][0] || v > lim[dt][1])

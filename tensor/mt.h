@@ -48,6 +48,7 @@ typedef enum mt_dtype {
   MT_INT64,
   MT_UINT8,
   MT_BOOL,
+  MT_UINT16, /* after bool: the older dtypes keep their numbers */
   MT_NDTYPE
 } mt_dtype;
 
@@ -60,7 +61,7 @@ static inline size_t mt_dtype_size(mt_dtype d) { return mt_dtype_sizes[d]; }
 const char *mt_dtype_name(mt_dtype d); /* "float32", ... */
 int mt_dtype_from_name(const char *name); /* -1 if unknown */
 static inline bool mt_is_floating(mt_dtype d) { return mt_dtype_categories[d] == 2; }
-bool mt_is_integral(mt_dtype d); /* ints and uint8, not bool */
+bool mt_is_integral(mt_dtype d); /* ints, uint8 and uint16, not bool */
 /* Category: 0 bool, 1 integer, 2 floating. */
 int mt_dtype_category(mt_dtype d);
 mt_dtype mt_promote_types(mt_dtype a, mt_dtype b);

@@ -474,6 +474,7 @@ void mt_random_bounds(mt_dtype dt, int64_t *lo, int64_t *hi) {
                                           [MT_INT32] = {INT32_MIN, INT32_MAX},
                                           [MT_INT64] = {INT64_MIN, INT64_MAX},
                                           [MT_UINT8] = {0, UINT8_MAX},
+                                          [MT_UINT16] = {0, UINT16_MAX},
                                           [MT_BOOL] = {0, 1}};
   *lo = b[dt][0], *hi = b[dt][1];
 }

@@ -435,6 +435,7 @@ double mt_get_f64(const mt_tensor *t, const int64_t *idx) {
   case MT_INT64: return (double)*(const int64_t *)p;
   case MT_UINT8: return *(const uint8_t *)p;
   case MT_BOOL: return *(const uint8_t *)p != 0;
+  case MT_UINT16: return *(const uint16_t *)p;
   default: return 0;
   }
 }
@@ -460,7 +461,7 @@ mt_status mt_item(const mt_tensor *t, mt_scalar *out) {
   const char *p = mt_data(t);
   switch ((mt_dtype)t->dtype) {
   case MT_INT64: *out = mt_sint(*(const int64_t *)p); break;
-  case MT_INT8: case MT_INT16: case MT_INT32: case MT_UINT8:
+  case MT_INT8: case MT_INT16: case MT_INT32: case MT_UINT8: case MT_UINT16:
     *out = mt_sint((int64_t)mt_get_f64(t, zero)); break;
   case MT_BOOL: *out = mt_sbool(*(const uint8_t *)p != 0); break;
   default: *out = mt_sfloat(mt_get_f64(t, zero)); break;

@@ -1,6 +1,7 @@
-/* image.h -- PNG and JPEG decoding into 8- or 16-bit HWC pixel buffers, and
- * JPEG encoding (PNG encoding is png.h). Pure C over libpng and libjpeg:
- * no Lua here; l_image.c turns these buffers into C x H x W tensors. */
+/* image.h -- PNG, JPEG and WebP decoding into 8- or 16-bit HWC pixel
+ * buffers and C x H x W tensors, and JPEG encoding (PNG encoding is png.h).
+ * Pure C over libpng, libjpeg and libwebp: no Lua here, so DataLoader
+ * workers may decode too; l_image.c binds these to Lua. */
 #ifndef MTD_IMAGE_H
 #define MTD_IMAGE_H
 
@@ -58,6 +59,28 @@ mt_status mtd_jpeg_decode(const unsigned char *data, size_t n, int mode, size_t 
  * else mtd_png_decode_libpng (png_decode.c: every file). */
 int mtd_png_fast(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img, mt_status *st);
 mt_status mtd_png_decode_libpng(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
+mt_status mtd_webp_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img);
+
+/* Image formats; mtd_image_format tells them apart by their signature
+ * (MTD_ANY: none of them). mtd_decode decodes as `format` (MTD_ANY: by the
+ * signature; MTD_PNG_LIBPNG: a PNG through libpng alone, for tests). */
+enum { MTD_ANY, MTD_PNG, MTD_JPEG, MTD_WEBP, MTD_PNG_LIBPNG };
+int mtd_image_format(const unsigned char *p, size_t n);
+mt_status mtd_decode(const unsigned char *p, size_t n, int format, int mode, size_t max_bytes, mtd_image *img);
+
+/* Decodes as mtd_decode into a new C x H x W CPU tensor *out, uint8 or (16
+ * bits) uint16: a view (strides 1, W*C, C) of the decoder's H x W x C
+ * pixels, as torchvision's, or a contiguous copy turned upright when orient
+ * is set and the file's EXIF orientation is not 1. JPEGs are decoded in up
+ * to `threads` parts at once (0, 1: one pass). */
+mt_status mtd_decode_tensor(const unsigned char *p, size_t n, int format, int mode, int orient, int threads,
+                            size_t max_bytes, mt_tensor **out);
+
+/* The file (any format) as PIL's convert("RGB") of it, torchvision's
+ * ImageFolder loader: a uint8 3 x H x W view as above. Gray spreads to three
+ * channels, alpha is dropped, 16-bit colour keeps its high byte and 16-bit
+ * gray clips at 255. One pass, no Lua: worker threads call it. */
+mt_status mtd_decode_rgb8(const unsigned char *p, size_t n, size_t max_bytes, mt_tensor **out);
 
 /* Encodes h x w pixels of c channels (1 gray, 3 RGB), HWC bytes at pix, as a
  * JPEG of quality 1..100: *out (malloc'ed; free it) of *n bytes. */

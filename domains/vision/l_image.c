@@ -1,7 +1,8 @@
 /* l_image.c -- the C half of torch.vision.io's image functions (io.lua):
- * files to byte tensors and back, PNG/JPEG bytes to C x H x W tensors and
- * back. The formats live in png.c, png_decode.c and jpeg.c; this file moves
- * values between Lua and them, and frees what it owns before raising. */
+ * files to byte tensors and back, PNG/JPEG/WebP bytes to C x H x W tensors
+ * (image_decode.c; JPEG on CUDA: jpeg_cuda.c) and back (png.c, jpeg.c).
+ * This file moves values between Lua and them, and frees what it owns
+ * before raising. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,112 +51,19 @@ static const unsigned char *check_bytes(lua_State *L, int idx, size_t *n, const 
   return (const unsigned char *)mt_data(t);
 }
 
-/* Source pixel (y, x) of output pixel (i, j) of an h x w image shown in
- * EXIF orientation o (2..8 flip and/or rotate it; 5..8 swap its sides). */
-static void source_of(int o, int64_t h, int64_t w, int64_t i, int64_t j, int64_t *y, int64_t *x) {
-  /* per orientation: 1 = swap the sides, 2 = flip rows, 4 = flip columns */
-  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5};
-  int f = o >= 1 && o <= 8 ? how[o] : 0;
-  *y = f & 1 ? j : i, *x = f & 1 ? i : j;
-  if (f & 2) *y = h - 1 - *y;
-  if (f & 4) *x = w - 1 - *x;
-}
-
-/* Where a decoder's pixels go: 8-bit images straight into an H x W x C
- * uint8 tensor (returned as a C x H x W view of it, as torchvision does),
- * 16-bit ones into a malloc'ed buffer (widened to int32 afterwards). */
-typedef struct sink {
-  mt_tensor *t;
-  void *heap;
-} sink;
-
-static void *sink_alloc(mtd_image *img, size_t n) {
-  sink *k = img->ctx;
-  if (img->depth == 16) {
-    k->heap = malloc(n);
-    if (!k->heap) mt_fail(MT_ENOMEM, "out of memory");
-    return k->heap;
-  }
-  int64_t shape[3] = {img->h, img->w, img->c};
-  return mt_empty(shape, 3, MT_UINT8, mt_cpu(), &k->t) ? NULL : mt_data(k->t);
-}
-
-static void sink_free(sink *k) {
-  if (k->t) mt_release(k->t);
-  free(k->heap);
-  k->t = NULL, k->heap = NULL;
-}
-
-/* A new contiguous C x H x W tensor of img's pixels shown in orientation o
- * (1: as stored), uint8 or (16 bits) int32. */
-static mt_status reorder(const mtd_image *img, int o, mt_tensor **out) {
-  int64_t H = o >= 5 ? img->w : img->h, W = o >= 5 ? img->h : img->w, shape[3] = {img->c, H, W};
-  mt_status st = mt_empty(shape, 3, img->depth == 16 ? MT_INT32 : MT_UINT8, mt_cpu(), out);
-  if (st) return st;
-  int64_t c = img->c, hw = H * W;
-  for (int64_t i = 0; i < H; i++)
-    for (int64_t j = 0; j < W; j++) {
-      int64_t y, x;
-      source_of(o, img->h, img->w, i, j, &y, &x);
-      int64_t s = (y * img->w + x) * c, d = i * W + j;
-      for (int64_t k = 0; k < c; k++) {
-        if (img->depth == 16)
-          ((int32_t *)mt_data(*out))[k * hw + d] = ((uint16_t *)img->pix)[s + k];
-        else
-          ((uint8_t *)mt_data(*out))[k * hw + d] = ((uint8_t *)img->pix)[s + k];
-      }
-    }
-  return MT_OK;
-}
-
-/* Pushes the image decoded into k (freed here) as a C x H x W tensor: a
- * strided view of the H x W x C pixels when 8-bit and upright, else a
- * copy turned upright (when orient is set) and widened to int32 (16 bits). */
-static int push_image(lua_State *L, const mtd_image *img, sink *k, int orient, const char *fn) {
-  int o = orient ? img->orientation : 1;
-  mt_tensor *r = NULL;
-  mt_status st;
-  if (img->depth == 8 && o == 1) {
-    int64_t shape[3] = {img->c, img->h, img->w}, strides[3] = {1, img->w * img->c, img->c};
-    if (img->c == 1) strides[0] = img->h * img->w;
-    st = mt_as_strided(k->t, 3, shape, strides, 0, &r);
-  } else {
-    st = reorder(img, o, &r);
-  }
-  sink_free(k);
-  MTL_CHECK_OP(L, fn, st);
-  mtl_push_tensor(L, r);
-  return 1;
-}
-
-enum { ANY, PNG, JPEG, PNG_LIBPNG };
-
-/* Decodes the bytes at idx as `format` (ANY: sniffed) and pushes the image;
- * errors read "fn: [path: ]reason". */
+/* Decodes the bytes as `format` (MTD_ANY: sniffed) and pushes the image as
+ * a C x H x W tensor (a view of the decoder's H x W x C pixels unless turned
+ * upright); errors read "fn: [path: ]reason". */
 static int decode(lua_State *L, const unsigned char *p, size_t n, int format, int mode, int orient, const char *fn,
                   const char *path) {
-  if (format == ANY) {
-    if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8))
-      format = PNG;
-    else if (n >= 3 && !memcmp(p, "\xff\xd8\xff", 3))
-      format = JPEG;
-    else
-      return luaL_error(L, "%s: %s%snot a PNG or JPEG file (unknown signature)", fn, path ? path : "",
-                        path ? ": " : "");
-  }
-  sink k = {NULL, NULL};
   /* split JPEG decoding only with threads to spare: on 2 cores shared with
    * other work, the helper's slices cost more than they give (docs/image_decode.md) */
   int nt = mt_get_num_threads();
-  mtd_image img = {.alloc = sink_alloc, .ctx = &k, .threads = nt >= 4 ? nt : 1};
-  mt_status st = format == PNG          ? mtd_png_decode(p, n, mode, MAX_BYTES, &img)
-                 : format == PNG_LIBPNG ? mtd_png_decode_libpng(p, n, mode, MAX_BYTES, &img)
-                                        : mtd_jpeg_decode(p, n, mode, MAX_BYTES, &img);
-  if (st) {
-    sink_free(&k);
-    return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
-  }
-  return push_image(L, &img, &k, orient, fn);
+  mt_tensor *t = NULL;
+  mt_status st = mtd_decode_tensor(p, n, format, mode, orient, nt >= 4 ? nt : 1, MAX_BYTES, &t);
+  if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
+  mtl_push_tensor(L, t);
+  return 1;
 }
 
 /* decode_png / decode_jpeg / decode_image (data[, mode[, apply_exif_orientation]]) */
@@ -168,8 +76,9 @@ static int decode_fn(lua_State *L, int format, const char *fn) {
   return decode(L, p, n, format, mode, orient, fn, NULL);
 }
 
-static int l_decode_png(lua_State *L) { return decode_fn(L, PNG, FN "decode_png"); }
-static int l_decode_png_libpng(lua_State *L) { return decode_fn(L, PNG_LIBPNG, FN "_decode_png_libpng"); }
+static int l_decode_png(lua_State *L) { return decode_fn(L, MTD_PNG, FN "decode_png"); }
+static int l_decode_png_libpng(lua_State *L) { return decode_fn(L, MTD_PNG_LIBPNG, FN "_decode_png_libpng"); }
+static int l_decode_webp(lua_State *L) { return decode_fn(L, MTD_WEBP, FN "decode_webp"); }
 
 /* _png_fast(data[, mode]) -> whether png_fast.c decodes the file (tests) */
 static int l_png_fast(lua_State *L) {
@@ -183,7 +92,7 @@ static int l_png_fast(lua_State *L) {
   lua_pushboolean(L, took && !st);
   return 1;
 }
-static int l_decode_image(lua_State *L) { return decode_fn(L, ANY, FN "decode_image"); }
+static int l_decode_image(lua_State *L) { return decode_fn(L, MTD_ANY, FN "decode_image"); }
 
 /* Pushes item i of the list at index 1 and returns its bytes (check_bytes). */
 static const unsigned char *list_item(lua_State *L, int i, size_t *n, const char *fn) {
@@ -205,7 +114,7 @@ static void call_method(lua_State *L, const char *name, int a, int b) {
 /* Turns the C x H x W tensor on top of the stack upright for EXIF
  * orientation o by tensor ops (any device; the result is contiguous). */
 static void orient_tensor(lua_State *L, int o) {
-  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5}; /* as source_of */
+  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5}; /* as image_decode.c's source_of */
   int f = o >= 1 && o <= 8 ? how[o] : 0;
   if (f & 2) call_method(L, "flip", 2, 0);
   if (f & 4) call_method(L, "flip", 3, 0);
@@ -255,14 +164,14 @@ static int l_decode_jpeg(lua_State *L) {
   size_t n;
   if (!list) {
     const unsigned char *p = check_bytes(L, 1, &n, fn);
-    return decode(L, p, n, JPEG, mode, orient, fn, NULL);
+    return decode(L, p, n, MTD_JPEG, mode, orient, fn, NULL);
   }
   int count = (int)lua_rawlen(L, 1);
   lua_createtable(L, count, 0);
   int res = lua_gettop(L);
   for (int i = 1; i <= count; i++) {
     const unsigned char *p = list_item(L, i, &n, fn);
-    decode(L, p, n, JPEG, mode, orient, fn, NULL);
+    decode(L, p, n, MTD_JPEG, mode, orient, fn, NULL);
     lua_rawseti(L, res, i);
     lua_settop(L, res);
   }
@@ -302,7 +211,7 @@ static int l_read_image(lua_State *L) {
   slurp(L, path, fn);
   size_t n;
   const char *s = lua_tolstring(L, -1, &n);
-  return decode(L, (const unsigned char *)s, n, ANY, mode, orient, fn, path);
+  return decode(L, (const unsigned char *)s, n, MTD_ANY, mode, orient, fn, path);
 }
 
 /* read_file(path) -> uint8 1-D tensor of its bytes */
@@ -337,29 +246,33 @@ static int l_write_file(lua_State *L) {
   return 0;
 }
 
-/* The uint8 C x H x W CPU tensor at idx as HWC bytes in a userdata pushed
- * on the stack (freed by the GC even if a later step raises); C must be a
- * bit of `chans` (bit c set: c channels allowed). */
-static const uint8_t *check_image(lua_State *L, int idx, unsigned chans, const char *fn, int64_t *h, int64_t *w,
-                                  int *c) {
+/* The C x H x W CPU tensor at idx (uint8, or uint16 when wide is set) as
+ * HWC samples in a userdata pushed on the stack (freed by the GC even if a
+ * later step raises); C must be a bit of `chans` (bit c set: c channels
+ * allowed). *depth: 8 or 16 bits per sample. */
+static const void *check_image(lua_State *L, int idx, unsigned chans, int wide, const char *fn, int64_t *h, int64_t *w,
+                               int *c, int *depth) {
   mt_tensor *t = mtl_check_tensor(L, idx, fn);
-  if (t->dtype != MT_UINT8 || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)
-    luaL_error(L, "%s: the image must be a uint8 CPU tensor of shape C x H x W, got a %d-D %s tensor", fn, t->ndim,
-               mt_dtype_name(t->dtype));
+  bool ok = t->dtype == MT_UINT8 || (wide && t->dtype == MT_UINT16);
+  if (!ok || t->ndim != 3 || mt_tdevice(t).type != MT_CPU)
+    luaL_error(L, "%s: the image must be a %s CPU tensor of shape C x H x W, got a %d-D %s tensor", fn,
+               wide ? "uint8 or uint16" : "uint8", t->ndim, mt_dtype_name(t->dtype));
   int64_t C = t->shape[0], H = t->shape[1], W = t->shape[2];
   if (C < 1 || C > 4 || !(chans & (1u << C)))
     luaL_error(L, "%s: the image has %I channels (expected %s)", fn, (lua_Integer)C,
                chans == 0x1e ? "1, 2, 3 or 4" : "1 or 3");
   if (H < 1 || W < 1) luaL_error(L, "%s: the image has no pixels (%I x %I)", fn, (lua_Integer)H, (lua_Integer)W);
-  if (mt_checked_numel(t->shape, 3) < 0 || (uint64_t)mt_numel(t) > MAX_BYTES)
+  size_t es = mt_dtype_size((mt_dtype)t->dtype);
+  if (mt_checked_numel(t->shape, 3) < 0 || (uint64_t)mt_numel(t) * es > MAX_BYTES)
     luaL_error(L, "%s: the image is too large", fn);
-  uint8_t *out = lua_newuserdatauv(L, (size_t)mt_numel(t), 0);
-  const uint8_t *src = (const uint8_t *)mt_data(t);
+  char *out = lua_newuserdatauv(L, (size_t)mt_numel(t) * es, 0);
+  const char *src = mt_data(t);
   for (int64_t k = 0; k < C; k++)
     for (int64_t y = 0; y < H; y++)
       for (int64_t x = 0; x < W; x++)
-        out[(y * W + x) * C + k] = src[k * t->strides[0] + y * t->strides[1] + x * t->strides[2]];
-  *h = H, *w = W, *c = (int)C;
+        memcpy(out + ((y * W + x) * C + k) * (int64_t)es,
+               src + (k * t->strides[0] + y * t->strides[1] + x * t->strides[2]) * (int64_t)es, es);
+  *h = H, *w = W, *c = (int)C, *depth = (int)es * 8;
   return out;
 }
 
@@ -378,12 +291,12 @@ static void push_bytes(lua_State *L, unsigned char *p, size_t n, const char *fn)
  * and pushes its bytes as a tensor. */
 static void encode(lua_State *L, int jpeg, int64_t param, const char *fn) {
   int64_t h, w;
-  int c;
-  const uint8_t *pix = check_image(L, 1, jpeg ? 0x0a : 0x1e, fn, &h, &w, &c);
+  int c, depth;
+  const void *pix = check_image(L, 1, jpeg ? 0x0a : 0x1e, !jpeg, fn, &h, &w, &c, &depth);
   unsigned char *out = NULL;
   size_t n = 0;
   mt_status st = jpeg ? mtd_jpeg_encode(pix, h, w, c, (int)param, &out, &n)
-                      : mtd_png_encode_level(pix, h, w, c, (int)param, &out, &n);
+                      : mtd_png_encode_depth(pix, h, w, c, depth, (int)param, &out, &n);
   if (st) luaL_error(L, "%s: %s", fn, mt_errmsg());
   push_bytes(L, out, n, fn);
 }
@@ -464,27 +377,32 @@ static const mtl_reg regs[] = {
      "torch.vision.io.write_file(path, data) -- write a uint8 1-D tensor's bytes to a file"},
     {"decode_png", l_decode_png, MTL_FN,
      "torch.vision.io.decode_png(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG bytes "
-     "(uint8 1-D) to a C x H x W uint8 image (int32 for 16-bit PNGs)",
+     "(uint8 1-D) to a C x H x W uint8 image (uint16 for 16-bit PNGs)",
      "mode apply_exif_orientation"},
     {"decode_jpeg", l_decode_jpeg, MTL_FN,
      "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, device='cpu', apply_exif_orientation=false]) "
      "-- JPEG bytes (uint8 1-D CPU tensor, or a list of them: a list back) to a C x H x W uint8 image; "
      "device='cuda' decodes with nvJPEG (lists as batches)",
      "mode device apply_exif_orientation"},
+    {"decode_webp", l_decode_webp, MTL_FN,
+     "torch.vision.io.decode_webp(data[, mode=ImageReadMode.UNCHANGED]) -- WebP bytes (uint8 1-D; lossy or "
+     "lossless, no animation) to a 3 x H x W RGB (4: RGBA when the file has alpha) uint8 image",
+     "mode apply_exif_orientation"},
     {"decode_image", l_decode_image, MTL_FN,
-     "torch.vision.io.decode_image(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG or "
-     "JPEG bytes (told apart by their signature) to a C x H x W image",
+     "torch.vision.io.decode_image(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- PNG, "
+     "JPEG or WebP bytes (told apart by their signature) to a C x H x W image",
      "mode apply_exif_orientation"},
     {"read_image", l_read_image, MTL_FN,
      "torch.vision.io.read_image(path[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- read a "
-     "PNG or JPEG file into a C x H x W image",
+     "PNG, JPEG or WebP file into a C x H x W image",
      "mode apply_exif_orientation"},
     {"encode_png", l_encode_png, MTL_FN,
-     "torch.vision.io.encode_png(img[, compression_level=6]) -- a uint8 C x H x W image (C = 1..4) as PNG bytes "
-     "(uint8 1-D)",
+     "torch.vision.io.encode_png(img[, compression_level=6]) -- a uint8 (8-bit PNG) or uint16 (16-bit PNG) C x H x "
+     "W image (C = 1..4) as PNG bytes (uint8 1-D)",
      "compression_level"},
     {"write_png", l_write_png, MTL_FN,
-     "torch.vision.io.write_png(img, path[, compression_level=6]) -- write a uint8 C x H x W image as a PNG file",
+     "torch.vision.io.write_png(img, path[, compression_level=6]) -- write a uint8 or uint16 C x H x W image as a "
+     "PNG file (16-bit for uint16)",
      "compression_level"},
     {"encode_jpeg", l_encode_jpeg, MTL_FN,
      "torch.vision.io.encode_jpeg(img[, quality=75]) -- a uint8 C x H x W image (C = 1 or 3) as JPEG bytes "

@@ -29,7 +29,10 @@ end
 -- Dataset: subclasses define __len() and __getitem(i) (1-based); #ds and
 -- ds:get(i) call them. A dataset may also define get_batch(indices) (an
 -- int64 tensor) returning the collated batch at once, and tensors() (the
--- tensors behind it, indexed by their first dim) for background loading.
+-- tensors behind it, indexed by their first dim) for background loading,
+-- or worker_pool(n) -> an object whose put(ticket, indices) starts loading
+-- samples in n threads of its own and take(ticket) returns them (a list),
+-- close() ending it; nil when it cannot (DataLoader then loads in-line).
 data.Dataset = class("Dataset")
 local Dataset = data.Dataset
 function Dataset:__len() error(self.__name .. ": __len is not defined", 2) end
@@ -79,6 +82,18 @@ function Subset:__getitem(i) return self.dataset:get(self.indices[i]:item()) end
 function Subset:get_batch(idx)
   if not self.dataset.get_batch then return nil end
   return self.dataset:get_batch(self.indices:index_select(1, idx))
+end
+
+-- the dataset's own loading threads, over the subset's indices
+function Subset:worker_pool(n)
+  local pool = self.dataset.worker_pool and self.dataset:worker_pool(n)
+  if not pool then return nil end
+  local map = self.indices
+  return {
+    put = function(_, ticket, idx) pool:put(ticket, map:index_select(1, idx)) end,
+    take = function(_, ticket) return pool:take(ticket) end,
+    close = function() pool:close() end,
+  }
 end
 
 -- random_split(dataset, lengths[, generator]) -> list of Subsets
@@ -237,7 +252,16 @@ function DataLoader:_iter_batches()
   local order, k = self:_order(), 0
   local ds = self.dataset
   if self.num_workers > 0 and not self.collate_fn and ds.tensors then
-    return self:_iter_workers(order)
+    local pf = require("torch.utils.data._prefetch").prefetcher(ds:tensors(), self.num_workers)
+    local post = ds.transform_batch
+    return self:_iter_workers(order, pf, function(b) return post and post(ds, b) or b end)
+  end
+  -- a dataset that loads its samples in threads of its own (image folders
+  -- decode there): pool:take gives the samples, finished here and collated
+  local pool = self.num_workers > 0 and ds.worker_pool and ds:worker_pool(self.num_workers)
+  if pool then
+    local collate = self.collate_fn or data.default_collate
+    return self:_iter_workers(order, pool, function(samples) return collate(samples) end)
   end
   return function()
     k = k + 1
@@ -246,9 +270,9 @@ function DataLoader:_iter_batches()
   end
 end
 
--- Background assembly: up to 2 * num_workers batches in flight.
-function DataLoader:_iter_workers(order)
-  local pf = require("torch.utils.data._prefetch").prefetcher(self.dataset:tensors(), self.num_workers)
+-- Background assembly by pf (put(ticket, indices), take(ticket), close()),
+-- up to 2 * num_workers batches in flight; finish(taken) gives the batch.
+function DataLoader:_iter_workers(order, pf, finish)
   local ahead, next_put, k = 2 * self.num_workers, 1, 0
   local function put_more()
     while next_put <= k + ahead do
@@ -265,10 +289,7 @@ function DataLoader:_iter_workers(order)
       pf:close()
       return nil
     end
-    local b = pf:take(k)
-    local post = self.dataset.transform_batch
-    if post then b = post(self.dataset, b) end
-    return b
+    return finish(pf:take(k))
   end
 end
 

@@ -64,7 +64,8 @@
   K(name, bf16, uint16_t, float, e)
 #define FOR_INT(K, name, e)                                                                                            \
   K(name, i8, int8_t, int8_t, e) K(name, i16, int16_t, int16_t, e) K(name, i32, int32_t, int32_t, e)                   \
-  K(name, i64, int64_t, int64_t, e) K(name, u8, uint8_t, uint8_t, e) K(name, b8, uint8_t, uint8_t, e)
+  K(name, i64, int64_t, int64_t, e) K(name, u8, uint8_t, uint8_t, e) K(name, b8, uint8_t, uint8_t, e)                  \
+  K(name, u16, uint16_t, uint16_t, e)
 
 /* kernels of absent expressions (MT_NOEXPR, never tabled) leave a and b unused */
 #pragma GCC diagnostic ignored "-Wunused-variable"

@@ -19,7 +19,8 @@
   X(MT_INT16, i16, int16_t, int16_t)                                                                                   \
   X(MT_INT32, i32, int32_t, int32_t)                                                                                   \
   X(MT_INT64, i64, int64_t, int64_t)                                                                                   \
-  X(MT_UINT8, u8, uint8_t, uint8_t)
+  X(MT_UINT8, u8, uint8_t, uint8_t)                                                                                    \
+  X(MT_UINT16, u16, uint16_t, uint16_t)
 #define MT_DTYPES_BOOL(X) X(MT_BOOL, b8, uint8_t, uint8_t)
 #define MT_DTYPES_ALL(X) MT_DTYPES_FLOAT(X) MT_DTYPES_INT(X) MT_DTYPES_BOOL(X)
 /* A second copy of the list, for nested expansions (cast tables). */
@@ -33,6 +34,7 @@
   X(MT_INT32, i32, int32_t, int32_t)                                                                                   \
   X(MT_INT64, i64, int64_t, int64_t)                                                                                   \
   X(MT_UINT8, u8, uint8_t, uint8_t)                                                                                    \
+  X(MT_UINT16, u16, uint16_t, uint16_t)                                                                                \
   X(MT_BOOL, b8, uint8_t, uint8_t)
 
 /* tag -> enum, for building tables inside X-macro expansions */
@@ -45,6 +47,7 @@
 #define E_i32 MT_INT32
 #define E_i64 MT_INT64
 #define E_u8 MT_UINT8
+#define E_u16 MT_UINT16
 #define E_b8 MT_BOOL
 
 static inline float mt_ld_f32(const void *p) { return *(const float *)p; }
@@ -56,6 +59,7 @@ static inline int16_t mt_ld_i16(const void *p) { return *(const int16_t *)p; }
 static inline int32_t mt_ld_i32(const void *p) { return *(const int32_t *)p; }
 static inline int64_t mt_ld_i64(const void *p) { return *(const int64_t *)p; }
 static inline uint8_t mt_ld_u8(const void *p) { return *(const uint8_t *)p; }
+static inline uint16_t mt_ld_u16(const void *p) { return *(const uint16_t *)p; }
 static inline uint8_t mt_ld_b8(const void *p) { return *(const uint8_t *)p != 0; }
 
 /* Stores take any arithmetic value; bool stores test for non-zero; float to
@@ -69,6 +73,7 @@ static inline uint8_t mt_ld_b8(const void *p) { return *(const uint8_t *)p != 0;
 #define MT_ST_i32(p, v) (*(int32_t *)(p) = (int32_t)mt_to_i64(v))
 #define MT_ST_i64(p, v) (*(int64_t *)(p) = mt_to_i64(v))
 #define MT_ST_u8(p, v) (*(uint8_t *)(p) = (uint8_t)mt_to_i64(v))
+#define MT_ST_u16(p, v) (*(uint16_t *)(p) = (uint16_t)mt_to_i64(v))
 #define MT_ST_b8(p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
 
 /* Float to int64 without undefined behaviour (NaN -> 0, out of range clamps);

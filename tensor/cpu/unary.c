@@ -185,7 +185,8 @@ FLOAT_MATH_OPS(DEF_FLOAT_KERNELS)
 #define FOR_INT(K, name, e, pr, df)                                                                                    \
   K(name, i8, int8_t, int8_t, e, pr, df) K(name, i16, int16_t, int16_t, e, pr, df)                                     \
   K(name, i32, int32_t, int32_t, e, pr, df) K(name, i64, int64_t, int64_t, e, pr, df)                                  \
-  K(name, u8, uint8_t, uint8_t, e, pr, df) K(name, b8, uint8_t, uint8_t, e, pr, df)
+  K(name, u8, uint8_t, uint8_t, e, pr, df) K(name, b8, uint8_t, uint8_t, e, pr, df)                                    \
+  K(name, u16, uint16_t, uint16_t, e, pr, df)
 
 /* the predicate branch of a bitwise not of uint8 is dead code gcc warns about */
 #pragma GCC diagnostic ignored "-Wsign-compare"

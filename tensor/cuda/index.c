@@ -49,7 +49,7 @@ static mt_status launch(const char *op, int mode, mt_tensor *x, const mt_tensor 
   if (dt == MT_FLOAT16) add = "add16(p, h2f(v), false)";
   if (dt == MT_BFLOAT16) add = "add16(p, b2f(v), true)";
   if (dt == MT_INT64) add = "atomicAdd((unsigned long long *)(p), (unsigned long long)(v))";
-  if (dt == MT_INT8 || dt == MT_UINT8 || dt == MT_INT16) add = "add_small(p, (long long)(v), false)";
+  if (dt == MT_INT8 || dt == MT_UINT8 || dt == MT_INT16 || dt == MT_UINT16) add = "add_small(p, (long long)(v), false)";
   if (dt == MT_BOOL) add = "add_small(p, (long long)(v), true)";
   char defs[512];
   snprintf(defs, sizeof defs, "#define TX %s\n#define ADD(p, v) %s\n#define SCATTER %d\n", mt_cuda_dt(dt)->store,

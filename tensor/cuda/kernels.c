@@ -30,6 +30,7 @@ static const mt_cuda_dtinfo dts[MT_NDTYPE] = {
     [MT_INT64] = {"long long", "long long", "(x)", "(long long)(v)"},
     [MT_UINT8] = {"unsigned char", "unsigned char", "(x)", "(unsigned char)(long long)(v)"},
     [MT_BOOL] = {"unsigned char", "bool", "((x) != 0)", "(unsigned char)((v) != 0)"},
+    [MT_UINT16] = {"unsigned short", "unsigned short", "(x)", "(unsigned short)(long long)(v)"},
 };
 
 

@@ -26,6 +26,9 @@ static int passed, failed;
 static void test_promotion(void) {
   CHECK(mt_promote_types(MT_UINT8, MT_INT8) == MT_INT16);
   CHECK(mt_promote_types(MT_BOOL, MT_UINT8) == MT_UINT8);
+  CHECK(mt_promote_types(MT_UINT16, MT_INT16) == MT_INT32); /* NumPy; PyTorch 2.x raises */
+  CHECK(mt_promote_types(MT_UINT16, MT_UINT8) == MT_UINT16);
+  CHECK(mt_promote_types(MT_UINT16, MT_FLOAT16) == MT_FLOAT16);
   CHECK(mt_promote_types(MT_FLOAT16, MT_BFLOAT16) == MT_FLOAT32);
   CHECK(mt_promote_types(MT_INT64, MT_FLOAT16) == MT_FLOAT16);
   CHECK(mt_promote_types(MT_INT32, MT_INT64) == MT_INT64);

@@ -31,7 +31,7 @@ test("device queries", function()
 end)
 
 test("tensors move between devices with their values, dtype and shape", function()
-  for _, dt in ipairs{"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool"} do
+  for _, dt in ipairs{"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool", "uint16"} do
     local x = torch.arange(0, 12):reshape(3, 4):to(dt)
     local g = x:cuda()
     check(g.is_cuda and not x.is_cuda)

@@ -1,9 +1,9 @@
 """tests/domains/pngread.py -- an independent PNG reader for the tests
 (zlib + struct, the PNG specification's chunk CRCs and section 9 filters;
 nothing from moontorch), shared by vision/png_ref.py and
-experiment/tensorboard/tb_decode.py. 8-bit, non-interlaced images;
-palettes (with tRNS) expand to RGB(A) and a tRNS colour adds an alpha
-channel, as torch.vision.io's UNCHANGED mode does."""
+experiment/tensorboard/tb_decode.py. 8-bit (and, when asked, 16-bit)
+non-interlaced images; palettes (with tRNS) expand to RGB(A) and a tRNS
+colour adds an alpha channel, as torch.vision.io's UNCHANGED mode does."""
 import struct
 import zlib
 
@@ -32,7 +32,8 @@ def chunks(data):
 
 
 def unfilter(raw, w, h, c):
-    """The pixel rows of the decompressed IDAT stream, flat HWC bytes."""
+    """The pixel rows of the decompressed IDAT stream, flat HWC bytes; c is
+    the bytes per pixel (channels times bytes per sample)."""
     stride, prev, out = w * c, bytearray(w * c), bytearray()
     for y in range(h):
         f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -47,9 +48,10 @@ def unfilter(raw, w, h, c):
     return out
 
 
-def decode(data):
+def decode(data, depths=(8,)):
     """(channels, height, width, flat HWC list of ints); ValueError for a
-    malformed file or one outside what this reader takes."""
+    malformed file or one outside what this reader takes (bit depths other
+    than those in depths; 16-bit samples are read big-endian, 0..65535)."""
     idat, plte, trns, hdr = b"", None, None, None
     for kind, body in chunks(data):
         if kind == b"IHDR":
@@ -61,16 +63,18 @@ def decode(data):
         elif kind == b"IDAT":
             idat += body
     w, h, depth, ctype, _, _, interlace = hdr
-    if depth != 8 or interlace or ctype not in CHANNELS:
+    if depth not in depths or depth not in (8, 16) or interlace or ctype not in CHANNELS or (ctype == 3 and depth != 8):
         raise ValueError("unexpected PNG depth, colour type or interlace")
-    c = CHANNELS[ctype]
-    out = list(unfilter(zlib.decompress(idat), w, h, c))
+    c, nb = CHANNELS[ctype], depth // 8
+    out = unfilter(zlib.decompress(idat), w, h, c * nb)
+    out = list(out) if nb == 1 else [(out[i] << 8) | out[i + 1] for i in range(0, len(out), 2)]
+    top = (1 << depth) - 1
     if ctype == 0 and trns:  # a gray value made transparent
-        g, out, c = struct.unpack(">H", trns[:2])[0], [v for p in out for v in (p, 0 if p == g else 255)], 2
+        g, out, c = struct.unpack(">H", trns[:2])[0], [v for p in out for v in (p, 0 if p == g else top)], 2
     elif ctype == 2 and trns:
         t = struct.unpack(">HHH", trns[:6])
         px = [tuple(out[i:i + 3]) for i in range(0, len(out), 3)]
-        out, c = [v for p in px for v in p + ((0,) if p == t else (255,))], 4
+        out, c = [v for p in px for v in p + ((0,) if p == t else (top,))], 4
     elif ctype == 3:
         c = 4 if trns else 3
         out = [v for i in out for v in tuple(plte[3 * i:3 * i + 3]) + ((trns[i] if i < len(trns) else 255,) if trns else ())]

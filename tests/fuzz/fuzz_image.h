@@ -1,7 +1,8 @@
 /* fuzz_image.h -- the body of the image decoders' libFuzzer targets
- * (fuzz_png.c, fuzz_jpeg.c): define FUZZ_DECODE as the decoder, then
- * include this. Every ImageReadMode is tried (chosen by the input's last
- * byte); accepted inputs must report a sane shape and are read in full. */
+ * (fuzz_png.c, fuzz_jpeg.c, fuzz_webp.c): define FUZZ_DECODE as the
+ * decoder, then include this. Every ImageReadMode is tried (chosen by the
+ * input's last byte); accepted inputs must report a sane shape and are read
+ * in full. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -66,7 +66,7 @@ for _, name in ipairs(linalg) do
 end
 
 test("dtypes and devices are values", function()
-  for _, d in ipairs({"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool"}) do
+  for _, d in ipairs({"float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool", "uint16"}) do
     check(tostring(torch[d]) == "torch." .. d, d)
   end
   check_eq(tostring(torch.ones(1, {device = "cpu"}).device), "cpu")

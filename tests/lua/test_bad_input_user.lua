@@ -216,7 +216,7 @@ end)
 test("vision datasets, tensorboard and plots name themselves", function()
   bad(function() return torch.vision.datasets.MNIST{root = "/nonexistent", trian = false} end,
       "MNIST: unknown option 'trian' (did you mean 'train'?)")
-  bad(function() return torch.vision.datasets.MNIST{root = "/nonexistent"} end, "MNIST: no train-images-idx3-ubyte(.gz) in /nonexistent")
+  bad(function() return torch.vision.datasets.MNIST{root = "/nonexistent"} end, "MNIST: dataset file not found: looked for /nonexistent/MNIST/raw/train-images-idx3-ubyte")
   local dir = os.tmpname()
   os.remove(dir)
   local SummaryWriter = torch.utils.tensorboard.SummaryWriter

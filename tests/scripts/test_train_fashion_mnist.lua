@@ -95,5 +95,6 @@ test("bad options are errors with a clear message", function()
   ok, out = run("--lr fast")
   check(not ok and out:find("--lr needs a number", 1, true), out)
   ok, out = run("--data /nonexistent")
-  check(not ok and out:find("no train%-images%-idx3%-ubyte"), out)
+  check(not ok and out:find("dataset file not found: looked for /nonexistent/FashionMNIST/raw/train-images-idx3-ubyte",
+    1, true), out)
 end)

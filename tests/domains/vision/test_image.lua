@@ -224,15 +224,111 @@ test("gray PNGs of 1, 2 and 4 bits are scaled to 0..255; a tRNS gray becomes alp
   check_eq(decode(s, M.GRAY):totable(), chw(rows))
 end)
 
-test("16-bit PNGs decode to int32 tensors of 0..65535 (gray and RGB)", function()
-  local rows = grid(3, 4, function(x, y) return {x * 16000 + y * 7, 65535 - x * 100, y * 300} end)
-  local d = decode(make_png{rows = rows, color = 2, depth = 16})
-  check(d.dtype == torch.int32, "int32, got " .. tostring(d.dtype))
-  check_eq(d:totable(), chw(rows))
+-- libpng's rgb_to_gray for 16 bits: the same fixed-point weights, rounded
+local function png_gray16(r, g, b)
+  if r == g and g == b then return r end
+  return (9794 * r + 19234 * g + 3740 * b + 16384) >> 15
+end
+
+test("16-bit PNGs decode to uint16 tensors of 0..65535 in every ImageReadMode (gray, gray+alpha, RGB, RGBA)", function()
+  local rows = grid(3, 4, function(x, y) return {x * 16000 + y * 7, 65535 - x * 100, y * 300, (x * y * 5000) % 65536} end)
+  local rgb = map_rows(rows, function(p) return {p[1], p[2], p[3]} end)
+  local s = make_png{rows = rgb, color = 2, depth = 16}
+  local d = decode(s)
+  check(d.dtype == torch.uint16, "uint16, got " .. tostring(d.dtype))
+  check_eq(d:totable(), chw(rgb))
+  check_eq(decode(s, M.RGB):totable(), chw(rgb))
+  check_eq(decode(s, M.RGB_ALPHA):totable(), chw(map_rows(rgb, function(p) return {p[1], p[2], p[3], 65535} end)))
+  check_eq(decode(s, M.GRAY):totable(), chw(map_rows(rgb, function(p) return {png_gray16(p[1], p[2], p[3])} end)))
+  check_eq(decode(s, M.GRAY_ALPHA):totable(),
+           chw(map_rows(rgb, function(p) return {png_gray16(p[1], p[2], p[3]), 65535} end)))
+  local rgba = make_png{rows = rows, color = 6, depth = 16}
+  check_eq(decode(rgba):totable(), chw(rows))
+  check_eq(decode(rgba, M.RGB):totable(), chw(rgb))
+  check_eq(decode(rgba, M.GRAY_ALPHA):totable(),
+           chw(map_rows(rows, function(p) return {png_gray16(p[1], p[2], p[3]), p[4]} end)))
   local g = map_rows(rows, function(p) return {p[1]} end)
-  check_eq(decode(make_png{rows = g, color = 0, depth = 16}):totable(), chw(g))
-  check_eq(decode(make_png{rows = g, color = 0, depth = 16}, M.GRAY_ALPHA):totable(),
-           chw(map_rows(g, function(p) return {p[1], 65535} end)))
+  local gs = make_png{rows = g, color = 0, depth = 16}
+  check(decode(gs, M.GRAY).dtype == torch.uint16, "GRAY keeps 16 bits")
+  check_eq(decode(gs):totable(), chw(g))
+  check_eq(decode(gs, M.GRAY_ALPHA):totable(), chw(map_rows(g, function(p) return {p[1], 65535} end)))
+  check_eq(decode(gs, M.RGB):totable(), chw(map_rows(g, function(p) return {p[1], p[1], p[1]} end)))
+  check_eq(decode(gs, M.RGB_ALPHA):totable(), chw(map_rows(g, function(p) return {p[1], p[1], p[1], 65535} end)))
+  local ga = map_rows(rows, function(p) return {p[1], p[4]} end)
+  local gas = make_png{rows = ga, color = 4, depth = 16}
+  check_eq(decode(gas):totable(), chw(ga))
+  check_eq(decode(gas, M.GRAY):totable(), chw(g))
+  check_eq(decode(gas, M.RGB_ALPHA):totable(), chw(map_rows(ga, function(p) return {p[1], p[1], p[1], p[2]} end)))
+  -- a tRNS gray value (16 bits wide) becomes alpha 0, the rest 65535
+  local t = make_png{rows = g, color = 0, depth = 16, trns = string.pack(">I2", g[2][3][1])}
+  check_eq(decode(t):totable(), chw(map_rows(g, function(p) return {p[1], p[1] == g[2][3][1] and 0 or 65535} end)))
+end)
+
+test("encode_png of uint16 images writes 16-bit PNGs that decode_png and an independent reader read back", function()
+  torch.manual_seed(3)
+  local imgs = {}
+  for c = 1, 4 do
+    local img = torch.randint(0, 65536, {c, 7, 11}, {dtype = torch.int64}):to(torch.uint16)
+    img[{1, 1, 1}] = 65535
+    img[{1, 1, 2}] = 0
+    imgs[c] = img
+    local b = vio.encode_png(img)
+    local s = string_of(b)
+    check_eq({s:byte(25), s:byte(26)}, {16, ({0, 4, 2, 6})[c]}, "IHDR bit depth 16 and colour type")
+    local d = vio.decode_png(b)
+    check(d.dtype == torch.uint16, "decodes to uint16")
+    check_eq(d:totable(), img:totable(), c .. " channels")
+    vio.write_png(img:transpose(2, 3), P("w16_" .. c .. ".png"), {compression_level = 9})
+    check_eq(vio.read_image(P("w16_" .. c .. ".png")):totable(), img:transpose(2, 3):totable(), "write_png, strided")
+  end
+  if not io.open("/usr/bin/python3") then return print("  (no /usr/bin/python3: independent read skipped)") end
+  local args = {}
+  for c = 1, 4 do
+    vio.write_file(P("e16_" .. c .. ".png"), vio.encode_png(imgs[c]))
+    args[c] = "'" .. P("e16_" .. c .. ".png") .. "'"
+  end
+  local script = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  local q = io.popen("/usr/bin/python3 '" .. script .. "/png_ref.py' --16 " .. table.concat(args, " ") .. " 2>&1")
+  local out = q:read("a")
+  q:close()
+  local chunk = load(out, "png_ref.py", "t", {})
+  local ref = chunk and chunk()
+  check(ref, "png_ref.py failed:\n" .. out)
+  for c = 1, 4 do
+    local r = ref[P("e16_" .. c .. ".png")]
+    check(r, "png_ref.py read " .. c)
+    check_eq({r[1], r[2], r[3]}, {c, 7, 11})
+    check_eq(r[4], imgs[c]:permute(2, 3, 1):reshape(-1):totable(), "pixels of " .. c .. " channels")
+  end
+end)
+
+test("a real 16-bit PNG (python3-skimage's chessboard_RGB.png) matches the independent reader", function()
+  local path = "/usr/lib/python3/dist-packages/skimage/data/chessboard_RGB.png"
+  if not io.open(path) then return print("  (python3-skimage not installed: skipped)") end
+  local img = vio.read_image(path)
+  check(img.dtype == torch.uint16, "uint16, got " .. tostring(img.dtype))
+  check_shape(img, {3, 200, 200})
+  check_eq(vio.read_image(path, M.GRAY).dtype, torch.uint16)
+  if not io.open("/usr/bin/python3") then return print("  (no /usr/bin/python3: cross-check skipped)") end
+  local script = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  local q = io.popen("/usr/bin/python3 '" .. script .. "/png_ref.py' --16 '" .. path .. "' 2>&1")
+  local out = q:read("a")
+  q:close()
+  local chunk = load(out, "png_ref.py", "t", {})
+  local r = chunk and chunk()
+  r = r and r[path]
+  check(r, "png_ref.py failed:\n" .. out)
+  check_eq({r[1], r[2], r[3]}, {3, 200, 200})
+  local want = torch.tensor(r[4], {dtype = torch.int64}):reshape(200, 200, 3):permute(3, 1, 2)
+  check(img:long():eq(want):all():item(), "pixels")
+  check(want:max():item() == 65535 and want:unique():numel() > 2, "the file really uses 16 bits")
+end)
+
+test("encode_jpeg refuses uint16 images; encode_png refuses other dtypes", function()
+  local img = torch.zeros(3, 4, 4, {dtype = torch.uint16})
+  check_error(function() vio.encode_jpeg(img) end, "encode_jpeg: the image must be a uint8 CPU tensor")
+  check_error(function() vio.encode_png(torch.zeros(3, 4, 4, {dtype = torch.int32})) end,
+              "encode_png: the image must be a uint8 or uint16 CPU tensor of shape C x H x W, got a 3-D int32 tensor")
 end)
 
 test("Adam7-interlaced PNGs decode to the same pixels as plain ones", function()
@@ -378,6 +474,46 @@ test("decoded 8-bit images are C x H x W views of H x W x C pixels, as torchvisi
   check(gray:is_contiguous(), "one channel: contiguous")
 end)
 
+test("16-bit PNGs and WebP files decode to views too; an EXIF-rotated image is a contiguous copy", function()
+  local img16 = torch.randint(0, 65536, {3, 5, 7}, {dtype = torch.int64}):to(torch.uint16)
+  local d = vio.decode_png(vio.encode_png(img16))
+  check(d.dtype == torch.uint16, "uint16")
+  check_eq(d:stride(), {1, 21, 3}, "uint16 strides")
+  check(d:eq(img16):all():item(), "uint16 pixels through the view")
+  local script = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  local w = vio.read_image(script .. "/webp/rgba_lossless.webp")
+  local h, wd = w:size(2), w:size(3)
+  check_eq(w:stride(), {1, wd * 4, 4}, "WebP strides")
+  check(w:eq(vio.decode_webp(vio.read_file(script .. "/webp/rgba_lossless.webp")):contiguous()):all():item()
+        and h > 0, "WebP view pixels")
+  local base = string_of(vio.encode_jpeg(smooth(3, 6, 10), 95))
+  local r = vio.decode_jpeg(bytes_of(with_orientation(base, 6)), {apply_exif_orientation = true})
+  check_eq(r:size(), {3, 10, 6}, "rotated shape")
+  check(r:is_contiguous(), "rotated: contiguous")
+end)
+
+test("ImageFolder's decoder (load_rgb, the worker threads' path) gives decode_image's RGB pixels, as views", function()
+  local cfolder = require "torch.vision._folder"
+  local img = smooth(3, 6, 9)
+  local rgba = torch.cat({img, torch.full({1, 6, 9}, 200, {dtype = torch.uint8})}, 1)
+  vio.write_png(img, P("lr_rgb.png"))
+  vio.write_png(rgba, P("lr_rgba.png"))
+  vio.write_jpeg(img, P("lr.jpg"), 90)
+  for _, name in ipairs{"lr_rgb.png", "lr_rgba.png", "lr.jpg"} do
+    local a, b = cfolder.load_rgb(P(name)), vio.read_image(P(name), M.RGB)
+    check_eq(a:size(), {3, 6, 9}, name .. " shape")
+    check_eq(a:stride(), {1, 27, 3}, name .. " strides")
+    check(a:eq(b):all():item(), name .. " pixels")
+  end
+  local pool = cfolder.decoder(2)
+  pool:put(1, {P("lr_rgb.png"), P("lr_rgba.png"), P("lr.jpg")})
+  local got = pool:take(1)
+  pool:close()
+  for k, name in ipairs{"lr_rgb.png", "lr_rgba.png", "lr.jpg"} do
+    check(got[k]:eq(vio.read_image(P(name), M.RGB)):all():item(), name .. " through a worker thread")
+  end
+end)
+
 test("_jpeg_orientation (the CUDA path's marker walk) reads what the CPU decoder reads", function()
   local base = string_of(vio.encode_jpeg(smooth(1, 8, 8), 90))
   check_eq(vio._jpeg_orientation(bytes_of(base)), 1, "no Exif")
@@ -421,7 +557,7 @@ test("real PNG and JPEG files of Debian packages decode with sane shapes", funct
     if ok then
       found = found + 1
       check(img:dim() == 3 and img.shape[1] >= 1 and img.shape[1] <= 4, path .. ": shape")
-      check(img.dtype == torch.uint8 or img.dtype == torch.int32, path .. ": dtype")
+      check(img.dtype == torch.uint8 or img.dtype == torch.uint16, path .. ": dtype")
       local rgb = vio.read_image(path, M.RGB)
       check(rgb.shape[1] == 3 and rgb.shape[2] == img.shape[2] and rgb.shape[3] == img.shape[3], path .. ": RGB")
     else
@@ -517,8 +653,8 @@ test("bad input raises an error naming the function and the reason", function()
   check_error(function() vio.decode_png(bytes_of("GIF89a........")) end, "decode_png: PNG decoder: not a PNG file")
   check_error(function() vio.decode_png(bytes_of(jpg)) end, "not a PNG file")
   check_error(function() vio.decode_jpeg(bytes_of(good)) end, "decode_jpeg: JPEG decoder: not a JPEG file")
-  check_error(function() vio.decode_image(bytes_of("hello world")) end, "decode_image: not a PNG or JPEG file")
-  check_error(function() vio.decode_image(torch.zeros(0, {dtype = torch.uint8})) end, "not a PNG or JPEG file")
+  check_error(function() vio.decode_image(bytes_of("hello world")) end, "decode_image: not a PNG, JPEG or WebP file")
+  check_error(function() vio.decode_image(torch.zeros(0, {dtype = torch.uint8})) end, "not a PNG, JPEG or WebP file")
   check_error(function() vio.decode_png(bytes_of(good:sub(1, 40))) end, "PNG decoder: the file is truncated")
   check_error(function() vio.decode_jpeg(bytes_of(jpg:sub(1, #jpg // 2))) end, "JPEG decoder: Premature end")
   local bad_crc = good:sub(1, 30) .. string.char(good:byte(31) ~ 1) .. good:sub(32)
@@ -542,8 +678,8 @@ end)
 
 test("bad images to encode and bad paths raise errors naming the function", function()
   local u8 = function(...) return torch.zeros({...}, {dtype = torch.uint8}) end
-  check_error(function() vio.encode_png(torch.zeros(3, 4, 4)) end, "encode_png: the image must be a uint8 CPU tensor")
-  check_error(function() vio.encode_png(u8(4, 4)) end, "encode_png: the image must be a uint8 CPU tensor of shape C x H x W, got a 2-D")
+  check_error(function() vio.encode_png(torch.zeros(3, 4, 4)) end, "encode_png: the image must be a uint8 or uint16 CPU tensor")
+  check_error(function() vio.encode_png(u8(4, 4)) end, "encode_png: the image must be a uint8 or uint16 CPU tensor of shape C x H x W, got a 2-D")
   check_error(function() vio.encode_png(u8(5, 4, 4)) end, "encode_png: the image has 5 channels (expected 1, 2, 3 or 4)")
   check_error(function() vio.encode_jpeg(u8(4, 4, 4)) end, "encode_jpeg: the image has 4 channels (expected 1 or 3)")
   check_error(function() vio.encode_jpeg(u8(2, 4, 4)) end, "expected 1 or 3")
@@ -557,7 +693,7 @@ test("bad images to encode and bad paths raise errors naming the function", func
   check_error(function() vio.write_png(u8(1, 2, 2), P("no/such/dir.png")) end, "write_png: " .. P("no/such/dir.png"))
   check_error(function() vio.write_jpeg(u8(1, 2, 2), 5) end, "write_jpeg: argument #2 must be a file path")
   vio.write_file(P("text.txt"), bytes_of("not an image"))
-  check_error(function() vio.read_image(P("text.txt")) end, "read_image: " .. P("text.txt") .. ": not a PNG or JPEG file")
+  check_error(function() vio.read_image(P("text.txt")) end, "read_image: " .. P("text.txt") .. ": not a PNG, JPEG or WebP file")
 end)
 
 os.execute("rm -rf '" .. dir .. "'")
