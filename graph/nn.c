@@ -532,6 +532,29 @@ mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor
   return mtg_call_wanted(op, ins, 5, &a, 2, want, 3);
 }
 
+/* image_resize is linear: its derivative is its adjoint,
+ * image_resize_backward (args {ih, iw, mode, antialias}), whose derivative
+ * is image_resize again (args {oh, ow, ...}): op applied to the gradient,
+ * sized as the node's input */
+static mt_status d_resize_by(mt_op op, mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  mtg_scope S, *s = &S;
+  mtg_scope_begin(s, n);
+  if (mtg_needs(n, 0)) {
+    const mtg_meta_shape *x = &n->in[0];
+    mt_args a = {.i = {x->shape[x->ndim - 2], x->shape[x->ndim - 1], n->i[2], n->i[3]}, .ni = 4};
+    mt_tensor *r = NULL;
+    mt_status st = mtg_call(op, (const mt_tensor *const *)go, 1, &a, &r, 1);
+    gin[0] = mtg_keep(s, mtg_track(s, st, r));
+  }
+  return mtg_scope_end(s, gin, n->nin);
+}
+static mt_status d_image_resize(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return d_resize_by(MT_OP_image_resize_backward, n, go, gin);
+}
+static mt_status d_image_resize_backward(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
+  return d_resize_by(MT_OP_image_resize, n, go, gin);
+}
+
 /* The statistics a recorded norm used (results 1 and 2) into slots 2 and 3. */
 static mt_status save_stats(mtg_node *n, const mt_tensor *const *ins, int nin, const mt_args *a,
                             mt_tensor *const *outs, int nout) {
@@ -555,6 +578,8 @@ static const mtg_deriv table[MT_NOPS] = {
     [MT_OP_adaptive_avg_pool] = {d_adaptive_avg_pool, 0},
     [MT_OP_adaptive_avg_pool_backward] = {d_adaptive_avg_pool_backward, 0},
     [MT_OP_adaptive_max_pool] = {d_max_pool, MTG_SAVE_IDX1},
+    [MT_OP_image_resize] = {d_image_resize, 0},
+    [MT_OP_image_resize_backward] = {d_image_resize_backward, 0},
     [MT_OP_batch_norm] = {d_norm, NORM_SAVES | MTG_NOGRAD(3) | MTG_NOGRAD(4), save_stats},
     [MT_OP_layer_norm] = {d_norm, NORM_SAVES, save_stats},
     [MT_OP_group_norm] = {d_norm, NORM_SAVES, save_stats},

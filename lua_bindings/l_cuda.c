@@ -35,6 +35,7 @@ static const char *const cuda_ready[] = {
     "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "conv_input", "conv_weight",
+    "_image_resize", "_image_crop_resize", /* torch.vision's resampling (cuda/resize.c) */
     /* random draws on the device (cuda/random.c) */
     "rand_like", "randn_like", "randint_like", "bernoulli_", "uniform_", "normal_", "exponential_", "random_",
     /* attention: the math backend is recorded ops (graph/attention.c); cuDNN (cuda/cudnn_attn.c), flash (cuda/flash.cu) */

@@ -340,6 +340,44 @@ static int l_adaptive_avg_pool_backward(lua_State *L) {
   return mtl_push_result(L, st, res, 0, NULL);
 }
 
+/* ---- image resampling (tensor/resize.h), torch.vision's resize ---- */
+
+static int mode_arg(lua_State *L, int idx, const char *op) {
+  static const char *const names[] = {"nearest", "nearest-exact", "bilinear", "bicubic", NULL};
+  const char *m = luaL_checkstring(L, idx);
+  for (int i = 0; names[i]; i++)
+    if (strcmp(m, names[i]) == 0) return i;
+  return luaL_error(L, "%s: unknown interpolation mode '%s' (nearest, nearest-exact, bilinear, bicubic)", op, m);
+}
+
+/* the call of op on ins with i = {a, b, mode, antialias} from args first.. */
+static int resize_call(lua_State *L, mt_op op, const char *name, mt_tensor **ins, int nin, int first) {
+  mt_args a = {.i = {luaL_checkinteger(L, first), luaL_checkinteger(L, first + 1), mode_arg(L, first + 2, name),
+                     lua_toboolean(L, first + 3)},
+               .ni = 4};
+  mt_tensor *res = NULL;
+  mt_status st = mtg_call(op, (const mt_tensor *const *)ins, nin, &a, &res, 1);
+  return mtl_push_result(L, st, res, 0, NULL);
+}
+
+/* _image_resize(x, oh, ow, mode, antialias) */
+static int l_image_resize(lua_State *L) {
+  mt_tensor *x = mtl_check_tensor(L, 1, "resize");
+  return resize_call(L, MT_OP_image_resize, "resize", &x, 1, 2);
+}
+
+/* _backward.image_resize(g, ih, iw, mode, antialias) */
+static int l_image_resize_backward(lua_State *L) {
+  mt_tensor *g = mtl_check_tensor(L, 1, "resize_backward");
+  return resize_call(L, MT_OP_image_resize_backward, "resize_backward", &g, 1, 2);
+}
+
+/* _image_crop_resize(x, boxes, oh, ow, mode, antialias) */
+static int l_image_crop_resize(lua_State *L) {
+  mt_tensor *in[2] = {mtl_check_tensor(L, 1, "crop_resize"), mtl_check_tensor(L, 2, "crop_resize")};
+  return resize_call(L, MT_OP_image_crop_resize, "crop_resize", in, 2, 3);
+}
+
 /* ---- normalization ---- */
 
 /* batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps) -> y, save_mean, save_invstd */
@@ -539,6 +577,12 @@ static const mtl_reg regs[] = {
     {"_conv_algorithm", l_conv_algorithm, MTL_FN,
      "torch._conv_algorithm(input, weight[, {stride=, padding=, dilation=, groups=}]) -- internal: how a conv of "
      "these shapes runs ('direct', 'gemm', 'winograd' or 'ref')", "stride padding pad_hi dilation groups"},
+    {"_image_resize", l_image_resize, MTL_FN,
+     "torch._image_resize(x, oh, ow, mode, antialias) -- internal (torch.vision): x [..., H, W] resampled to oh x ow "
+     "(mode nearest, nearest-exact, bilinear or bicubic)"},
+    {"_image_crop_resize", l_image_crop_resize, MTL_FN,
+     "torch._image_crop_resize(x, boxes, oh, ow, mode, antialias) -- internal (torch.vision): image n of x [N, ..., H, "
+     "W] cropped to boxes[n] = {top, left, height, width} (int64, 0-based) and resampled to oh x ow"},
     {NULL, NULL, 0, NULL}};
 
 static const mtl_reg backward_regs[] = {
@@ -558,6 +602,9 @@ static const mtl_reg backward_regs[] = {
     {"adaptive_avg_pool", l_adaptive_avg_pool_backward, MTL_FN,
      "torch._backward.adaptive_avg_pool(grad_out, input_shape, nsp) -- internal (autograd): gradient of "
      "adaptive_avg_pool"},
+    {"image_resize", l_image_resize_backward, MTL_FN,
+     "torch._backward.image_resize(grad_out, ih, iw, mode, antialias) -- internal (autograd): gradient of "
+     "torch._image_resize"},
     {"batch_norm", l_batch_norm_backward, MTL_FN,
      "torch._backward.batch_norm(grad_out, input, weight, save_mean, save_invstd[, training=true]) -- internal "
      "(autograd): grad input, grad weight, grad bias", "weight save_mean save_invstd training"},

@@ -11,7 +11,9 @@
 #include "nn.h"
 #include "index.h"
 #include "reduce_util.h"
+#include "resize.h"
 #include "shape.h"
+#include "vision.h"
 
 mt_status mt_call_missing(mt_op op) {
   return mt_fail(MT_EARG, "%s: the engine has no uniform entry for this op (internal)", mt_ops[op].name);
@@ -531,12 +533,54 @@ static mt_status put_index(const mt_tensor *const *in, const mt_args *a, mt_tens
 }
 WRITER(index_put, put_index(in, a, outs[0]))
 
+/* ---- image resampling (resize.h): image_resize(x), i = {oh, ow, mode,
+ * antialias}; image_resize_backward(g), i = {ih, iw, mode, antialias};
+ * image_crop_resize(x, boxes), i = {oh, ow, mode, antialias} ---- */
+static mt_status call_image_resize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_resize(in[0], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
+static mt_status call_image_resize_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_resize_backward(in[0], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
+static mt_status call_image_crop_resize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_crop_resize(in[0], in[1], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
+
 /* the elementwise rows' adapters: the generic ones above with the op */
 #define MT_OP(...)
 #define MT_UNARY_P(name, ...)                                                                                          \
   static mt_status call_un_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {             \
     return call_unary(MT_OP_##name, in, a, outs);                                                                      \
   }
+/* ---- vision (vision.h): roi_align(x, rois) and roi_align_backward(g,
+ * rois): i = {ph, pw, sampling_ratio, aligned, N, C, H, W} (the last four:
+ * the input's shape, read by the backward), f = {spatial_scale};
+ * roi_pool(x, rois): the same words, results out and argmax;
+ * roi_pool_backward(g, argmax): i[4..8) the input's shape; nms(boxes,
+ * scores, idxs or NULL): f = {iou_threshold} ---- */
+static mt_roi_opts roi_opts(const mt_args *a) {
+  mt_roi_opts o = {a->i[0], a->i[1], a->i[2], a->i[3] != 0, a->f[0]};
+  return o;
+}
+static mt_status call_roi_align(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_roi_opts o = roi_opts(a);
+  return mt_roi_align(in[0], in[1], &o, &outs[0]);
+}
+static mt_status call_roi_align_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_roi_opts o = roi_opts(a);
+  return mt_roi_align_backward(in[0], in[1], a->i + 4, &o, &outs[0]);
+}
+static mt_status call_roi_pool(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_roi_opts o = roi_opts(a);
+  return mt_roi_pool(in[0], in[1], &o, &outs[0], &outs[1]);
+}
+static mt_status call_roi_pool_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_roi_pool_backward(in[0], in[1], a->i + 4, &outs[0]);
+}
+static mt_status call_nms(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_nms(in[0], in[1], n > 2 ? in[2] : NULL, a->f[0], &outs[0]);
+}
+
 #define MT_BINARY(name, ...)                                                                                           \
   static mt_status call_bin_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {            \
     return call_binary(MT_OP_##name, in, outs);                                                                        \

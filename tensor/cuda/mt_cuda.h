@@ -264,6 +264,11 @@ mt_status mt_cuda_rows_bwd(int dev, mt_dtype dt, const struct mt_rows_problem *p
 /* Average pools (pool.c): y from x, or (back) gx, zeroed first, from gy;
  * contiguous float32/float64. */
 mt_status mt_cuda_avg_pool(const struct mt_pool_problem *p, bool back, const mt_tensor *in, mt_tensor *out);
+/* Image resampling (resize.c) by the plan of cpu/resize_kernels.h: out
+ * from in, or (back: the adjoint, float) gx from gy; contiguous uint8,
+ * float32 or float64. */
+struct mt_rs_plan;
+mt_status mt_cuda_resize(const struct mt_rs_plan *p, bool back, const mt_tensor *in, mt_tensor *out);
 /* c = alpha * a @ b + beta * c for integer dtypes (intmm.c): the layout
  * of mt_cuda_gemm, any strides, wrapping on overflow as on the CPU. */
 mt_status mt_cuda_int_gemm(const mt_tensor *a, const mt_tensor *b, mt_tensor *c, int nb, double alpha, double beta);

@@ -120,6 +120,18 @@ return {
     {fn = function(g) return bwd.adaptive_avg_pool(g, {1, 2, 5, 7}, 2) end,
      inputs = function() return {R(1, 2, 3, 4)} end, second_order = true},
   },
+  image_resize = {
+    {fn = function(x) return torch._image_resize(x, 3, 4, "bilinear", true) end,
+     inputs = function() return {R(2, 5, 7)} end, second_order = true},
+    {fn = function(x) return torch._image_resize(x, 6, 2, "bicubic", false) end,
+     inputs = function() return {NC(1, 4, 5)} end},
+    {fn = function(x) return torch._image_resize(x, 7, 3, "nearest-exact", false) end,
+     inputs = function() return {R(2, 4, 5)} end},
+  },
+  image_resize_backward = {
+    {fn = function(g) return bwd.image_resize(g, 5, 7, "bicubic", true) end,
+     inputs = function() return {R(2, 3, 4)} end, second_order = true},
+  },
   adaptive_max_pool = {
     {fn = first(function(x) return torch.adaptive_max_pool2d(x, {2, 3}) end),
      inputs = function() return {D(1, 2, 5, 7)} end, second_order = true},

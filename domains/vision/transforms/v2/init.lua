@@ -10,6 +10,16 @@ local v2 = {Transform = T.Transform, RandomTransform = T.RandomTransform}
 
 local FAMILIES = {
   "_container", -- Compose, RandomApply, RandomChoice, RandomOrder
+  "_resize_crop", -- Resize, RandomResize, RandomShortestSize, ScaleJitter, RandomResizedCrop, RandomCrop, CenterCrop,
+  -- FiveCrop, TenCrop, InterpolationMode
+  "_pad_flip", -- Pad, RandomHorizontalFlip, RandomVerticalFlip
+  "_meta", -- ConvertBoundingBoxFormat, ClampBoundingBoxes, ClampKeyPoints
+  "_detection", -- RandomIoUCrop, RandomZoomOut, SanitizeBoundingBoxes
+  "_misc", -- Identity, Lambda, LinearTransformation, Normalize, GaussianBlur, GaussianNoise, ToDtype, ...
+  "_type_conversion", -- ToImage, ToPureTensor
+  "_auto_augment", -- AutoAugment, RandAugment, TrivialAugmentWide, AugMix, AutoAugmentPolicy
+  "_augment", -- RandomErasing, MixUp, CutMix, JPEG
+  "_color", -- ColorJitter, RandomPhotometricDistort, Grayscale, RandomInvert, RandomEqualize, ...
 }
 
 for _, family in ipairs(FAMILIES) do

@@ -8,7 +8,15 @@ local D = require "torch.vision.transforms.v2.functional._dispatch"
 
 local F = {}
 
-local FAMILIES = {}
+local FAMILIES = {
+  "_meta", -- get_size, get_dimensions, convert_bounding_box_format, clamps, sanitize_bounding_boxes
+  "_pad_flip", -- pad, horizontal_flip / hflip, vertical_flip / vflip
+  "_resize_crop", -- InterpolationMode, resize, crop, center_crop, resized_crop, five_crop, ten_crop
+  "_color", -- adjust_*, autocontrast, equalize, invert, posterize, solarize, grayscale, permute_channels
+  "_misc", -- normalize, gaussian_blur, gaussian_noise, to_dtype, convert_image_dtype
+  "_augment", -- erase, jpeg
+  "_type_conversion", -- to_image, to_pure_tensor
+}
 
 for _, family in ipairs(FAMILIES) do
   for name, v in pairs(require("torch.vision.transforms.v2.functional." .. family)) do
