@@ -190,9 +190,9 @@ asan:
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-               -Wall -Wextra -Werror -Wno-unused-parameter -Itensor
+               -Wall -Wextra -Werror -Wno-unused-parameter -Itensor -DMTD_JPEG_PART_PIXELS=64 -DMTD_FUZZ_NO_CRC
 FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c domains/vision/idx.c domains/vision/png_decode.c \
-            domains/vision/jpeg.c domains/vision/webp.c tensor/status.c
+            domains/vision/png_fast.c domains/vision/jpeg.c domains/vision/webp.c tensor/status.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_image.h $(FUZZ_LIB) $(HEADERS)
 	@mkdir -p build-fuzz

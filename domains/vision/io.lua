@@ -1,9 +1,9 @@
 -- torch.vision.io -- reading files into tensors: read_idx (the idx format
 -- of MNIST and Fashion-MNIST, plain or gzip) and, as torchvision.io, PNG,
 -- JPEG and WebP images as uint8 (16-bit PNGs: uint16) C x H x W tensors. The
--- readers and writers are C
--- (domains/vision/l_io.c over idx.c; l_image.c over png.c, png_decode.c,
--- jpeg.c, webp.c).
+-- readers and writers are C (domains/vision/l_io.c over idx.c; l_image.c
+-- over image_decode.c, png.c, png_fast.c, png_decode.c, jpeg.c, jpeg_cuda.c,
+-- webp.c).
 local C = require "torch.vision._io"
 local I = require "torch.vision._image"
 
@@ -26,4 +26,8 @@ return {
   write_png = I.write_png,
   encode_jpeg = I.encode_jpeg,
   write_jpeg = I.write_jpeg,
+  _jpeg_orientation = I._jpeg_orientation,
+  _nvjpeg_version = I._nvjpeg_version,
+  _decode_png_libpng = I._decode_png_libpng,
+  _png_fast = I._png_fast,
 }

@@ -97,17 +97,15 @@ static int slurp(const char *path, unsigned char **buf, size_t *n, char *err, si
   return 0;
 }
 
-/* The image file at path as a uint8 3 x H x W RGB tensor *out; on error
- * writes "path: reason" into err. No Lua: worker threads call it. */
+/* The image file at path as a uint8 3 x H x W RGB tensor *out (a view of
+ * H x W x 3 pixels, as decode_image's); on error writes "path: reason" into
+ * err. No Lua: worker threads call it. */
 static int load_rgb(const char *path, mt_tensor **out, char *err, size_t errn) {
   unsigned char *buf = NULL;
   size_t n = 0;
   if (slurp(path, &buf, &n, err, errn)) return -1;
-  mtd_image img;
-  mt_status st = mtd_decode(buf, n, MTD_ANY, MTD_UNCHANGED, MAX_BYTES, &img);
+  mt_status st = mtd_decode_rgb8(buf, n, MAX_BYTES, out);
   free(buf);
-  if (!st) st = mtd_image_rgb8(&img);
-  if (!st) st = mtd_image_tensor(&img, 0, out);
   if (st) return snprintf(err, errn, "%s: %s", path, mt_errmsg()), -1;
   return 0;
 }

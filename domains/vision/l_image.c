@@ -1,13 +1,15 @@
 /* l_image.c -- the C half of torch.vision.io's image functions (io.lua):
- * files to byte tensors and back, PNG/JPEG bytes to C x H x W tensors and
- * back. The formats live in png.c, png_decode.c and jpeg.c; this file moves
- * values between Lua and them, and frees what it owns before raising. */
+ * files to byte tensors and back, PNG/JPEG/WebP bytes to C x H x W tensors
+ * (image_decode.c; JPEG on CUDA: jpeg_cuda.c) and back (png.c, jpeg.c).
+ * This file moves values between Lua and them, and frees what it owns
+ * before raising. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "image.h"
+#include "jpeg_cuda.h"
 #include "mtl.h"
 #include "png.h"
 
@@ -50,13 +52,15 @@ static const unsigned char *check_bytes(lua_State *L, int idx, size_t *n, const 
 }
 
 /* Decodes the bytes as `format` (MTD_ANY: sniffed) and pushes the image as
- * a C x H x W tensor; errors read "fn: [path: ]reason". */
+ * a C x H x W tensor (a view of the decoder's H x W x C pixels unless turned
+ * upright); errors read "fn: [path: ]reason". */
 static int decode(lua_State *L, const unsigned char *p, size_t n, int format, int mode, int orient, const char *fn,
                   const char *path) {
-  mtd_image img;
+  /* split JPEG decoding only with threads to spare: on 2 cores shared with
+   * other work, the helper's slices cost more than they give (docs/image_decode.md) */
+  int nt = mt_get_num_threads();
   mt_tensor *t = NULL;
-  mt_status st = mtd_decode(p, n, format, mode, MAX_BYTES, &img);
-  if (!st) st = mtd_image_tensor(&img, orient, &t);
+  mt_status st = mtd_decode_tensor(p, n, format, mode, orient, nt >= 4 ? nt : 1, MAX_BYTES, &t);
   if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
   mtl_push_tensor(L, t);
   return 1;
@@ -73,9 +77,106 @@ static int decode_fn(lua_State *L, int format, const char *fn) {
 }
 
 static int l_decode_png(lua_State *L) { return decode_fn(L, MTD_PNG, FN "decode_png"); }
-static int l_decode_jpeg(lua_State *L) { return decode_fn(L, MTD_JPEG, FN "decode_jpeg"); }
+static int l_decode_png_libpng(lua_State *L) { return decode_fn(L, MTD_PNG_LIBPNG, FN "_decode_png_libpng"); }
 static int l_decode_webp(lua_State *L) { return decode_fn(L, MTD_WEBP, FN "decode_webp"); }
+
+/* _png_fast(data[, mode]) -> whether png_fast.c decodes the file (tests) */
+static int l_png_fast(lua_State *L) {
+  size_t n;
+  const unsigned char *p = check_bytes(L, 1, &n, FN "_png_fast");
+  int mode = check_mode(L, 2, lua_gettop(L), 0, FN "_png_fast");
+  mtd_image img = {0};
+  mt_status st;
+  int took = mtd_png_fast(p, n, mode, MAX_BYTES, &img, &st);
+  if (took) free(img.pix);
+  lua_pushboolean(L, took && !st);
+  return 1;
+}
 static int l_decode_image(lua_State *L) { return decode_fn(L, MTD_ANY, FN "decode_image"); }
+
+/* Pushes item i of the list at index 1 and returns its bytes (check_bytes). */
+static const unsigned char *list_item(lua_State *L, int i, size_t *n, const char *fn) {
+  lua_rawgeti(L, 1, i);
+  if (!mtl_peek_tensor(L, -1))
+    luaL_error(L, "%s: data[%d] must be a 1-D uint8 CPU tensor of file bytes, got a %s", fn, i, luaL_typename(L, -1));
+  return check_bytes(L, lua_gettop(L), n, fn);
+}
+
+/* Replaces the tensor on top of the stack by x:name(a[, b]) (1-based dims). */
+static void call_method(lua_State *L, const char *name, int a, int b) {
+  lua_getfield(L, -1, name);
+  lua_insert(L, -2);
+  lua_pushinteger(L, a);
+  if (b) lua_pushinteger(L, b);
+  lua_call(L, b ? 3 : 2, 1);
+}
+
+/* Turns the C x H x W tensor on top of the stack upright for EXIF
+ * orientation o by tensor ops (any device; the result is contiguous). */
+static void orient_tensor(lua_State *L, int o) {
+  static const unsigned char how[9] = {0, 0, 4, 6, 2, 1, 3, 7, 5}; /* as image_decode.c's source_of */
+  int f = o >= 1 && o <= 8 ? how[o] : 0;
+  if (f & 2) call_method(L, "flip", 2, 0);
+  if (f & 4) call_method(L, "flip", 3, 0);
+  if (f & 1) call_method(L, "transpose", 2, 3);
+  if (f) call_method(L, "contiguous", 0, 0);
+}
+
+/* decode_jpeg's CUDA path: the byte tensors of the list at index 1 (or the
+ * one tensor there) decoded by nvJPEG on device dev; pushes a list of
+ * tensors (list) or the one tensor. */
+static int decode_cuda(lua_State *L, int list, int mode, int dev, int orient, const char *fn) {
+  int count = list ? (int)lua_rawlen(L, 1) : 1;
+  luaL_checkstack(L, 2 * count + 8, "too many images");
+  const unsigned char **data = lua_newuserdatauv(L, (count + 1) * sizeof *data, 0);
+  size_t *n = lua_newuserdatauv(L, (count + 1) * sizeof *n, 0);
+  mt_tensor **out = lua_newuserdatauv(L, (count + 1) * sizeof *out, 0);
+  for (int i = 0; i < count; i++) /* the tensors (or copies) stay on the stack */
+    data[i] = list ? list_item(L, i + 1, &n[i], fn) : check_bytes(L, 1, &n[i], fn);
+  mt_status st = mtd_jpeg_decode_cuda(data, n, count, mode, dev, MAX_BYTES, out);
+  if (st) return luaL_error(L, "%s: %s", fn, mt_errmsg());
+  lua_createtable(L, count, 0);
+  for (int i = 0; i < count; i++) { /* pushed before anything can raise */
+    mtl_push_tensor(L, out[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  for (int i = 0; i < count && orient; i++) {
+    lua_rawgeti(L, -1, i + 1);
+    orient_tensor(L, mtd_jpeg_orientation(data[i], n[i]));
+    lua_rawseti(L, -2, i + 1);
+  }
+  if (!list) lua_rawgeti(L, -1, 1);
+  return 1;
+}
+
+/* decode_jpeg(data or {data, ...}[, mode[, device='cpu'[, apply_exif_orientation]]]):
+ * a list in gives a list out; device='cuda' decodes with nvJPEG. */
+static int l_decode_jpeg(lua_State *L) {
+  const char *fn = FN "decode_jpeg";
+  int opt = mtl_options_index(L, 2), last = opt ? opt - 1 : lua_gettop(L);
+  int mode = check_mode(L, 2, last, opt, fn);
+  mtl_getarg(L, 3, last, opt, "device");
+  mt_device dev = lua_isnil(L, -1) ? mt_cpu() : mtl_check_device(L, -1, fn);
+  lua_pop(L, 1);
+  int orient = mtl_opt_bool(L, 4, last, opt, "apply_exif_orientation", 0);
+  int list = lua_type(L, 1) == LUA_TTABLE;
+  if (dev.type == MT_CUDA) return decode_cuda(L, list, mode, dev.index, orient, fn);
+  size_t n;
+  if (!list) {
+    const unsigned char *p = check_bytes(L, 1, &n, fn);
+    return decode(L, p, n, MTD_JPEG, mode, orient, fn, NULL);
+  }
+  int count = (int)lua_rawlen(L, 1);
+  lua_createtable(L, count, 0);
+  int res = lua_gettop(L);
+  for (int i = 1; i <= count; i++) {
+    const unsigned char *p = list_item(L, i, &n, fn);
+    decode(L, p, n, MTD_JPEG, mode, orient, fn, NULL);
+    lua_rawseti(L, res, i);
+    lua_settop(L, res);
+  }
+  return 1;
+}
 
 /* Pushes the contents of the file at path as a Lua string. */
 static void slurp(lua_State *L, const char *path, const char *fn) {
@@ -239,7 +340,38 @@ static int write_fn(lua_State *L, int jpeg, const char *fn) {
 static int l_write_png(lua_State *L) { return write_fn(L, 0, FN "write_png"); }
 static int l_write_jpeg(lua_State *L) { return write_fn(L, 1, FN "write_jpeg"); }
 
+/* _jpeg_orientation(data) -> the EXIF orientation the CUDA path reads */
+static int l_jpeg_orientation(lua_State *L) {
+  size_t n;
+  const unsigned char *p = check_bytes(L, 1, &n, FN "_jpeg_orientation");
+  lua_pushinteger(L, mtd_jpeg_orientation(p, n));
+  return 1;
+}
+
+/* _nvjpeg_version() -> nvJPEG's version (major * 1000 + minor * 10 +
+ * patch), or nil and the reason it does not load */
+static int l_nvjpeg_version(lua_State *L) {
+  const char *why;
+  int v = mtd_nvjpeg_version(&why);
+  if (v) {
+    lua_pushinteger(L, v);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_pushstring(L, why);
+  return 2;
+}
+
 static const mtl_reg regs[] = {
+    {"_decode_png_libpng", l_decode_png_libpng, MTL_FN,
+     "torch.vision.io._decode_png_libpng(data[, mode]) -- decode_png by libpng alone (tests; internal)", "mode"},
+    {"_png_fast", l_png_fast, MTL_FN,
+     "torch.vision.io._png_fast(data[, mode]) -- whether the fast PNG path decodes these bytes (tests; internal)"},
+    {"_jpeg_orientation", l_jpeg_orientation, MTL_FN,
+     "torch.vision.io._jpeg_orientation(data) -- the EXIF orientation 1..8 of JPEG bytes (1 when none; internal)"},
+    {"_nvjpeg_version", l_nvjpeg_version, MTL_FN,
+     "torch.vision.io._nvjpeg_version() -- nvJPEG's version as major*1000+minor*10+patch, or nil and why it does "
+     "not load (internal)"},
     {"read_file", l_read_file, MTL_FN, "torch.vision.io.read_file(path) -- the bytes of a file as a uint8 1-D tensor"},
     {"write_file", l_write_file, MTL_FN,
      "torch.vision.io.write_file(path, data) -- write a uint8 1-D tensor's bytes to a file"},
@@ -248,9 +380,10 @@ static const mtl_reg regs[] = {
      "(uint8 1-D) to a C x H x W uint8 image (uint16 for 16-bit PNGs)",
      "mode apply_exif_orientation"},
     {"decode_jpeg", l_decode_jpeg, MTL_FN,
-     "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=false]) -- JPEG "
-     "bytes (uint8 1-D) to a C x H x W uint8 image",
-     "mode apply_exif_orientation"},
+     "torch.vision.io.decode_jpeg(data[, mode=ImageReadMode.UNCHANGED, device='cpu', apply_exif_orientation=false]) "
+     "-- JPEG bytes (uint8 1-D CPU tensor, or a list of them: a list back) to a C x H x W uint8 image; "
+     "device='cuda' decodes with nvJPEG (lists as batches)",
+     "mode device apply_exif_orientation"},
     {"decode_webp", l_decode_webp, MTL_FN,
      "torch.vision.io.decode_webp(data[, mode=ImageReadMode.UNCHANGED]) -- WebP bytes (uint8 1-D; lossy or "
      "lossless, no animation) to a 3 x H x W RGB (4: RGBA when the file has alpha) uint8 image",

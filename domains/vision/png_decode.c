@@ -47,6 +47,13 @@ static void set_mode(png_structp png, png_infop info, int mode) {
 static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t max_bytes, mtd_image *img,
                              png_bytep **rows) {
   if (setjmp(png_jmpbuf(png))) return MT_EIO; /* on_error set the message */
+  /* ancillary chunks that do not change the pixels we return are skipped
+   * unread (an ICC profile is otherwise inflated and checked) */
+  static const png_byte skip[] = "iCCP\0sRGB\0gAMA\0cHRM\0iTXt\0tEXt\0zTXt\0sPLT\0hIST\0bKGD\0pHYs\0tIME\0sBIT\0";
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skip, (int)(sizeof skip / 5));
+#ifdef MTD_FUZZ_NO_CRC /* the fuzz build: mutations reach the pixels (png_fast.c skips them too) */
+  png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
+#endif
   png_read_info(png, info);
   png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
   set_mode(png, info, mode);
@@ -57,13 +64,13 @@ static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t m
   if (rowbytes != (size_t)w * (size_t)c * (depth / 8) || (uint64_t)rowbytes * h > max_bytes)
     return mt_fail(MT_EARG, "PNG decoder: an image of %lu x %lu pixels, %d channels of %d bits, is too large",
                    (unsigned long)h, (unsigned long)w, c, depth);
-  img->pix = malloc(rowbytes * h);
+  img->h = h, img->w = w, img->c = c, img->depth = depth, img->orientation = 1;
+  if (!mtd_image_pixels(img, rowbytes * h)) return img->alloc ? MT_ENOMEM : mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
   *rows = malloc(h * sizeof **rows);
-  if (!img->pix || !*rows) return mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
+  if (!*rows) return mt_fail(MT_ENOMEM, "PNG decoder: out of memory");
   for (png_uint_32 y = 0; y < h; y++) (*rows)[y] = (png_bytep)img->pix + y * rowbytes;
   png_read_image(png, *rows);
   png_read_end(png, info); /* an eXIf chunk may follow the pixels */
-  img->h = h, img->w = w, img->c = c, img->depth = depth, img->orientation = 1;
   png_bytep exif = NULL;
   png_uint_32 nexif = 0;
   if (png_get_eXIf_1(png, info, &nexif, &exif) && exif) img->orientation = mtd_tiff_orientation(exif, nexif);
@@ -71,7 +78,13 @@ static mt_status decode_rows(png_structp png, png_infop info, int mode, size_t m
 }
 
 mt_status mtd_png_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
-  memset(img, 0, sizeof *img);
+  mt_status st;
+  mtd_image_reset(img);
+  return mtd_png_fast(data, n, mode, max_bytes, img, &st) ? st : mtd_png_decode_libpng(data, n, mode, max_bytes, img);
+}
+
+mt_status mtd_png_decode_libpng(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
+  mtd_image_reset(img);
   if (n < 8 || png_sig_cmp(data, 0, 8)) return mt_fail(MT_EARG, "PNG decoder: not a PNG file (wrong signature)");
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, on_error, on_warning);
   png_infop info = png ? png_create_info_struct(png) : NULL;
@@ -85,9 +98,6 @@ mt_status mtd_png_decode(const unsigned char *data, size_t n, int mode, size_t m
   mt_status st = decode_rows(png, info, mode, max_bytes, img, &rows);
   png_destroy_read_struct(&png, &info, NULL);
   free(rows);
-  if (st) {
-    free(img->pix);
-    img->pix = NULL;
-  }
+  if (st) mtd_image_drop(img);
   return st;
 }

@@ -24,9 +24,9 @@ static const char *status_text(VP8StatusCode s) {
 
 /* Decodes n bytes of a WebP file: mode UNCHANGED gives RGB, or RGBA when the
  * file has alpha; RGB and RGB_ALPHA force 3 or 4 channels; the gray modes
- * are refused, as torchvision does. img->pix is malloc'ed on success. */
+ * are refused, as torchvision does. The pixels go where img asks (image.h). */
 mt_status mtd_webp_decode(const unsigned char *data, size_t n, int mode, size_t max_bytes, mtd_image *img) {
-  img->pix = NULL;
+  mtd_image_reset(img);
   WebPBitstreamFeatures f;
   VP8StatusCode s = WebPGetFeatures(data, n, &f);
   if (s != VP8_STATUS_OK) return mt_fail(MT_EIO, "WebP decoder: %s", status_text(s));
@@ -38,14 +38,14 @@ mt_status mtd_webp_decode(const unsigned char *data, size_t n, int mode, size_t 
   if (f.width < 1 || f.height < 1) return mt_fail(MT_EIO, "WebP decoder: image of %d x %d pixels", f.width, f.height);
   size_t stride = (size_t)f.width * (size_t)c, bytes = stride * (size_t)f.height;
   if (bytes > max_bytes) return mt_fail(MT_ENOMEM, "WebP decoder: the image (%d x %d) is too large", f.width, f.height);
-  uint8_t *pix = malloc(bytes);
-  if (!pix) return mt_fail(MT_ENOMEM, "WebP decoder: out of memory");
+  img->h = f.height, img->w = f.width, img->c = c, img->depth = 8, img->orientation = 1;
+  uint8_t *pix = mtd_image_pixels(img, bytes);
+  if (!pix) return img->alloc ? MT_ENOMEM : mt_fail(MT_ENOMEM, "WebP decoder: out of memory");
   uint8_t *ok = c == 4 ? WebPDecodeRGBAInto(data, n, pix, bytes, (int)stride)
                        : WebPDecodeRGBInto(data, n, pix, bytes, (int)stride);
   if (!ok) {
-    free(pix);
+    mtd_image_drop(img);
     return mt_fail(MT_EIO, "WebP decoder: corrupt or truncated file");
   }
-  img->h = f.height, img->w = f.width, img->c = c, img->depth = 8, img->orientation = 1, img->pix = pix;
   return MT_OK;
 }

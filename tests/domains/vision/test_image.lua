@@ -417,6 +417,126 @@ test("apply_exif_orientation turns the image upright for orientations 1..8; off 
   end
 end)
 
+test("decode_jpeg: lists give lists; torchvision's argument order (mode, device, apply_exif_orientation)", function()
+  local img = smooth(3, 16, 24)
+  local a, g = vio.encode_jpeg(img, 90), vio.encode_jpeg(img:narrow(1, 1, 1):contiguous(), 90)
+  local out = vio.decode_jpeg({a, g, a}, "RGB")
+  check(type(out) == "table" and #out == 3, "a list back")
+  for i, b in ipairs{a, g, a} do check(out[i]:eq(vio.decode_jpeg(b, M.RGB)):all():item(), "item " .. i) end
+  check_eq(#vio.decode_jpeg({}), 0, "an empty list")
+  local o6 = bytes_of(with_orientation(string_of(a), 6))
+  check_shape(vio.decode_jpeg(o6, M.UNCHANGED, "cpu", true), {3, 24, 16})
+  check_shape(vio.decode_jpeg({o6}, {device = "cpu", apply_exif_orientation = true})[1], {3, 24, 16})
+  check_error(function() vio.decode_jpeg({a, "x"}) end, "decode_jpeg: data[2] must be a 1-D uint8 CPU tensor")
+  check_error(function() vio.decode_jpeg({a, bytes_of("nope")}) end, "decode_jpeg: JPEG decoder: not a JPEG file")
+  check_error(function() vio.decode_jpeg(a, {device = "tpu"}) end, "decode_jpeg: unknown device 'tpu'")
+  if not torch.cuda.is_available() then
+    check_error(function() vio.decode_jpeg(a, {device = "cuda"}) end, "decode_jpeg: nvJPEG: CUDA is not available")
+  end
+end)
+
+test("large JPEGs decoded in parts (4 or more threads) give the pixels and errors of one pass", function()
+  local SK = "/usr/lib/python3/dist-packages/skimage/data/"
+  local f = io.open(SK .. "astronaut.png", "rb")
+  if not f then return end
+  f:close()
+  local astro = vio.read_image(SK .. "astronaut.png", "RGB")
+  local files = {vio.encode_jpeg(astro, 90), vio.encode_jpeg(astro:narrow(2, 1, 509):narrow(3, 1, 501):contiguous(), 75),
+                 vio.encode_jpeg(astro:narrow(1, 2, 1):contiguous(), 90)}
+  local saved = torch.get_num_threads()
+  for i, b in ipairs(files) do
+    for _, mode in ipairs{"UNCHANGED", "GRAY", "RGB", "GRAY_ALPHA", "RGB_ALPHA"} do
+      torch.set_num_threads(1)
+      local one = vio.decode_jpeg(b, mode)
+      for _, t in ipairs{4, 5, 8} do
+        torch.set_num_threads(t)
+        check(vio.decode_jpeg(b, mode):eq(one):all():item(), ("file %d %s, %d threads"):format(i, mode, t))
+      end
+    end
+    local cut = b:narrow(1, 1, b:numel() * 2 // 3):clone()
+    torch.set_num_threads(1)
+    local ok1, e1 = pcall(vio.decode_jpeg, cut)
+    torch.set_num_threads(4)
+    local ok4, e4 = pcall(vio.decode_jpeg, cut)
+    check(not ok1 and not ok4 and e1 == e4, "truncated: the same error: " .. tostring(e1) .. " / " .. tostring(e4))
+  end
+  torch.set_num_threads(saved)
+end)
+
+test("decoded 8-bit images are C x H x W views of H x W x C pixels, as torchvision's", function()
+  local img = smooth(3, 10, 12)
+  for _, d in ipairs{vio.decode_jpeg(vio.encode_jpeg(img, 95)), vio.decode_png(vio.encode_png(img))} do
+    check_eq(d:stride(), {1, 36, 3}, "strides")
+    check(d:contiguous():eq(d):all():item() and d:contiguous():is_contiguous(), "values through a copy")
+  end
+  check(vio.decode_png(vio.encode_png(img)):eq(img):all():item(), "PNG round trip through the view")
+  local gray = vio.decode_png(vio.encode_png(img:narrow(1, 1, 1):contiguous()))
+  check(gray:is_contiguous(), "one channel: contiguous")
+end)
+
+test("16-bit PNGs and WebP files decode to views too; an EXIF-rotated image is a contiguous copy", function()
+  local img16 = torch.randint(0, 65536, {3, 5, 7}, {dtype = torch.int64}):to(torch.uint16)
+  local d = vio.decode_png(vio.encode_png(img16))
+  check(d.dtype == torch.uint16, "uint16")
+  check_eq(d:stride(), {1, 21, 3}, "uint16 strides")
+  check(d:eq(img16):all():item(), "uint16 pixels through the view")
+  local script = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/domains/vision"
+  local w = vio.read_image(script .. "/webp/rgba_lossless.webp")
+  local h, wd = w:size(2), w:size(3)
+  check_eq(w:stride(), {1, wd * 4, 4}, "WebP strides")
+  check(w:eq(vio.decode_webp(vio.read_file(script .. "/webp/rgba_lossless.webp")):contiguous()):all():item()
+        and h > 0, "WebP view pixels")
+  local base = string_of(vio.encode_jpeg(smooth(3, 6, 10), 95))
+  local r = vio.decode_jpeg(bytes_of(with_orientation(base, 6)), {apply_exif_orientation = true})
+  check_eq(r:size(), {3, 10, 6}, "rotated shape")
+  check(r:is_contiguous(), "rotated: contiguous")
+end)
+
+test("ImageFolder's decoder (load_rgb, the worker threads' path) gives decode_image's RGB pixels, as views", function()
+  local cfolder = require "torch.vision._folder"
+  local img = smooth(3, 6, 9)
+  local rgba = torch.cat({img, torch.full({1, 6, 9}, 200, {dtype = torch.uint8})}, 1)
+  vio.write_png(img, P("lr_rgb.png"))
+  vio.write_png(rgba, P("lr_rgba.png"))
+  vio.write_jpeg(img, P("lr.jpg"), 90)
+  for _, name in ipairs{"lr_rgb.png", "lr_rgba.png", "lr.jpg"} do
+    local a, b = cfolder.load_rgb(P(name)), vio.read_image(P(name), M.RGB)
+    check_eq(a:size(), {3, 6, 9}, name .. " shape")
+    check_eq(a:stride(), {1, 27, 3}, name .. " strides")
+    check(a:eq(b):all():item(), name .. " pixels")
+  end
+  local pool = cfolder.decoder(2)
+  pool:put(1, {P("lr_rgb.png"), P("lr_rgba.png"), P("lr.jpg")})
+  local got = pool:take(1)
+  pool:close()
+  for k, name in ipairs{"lr_rgb.png", "lr_rgba.png", "lr.jpg"} do
+    check(got[k]:eq(vio.read_image(P(name), M.RGB)):all():item(), name .. " through a worker thread")
+  end
+end)
+
+test("_jpeg_orientation (the CUDA path's marker walk) reads what the CPU decoder reads", function()
+  local base = string_of(vio.encode_jpeg(smooth(1, 8, 8), 90))
+  check_eq(vio._jpeg_orientation(bytes_of(base)), 1, "no Exif")
+  for o = 1, 8 do check_eq(vio._jpeg_orientation(bytes_of(with_orientation(base, o))), o, "orientation " .. o) end
+  -- an XMP APP1 first: the first Exif APP1 counts, on both paths
+  local xmp = "http://ns.adobe.com/xap/1.0/\0<x/>"
+  local two = with_orientation(base, 8)
+  two = two:sub(1, 2) .. "\xFF\xE1" .. string.pack(">I2", #xmp + 2) .. xmp .. two:sub(3)
+  check_eq(vio._jpeg_orientation(bytes_of(two)), 8, "after XMP")
+  check_shape(vio.decode_jpeg(bytes_of(two), {apply_exif_orientation = true}), {1, 8, 8})
+  local tall = string_of(vio.encode_jpeg(smooth(1, 8, 16), 90))
+  local t2 = with_orientation(tall, 8)
+  t2 = t2:sub(1, 2) .. "\xFF\xE1" .. string.pack(">I2", #xmp + 2) .. xmp .. t2:sub(3)
+  check_shape(vio.decode_jpeg(bytes_of(t2), {apply_exif_orientation = true}), {1, 16, 8})
+  -- a TEM marker (no length) and fill bytes before the Exif segment: both read through them
+  local tem = t2:sub(1, 2) .. "\xFF\xFF\xFF\x01" .. t2:sub(3)
+  check_eq(vio._jpeg_orientation(bytes_of(tem)), 8, "after TEM")
+  check_shape(vio.decode_jpeg(bytes_of(tem), {apply_exif_orientation = true}), {1, 16, 8})
+  for _, bad in ipairs{"", "\xFF\xD8", "\xFF\xD8\xFF\xE1\xFF\xFF", "\xFF\xD8\xFF\xE1\0\1Exif\0\0"} do
+    check_eq(vio._jpeg_orientation(bytes_of(bad)), 1, "malformed")
+  end
+end)
+
 test("a PNG's eXIf orientation is applied with apply_exif_orientation=true (decode_png, decode_image)", function()
   local rows = grid(2, 3, function(x, y) return {x * 10 + y} end)
   local tiff = "II\42\0" .. string.pack("<I4I2I2I2I4I2I2I4", 8, 1, 0x0112, 3, 1, 6, 0, 0)
@@ -446,6 +566,57 @@ test("real PNG and JPEG files of Debian packages decode with sane shapes", funct
   end
   p:close()
   if found == 0 then print("  (no PNG or JPEG under /usr/share: nothing real to decode)") end
+end)
+
+test("the fast PNG path (png_fast.c) takes the common files and gives libpng's pixels in every mode", function()
+  local SK = "/usr/lib/python3/dist-packages/skimage/data/"
+  local files = {}
+  local p = io.popen("ls " .. SK .. "*.png /usr/share/pixmaps/*.png 2>/dev/null")
+  for l in p:lines() do
+    if #files < 40 then files[#files + 1] = l end
+  end
+  p:close()
+  -- made here: every filter type on every layout (encode_png's libpng picks them per row), palettes with tRNS
+  local noisy = (torch.arange(0, 4 * 37 * 29):view(4, 37, 29) * 7919 % 251):to(torch.uint8)
+  local made = {}
+  for c = 1, 4 do made[#made + 1] = vio.encode_png(noisy:narrow(1, 1, c):contiguous(), 9) end
+  local idx = {}
+  for y = 1, 6 do
+    idx[y] = {}
+    for x = 1, 7 do idx[y][x] = {(x * y) % 5} end
+  end
+  local plte = string.char(10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150)
+  made[#made + 1] = bytes_of(make_png{rows = idx, color = 3, depth = 8, plte = plte, trns = string.char(0, 128)})
+  made[#made + 1] = bytes_of(make_png{rows = idx, color = 3, depth = 8, plte = plte})
+  local fast, total = 0, 0
+  local function compare(b, name)
+    for _, mode in ipairs{"UNCHANGED", "GRAY", "GRAY_ALPHA", "RGB", "RGB_ALPHA"} do
+      local ok, want = pcall(vio._decode_png_libpng, b, mode)
+      if ok then
+        local got = vio.decode_png(b, mode)
+        total = total + 1
+        if vio._png_fast(b, mode) then fast = fast + 1 end
+        check(got.dtype == want.dtype and got:eq(want):all():item(), name .. " " .. mode)
+      end
+    end
+  end
+  for _, f in ipairs(files) do compare(vio.read_file(f), f) end
+  for i, b in ipairs(made) do compare(b, "made " .. i) end
+  check(vio._png_fast(made[3]) and vio._png_fast(made[5], "RGB_ALPHA"), "RGB and palette + tRNS take the fast path")
+  check(fast >= total // 2, ("%d of %d decodes took the fast path"):format(fast, total))
+  io.write(("  (%d decodes compared, %d by the fast path)\n"):format(total, fast))
+  -- left to libpng: 16 bits, interlace, gray + tRNS, color to gray, a bad CRC, an eXIf chunk
+  local rows = grid(3, 2, function(x, y) return {x * 40 + y, y, x} end)
+  check(not vio._png_fast(bytes_of(make_png{rows = rows, color = 2, depth = 16})), "16 bits")
+  check(not vio._png_fast(bytes_of(make_png{rows = rows, color = 2, depth = 8, interlace = true})), "interlaced")
+  local g = grid(3, 2, function(x, y) return {x + y} end)
+  check(not vio._png_fast(bytes_of(make_png{rows = g, color = 0, depth = 8, trns = string.pack(">I2", 2)})), "tRNS")
+  check(not vio._png_fast(made[3], "GRAY"), "RGB to GRAY")
+  local good = string_of(made[3])
+  local bad = good:sub(1, 29) .. string.char((good:byte(30) + 1) % 256) .. good:sub(31)
+  check(not vio._png_fast(bytes_of(bad)), "a bad IHDR CRC")
+  check_error(function() vio.decode_png(bytes_of(bad)) end, "decode_png: PNG decoder:")
+  check(not vio._png_fast(bytes_of(make_png{rows = g, color = 0, depth = 8, exif = "MM\0\42\0\0\0\8\0\0"})), "eXIf")
 end)
 
 test("real PNG files match an independent zlib+struct reader (png_ref.py) pixel for pixel", function()
