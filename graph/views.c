@@ -141,6 +141,18 @@ static mt_status rp_view(const int64_t *w, const double *f, const mt_tensor *con
   return mtg_apply_view(w, in[0], &out[0]);
 }
 
+/* Replays an in-place write through view w for the JIT (runtime.c hands
+ * in-place calls a private copy of their first operand in out[0]). */
+static mt_status rp_view_write(const int64_t *w, const double *f, const mt_tensor *const *in, mt_tensor **out) {
+  mt_tensor *v = NULL;
+  mt_status st = mtg_apply_view(w, out[0], &v);
+  if (!st) st = mt_copy_(v, in[1]);
+  mt_release(v);
+  return st;
+}
+
+const mtg_replay_fn mtg_rp_view = rp_view, mtg_rp_view_write = rp_view_write;
+
 /* Appends a view described by a to the active trace: shape changes and
  * permutations as views of the IR, views at offsets as extern calls. */
 static void trace_view(const int64_t *a, const mt_tensor *t, const mt_tensor *r) {

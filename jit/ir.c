@@ -3,8 +3,10 @@
  * calls; composites such as softmax, layer_norm, gelu and clamp are
  * decomposed here), equal
  * nodes are shared as they are made (CSE), and nodes no output needs are
- * dropped (DCE). Sizes are symbolic: every input dim that is not 1 is a
- * symbol, and dims that must agree under broadcasting share a class. */
+ * dropped (DCE). In-place writes are functionalized: the written tensor,
+ * and the bases it is a view of, are bound to new values. Sizes are
+ * symbolic: every input dim that is not 1 is a symbol, and dims that must
+ * agree under broadcasting share a class. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "ir.h"
 #include "strbuf.h"
+#include "views.h"
 
 typedef struct builder {
   mtj_graph *g;
@@ -266,17 +269,24 @@ static void bind(builder *b, const mt_tensor *t, int id) {
   b->tv[b->nt] = t, b->tn[b->nt++] = id;
 }
 
+/* The node of t's value now: its newest binding, or -2 when t is unbound.
+ * A binding older than an in-place write through another tensor of the
+ * same storage is stale (a view whose base changed): the JIT declines. */
+static int current(builder *b, const mt_tensor *t) {
+  int seq = -1, id = lookup_seq(b, t, &seq);
+  if (id == -2) return -2;
+  for (int k = 0; k < b->nwr; k++)
+    if (b->wr[k].s == t->storage && b->wr[k].t != t && b->wr[k].seq > seq)
+      return fail(b, "a view is read after its base was written in place (the JIT does not follow that yet)%s", "");
+  return id;
+}
+
 /* The node of operand t: traced before, a graph input, or a wrapped number. */
 static int operand(builder *b, const mt_tensor *t) {
   if (!t) return -1;
   t = mtg_trace_root(b->tr, t);
-  int seq = -1, id = lookup_seq(b, t, &seq);
-  if (id != -2) {
-    for (int k = 0; k < b->nwr; k++)
-      if (b->wr[k].s == t->storage && b->wr[k].t != t && b->wr[k].seq > seq)
-        return fail(b, "a view is read after its base was written in place (the JIT does not follow that yet)%s", "");
-    return id;
-  }
+  int id = current(b, t);
+  if (id != -2) return id;
   for (int j = 0; j < b->nsct; j++)
     if (b->sct[j] == t) {
       mtj_node x = blank(JN_SCALAR, 0, t->dtype);
@@ -387,6 +397,89 @@ static int copy_into(builder *b, const mt_tensor *dst, int src) {
     x = add(b, v);
   }
   return un(b, MT_OP_copy, x, dst->dtype);
+}
+
+/* ---- in-place writes through views ---- */
+
+/* The entry before entry i that made t as a view of its first operand (a
+ * result sharing the operand's storage), or NULL when the trace did not. */
+static const mtg_trace_entry *view_maker(builder *b, int i, const mt_tensor *t) {
+  for (int k = i - 1; k >= 0; k--) {
+    const mtg_trace_entry *x = &b->tr->e[k];
+    if (x->out != t || x->inplace) continue;
+    return x->nin >= 1 && x->in[0] && x->in[0] != t && x->in[0]->storage == t->storage ? x : NULL;
+  }
+  return NULL;
+}
+
+/* The new value of the base (node base) of view entry x after the view
+ * took value v: shape changes and permutations are undone as views of the
+ * IR; views at an offset become a call that writes v into a copy of the
+ * base. Views the JIT cannot invert decline. */
+static int write_back(builder *b, const mtg_trace_entry *x, int base, int v) {
+  const mtj_node *bn = &b->g->n[base];
+  if (x->kind == MTG_TE_CALL && x->fn == mtg_rp_view) {
+    if (x->i[0] == MT_OP_unfold) return fail(b, "an in-place write through unfold's windows (the JIT does not follow that yet)%s", "");
+    if (x->i[0] == MTG_VK_AS_STRIDED && !mt_is_contiguous(x->in[0]))
+      return fail(b, "an in-place write through as_strided of a non-contiguous tensor (the JIT does not follow that yet)%s", "");
+    if (b->dynamic) return b->need_static = true, -1;
+    mtj_node y = blank(JN_EXTERN, -1, bn->dtype);
+    y.fn = mtg_rp_view_write, y.name = "view_write", y.inplace = true;
+    y.a[0] = base, y.a[1] = v;
+    memcpy(y.attr, x->i, sizeof y.attr);
+    y.nattr = x->ni;
+    y.ndim = bn->ndim;
+    memcpy(y.shape, bn->shape, sizeof y.shape);
+    return add(b, y);
+  }
+  if (x->kind == MTG_TE_OP) {
+    mtj_dim sh[MT_MAXDIM];
+    switch (x->op) {
+    case MT_OP_view: case MT_OP_reshape: case MT_OP_squeeze: case MT_OP_unsqueeze:
+      memcpy(sh, bn->shape, sizeof sh);
+      return view(b, v, sh, bn->ndim, NULL);
+    case MT_OP_permute: {
+      int nd = (int)x->i[0];
+      int64_t inv[MT_MAXDIM];
+      for (int d = 0; d < nd; d++) inv[x->i[1 + d]] = d;
+      for (int d = 0; d < nd; d++) sh[d] = b->g->n[v].shape[inv[d]];
+      return view(b, v, sh, nd, inv);
+    }
+    default: break;
+    }
+  }
+  return fail(b, "an in-place write through a view made by %s (the JIT does not follow that yet)",
+              x->kind == MTG_TE_CALL ? x->name : x->kind == MTG_TE_OP ? mt_ops[x->op].name : "a fill");
+}
+
+/* Entry i wrote value id into tensor t in place (functionalized: later
+ * reads of t see the new value). When t is a view made in the trace, the
+ * write reaches its bases too, up the chain of views, so that reading or
+ * returning a base sees it; other views of the same storage made before
+ * the write are stale from here on (current() declines them). */
+static void write_through(builder *b, int i, const mt_tensor *t, int id) {
+  enum { MAXCHAIN = 32 };
+  const mt_tensor *ts[MAXCHAIN];
+  int ids[MAXCHAIN], n = 1;
+  const mt_tensor *r = mtg_trace_root(b->tr, t);
+  ts[0] = r, ids[0] = id;
+  for (const mtg_trace_entry *x; (x = view_maker(b, i, ts[n - 1]));) {
+    if (n == MAXCHAIN) return (void)fail(b, "an in-place write through too long a chain of views%s", "");
+    const mt_tensor *p = mtg_trace_root(b->tr, x->in[0]);
+    int base = current(b, p);
+    if (base == -2) return (void)fail(b, "internal: the base of a view written in place is not in the graph%s", "");
+    if (base < 0) return;
+    int nv = write_back(b, x, base, ids[n - 1]);
+    if (nv < 0) return;
+    ts[n] = p, ids[n++] = nv;
+  }
+  void *w = realloc(b->wr, (size_t)(b->nwr + 1) * sizeof *b->wr);
+  if (!w) return (void)fail(b, "out of memory%s", "");
+  b->wr = w;
+  b->wr[b->nwr].s = r->storage, b->wr[b->nwr].t = r, b->wr[b->nwr].seq = b->nt;
+  b->nwr++;
+  if (t != r) bind(b, t, id);
+  for (int k = 0; k < n; k++) bind(b, ts[k], ids[k]);
 }
 
 /* ---- lowering by the row's jit column ---- */
@@ -691,28 +784,22 @@ static mt_status build_once(const mtg_trace *tr, const mt_tensor *const *ins, in
     const mtg_trace_entry *e = &tr->e[i];
     int id = lower(b, e);
     if (id < 0) continue;
-    if (e->inplace) { /* functionalized: later reads of the tensor see the new value */
-      void *w = realloc(b->wr, (size_t)(b->nwr + 1) * sizeof *b->wr);
-      if (!w) {
-        fail(b, "out of memory%s", "");
-        break;
-      }
-      b->wr = w;
-      b->wr[b->nwr].s = e->out->storage, b->wr[b->nwr].t = e->out, b->wr[b->nwr].seq = b->nt;
-      b->nwr++;
-    }
-    bind(b, e->out, id);
+    if (e->inplace)
+      write_through(b, i, e->out, id);
+    else
+      bind(b, e->out, id);
   }
-  /* inputs written in place: their final values are written back */
+  /* inputs written in place: their final values are written back (never a stale one) */
   g->nwb = 0;
   for (int k = 0; k < nin && !b->why[0] && !b->need_static; k++) {
     int id = lookup(b, ins[k]);
+    if (id >= 0 && !(g->n[id].kind == JN_INPUT && g->n[id].slot == k)) id = current(b, ins[k]);
     if (id >= 0 && !(g->n[id].kind == JN_INPUT && g->n[id].slot == k)) g->wb[g->nwb] = id, g->wb_slot[g->nwb++] = k;
   }
   char dd[32], de[32];
   for (int k = 0; k < nout && !b->why[0] && !b->need_static; k++) {
-    int id = lookup(b, mtg_trace_root(tr, outs[k]));
-    if (id < 0) fail(b, "internal: a returned tensor is not in the graph%s", "");
+    int id = current(b, mtg_trace_root(tr, outs[k]));
+    if (id == -2) fail(b, "internal: a returned tensor is not in the graph%s", "");
     g->out[k] = id;
     if (id >= 0 && !mt_same_device(mt_tdevice(outs[k]), g->dev)) { /* host-scalar math returned (see host_scalar) */
       char msg[100];

@@ -308,6 +308,19 @@ test("a compiled backward through selects and a permute keeps its gradients on t
   check_eq(torch.compiler.stats().fallbacks, 0)
 end)
 
+test("in-place writes through views of tensors made in the graph reach the result on CUDA (F.pad)", function()
+  local F = require "torch.nn.functional"
+  local t = cuda(torch.randn(2, 3, 6, 7))
+  same(function(x)
+    local o = torch.full({2, 3, 9, 9}, 0.5, {device = "cuda"})
+    o:narrow(-2, 3, 6):narrow(-1, 2, 7):copy_(x * 2)
+    o:select(2, 1):transpose(2, 3):narrow(2, 1, 2):fill_(-1)
+    o:narrow(1, 2, 1):mul_(3)
+    return o, o:sum(-1)
+  end, {t}, F32, "writes through views")
+  same(function(x) return F.pad(x, {1, 2, 3, 0}, "constant", 0.25) * 2 end, {t}, F32, "F.pad")
+end)
+
 test("guards: a compiled function recompiles for another device and another static shape", function()
   torch.compiler.reset()
   local f = torch.compile(function(x) return (x * 3):exp() - 1 end, {dynamic = false})
