@@ -8,7 +8,9 @@ local D = require "torch.vision.transforms.v2.functional._dispatch"
 
 local F = {}
 
-local FAMILIES = {}
+local FAMILIES = {
+  "_warp", -- affine, rotate, perspective, elastic
+}
 
 for _, family in ipairs(FAMILIES) do
   for name, v in pairs(require("torch.vision.transforms.v2.functional." .. family)) do

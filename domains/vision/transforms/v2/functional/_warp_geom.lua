@@ -1,0 +1,325 @@
+-- torch.vision.transforms.v2.functional._warp_geom -- the geometry behind
+-- affine, rotate, perspective and elastic (functional/_warp.lua): the
+-- affine matrices in torchvision's convention, the canvas of an expanding
+-- rotation, perspective coefficients from four point pairs, sampling grids
+-- (one per sample of a batch where parameters are tensors) and the grid
+-- sampling of images with torchvision's fill rule. Coordinates are pixels,
+-- 0-based and continuous; angles are degrees. No dispatch and no kinds here.
+local torch = require "torch"
+local nnF = require "torch.nn.functional"
+
+local G = {}
+
+-- f32(x): x rounded to the nearest float32 (torchvision computes some
+-- geometry in float32; matching it keeps canvas sizes identical)
+local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+G.f32 = f32
+
+-- PIL's integer interpolation constants, as torchvision accepts them
+local PIL_MODES = {[0] = "nearest", [1] = "lanczos", [2] = "bilinear", [3] = "bicubic", [4] = "box", [5] = "hamming"}
+
+-- interpolation(fname, mode): "nearest" or "bilinear" (the modes the
+-- tensor warps support); mode is a v2.InterpolationMode value (its
+-- lowercase name) or a PIL integer constant
+function G.interpolation(fname, mode)
+  local m = mode
+  if math.type(m) == "integer" then m = PIL_MODES[m] end
+  if type(m) == "string" then m = m:lower() end
+  if m == "nearest" or m == "bilinear" then return m end
+  if type(m) == "string" then
+    error(("%s: interpolation mode '%s' is not supported by warps of tensors (nearest, bilinear)"):format(fname, m), 0)
+  end
+  error(("%s: interpolation should be an InterpolationMode (\"nearest\", \"bilinear\") or a PIL integer, got %s")
+    :format(fname, tostring(mode)), 0)
+end
+
+-- number_list(fname, what, v, n): v as a list of n numbers
+local function number_list(fname, what, v, n)
+  if type(v) ~= "table" or #v ~= n then
+    error(("%s: %s should be a list of %d numbers, got %s"):format(fname, what, n, torch.pformat(v)), 0)
+  end
+  local out = {}
+  for i = 1, n do
+    if type(v[i]) ~= "number" then
+      error(("%s: %s should be a list of %d numbers, got %s"):format(fname, what, n, torch.pformat(v)), 0)
+    end
+    out[i] = v[i] + 0.0
+  end
+  return out
+end
+G.number_list = number_list
+
+-- affine_args(fname, angle, translate, scale, shear, center): the checked
+-- arguments of affine as torchvision parses them (shear: a number s is
+-- {s, 0}, a list of one {s, s}); center nil when absent
+function G.affine_args(fname, angle, translate, scale, shear, center)
+  if type(angle) ~= "number" then error(("%s: angle should be a number, got %s"):format(fname, type(angle)), 0) end
+  translate = number_list(fname, "translate", translate, 2)
+  if type(scale) ~= "number" or scale <= 0 then
+    error(("%s: scale should be a positive number, got %s"):format(fname, tostring(scale)), 0)
+  end
+  if type(shear) == "number" then
+    shear = {shear + 0.0, 0.0}
+  elseif type(shear) == "table" and #shear == 1 then
+    shear = {shear[1], shear[1]}
+  end
+  shear = number_list(fname, "shear", shear, 2)
+  if center ~= nil and center ~= false then center = number_list(fname, "center", center, 2) else center = nil end
+  return angle + 0.0, translate, scale + 0.0, shear, center
+end
+
+-- affine_matrix(center, angle, translate, scale, shear, inverted): the six
+-- numbers {a, b, c, d, e, f} of the map (x, y) -> (a x + b y + c, d x + e y
+-- + f) that rotates by angle (degrees, clockwise on screen), scales, shears
+-- (degrees in x and y) about center and then translates; inverted (the
+-- default) gives its inverse, which maps output pixels to input pixels
+function G.affine_matrix(center, angle, translate, scale, shear, inverted)
+  local rot, sx, sy = math.rad(angle), math.rad(shear[1]), math.rad(shear[2])
+  local cx, cy = center[1], center[2]
+  local tx, ty = translate[1], translate[2]
+  local cos_sy, tan_sx = math.cos(sy), math.tan(sx)
+  -- rotation and shear without the scale: [a b; c d], determinant 1
+  local a = math.cos(rot - sy) / cos_sy
+  local b = -(a * tan_sx + math.sin(rot))
+  local c = math.sin(rot - sy) / cos_sy
+  local d = math.cos(rot) - c * tan_sx
+  local m
+  if inverted ~= false then
+    m = {d / scale, -b / scale, 0.0, -c / scale, a / scale, 0.0}
+    m[3] = m[3] + cx - m[1] * (cx + tx) - m[2] * (cy + ty)
+    m[6] = m[6] + cy - m[4] * (cx + tx) - m[5] * (cy + ty)
+  else
+    m = {a * scale, b * scale, 0.0, c * scale, d * scale, 0.0}
+    m[3] = m[3] + (cx + tx) - m[1] * cx - m[2] * cy
+    m[6] = m[6] + (cy + ty) - m[4] * cx - m[5] * cy
+  end
+  return m
+end
+
+-- affine_output_size(m, w, h): the {width, height} of the canvas that holds
+-- the w x h image under the inverse matrix m (centered convention: (0, 0)
+-- is the image center), computed in float32 as torchvision does, with its
+-- 1e-4 truncation before rounding outwards
+function G.affine_output_size(m, w, h)
+  local hw, hh = f32(0.5 * w), f32(0.5 * h)
+  local pts = {{-hw, -hh}, {-hw, hh}, {hw, hh}, {hw, -hh}}
+  local a, b, c, d, e, f = f32(m[1]), f32(m[2]), f32(m[3]), f32(m[4]), f32(m[5]), f32(m[6])
+  local lo, hi = {math.huge, math.huge}, {-math.huge, -math.huge}
+  for _, p in ipairs(pts) do
+    local nx = f32(f32(f32(p[1] * a) + f32(p[2] * b)) + c)
+    local ny = f32(f32(f32(p[1] * d) + f32(p[2] * e)) + f)
+    lo[1], hi[1] = math.min(lo[1], nx), math.max(hi[1], nx)
+    lo[2], hi[2] = math.min(lo[2], ny), math.max(hi[2], ny)
+  end
+  -- trunc(v * 1e4) * 1e-4 in float32, then rounded outwards
+  local function cut(v)
+    local t = f32(v * f32(1e4))
+    t = t >= 0 and math.floor(t) or math.ceil(t)
+    return f32(t * f32(1e-4))
+  end
+  local size = {}
+  for i, half in ipairs({hw, hh}) do
+    local cmax = math.ceil(cut(f32(hi[i] + half)))
+    local cmin = math.floor(cut(f32(lo[i] + half)))
+    size[i] = math.tointeger(cmax - cmin)
+  end
+  return size[1], size[2]
+end
+
+-- solve(A, b): the solution of the n x n system A x = b (Gaussian
+-- elimination with partial pivoting, in double precision); nil when singular
+local function solve(A, b)
+  local n = #b
+  for col = 1, n do
+    local piv = col
+    for r = col + 1, n do
+      if math.abs(A[r][col]) > math.abs(A[piv][col]) then piv = r end
+    end
+    if A[piv][col] == 0 then return nil end
+    A[col], A[piv], b[col], b[piv] = A[piv], A[col], b[piv], b[col]
+    for r = col + 1, n do
+      local fct = A[r][col] / A[col][col]
+      for k = col, n do A[r][k] = A[r][k] - fct * A[col][k] end
+      b[r] = b[r] - fct * b[col]
+    end
+  end
+  local x = {}
+  for r = n, 1, -1 do
+    local s = b[r]
+    for k = r + 1, n do s = s - A[r][k] * x[k] end
+    x[r] = s / A[r][r]
+  end
+  return x
+end
+
+-- perspective_coeffs(fname, startpoints, endpoints): the eight coefficients
+-- {a, b, c, d, e, f, g, h} mapping an output pixel (x, y) (of endpoints'
+-- frame) to the input ((a x + b y + c) / (g x + h y + 1), (d x + e y + f) /
+-- (g x + h y + 1)); solved in double precision and rounded to float32, as
+-- torchvision does
+function G.perspective_coeffs(fname, startpoints, endpoints)
+  local function points(what, p)
+    if type(p) ~= "table" or #p ~= 4 then
+      error(("%s: %s should be 4 points {{x, y}, ...}, got %s"):format(fname, what, torch.pformat(p)), 0)
+    end
+    local out = {}
+    for i = 1, 4 do out[i] = number_list(fname, what .. "[" .. i .. "]", p[i], 2) end
+    return out
+  end
+  local sp, ep = points("startpoints", startpoints), points("endpoints", endpoints)
+  local A, b = {}, {}
+  for i = 1, 4 do
+    local e, s = ep[i], sp[i]
+    A[2 * i - 1] = {e[1], e[2], 1, 0, 0, 0, -s[1] * e[1], -s[1] * e[2]}
+    A[2 * i] = {0, 0, 0, e[1], e[2], 1, -s[2] * e[1], -s[2] * e[2]}
+    b[2 * i - 1], b[2 * i] = s[1], s[2]
+  end
+  local x = solve(A, b)
+  if not x then
+    error(("%s: the points %s -> %s define no perspective transform (three of them are on a line)"):format(fname,
+      torch.pformat(startpoints), torch.pformat(endpoints)), 0)
+  end
+  for i = 1, 8 do x[i] = f32(x[i]) end
+  return x
+end
+
+-- coefficients(fname, startpoints, endpoints, coefficients): the eight
+-- coefficients of perspective, given directly or as point pairs (not both)
+function G.coefficients(fname, startpoints, endpoints, coefficients)
+  if coefficients then
+    if startpoints or endpoints then
+      error(fname .. ": give either startpoints and endpoints or coefficients, not both", 0)
+    end
+    return number_list(fname, "coefficients", coefficients, 8)
+  end
+  if not (startpoints and endpoints) then
+    error(fname .. ": give startpoints and endpoints, or coefficients", 0)
+  end
+  return G.perspective_coeffs(fname, startpoints, endpoints)
+end
+
+-- grid_dtype(img): the dtype grids and sampling use for img (its own for
+-- float32/float64, float32 otherwise)
+function G.grid_dtype(img)
+  local dt = img.dtype
+  if dt == torch.float32 or dt == torch.float64 then return dt end
+  return torch.float32
+end
+
+-- centered(n, dtype, device, lo): n pixel centers lo, lo + 1, ... as a
+-- tensor (torchvision's base grids)
+local function centers(n, lo, dtype, device)
+  return torch.linspace(lo, lo + n - 1, n, {dtype = dtype, device = device})
+end
+
+-- affine_grid(theta, w, h, ow, oh): the [N, oh, ow, 2] sampling grid
+-- (normalized, align_corners=false) of the inverse matrices theta [N, 2, 3]
+-- in the centered convention, for a w x h input and an ow x oh output
+function G.affine_grid(theta, w, h, ow, oh)
+  local dt, dev = theta.dtype, theta.device
+  local N = theta:size(1)
+  local xs = centers(ow, (1.0 - ow) * 0.5, dt, dev):view(1, 1, ow)
+  local ys = centers(oh, (1.0 - oh) * 0.5, dt, dev):view(1, oh, 1)
+  local t = theta / torch.tensor({{0.5 * w}, {0.5 * h}}, {dtype = dt, device = dev})
+  local function row(r)
+    local tr = t:select(2, r)
+    return xs * tr:narrow(2, 1, 1):view(N, 1, 1) + ys * tr:narrow(2, 2, 1):view(N, 1, 1) + tr:narrow(2, 3, 1):view(N, 1, 1)
+  end
+  return torch.stack({row(1), row(2)}, 4)
+end
+
+-- perspective_grid(coeffs, ow, oh): the [N, oh, ow, 2] grid of the
+-- perspective coefficients coeffs [N, 8] (a tensor of the grid's dtype)
+function G.perspective_grid(coeffs, ow, oh)
+  local dt, dev = coeffs.dtype, coeffs.device
+  local N = coeffs:size(1)
+  local xs = centers(ow, 0.5, dt, dev):view(1, 1, ow)
+  local ys = centers(oh, 0.5, dt, dev):view(1, oh, 1)
+  local function k(i) return coeffs:narrow(2, i, 1):view(N, 1, 1) end
+  local den = xs * k(7) + ys * k(8) + 1
+  local gx = (xs * (k(1) / (0.5 * ow)) + ys * (k(2) / (0.5 * ow)) + k(3) / (0.5 * ow)) / den - 1
+  local gy = (xs * (k(4) / (0.5 * oh)) + ys * (k(5) / (0.5 * oh)) + k(6) / (0.5 * oh)) / den - 1
+  return torch.stack({gx, gy}, 4)
+end
+
+-- identity_grid(h, w, dtype, device): the [1, h, w, 2] grid that samples
+-- every pixel at its center
+function G.identity_grid(h, w, dtype, device)
+  local xs = torch.linspace((1 - w) / w, (w - 1) / w, w, {dtype = dtype, device = device})
+  local ys = torch.linspace((1 - h) / h, (h - 1) / h, h, {dtype = dtype, device = device})
+  return torch.stack({xs:view(1, w):expand(h, w), ys:view(h, 1):expand(h, w)}, 3):unsqueeze(1)
+end
+
+-- check_fill(fname, fill, channels): fill as nil (none), or a list of
+-- numbers of length 1 or channels
+function G.check_fill(fname, fill, channels)
+  if fill == nil or fill == false then return nil end
+  if type(fill) == "number" then return {fill + 0.0} end
+  if torch.is_tensor(fill) then fill = fill:reshape(-1):totable() end
+  if type(fill) ~= "table" or #fill == 0 then
+    error(("%s: fill should be a number or a list of numbers, got %s"):format(fname, torch.pformat(fill)), 0)
+  end
+  local out = number_list(fname, "fill", fill, #fill)
+  if #out > 1 and #out ~= channels then
+    error(("%s: fill has %d values, which does not match the %d channels of the image"):format(fname, #out,
+      channels), 0)
+  end
+  return out
+end
+
+-- check_image(fname, img): img must be a tensor [..., C, H, W] of a
+-- numeric dtype; returns C, H, W
+function G.check_image(fname, img)
+  if img:dim() < 3 then
+    error(("%s: expected an image [..., C, H, W], got shape %s"):format(fname, torch.pformat(img.shape)), 0)
+  end
+  if img.dtype == torch.bool then error(fname .. ": bool images are not supported (use uint8)", 0) end
+  return img:size(-3), img:size(-2), img:size(-1)
+end
+
+-- apply_grid(img, grid, mode, fill): img [..., C, H, W] sampled at grid
+-- [G, oh, ow, 2] (G = 1: one grid for all; G = the size of img's first
+-- dim: one grid per sample) with zeros outside; fill (a list of 1 or C
+-- numbers, or nil) paints the outside through a sampled mask channel, as
+-- torchvision: nearest puts fill where the mask is < 0.5, bilinear blends
+-- (v - fill) * mask + fill. Integer images are sampled in float32 and
+-- rounded back.
+function G.apply_grid(img, grid, mode, fill)
+  local shape = img.shape
+  local nd = #shape
+  local C, H, W = shape[nd - 2], shape[nd - 1], shape[nd]
+  local oh, ow = grid:size(2), grid:size(3)
+  local out_shape = {table.unpack(shape, 1, nd - 2)}
+  out_shape[nd - 1], out_shape[nd] = oh, ow
+  if img:numel() == 0 then return torch.empty(out_shape, {dtype = img.dtype, device = img.device}) end
+  local x = img:reshape(-1, C, H, W)
+  local B = x:size(1)
+  local dt = grid.dtype
+  local fx = x.dtype == dt and x or x:to(dt)
+  local G_ = grid:size(1)
+  if G_ == 1 then
+    grid = grid:expand(B, oh, ow, 2)
+  elseif G_ ~= B then
+    -- one grid per sample of the first dim: repeat it over the inner dims
+    local inner = B // G_
+    grid = grid:unsqueeze(2):expand(G_, inner, oh, ow, 2):reshape(B, oh, ow, 2)
+  end
+  if fill then fx = torch.cat({fx, torch.ones(B, 1, H, W, {dtype = dt, device = x.device})}, 2) end
+  local out = nnF.grid_sample(fx, grid, {mode = mode, padding_mode = "zeros", align_corners = false})
+  if fill then
+    local mask = out:narrow(2, C + 1, 1)
+    out = out:narrow(2, 1, C)
+    local f = torch.tensor(fill, {dtype = dt, device = x.device}):view(1, #fill, 1, 1)
+    if mode == "nearest" then
+      out = torch.where(mask:lt(0.5), f:expand(B, C, oh, ow), out)
+    else
+      out = (out - f) * mask + f
+    end
+  end
+  if out.dtype ~= img.dtype then
+    if img:is_floating_point() then out = out:to(img.dtype) else out = out:round():to(img.dtype) end
+  end
+  return out:reshape(out_shape)
+end
+
+return G
