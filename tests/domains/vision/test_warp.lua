@@ -86,3 +86,189 @@ test("perspective coefficients are solved as torchvision solves them", function(
   local img = gen_image(c.shape, c.seed, torch.float32)
   check_close(F.perspective(img, false, false, {coefficients = c.coefficients}), c.out, {atol = 1e-5})
 end)
+
+-- ---- torchvision 0.26 (v2-only kernels), when its reference file is present ----
+
+local has_v2, R2 = pcall(ref, "vision_warp_v2")
+local BOXES_F = {{1.0, 2.0, 9.0, 11.0}, {0.0, 0.0, 19.0, 17.0}, {5.5, 3.25, 12.0, 14.5}, {14.0, 12.0, 18.5, 16.0}}
+local BOXES_I = {{1, 2, 8, 9}, {0, 0, 19, 17}, {5, 3, 6, 10}, {12, 11, 3, 4}}
+local POINTS = {{0.0, 0.0}, {18.0, 16.0}, {4.5, 7.25}, {10.0, 3.0}, {17.0, 1.0}}
+local DT2 = {uint8 = torch.uint8, float32 = torch.float32, float64 = torch.float64, int64 = torch.int64}
+
+-- v2_input(c): the input of a gen_vision_warp_v2.py case
+local function v2_input(c)
+  local dt = DT2[c.dtype]
+  if c.kind == "BoundingBoxes" then
+    return tv.BoundingBoxes(dt == torch.int64 and BOXES_I or BOXES_F, {format = c.format, canvas_size = c.canvas,
+      dtype = dt})
+  elseif c.kind == "KeyPoints" then
+    return tv.KeyPoints(POINTS, {canvas_size = c.canvas, dtype = dt})
+  end
+  local x = gen_image(c.shape, c.seed, dt)
+  if c.kind == "Mask" then return tv.Mask(x % 5) end
+  return c.kind == "Video" and tv.Video(x) or tv.Image(x)
+end
+
+local function v2_call(c, x)
+  local kw = c.kw or {}
+  if c.op == "elastic" then
+    return F.elastic(x, gen_disp(c.disp[1], c.disp[2], c.disp[3], c.disp[4]), kw)
+  end
+  return F[c.op](x, kw)
+end
+
+if has_v2 then
+  local names2 = {}
+  for k, c in pairs(R2) do
+    if c.op then names2[#names2 + 1] = k end
+  end
+  table.sort(names2)
+  for _, name in ipairs(names2) do
+    test("torchvision 0.26 reference: " .. name, function()
+      local c = R2[name]
+      local x = v2_input(c)
+      local y = v2_call(c, x)
+      check_eq(tv.kind(y), c.kind)
+      check_shape(y, c.out_shape)
+      if c.out_canvas then check_eq(y.canvas_size, c.out_canvas) end
+      if y.dtype == torch.uint8 or y.dtype == torch.int64 then
+        local diff = (y:double() - torch.tensor(c.out, {dtype = torch.float64}):view(c.out_shape)):abs()
+        -- masks are nearest-sampled (ties may pick the other neighbour);
+        -- integer boxes are truncated floats (an ulp may cross an integer)
+        check(diff:gt(1):double():mean():item() < 0.01, "values differ: max " .. diff:max():item())
+      else
+        check_close(y:double(), c.out, {atol = 1e-4, rtol = 1e-5})
+      end
+    end)
+  end
+end
+
+-- ---- closed-form geometry of boxes and keypoints ----
+
+-- fwd(p, angle, t, s, c): the point p rotated by angle (degrees; the y axis
+-- points down) and scaled by s about c, then moved by t
+local function fwd(p, angle, t, s, c)
+  local r = math.rad(angle)
+  local dx, dy = p[1] - c[1], p[2] - c[2]
+  return {c[1] + t[1] + s * (math.cos(r) * dx - math.sin(r) * dy), c[2] + t[2] + s * (math.sin(r) * dx + math.cos(r) * dy)}
+end
+
+test("affine moves keypoints by rotation, scale and translation about the center", function()
+  local kp = tv.KeyPoints(POINTS, {canvas_size = {17, 19}, dtype = torch.float64})
+  local y = F.affine(kp, 30, {2, -1}, 0.9, {0, 0})
+  local want = {}
+  for i, p in ipairs(POINTS) do want[i] = fwd(p, 30, {2, -1}, 0.9, {9.5, 8.5}) end
+  check_close(y, want, {atol = 1e-9})
+  check_eq(y.canvas_size, {17, 19})
+  -- an explicit center, and shear in x: x' = x - tan(shear) (y - cy)
+  y = F.affine(kp, 0, {0, 0}, 1, {20, 0}, {center = {3, 4}})
+  for i, p in ipairs(POINTS) do want[i] = {p[1] - math.tan(math.rad(20)) * (p[2] - 4), p[2]} end
+  check_close(y, want, {atol = 1e-9})
+  local out, cs = F.affine_keypoints(kp, {17, 19}, 10, {0, 0}, 1, 0)
+  check_eq(cs, {17, 19})
+  for i, p in ipairs(POINTS) do want[i] = fwd(p, 10, {0, 0}, 1, {9.5, 8.5}) end
+  check_close(out, want, {atol = 1e-9})
+end)
+
+test("rotate turns counter-clockwise on screen; expand shifts points into the grown canvas", function()
+  local kp = tv.KeyPoints({{19, 8.5}}, {canvas_size = {17, 19}, dtype = torch.float64})
+  -- the middle of the right edge goes to the middle of the top edge
+  check_close(F.rotate(kp, 90), {{9.5, 8.5 - 9.5}}, {atol = 1e-9})
+  local y = F.rotate(kp, 90, {expand = true})
+  check_eq(y.canvas_size, {19, 17})
+  check_close(y, {{8.5, 0}}, {atol = 1e-9})
+  -- the canvas holds the rotated image frame [0, 19] x [0, 17], rounded outwards
+  local out, cs = F.rotate_keypoints(kp, {17, 19}, 45, true)
+  local e = (9.5 + 8.5) * math.sqrt(0.5)
+  check_eq(cs, {math.ceil(8.5 + e) - math.floor(8.5 - e), math.ceil(9.5 + e) - math.floor(9.5 - e)})
+end)
+
+test("boxes become the enclosing box of their moved corners, clamped to the canvas", function()
+  local b = tv.BoundingBoxes({{4, 4, 8, 6}}, {format = "XYXY", canvas_size = {12, 12}, dtype = torch.float64})
+  local y = F.rotate(b, 90)
+  -- corners about (6, 6): x' = 6 + (y - 6), y' = 6 - (x - 6)
+  check_close(y, {{4, 4, 6, 8}}, {atol = 1e-9})
+  y = F.affine(b, 45, {0, 0}, 1, {0, 0})
+  local xs, ys = {}, {}
+  for _, p in ipairs({{4, 4}, {8, 4}, {8, 6}, {4, 6}}) do
+    local q = fwd(p, 45, {0, 0}, 1, {6, 6})
+    xs[#xs + 1], ys[#ys + 1] = q[1], q[2]
+  end
+  check_close(y, {{math.min(table.unpack(xs)), math.min(table.unpack(ys)), math.max(table.unpack(xs)),
+    math.max(table.unpack(ys))}}, {atol = 1e-9})
+  -- moved partly off the canvas: clamped
+  y = F.affine(b, 0, {-6, 7}, 1, {0, 0})
+  check_close(y, {{0, 11, 2, 12}}, {atol = 1e-9})
+  -- other formats convert through XYXY and back
+  local bw = tv.BoundingBoxes({{4, 4, 4, 2}}, {format = "XYWH", canvas_size = {12, 12}, dtype = torch.float64})
+  check_close(F.rotate(bw, 90), {{4, 4, 2, 4}}, {atol = 1e-9})
+  local bc = tv.BoundingBoxes({{6, 5, 4, 2}}, {format = "CXCYWH", canvas_size = {12, 12}, dtype = torch.float64})
+  check_close(F.rotate(bc, 90), {{5, 6, 2, 4}}, {atol = 1e-9})
+  -- integer boxes keep their dtype
+  local bi = tv.BoundingBoxes({{4, 4, 8, 6}}, {format = "XYXY", canvas_size = {12, 12}, dtype = torch.int64})
+  local yi = F.rotate(bi, 90)
+  check_eq(yi.dtype, torch.int64)
+  check_close(yi, {{4, 4, 6, 8}}, {atol = 1})
+end)
+
+test("a box around a pixel moves with the pixel (rotate and affine, nearest)", function()
+  local img = torch.zeros(1, 8, 8, {dtype = torch.uint8})
+  img[1][2][3] = 255 -- row 1, column 2 (0-based)
+  local b = tv.BoundingBoxes({{2, 1, 3, 2}}, {format = "XYXY", canvas_size = {8, 8}})
+  for _, a in ipairs({90, 180, 270}) do
+    local ri, rb = F.rotate(img, a), F.rotate(b, a)
+    local nz = ri[1]:nonzero()
+    check_eq(nz:size(1), 1)
+    local r, c = nz[1][1]:item() - 1, nz[1][2]:item() - 1
+    check_close(rb, {{c, r, c + 1, r + 1}}, {atol = 1e-5})
+  end
+  local ai, ab = F.affine(img, 0, {3, 2}, 1, 0), F.affine(b, 0, {3, 2}, 1, 0)
+  local nz = ai[1]:nonzero()
+  check_close(ab, {{nz[1][2]:item() - 1, nz[1][1]:item() - 1, nz[1][2]:item(), nz[1][1]:item()}})
+end)
+
+-- (torchvision sizes the boxes' canvas from the matrix about the pixel center
+-- and the image's from the matrix about the image center: the two can differ
+-- by one pixel after rounding; we keep its rule)
+test("expanding rotation: the whole-canvas box fills the new canvas, as the image does", function()
+  for _, a in ipairs({30, 45, 123, -70}) do
+    local b = tv.BoundingBoxes({{0, 0, 19, 17}}, {format = "XYXY", canvas_size = {17, 19}, dtype = torch.float64})
+    local img = torch.zeros(3, 17, 19)
+    local rb, ri = F.rotate(b, a, {expand = true}), F.rotate(img, a, {expand = true})
+    check(math.abs(rb.canvas_size[1] - ri:size(2)) <= 1 and math.abs(rb.canvas_size[2] - ri:size(3)) <= 1)
+    local v = rb[1]:totable()
+    check(v[1] < 1e-6 and v[2] < 1e-6, "box starts at the origin")
+    check(math.abs(v[3] - ri:size(3)) < 2 and math.abs(v[4] - ri:size(2)) < 2, "box spans the canvas")
+  end
+end)
+
+test("perspective maps startpoints onto endpoints (keypoints) and boxes enclose the moved corners", function()
+  local sp = {{0, 0}, {18, 0}, {18, 16}, {0, 16}}
+  local ep = {{2, 1}, {17, 3}, {15, 15}, {1, 13}}
+  local kp = tv.KeyPoints(sp, {canvas_size = {17, 19}, dtype = torch.float64})
+  check_close(F.perspective(kp, sp, ep), ep, {atol = 1e-4})
+  check_close(F.perspective_keypoints(kp, {17, 19}, sp, ep), ep, {atol = 1e-4})
+  local b = tv.BoundingBoxes({{0, 0, 18, 16}}, {format = "XYXY", canvas_size = {17, 19}, dtype = torch.float64})
+  check_close(F.perspective(b, sp, ep), {{1, 1, 17, 15}}, {atol = 1e-4})
+  check_close(F.perspective_bounding_boxes(b, "XYXY", {17, 19}, sp, ep), {{1, 1, 17, 15}}, {atol = 1e-4})
+end)
+
+test("elastic with no displacement keeps images, keypoints and (pixel-aligned) boxes", function()
+  local d = torch.zeros(1, 9, 11, 2)
+  local img = gen_image({3, 9, 11}, 3, torch.float32)
+  check_close(F.elastic(img, d), img, {atol = 1e-5})
+  local u8 = gen_image({3, 9, 11}, 4, torch.uint8)
+  check_eq(F.elastic(u8, d, {interpolation = "nearest"}):totable(), u8:totable())
+  local kp = tv.KeyPoints({{1, 2}, {10, 8}, {0, 0}}, {canvas_size = {9, 11}, dtype = torch.float32})
+  check_close(F.elastic(kp, d), {{1, 2}, {10, 8}, {0, 0}}, {atol = 1e-5})
+  local b = tv.BoundingBoxes({{1, 2, 5, 7}}, {format = "XYXY", canvas_size = {9, 11}, dtype = torch.float32})
+  check_close(F.elastic(b, d), {{1, 2, 5, 7}}, {atol = 1e-5})
+  -- float corners are rounded up to the pixel they touch first
+  b = tv.BoundingBoxes({{0.5, 1.25, 5, 6.5}}, {format = "XYXY", canvas_size = {9, 11}, dtype = torch.float32})
+  check_close(F.elastic(b, d), {{1, 2, 5, 7}}, {atol = 1e-5})
+  -- a constant displacement of one pixel to the right moves the content left
+  local shift = torch.zeros(1, 9, 11, 2)
+  shift:select(4, 1):fill(2 / 11)
+  local moved = F.elastic(u8, shift, {interpolation = "nearest"})
+  check_eq(moved:narrow(3, 1, 10):totable(), u8:narrow(3, 2, 10):totable())
+end)
