@@ -10,6 +10,7 @@ local v2 = {Transform = T.Transform, RandomTransform = T.RandomTransform}
 
 local FAMILIES = {
   "_container", -- Compose, RandomApply, RandomChoice, RandomOrder
+  "_warp", -- RandomRotation, RandomAffine, RandomPerspective, ElasticTransform
 }
 
 for _, family in ipairs(FAMILIES) do

@@ -126,6 +126,25 @@ function G.affine_output_size(m, w, h)
   return size[1], size[2]
 end
 
+-- affine_theta(angle, tx, ty, scale, shx, shy, cx, cy): the inverse
+-- matrices [N, 2, 3] of N affine maps (parameters as tensors [N], float64;
+-- the center cx, cy numbers in the centered convention), as affine_matrix
+-- computes one: the per-sample form of the same formula
+function G.affine_theta(angle, tx, ty, scale, shx, shy, cx, cy)
+  local k = math.pi / 180
+  local rot, sx, sy = angle * k, shx * k, shy * k
+  local cos_sy, tan_sx = sy:cos(), sx:tan()
+  local a = (rot - sy):cos() / cos_sy
+  local b = -(a * tan_sx + rot:sin())
+  local c = (rot - sy):sin() / cos_sy
+  local d = rot:cos() - c * tan_sx
+  local m1, m2, m4, m5 = d / scale, -b / scale, -c / scale, a / scale
+  local px, py = tx + cx, ty + cy
+  local m3 = -(m1 * px + m2 * py) + cx
+  local m6 = -(m4 * px + m5 * py) + cy
+  return torch.stack({torch.stack({m1, m2, m3}, 2), torch.stack({m4, m5, m6}, 2)}, 2)
+end
+
 -- solve(A, b): the solution of the n x n system A x = b (Gaussian
 -- elimination with partial pivoting, in double precision); nil when singular
 local function solve(A, b)

@@ -1,0 +1,179 @@
+-- torch.vision.transforms.v2._warp_batch -- per-sample draws of the random
+-- warps (_warp.lua with {per_sample=true}): for a batch [N, ...] of images,
+-- videos and masks, N independent parameter draws as tensors, N sampling
+-- grids built in one batched op and one grid sampling for the whole batch.
+-- Also the elastic displacement field (gaussian-blurred uniform noise, as
+-- torchvision draws it), which the one-draw path shares.
+local torch = require "torch"
+local nnF = require "torch.nn.functional"
+local tv = require "torch.vision.tv_tensors"
+local VU = require "torch.vision.transforms.v2._utils"
+local G = require "torch.vision.transforms.v2.functional._warp_geom"
+
+local WB = {}
+
+-- round_half_even(x): x rounded to an integer, ties to even (Python's round)
+function WB.round_half_even(x)
+  local f = math.floor(x)
+  local r = x - f
+  if r > 0.5 or (r == 0.5 and f % 2 == 1) then f = f + 1 end
+  return math.tointeger(f) or f
+end
+
+-- batch_size(self, flat): N, the first dim shared by the batch's images,
+-- videos and masks (an error for boxes, keypoints and unbatched images)
+function WB.batch_size(self, flat)
+  local cls = "v2." .. self:_get_name()
+  local n
+  for i = 1, flat.n do
+    local x = flat[i]
+    local k = tv.kind(x)
+    if k == "BoundingBoxes" or k == "KeyPoints" then
+      error(("%s: per_sample=true supports batches of images, videos and masks, not %s"):format(cls, k), 0)
+    end
+    if torch.is_tensor(x) then
+      local min_dim = k == "Mask" and 3 or 4
+      if x:dim() < min_dim then
+        error(("%s: per_sample=true needs a batch [N, ...] (an image batch is [N, C, H, W]), got %s %s"):format(
+          cls, k or "image", torch.pformat(x.shape)), 0)
+      end
+      if n and x:size(1) ~= n then
+        error(("%s: per_sample=true: the batch holds %d and %d samples"):format(cls, n, x:size(1)), 0)
+      end
+      n = x:size(1)
+    end
+  end
+  if not n then error(cls .. ": per_sample=true: no image, video or mask in the sample", 0) end
+  return n
+end
+
+-- uniform(n, a, b): n draws from U(a, b) as a float64 tensor
+local function uniform(n, a, b) return torch.rand(n, {dtype = torch.float64}) * (b - a) + a end
+
+local function zeros(n) return torch.zeros(n, {dtype = torch.float64}) end
+
+-- centered(self, h, w): the transform's center relative to the image center
+local function centered(self, h, w)
+  if not self.center then return 0.0, 0.0 end
+  return self.center[1] - 0.5 * w, self.center[2] - 0.5 * h
+end
+
+function WB.rotation_params(self, flat)
+  local n = WB.batch_size(self, flat)
+  local h, w = table.unpack(VU.query_size(flat, "v2.RandomRotation"))
+  local angle = uniform(n, self.degrees[1], self.degrees[2])
+  local cx, cy = centered(self, h, w)
+  local theta = G.affine_theta(-angle, zeros(n), zeros(n), zeros(n) + 1, zeros(n), zeros(n), cx, cy)
+  return {batch = true, n = n, angle = angle, theta = theta}
+end
+
+function WB.affine_params(self, flat)
+  local n = WB.batch_size(self, flat)
+  local h, w = table.unpack(VU.query_size(flat, "v2.RandomAffine"))
+  local p = {batch = true, n = n, angle = uniform(n, self.degrees[1], self.degrees[2])}
+  if self.translate then
+    local mx, my = self.translate[1] * w, self.translate[2] * h
+    p.tx, p.ty = uniform(n, -mx, mx):round(), uniform(n, -my, my):round()
+  else
+    p.tx, p.ty = zeros(n), zeros(n)
+  end
+  p.scale = self.scale and uniform(n, self.scale[1], self.scale[2]) or zeros(n) + 1
+  p.shx, p.shy = zeros(n), zeros(n)
+  if self.shear then
+    p.shx = uniform(n, self.shear[1], self.shear[2])
+    if #self.shear == 4 then p.shy = uniform(n, self.shear[3], self.shear[4]) end
+  end
+  local cx, cy = centered(self, h, w)
+  p.theta = G.affine_theta(p.angle, p.tx, p.ty, p.scale, p.shx, p.shy, cx, cy)
+  return p
+end
+
+function WB.perspective_params(self, flat)
+  local n = WB.batch_size(self, flat)
+  local h, w = table.unpack(VU.query_size(flat, "v2.RandomPerspective"))
+  local W = require "torch.vision.transforms.v2._warp"
+  local rows = {}
+  for i = 1, n do
+    local sp, ep = W._perspective_points(h, w, self.distortion_scale)
+    rows[i] = G.perspective_coeffs("v2.RandomPerspective", sp, ep)
+  end
+  local apply = torch.rand(n, {dtype = torch.float64}):lt(self.p)
+  return {batch = true, n = n, coefficients = torch.tensor(rows, {dtype = torch.float64}), apply = apply}
+end
+
+-- blur(x, k, sx, sy): x [N, 1, H, W] blurred by the k x k gaussian of
+-- standard deviations sx (along W) and sy (along H), reflect-padded, as
+-- torchvision's gaussian_blur (its separable factors)
+local function kernel1d(k, sigma)
+  local half = (k - 1) * 0.5
+  local x = torch.linspace(-half, half, k)
+  local pdf = (-(x / sigma):pow(2) * 0.5):exp()
+  return pdf / pdf:sum()
+end
+
+local function blur(x, k, sx, sy)
+  local p = k // 2
+  x = nnF.pad(x, {p, p, p, p}, "reflect")
+  x = nnF.conv2d(x, kernel1d(k, sx):view(1, 1, 1, k))
+  return nnF.conv2d(x, kernel1d(k, sy):view(1, 1, k, 1))
+end
+
+-- displacement(n, h, w, alpha, sigma): n displacement fields [n, h, w, 2]
+-- (float32): uniform noise in [-1, 1) per direction, blurred with the
+-- gaussian of sigma (kernel size int(8 sigma + 1), made odd) and scaled
+-- by alpha / size, as torchvision's ElasticTransform draws them
+function WB.displacement(n, h, w, alpha, sigma)
+  local function one(a, size)
+    local d = torch.rand(n, 1, h, w) * 2 - 1
+    if sigma[1] > 0 then
+      local k = math.floor(8 * sigma[1] + 1)
+      if k % 2 == 0 then k = k + 1 end
+      if k // 2 >= h or k // 2 >= w then
+        error(("v2.ElasticTransform: the blur kernel (%d pixels for sigma %g) needs an image larger than %dx%d")
+          :format(k, sigma[1], h, w), 0)
+      end
+      d = blur(d, k, sigma[1], sigma[2])
+    end
+    return d * (a / size)
+  end
+  local dx, dy = one(alpha[1], h), one(alpha[2], w)
+  return torch.cat({dx, dy}, 2):permute(1, 3, 4, 2):contiguous()
+end
+
+-- grid(self, params, dtype, device, h, w): the [N, h, w, 2] grids of the draws
+local function grid(params, dtype, device, h, w)
+  if params.theta then return G.affine_grid(params.theta:to({dtype = dtype, device = device}), w, h, w, h) end
+  if params.coefficients then
+    return G.perspective_grid(params.coefficients:to({dtype = dtype, device = device}), w, h)
+  end
+  return G.identity_grid(h, w, dtype, device) + params.displacement:to({dtype = dtype, device = device})
+end
+
+-- apply(self, inpt, params): the batch inpt with sample i warped by draw i
+function WB.apply(self, inpt, params)
+  local k = tv.kind(inpt)
+  local cls = "v2." .. self:_get_name()
+  local W = require "torch.vision.transforms.v2._warp"
+  local fill = W._get_fill(self.fill, inpt)
+  local x, mode = inpt, self.interpolation
+  local squeeze = false
+  if k == "Mask" then
+    mode = "nearest"
+    if x:dim() == 3 then x, squeeze = x:unsqueeze(2), true end
+  end
+  local is_bool = x.dtype == torch.bool
+  if is_bool then x = x:to(torch.uint8) end
+  local C, H, Wd = G.check_image(cls, x)
+  local fl = G.check_fill(cls, fill, C)
+  local out = G.apply_grid(x, grid(params, G.grid_dtype(x), x.device, H, Wd), mode, fl)
+  if params.apply then
+    local shape = {params.n}
+    for _ = 2, x:dim() do shape[#shape + 1] = 1 end
+    out = torch.where(params.apply:to(x.device):view(shape), out, x)
+  end
+  if is_bool then out = out:bool() end
+  if squeeze then out = out:squeeze(2) end
+  return k and tv.wrap(out, {like = inpt}) or out
+end
+
+return WB
