@@ -268,7 +268,144 @@ test("elastic with no displacement keeps images, keypoints and (pixel-aligned) b
   check_close(F.elastic(b, d), {{1, 2, 5, 7}}, {atol = 1e-5})
   -- a constant displacement of one pixel to the right moves the content left
   local shift = torch.zeros(1, 9, 11, 2)
-  shift:select(4, 1):fill(2 / 11)
+  shift:select(4, 1):fill_(2 / 11)
   local moved = F.elastic(u8, shift, {interpolation = "nearest"})
   check_eq(moved:narrow(3, 1, 10):totable(), u8:narrow(3, 2, 10):totable())
+end)
+
+-- ---- kinds, batches, dtypes, errors ----
+
+local SP = {{0, 0}, {18, 0}, {18, 16}, {0, 16}}
+local EP = {{2, 1}, {17, 3}, {15, 15}, {1, 13}}
+
+-- the four ops with fixed parameters, as functions of the input
+local D40 = gen_disp(17, 19, 40, 0.2)
+local OPS = {
+  affine = function(x, o) return F.affine(x, 30, {2, -1}, 0.9, {10, 5}, o) end,
+  rotate = function(x, o) return F.rotate(x, 37, o) end,
+  rotate_expand = function(x, o) o = o or {}; o.expand = true; return F.rotate(x, 37, o) end,
+  perspective = function(x, o) return F.perspective(x, SP, EP, o) end,
+  elastic = function(x, o) return F.elastic(x, D40, o) end,
+}
+local OP_NAMES = {"affine", "rotate", "rotate_expand", "perspective", "elastic"}
+
+test("masks are sampled with nearest: labels are never interpolated", function()
+  local labels = gen_image({17, 19}, 5, torch.uint8) % 5
+  for _, name in ipairs(OP_NAMES) do
+    local m = OPS[name](tv.Mask(labels), {interpolation = "bilinear", fill = 0})
+    check_eq(tv.kind(m), "Mask")
+    check_eq(m.dtype, torch.uint8)
+    check_eq(m:dim(), 2)
+    check(m:gt(4):sum():item() == 0, name .. ": a label that was not in the mask")
+    -- the mask kernel is the nearest image kernel
+    local img = OPS[name](labels:unsqueeze(1), {interpolation = "nearest", fill = 0})
+    check_eq(m:totable(), img:squeeze(1):totable(), name)
+  end
+  -- bool masks stay bool; 3-D masks keep their shape
+  local bm = F.rotate(tv.Mask(labels:gt(2)), 30)
+  check_eq(bm.dtype, torch.bool)
+  check_shape(F.affine_mask(labels:view(1, 17, 19), 10, {0, 0}, 1, 0), {1, 17, 19})
+  check_shape(F.rotate_mask(labels, 30, true), F.rotate(labels:view(1, 17, 19), 30, {expand = true}):squeeze(1).shape)
+  check_eq(F.perspective_mask(labels, SP, EP):totable(), F.perspective(labels:view(1, 17, 19), SP, EP, "nearest")
+    :squeeze(1):totable())
+  check_eq(F.elastic_mask(labels, gen_disp(17, 19, 40, 0.2)):totable(),
+    F.elastic(labels:view(1, 17, 19), gen_disp(17, 19, 40, 0.2), "nearest"):squeeze(1):totable())
+end)
+
+test("batches and videos: every image warps as it would alone", function()
+  for _, dt in ipairs({torch.uint8, torch.float32}) do
+    local batch = gen_image({2, 3, 3, 17, 19}, 6, dt)
+    for _, name in ipairs(OP_NAMES) do
+      local o = {interpolation = "bilinear", fill = {0.5, 0.25, 1}}
+      local y = OPS[name](batch, o)
+      check_eq(y:dim(), 5)
+      for i = 1, 2 do
+        for j = 1, 3 do check_close(y[i][j], OPS[name](batch[i][j], o), {atol = 1e-6}) end
+      end
+      local v = OPS[name](tv.Video(batch[1]), o)
+      check_eq(tv.kind(v), "Video")
+      check_close(v, y[1], {atol = 1e-6})
+    end
+  end
+end)
+
+test("float16 and float64 images keep their dtype and match float32", function()
+  local img = gen_image({3, 17, 19}, 7, torch.float32)
+  for _, name in ipairs(OP_NAMES) do
+    local want = OPS[name](img, {interpolation = "bilinear"})
+    local h = OPS[name](img:half(), {interpolation = "bilinear"})
+    check_eq(h.dtype, torch.float16)
+    check_close(h:float(), want, {atol = 2e-3})
+    local d = OPS[name](img:double(), {interpolation = "bilinear"})
+    check_eq(d.dtype, torch.float64)
+    check_close(d:float(), want, {atol = 1e-5})
+  end
+end)
+
+test("per-kind kernels have torchvision's signatures", function()
+  local img = gen_image({3, 17, 19}, 8, torch.float32)
+  check_close(F.affine_image(img, 30, {2, -1}, 0.9, {10, 5}), OPS.affine(img))
+  check_close(F.affine_video(img:view(1, 3, 17, 19), 30, {2, -1}, 0.9, {10, 5}), OPS.affine(img):view(1, 3, 17, 19))
+  check_close(F.rotate_image(img, 37, "bilinear", true), F.rotate(img, 37, {interpolation = "bilinear", expand = true}))
+  check_close(F.rotate_video(img, 37), OPS.rotate(img))
+  check_close(F.perspective_image(img, SP, EP), OPS.perspective(img))
+  check_close(F.perspective_video(img, SP, EP, "nearest", 1), F.perspective(img, SP, EP, "nearest", 1))
+  check_close(F.elastic_image(img, gen_disp(17, 19, 40, 0.2)), OPS.elastic(img))
+  check_close(F.elastic_video(img, gen_disp(17, 19, 40, 0.2)), OPS.elastic(img))
+  check(F.elastic_transform == F.elastic)
+  local b = tv.BoundingBoxes(BOXES_F, {format = "XYXY", canvas_size = {17, 19}})
+  check_close(F.affine_bounding_boxes(b, "XYXY", {17, 19}, 30, {2, -1}, 0.9, {10, 5}), OPS.affine(b))
+  local rb, cs = F.rotate_bounding_boxes(b, "XYXY", {17, 19}, 37, true)
+  local want = OPS.rotate_expand(b)
+  check_close(rb, want)
+  check_eq(cs, want.canvas_size)
+  check_close(F.perspective_bounding_boxes(b, "XYXY", {17, 19}, SP, EP), OPS.perspective(b))
+  check_close(F.elastic_bounding_boxes(b, "XYXY", {17, 19}, gen_disp(17, 19, 40, 0.2)), OPS.elastic(b))
+  local kp = tv.KeyPoints(POINTS, {canvas_size = {17, 19}})
+  check_close(F.elastic_keypoints(kp, {17, 19}, gen_disp(17, 19, 40, 0.2)), OPS.elastic(kp))
+  -- PIL integer constants and InterpolationMode strings
+  check_close(F.rotate(img, 37, 2), F.rotate(img, 37, "bilinear"))
+  check_close(F.rotate(img, 37, 0), F.rotate(img, 37, "NEAREST"))
+end)
+
+test("bad arguments are errors naming the function and the values", function()
+  local img = gen_image({3, 17, 19}, 9, torch.float32)
+  check_error(function() F.rotate(img, 30, "bicubic") end, "F.rotate: interpolation mode 'bicubic' is not supported")
+  check_error(function() F.rotate(img, 30, "cubic") end, "'cubic'")
+  check_error(function() F.affine(img, 30, {1}, 1, 0) end, "translate should be a list of 2 numbers")
+  check_error(function() F.affine(img, 30, {0, 0}, 0, 0) end, "scale should be a positive number, got 0")
+  check_error(function() F.affine(img, 30, {0, 0}) end, "missing argument 'scale'")
+  check_error(function() F.rotate(img, 30, {fill = {1, 2}}) end, "fill has 2 values")
+  check_error(function() F.rotate(img, 30, {fil = 1}) end, "unknown option 'fil'")
+  check_error(function() F.rotate(torch.zeros(3, 0, 5), 30) end, "F.rotate: the image has no pixels")
+  check_error(function() F.rotate(torch.zeros(5, 5), 30) end, "expected an image [..., C, H, W]")
+  check_error(function() F.rotate(torch.zeros(1, 5, 5, {dtype = torch.bool}), 30) end, "bool images")
+  check_error(function() F.elastic(img, torch.zeros(1, 17, 18, 2)) end, "displacement should have shape {1, 17, 19, 2}")
+  check_error(function() F.perspective(img, SP) end, "give startpoints and endpoints, or coefficients")
+  check_error(function() F.perspective(img, SP, {{0, 0}, {1, 1}}) end, "endpoints should be 4 points")
+  check_error(function() F.perspective(img, SP, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}) end, "define no perspective")
+  check_error(function() F.rotate_bounding_boxes(torch.zeros(2, 4), "XYZ", {5, 5}, 3) end, "format should be XYXY")
+  check_error(function() F.affine_keypoints(torch.zeros(2, 3), {5, 5}, 3, {0, 0}, 1, 0) end, "expected keypoints")
+  check_error(function() F.rotate("x", 3) end, "F.rotate: expected a tensor")
+end)
+
+test("empty batches and empty box sets pass through", function()
+  check_shape(F.rotate(torch.zeros(0, 3, 5, 6), 30), {0, 3, 5, 6})
+  local b = tv.BoundingBoxes(torch.zeros(0, 4), {format = "XYXY", canvas_size = {5, 6}})
+  check_shape(F.rotate(b, 30, {expand = true}), {0, 4})
+  check_shape(F.perspective(b, SP, EP), {0, 4})
+end)
+
+test("torch.compile of the functionals with fixed parameters gives the eager result", function()
+  local img = gen_image({2, 3, 17, 19}, 10, torch.float32)
+  local before = torch.compiler.stats().compiled_calls
+  for _, name in ipairs(OP_NAMES) do
+    local fn = function(x) return OPS[name](x, {interpolation = "bilinear", fill = 0.5}) end
+    local cf = torch.compile(fn)
+    local want = fn(img)
+    check_close(cf(img), want, {atol = 1e-5})
+    local img2 = gen_image({2, 3, 17, 19}, 11, torch.float32)
+    check_close(cf(img2), fn(img2), {atol = 1e-5})
+  end
+  check(torch.compiler.stats().compiled_calls >= before + #OP_NAMES, "every function was compiled")
 end)

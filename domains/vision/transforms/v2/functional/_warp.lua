@@ -32,10 +32,8 @@ local function image_checks(fname, img, mode, fill)
   return G.interpolation(fname, mode), G.check_fill(fname, fill, C), H, W
 end
 
--- theta(m, img): the inverse matrix m as a [1, 2, 3] tensor of img's grid dtype
-local function theta(m, img)
-  return torch.tensor({{{m[1], m[2], m[3]}, {m[4], m[5], m[6]}}}, {dtype = G.grid_dtype(img), device = img.device})
-end
+-- grid(m, img, w, h, ow, oh): the sampling grid of the inverse matrix m for img
+local function grid(m, img, w, h, ow, oh) return G.affine_grid_m(m, w, h, ow, oh, G.grid_dtype(img), img.device) end
 
 -- centered(center, w, h): a pixel center relative to the image center
 -- ({0, 0} when absent)
@@ -69,7 +67,7 @@ local function affine_image(fname, img, o)
   local mode, fill, H, W = image_checks(fname, img, o.interpolation or "nearest", o.fill)
   local angle, translate, scale, shear, center = G.affine_args(fname, o.angle, o.translate, o.scale, o.shear, o.center)
   local m = G.affine_matrix(centered(center, W, H), angle, translate, scale, shear)
-  return G.apply_grid(img, G.affine_grid(theta(m, img), W, H, W, H), mode, fill)
+  return G.apply_grid(img, grid(m, img, W, H, W, H), mode, fill)
 end
 
 -- affine_image(image, angle, translate, scale, shear[, interpolation="nearest", fill=nil, center=nil])
@@ -163,7 +161,7 @@ local function rotate_image(fname, img, o)
   local m = G.affine_matrix(centered(center, W, H), -angle, {0.0, 0.0}, 1.0, {0.0, 0.0})
   local ow, oh = W, H
   if expand then ow, oh = G.affine_output_size(m, W, H) end
-  return G.apply_grid(img, G.affine_grid(theta(m, img), W, H, ow, oh), mode, fill)
+  return G.apply_grid(img, grid(m, img, W, H, ow, oh), mode, fill)
 end
 
 -- rotate_image(image, angle[, interpolation="nearest", expand=false, center=nil, fill=nil])
@@ -241,8 +239,7 @@ local PERSP = {"startpoints", "endpoints", "interpolation", "fill", "coefficient
 local function perspective_image(fname, img, o)
   local mode, fill, H, W = image_checks(fname, img, o.interpolation or "bilinear", o.fill)
   local c = G.coefficients(fname, o.startpoints, o.endpoints, o.coefficients)
-  local coeffs = torch.tensor({c}, {dtype = G.grid_dtype(img), device = img.device})
-  return G.apply_grid(img, G.perspective_grid(coeffs, W, H), mode, fill)
+  return G.apply_grid(img, G.perspective_grid_c(c, W, H, G.grid_dtype(img), img.device), mode, fill)
 end
 
 -- perspective_image(image, startpoints, endpoints[, interpolation="bilinear", fill=nil, coefficients=nil])

@@ -225,30 +225,68 @@ function G.grid_dtype(img)
   return torch.float32
 end
 
--- centered(n, dtype, device, lo): n pixel centers lo, lo + 1, ... as a
--- tensor (torchvision's base grids)
+-- centers(n, lo, dtype, device): the n pixel centers lo, lo + 1, ... as a
+-- tensor (torchvision's base grids; arange, which torch.compile replays)
 local function centers(n, lo, dtype, device)
-  return torch.linspace(lo, lo + n - 1, n, {dtype = dtype, device = device})
+  return torch.arange(n, {dtype = dtype, device = device}) + lo
 end
 
--- affine_grid(theta, w, h, ow, oh): the [N, oh, ow, 2] sampling grid
--- (normalized, align_corners=false) of the inverse matrices theta [N, 2, 3]
--- in the centered convention, for a w x h input and an ow x oh output
+-- pair(gx, gy): the grid [..., 2] of the coordinates gx, gy (by
+-- broadcasting, not stack or cat, which torch.compile does not replay)
+local function pair(gx, gy)
+  local i = torch.arange(2, {dtype = gx.dtype, device = gx.device})
+  return gx:unsqueeze(-1) * (1 - i) + gy:unsqueeze(-1) * i
+end
+
+-- rounder(dtype): f32 for float32 grids (torchvision rounds its matrix
+-- entries to the grid's dtype), the identity otherwise
+local function rounder(dtype)
+  if dtype == torch.float32 then return f32 end
+  return function(x) return x end
+end
+
+-- affine_grid_m(m, w, h, ow, oh, dtype, device): the [1, oh, ow, 2]
+-- sampling grid (normalized, align_corners=false) of the inverse matrix m
+-- (six numbers, centered convention) for a w x h input and an ow x oh
+-- output, computed as torchvision computes it
+function G.affine_grid_m(m, w, h, ow, oh, dtype, device)
+  local r = rounder(dtype)
+  local hw, hh = r(0.5 * w), r(0.5 * h)
+  local xs = centers(ow, (1.0 - ow) * 0.5, dtype, device):view(1, 1, ow)
+  local ys = centers(oh, (1.0 - oh) * 0.5, dtype, device):view(1, oh, 1)
+  local gx = xs * r(r(m[1]) / hw) + ys * r(r(m[2]) / hw) + r(r(m[3]) / hw)
+  local gy = xs * r(r(m[4]) / hh) + ys * r(r(m[5]) / hh) + r(r(m[6]) / hh)
+  return pair(gx, gy)
+end
+
+-- perspective_grid_c(c, ow, oh, dtype, device): the [1, oh, ow, 2] grid of
+-- the eight perspective coefficients c (numbers)
+function G.perspective_grid_c(c, ow, oh, dtype, device)
+  local r = rounder(dtype)
+  local hw, hh = r(0.5 * ow), r(0.5 * oh)
+  local xs = centers(ow, 0.5, dtype, device):view(1, 1, ow)
+  local ys = centers(oh, 0.5, dtype, device):view(1, oh, 1)
+  local den = xs * r(c[7]) + ys * r(c[8]) + 1
+  local gx = (xs * r(r(c[1]) / hw) + ys * r(r(c[2]) / hw) + r(r(c[3]) / hw)) / den - 1
+  local gy = (xs * r(r(c[4]) / hh) + ys * r(r(c[5]) / hh) + r(r(c[6]) / hh)) / den - 1
+  return pair(gx, gy)
+end
+
+-- affine_grid(theta, w, h, ow, oh): as affine_grid_m for N inverse
+-- matrices theta [N, 2, 3] (a tensor of the grid's dtype): [N, oh, ow, 2]
 function G.affine_grid(theta, w, h, ow, oh)
   local dt, dev = theta.dtype, theta.device
   local N = theta:size(1)
   local xs = centers(ow, (1.0 - ow) * 0.5, dt, dev):view(1, 1, ow)
   local ys = centers(oh, (1.0 - oh) * 0.5, dt, dev):view(1, oh, 1)
-  local t = theta / torch.tensor({{0.5 * w}, {0.5 * h}}, {dtype = dt, device = dev})
-  local function row(r)
-    local tr = t:select(2, r)
-    return xs * tr:narrow(2, 1, 1):view(N, 1, 1) + ys * tr:narrow(2, 2, 1):view(N, 1, 1) + tr:narrow(2, 3, 1):view(N, 1, 1)
-  end
-  return torch.stack({row(1), row(2)}, 4)
+  local function k(row, col, half) return (theta:select(2, row):narrow(2, col, 1) / half):view(N, 1, 1) end
+  local gx = xs * k(1, 1, 0.5 * w) + ys * k(1, 2, 0.5 * w) + k(1, 3, 0.5 * w)
+  local gy = xs * k(2, 1, 0.5 * h) + ys * k(2, 2, 0.5 * h) + k(2, 3, 0.5 * h)
+  return pair(gx, gy)
 end
 
--- perspective_grid(coeffs, ow, oh): the [N, oh, ow, 2] grid of the
--- perspective coefficients coeffs [N, 8] (a tensor of the grid's dtype)
+-- perspective_grid(coeffs, ow, oh): as perspective_grid_c for N sets of
+-- coefficients coeffs [N, 8] (a tensor of the grid's dtype)
 function G.perspective_grid(coeffs, ow, oh)
   local dt, dev = coeffs.dtype, coeffs.device
   local N = coeffs:size(1)
@@ -258,15 +296,26 @@ function G.perspective_grid(coeffs, ow, oh)
   local den = xs * k(7) + ys * k(8) + 1
   local gx = (xs * (k(1) / (0.5 * ow)) + ys * (k(2) / (0.5 * ow)) + k(3) / (0.5 * ow)) / den - 1
   local gy = (xs * (k(4) / (0.5 * oh)) + ys * (k(5) / (0.5 * oh)) + k(6) / (0.5 * oh)) / den - 1
-  return torch.stack({gx, gy}, 4)
+  return pair(gx, gy)
 end
 
 -- identity_grid(h, w, dtype, device): the [1, h, w, 2] grid that samples
--- every pixel at its center
+-- every pixel at its center: (2 i + 1 - n) / n along each axis
 function G.identity_grid(h, w, dtype, device)
-  local xs = torch.linspace((1 - w) / w, (w - 1) / w, w, {dtype = dtype, device = device})
-  local ys = torch.linspace((1 - h) / h, (h - 1) / h, h, {dtype = dtype, device = device})
-  return torch.stack({xs:view(1, w):expand(h, w), ys:view(h, 1):expand(h, w)}, 3):unsqueeze(1)
+  local xs = (torch.arange(w, {dtype = dtype, device = device}) * 2 + (1 - w)) / w
+  local ys = (torch.arange(h, {dtype = dtype, device = device}) * 2 + (1 - h)) / h
+  return pair(xs:view(1, 1, w), ys:view(1, h, 1))
+end
+
+-- fill_tensor(fill, dtype, device): the fill values as a [1, #fill, 1, 1]
+-- tensor (made by full and arange, which torch.compile replays)
+local function fill_tensor(fill, dtype, device)
+  local f = torch.full({1, 1, 1, 1}, fill[1], {dtype = dtype, device = device})
+  if #fill == 1 then return f end
+  local ch = torch.arange(#fill, {dtype = dtype, device = device}):view(1, #fill, 1, 1)
+  f = f:expand(1, #fill, 1, 1)
+  for i = 2, #fill do f = torch.where(ch:eq(i - 1), fill[i], f) end
+  return f
 end
 
 -- check_fill(fname, fill, channels): fill as nil (none), or a list of
@@ -323,12 +372,12 @@ function G.apply_grid(img, grid, mode, fill)
     local inner = B // G_
     grid = grid:unsqueeze(2):expand(G_, inner, oh, ow, 2):reshape(B, oh, ow, 2)
   end
-  if fill then fx = torch.cat({fx, torch.ones(B, 1, H, W, {dtype = dt, device = x.device})}, 2) end
-  local out = nnF.grid_sample(fx, grid, {mode = mode, padding_mode = "zeros", align_corners = false})
+  local opts = {mode = mode, padding_mode = "zeros", align_corners = false}
+  local out = nnF.grid_sample(fx, grid, opts)
   if fill then
-    local mask = out:narrow(2, C + 1, 1)
-    out = out:narrow(2, 1, C)
-    local f = torch.tensor(fill, {dtype = dt, device = x.device}):view(1, #fill, 1, 1)
+    -- the sampled mask of ones: 1 inside, 0 outside, blended at the border
+    local mask = nnF.grid_sample(torch.ones(B, 1, H, W, {dtype = dt, device = x.device}), grid, opts)
+    local f = fill_tensor(fill, dt, x.device)
     if mode == "nearest" then
       out = torch.where(mask:lt(0.5), f:expand(B, C, oh, ow), out)
     else
