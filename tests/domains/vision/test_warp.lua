@@ -401,6 +401,8 @@ test("torch.compile of the functionals with fixed parameters gives the eager res
   local before = torch.compiler.stats().compiled_calls
   for _, name in ipairs(OP_NAMES) do
     local fn = function(x) return OPS[name](x, {interpolation = "bilinear", fill = 0.5}) end
+    -- (the JIT finds tensors among the upvalues of fn itself, not of the functions it calls)
+    if name == "elastic" then fn = function(x) return F.elastic(x, D40, {interpolation = "bilinear", fill = 0.5}) end end
     local cf = torch.compile(fn)
     local want = fn(img)
     check_close(cf(img), want, {atol = 1e-5})
