@@ -411,3 +411,181 @@ test("torch.compile of the functionals with fixed parameters gives the eager res
   end
   check(torch.compiler.stats().compiled_calls >= before + #OP_NAMES, "every function was compiled")
 end)
+
+-- ---- the transform classes ----
+
+local function flat_of(...)
+  local t = table.pack(...)
+  return t
+end
+
+test("RandomRotation and RandomAffine draw their parameters in torchvision's ranges", function()
+  torch.manual_seed(3)
+  local img = torch.zeros(3, 20, 30)
+  local rr = v2.RandomRotation(15)
+  check_eq(rr.degrees, {-15.0, 15.0})
+  for _ = 1, 50 do
+    local a = rr:make_params(flat_of(img)).angle
+    check(a >= -15 and a <= 15)
+  end
+  local ra = v2.RandomAffine({-5, 10}, {0.2, 0.1}, {0.5, 1.5}, {-3, 3, 4, 8})
+  local seen_neg = false
+  for _ = 1, 100 do
+    local p = ra:make_params(flat_of(img))
+    check(p.angle >= -5 and p.angle <= 10)
+    check(math.type(p.translate[1]) == "integer" and math.abs(p.translate[1]) <= 6, "tx within 0.2 * 30")
+    check(math.type(p.translate[2]) == "integer" and math.abs(p.translate[2]) <= 2, "ty within 0.1 * 20")
+    seen_neg = seen_neg or p.translate[1] < 0
+    check(p.scale >= 0.5 and p.scale <= 1.5)
+    check(p.shear[1] >= -3 and p.shear[1] <= 3 and p.shear[2] >= 4 and p.shear[2] <= 8)
+  end
+  check(seen_neg, "translations in both directions")
+  local p = v2.RandomAffine(0):make_params(flat_of(img))
+  check_eq({p.translate, p.scale, p.shear}, {{0, 0}, 1.0, {0.0, 0.0}})
+  p = v2.RandomAffine(0, false, false, 7):make_params(flat_of(img))
+  check(math.abs(p.shear[1]) <= 7 and p.shear[2] == 0)
+  check_error(function() v2.RandomRotation(-3) end, "must be positive")
+  check_error(function() v2.RandomAffine(3, {0.2, 1.5}) end, "translate values should be in [0, 1]")
+  check_error(function() v2.RandomAffine(3, false, {0, 1}) end, "scale values should be positive")
+  check_error(function() v2.RandomAffine(3, false, false, {1, 2, 3}) end, "shear should be a number or a list of 2 or 4")
+  check_error(function() v2.RandomRotation(3, "bicubic") end, "v2.RandomRotation: interpolation mode 'bicubic'")
+  check_error(function() v2.RandomRotation(3, {fill = {Imag = 1}}) end, "fill keys are kind names")
+  check_error(function() v2.RandomRotation(3, {expnd = true}) end, "unknown option 'expnd'")
+end)
+
+test("RandomPerspective moves each corner inward by at most distortion_scale of half the size", function()
+  torch.manual_seed(4)
+  local img = torch.zeros(3, 21, 30)
+  local t = v2.RandomPerspective(0.6, 1.0)
+  for _ = 1, 30 do
+    local p = t:make_params(flat_of(img))
+    local ep = p.endpoints
+    local bw, bh = math.floor(0.6 * 15) + 1, math.floor(0.6 * 10) + 1
+    check(ep[1][1] >= 0 and ep[1][1] < bw and ep[1][2] >= 0 and ep[1][2] < bh)
+    check(ep[2][1] >= 30 - bw and ep[2][1] < 30 and ep[2][2] < bh)
+    check(ep[3][1] >= 30 - bw and ep[3][2] >= 21 - bh and ep[3][2] < 21)
+    check(ep[4][1] < bw and ep[4][2] >= 21 - bh)
+    check_eq(p.startpoints, {{0, 0}, {29, 0}, {29, 20}, {0, 20}})
+  end
+  local x = gen_image({3, 21, 30}, 12, torch.float32)
+  check_eq(v2.RandomPerspective(0.5, 0)(x), x) -- p = 0: unchanged
+  check_error(function() v2.RandomPerspective(1.5) end, "distortion_scale should be a number in [0, 1]")
+end)
+
+test("ElasticTransform's displacement is blurred uniform noise scaled by alpha / size", function()
+  local img = torch.zeros(3, 30, 26)
+  -- no blur: uniform in [-alpha / H, alpha / H) and [-alpha / W, alpha / W)
+  local t = v2.ElasticTransform(8, 0)
+  local d = t:make_params(flat_of(img)).displacement
+  check_shape(d, {1, 30, 26, 2})
+  check(d:select(4, 1):abs():max():item() <= 8 / 30 and d:select(4, 2):abs():max():item() <= 8 / 26)
+  check(d:select(4, 1):abs():max():item() > 0.2)
+  -- blurred: the same noise through the 2-D gaussian of torchvision's definition
+  torch.manual_seed(5)
+  local e = v2.ElasticTransform({alpha = 10, sigma = 1.5}):make_params(flat_of(img)).displacement
+  torch.manual_seed(5)
+  local k = math.floor(8 * 1.5 + 1)
+  k = k % 2 == 0 and k + 1 or k
+  local w = {}
+  local s = 0
+  for i = 1, k do
+    local x = i - 1 - (k - 1) / 2
+    w[i] = math.exp(-0.5 * (x / 1.5) ^ 2)
+    s = s + w[i]
+  end
+  local k1 = torch.tensor(w) / s
+  local k2 = k1:view(k, 1) * k1:view(1, k)
+  local function blurred(noise, scale)
+    local padded = torch.nn.functional.pad(noise, {k // 2, k // 2, k // 2, k // 2}, "reflect")
+    return torch.nn.functional.conv2d(padded, k2:view(1, 1, k, k)) * scale
+  end
+  local nx = torch.rand(1, 1, 30, 26) * 2 - 1
+  local wantx = blurred(nx, 10 / 30)
+  local ny = torch.rand(1, 1, 30, 26) * 2 - 1
+  local wanty = blurred(ny, 10 / 26)
+  check_close(e:select(4, 1), wantx:view(1, 30, 26), {atol = 1e-6})
+  check_close(e:select(4, 2), wanty:view(1, 30, 26), {atol = 1e-6})
+  check_error(function() v2.ElasticTransform(50, 5)(torch.zeros(3, 10, 10)) end, "needs an image larger than 10x10")
+end)
+
+test("one draw moves the image, its mask and its boxes together", function()
+  local img = tv.Image(gen_image({3, 17, 19}, 13, torch.float32))
+  local mask = tv.Mask(gen_image({17, 19}, 14, torch.uint8) % 5)
+  local boxes = tv.BoundingBoxes(BOXES_F, {format = "XYXY", canvas_size = {17, 19}})
+  local kp = tv.KeyPoints(POINTS, {canvas_size = {17, 19}})
+  for _, t in ipairs({v2.RandomRotation(40, "bilinear"), v2.RandomAffine(30, {0.1, 0.1}, {0.8, 1.2}, 10),
+    v2.RandomPerspective(0.5, 1, "bilinear", {fill = {Image = 0.5, Mask = 7}}), v2.ElasticTransform(30, 3)}) do
+    torch.manual_seed(6)
+    local out = t({image = img, target = {mask = mask, boxes = boxes, points = kp, label = 3}})
+    torch.manual_seed(6)
+    local p = t:make_params(flat_of(img, mask, boxes, kp))
+    local name = t:_get_name()
+    local fill = name == "RandomPerspective" and 0.5 or 0
+    local mfill = name == "RandomPerspective" and 7 or 0
+    local want_img, want_mask, want_boxes, want_kp
+    if name == "RandomRotation" then
+      want_img = F.rotate(img, p.angle, "bilinear", false, false, fill)
+      want_mask, want_boxes, want_kp = F.rotate(mask, p.angle), F.rotate(boxes, p.angle), F.rotate(kp, p.angle)
+    elseif name == "RandomAffine" then
+      local args = {p.angle, p.translate, p.scale, p.shear}
+      want_img = F.affine(img, args[1], args[2], args[3], args[4], "nearest", fill)
+      want_mask = F.affine(mask, table.unpack(args))
+      want_boxes, want_kp = F.affine(boxes, table.unpack(args)), F.affine(kp, table.unpack(args))
+    elseif name == "RandomPerspective" then
+      want_img = F.perspective(img, p.startpoints, p.endpoints, "bilinear", fill)
+      want_mask = F.perspective(mask, p.startpoints, p.endpoints, {fill = mfill})
+      want_boxes, want_kp = F.perspective(boxes, p.startpoints, p.endpoints), F.perspective(kp, p.startpoints, p.endpoints)
+    else
+      want_img = F.elastic(img, p.displacement, "bilinear", fill)
+      want_mask = F.elastic(mask, p.displacement, {fill = mfill})
+      want_boxes, want_kp = F.elastic(boxes, p.displacement), F.elastic(kp, p.displacement)
+    end
+    check_eq(out.target.label, 3)
+    check_eq(tv.kind(out.image), "Image")
+    check_close(out.image, want_img, {atol = 1e-6})
+    check_eq(out.target.mask:totable(), want_mask:totable(), name)
+    check_close(out.target.boxes, want_boxes, {atol = 1e-5})
+    check_eq(out.target.boxes.canvas_size, {17, 19})
+    check_close(out.target.points, want_kp, {atol = 1e-5})
+  end
+  -- expand grows the canvas of image, mask and boxes alike
+  local out_img, out_mask, out_boxes = v2.RandomRotation({50, 50}, {expand = true})(img, mask, boxes)
+  check_eq({out_img:size(2), out_img:size(3)}, {out_mask:size(1), out_mask:size(2)})
+  check(math.abs(out_boxes.canvas_size[1] - out_img:size(2)) <= 1)
+end)
+
+test("without per_sample a batch shares one draw", function()
+  local batch = gen_image({3, 3, 17, 19}, 15, torch.float32)
+  torch.manual_seed(7)
+  local t = v2.RandomAffine(30, {0.1, 0.1}, {0.8, 1.2}, 10, "bilinear")
+  local out = t(batch)
+  torch.manual_seed(7)
+  local p = t:make_params(flat_of(batch))
+  for i = 1, 3 do
+    check_close(out[i], F.affine(batch[i], p.angle, p.translate, p.scale, p.shear, "bilinear", 0), {atol = 1e-6})
+  end
+end)
+
+if has_v2 then
+  test("torchvision 0.26 reference: transforms with fixed draws on a sample", function()
+    local img = tv.Image(gen_image({3, 17, 19}, 50, torch.float32))
+    local mask = tv.Mask(gen_image({17, 19}, 51, torch.uint8) % 5)
+    local boxes = tv.BoundingBoxes(BOXES_F, {format = "XYXY", canvas_size = {17, 19}})
+    local ts = {
+      sample_random_affine = v2.RandomAffine({20, 20}, false, {1.1, 1.1}, {5, 5, 3, 3}, "bilinear",
+        {fill = {Image = 0.5, Mask = 9}}),
+      sample_random_rotation = v2.RandomRotation({30, 30}, "bilinear", true),
+    }
+    for name, t in pairs(ts) do
+      local c = R2[name]
+      local oi, om, ob = t(img, mask, boxes)
+      check_shape(oi, c.image_shape)
+      check_close(oi:double(), c.image, {atol = 1e-5})
+      check_shape(om, c.mask_shape)
+      local diff = (om:double() - torch.tensor(c.mask, {dtype = torch.float64}):view(c.mask_shape)):abs()
+      check(diff:gt(0):double():mean():item() < 0.01)
+      check_close(ob:double(), c.boxes, {atol = 1e-4})
+      check_eq(ob.canvas_size, c.canvas)
+    end
+  end)
+end
