@@ -589,3 +589,99 @@ if has_v2 then
     end
   end)
 end
+
+-- ---- per_sample ----
+
+test("per_sample: each image of a batch gets its own draw, equal to the functional with it", function()
+  local batch = gen_image({4, 3, 17, 19}, 16, torch.float32)
+  local masks = tv.Mask(gen_image({4, 17, 19}, 17, torch.uint8) % 5)
+  local cases = {
+    v2.RandomRotation(40, "bilinear", {fill = {tensor = {0.2, 0.4, 0.6}, Mask = 3}, per_sample = true}),
+    v2.RandomRotation(40, {center = {3, 5}, per_sample = true}),
+    v2.RandomAffine(30, {0.2, 0.1}, {0.7, 1.3}, {-5, 5, -8, 8}, "bilinear", {fill = 0.5, per_sample = true}),
+    v2.RandomPerspective(0.6, 0.5, "bilinear", {per_sample = true}),
+    v2.ElasticTransform(20, 2, {per_sample = true}),
+  }
+  for ci, t in ipairs(cases) do
+    torch.manual_seed(8 + ci)
+    local out_img, out_mask = t(batch, masks)
+    torch.manual_seed(8 + ci)
+    local p = t:make_params(flat_of(batch, masks))
+    check(p.batch and p.n == 4)
+    local name = t:_get_name()
+    local distinct = false
+    for i = 1, 4 do
+      local x, m = batch[i], masks[i]
+      local get_fill = require("torch.vision.transforms.v2._warp")._get_fill
+      local fill, mfill = get_fill(t.fill, batch), get_fill(t.fill, masks)
+      local wi, wm
+      if name == "RandomRotation" then
+        local a = p.angle[i]:item()
+        wi = F.rotate(x, a, t.interpolation, false, t.center, fill)
+        wm = F.rotate_mask(m, a, false, t.center, mfill)
+      elseif name == "RandomAffine" then
+        local args = {p.angle[i]:item(), {p.tx[i]:item(), p.ty[i]:item()}, p.scale[i]:item(),
+          {p.shx[i]:item(), p.shy[i]:item()}}
+        wi = F.affine(x, args[1], args[2], args[3], args[4], t.interpolation, fill)
+        wm = F.affine_mask(m, args[1], args[2], args[3], args[4], mfill)
+        check(math.abs(args[2][1]) <= 0.2 * 19 + 0.5 and args[2][1] == math.floor(args[2][1]))
+      elseif name == "RandomPerspective" then
+        local c = p.coefficients[i]:totable()
+        if p.apply[i]:item() then
+          wi = F.perspective(x, false, false, t.interpolation, fill, c)
+          wm = F.perspective_mask(m, false, false, mfill, c)
+        else
+          wi, wm = x, m
+        end
+      else
+        local d = p.displacement:narrow(1, i, 1)
+        wi = F.elastic(x, d, t.interpolation, fill)
+        wm = F.elastic_mask(m, d, mfill)
+      end
+      check_close(out_img[i], wi, {atol = 1e-5})
+      local mdiff = out_mask[i]:ne(wm):double():mean():item()
+      check(mdiff < 0.01, name .. ": mask differs on " .. mdiff * 100 .. "% of pixels")
+      if i > 1 and (out_img[i] - out_img[1]):abs():max():item() > 0 then distinct = true end
+    end
+    check_eq(tv.kind(out_mask), "Mask")
+    check(distinct or name == "RandomPerspective", name .. ": the draws differ between images")
+  end
+end)
+
+test("per_sample: uint8 batches, videos [N, T, C, H, W] and the probability per image", function()
+  local batch = gen_image({3, 3, 17, 19}, 18, torch.uint8)
+  local t = v2.RandomAffine(25, {per_sample = true})
+  torch.manual_seed(20)
+  local out = t(batch)
+  torch.manual_seed(20)
+  local p = t:make_params(flat_of(batch))
+  for i = 1, 3 do
+    local want = F.affine(batch[i], p.angle[i]:item(), {0, 0}, 1, 0, "nearest", 0)
+    check(out[i]:ne(want):double():mean():item() < 0.01)
+  end
+  local video = tv.Video(gen_image({2, 4, 3, 11, 13}, 19, torch.float32))
+  local rv = v2.RandomRotation(30, "bilinear", {per_sample = true})
+  torch.manual_seed(21)
+  local ov = rv(video)
+  torch.manual_seed(21)
+  local pv = rv:make_params(flat_of(video))
+  check_eq(tv.kind(ov), "Video")
+  for i = 1, 2 do check_close(ov[i], F.rotate(video[i], pv.angle[i]:item(), "bilinear", false, false, 0), {atol = 1e-5}) end
+  -- p = 0 leaves every image, p = 1 none
+  local imgs = gen_image({5, 3, 17, 19}, 22, torch.float32)
+  check_close(v2.RandomPerspective(0.5, 0, {per_sample = true})(imgs), imgs)
+  local moved = v2.RandomPerspective(0.5, 1, {per_sample = true})(imgs)
+  for i = 1, 5 do check((moved[i] - imgs[i]):abs():max():item() > 0) end
+end)
+
+test("per_sample: unsupported inputs are clear errors", function()
+  local batch = torch.zeros(2, 3, 8, 8)
+  local boxes = tv.BoundingBoxes({{1, 1, 3, 3}}, {format = "XYXY", canvas_size = {8, 8}})
+  check_error(function() v2.RandomRotation(10, {per_sample = true})(batch, boxes) end,
+    "v2.RandomRotation: per_sample=true supports batches of images, videos and masks, not BoundingBoxes")
+  check_error(function() v2.RandomAffine(10, {per_sample = true})(torch.zeros(3, 8, 8)) end,
+    "per_sample=true needs a batch [N, ...]")
+  check_error(function() v2.RandomRotation(10, {expand = true, per_sample = true}) end, "needs expand=false")
+  check_error(function() v2.RandomAffine(10, {per_sample = true})(batch, tv.Mask(torch.zeros(3, 8, 8))) end,
+    "the batch holds 2 and 3 samples")
+end)
