@@ -9,6 +9,7 @@ local nnF = require "torch.nn.functional"
 local tv = require "torch.vision.tv_tensors"
 local VU = require "torch.vision.transforms.v2._utils"
 local G = require "torch.vision.transforms.v2.functional._warp_geom"
+local S = require "torch.vision.transforms.v2.functional._warp_sample"
 
 local WB = {}
 
@@ -140,13 +141,12 @@ function WB.displacement(n, h, w, alpha, sigma)
   return torch.cat({dx, dy}, 2):permute(1, 3, 4, 2):contiguous()
 end
 
--- grid(self, params, dtype, device, h, w): the [N, h, w, 2] grids of the draws
-local function grid(params, dtype, device, h, w)
-  if params.theta then return G.affine_grid(params.theta:to({dtype = dtype, device = device}), w, h, w, h) end
-  if params.coefficients then
-    return G.perspective_grid(params.coefficients:to({dtype = dtype, device = device}), w, h)
-  end
-  return G.identity_grid(h, w, dtype, device) + params.displacement:to({dtype = dtype, device = device})
+-- spec(params, dtype, device, h, w): the warps of the draws (see
+-- _warp_sample.lua's warp)
+local function spec(params, dtype, device, h, w)
+  if params.theta then return {theta = params.theta, w = w, h = h, ow = w, oh = h} end
+  if params.coefficients then return {coeffs = params.coefficients, ow = w, oh = h} end
+  return {grid = G.identity_grid(h, w, dtype, device) + params.displacement:to({dtype = dtype, device = device})}
 end
 
 -- apply(self, inpt, params): the batch inpt with sample i warped by draw i
@@ -165,7 +165,7 @@ function WB.apply(self, inpt, params)
   if is_bool then x = x:to(torch.uint8) end
   local C, H, Wd = G.check_image(cls, x)
   local fl = G.check_fill(cls, fill, C)
-  local out = G.apply_grid(x, grid(params, G.grid_dtype(x), x.device, H, Wd), mode, fl)
+  local out = S.warp(x, spec(params, G.grid_dtype(x), x.device, H, Wd), mode, fl)
   if params.apply then
     local shape = {params.n}
     for _ = 2, x:dim() do shape[#shape + 1] = 1 end

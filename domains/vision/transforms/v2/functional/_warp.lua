@@ -10,6 +10,7 @@ local U = require "torch.nn.util"
 local D = require "torch.vision.transforms.v2.functional._dispatch"
 local G = require "torch.vision.transforms.v2.functional._warp_geom"
 local B = require "torch.vision.transforms.v2.functional._warp_boxes"
+local S = require "torch.vision.transforms.v2.functional._warp_sample"
 
 local F = {}
 
@@ -32,8 +33,6 @@ local function image_checks(fname, img, mode, fill)
   return G.interpolation(fname, mode), G.check_fill(fname, fill, C), H, W
 end
 
--- grid(m, img, w, h, ow, oh): the sampling grid of the inverse matrix m for img
-local function grid(m, img, w, h, ow, oh) return G.affine_grid_m(m, w, h, ow, oh, G.grid_dtype(img), img.device) end
 
 -- centered(center, w, h): a pixel center relative to the image center
 -- ({0, 0} when absent)
@@ -67,7 +66,7 @@ local function affine_image(fname, img, o)
   local mode, fill, H, W = image_checks(fname, img, o.interpolation or "nearest", o.fill)
   local angle, translate, scale, shear, center = G.affine_args(fname, o.angle, o.translate, o.scale, o.shear, o.center)
   local m = G.affine_matrix(centered(center, W, H), angle, translate, scale, shear)
-  return G.apply_grid(img, grid(m, img, W, H, W, H), mode, fill)
+  return S.warp(img, {m = m, w = W, h = H, ow = W, oh = H}, mode, fill)
 end
 
 -- affine_image(image, angle, translate, scale, shear[, interpolation="nearest", fill=nil, center=nil])
@@ -161,7 +160,7 @@ local function rotate_image(fname, img, o)
   local m = G.affine_matrix(centered(center, W, H), -angle, {0.0, 0.0}, 1.0, {0.0, 0.0})
   local ow, oh = W, H
   if expand then ow, oh = G.affine_output_size(m, W, H) end
-  return G.apply_grid(img, grid(m, img, W, H, ow, oh), mode, fill)
+  return S.warp(img, {m = m, w = W, h = H, ow = ow, oh = oh}, mode, fill)
 end
 
 -- rotate_image(image, angle[, interpolation="nearest", expand=false, center=nil, fill=nil])
@@ -239,7 +238,7 @@ local PERSP = {"startpoints", "endpoints", "interpolation", "fill", "coefficient
 local function perspective_image(fname, img, o)
   local mode, fill, H, W = image_checks(fname, img, o.interpolation or "bilinear", o.fill)
   local c = G.coefficients(fname, o.startpoints, o.endpoints, o.coefficients)
-  return G.apply_grid(img, G.perspective_grid_c(c, W, H, G.grid_dtype(img), img.device), mode, fill)
+  return S.warp(img, {c = c, ow = W, oh = H}, mode, fill)
 end
 
 -- perspective_image(image, startpoints, endpoints[, interpolation="bilinear", fill=nil, coefficients=nil])
@@ -330,7 +329,7 @@ local function elastic_image(fname, img, o)
   check_displacement(fname, o.displacement, H, W)
   local dt = G.grid_dtype(img)
   local grid = G.identity_grid(H, W, dt, img.device) + o.displacement:to({dtype = dt, device = img.device})
-  return G.apply_grid(img, grid, mode, fill)
+  return S.warp(img, {grid = grid}, mode, fill)
 end
 
 -- elastic_image(image, displacement[, interpolation="bilinear", fill=nil])

@@ -1,12 +1,11 @@
 -- torch.vision.transforms.v2.functional._warp_geom -- the geometry behind
 -- affine, rotate, perspective and elastic (functional/_warp.lua): the
 -- affine matrices in torchvision's convention, the canvas of an expanding
--- rotation, perspective coefficients from four point pairs, sampling grids
--- (one per sample of a batch where parameters are tensors) and the grid
--- sampling of images with torchvision's fill rule. Coordinates are pixels,
--- 0-based and continuous; angles are degrees. No dispatch and no kinds here.
+-- rotation, perspective coefficients from four point pairs and sampling
+-- grids (one per sample of a batch where parameters are tensors); the
+-- sampling itself is _warp_sample.lua. Coordinates are pixels, 0-based and
+-- continuous; angles are degrees. No dispatch and no kinds here.
 local torch = require "torch"
-local nnF = require "torch.nn.functional"
 
 local G = {}
 
@@ -240,7 +239,7 @@ end
 
 -- rounder(dtype): f32 for float32 grids (torchvision rounds its matrix
 -- entries to the grid's dtype), the identity otherwise
-local function rounder(dtype)
+function G.rounder(dtype)
   if dtype == torch.float32 then return f32 end
   return function(x) return x end
 end
@@ -250,7 +249,7 @@ end
 -- (six numbers, centered convention) for a w x h input and an ow x oh
 -- output, computed as torchvision computes it
 function G.affine_grid_m(m, w, h, ow, oh, dtype, device)
-  local r = rounder(dtype)
+  local r = G.rounder(dtype)
   local hw, hh = r(0.5 * w), r(0.5 * h)
   local xs = centers(ow, (1.0 - ow) * 0.5, dtype, device):view(1, 1, ow)
   local ys = centers(oh, (1.0 - oh) * 0.5, dtype, device):view(1, oh, 1)
@@ -262,7 +261,7 @@ end
 -- perspective_grid_c(c, ow, oh, dtype, device): the [1, oh, ow, 2] grid of
 -- the eight perspective coefficients c (numbers)
 function G.perspective_grid_c(c, ow, oh, dtype, device)
-  local r = rounder(dtype)
+  local r = G.rounder(dtype)
   local hw, hh = r(0.5 * ow), r(0.5 * oh)
   local xs = centers(ow, 0.5, dtype, device):view(1, 1, ow)
   local ys = centers(oh, 0.5, dtype, device):view(1, oh, 1)
@@ -307,17 +306,6 @@ function G.identity_grid(h, w, dtype, device)
   return pair(xs:view(1, 1, w), ys:view(1, h, 1))
 end
 
--- fill_tensor(fill, dtype, device): the fill values as a [1, #fill, 1, 1]
--- tensor (made by full and arange, which torch.compile replays)
-local function fill_tensor(fill, dtype, device)
-  local f = torch.full({1, 1, 1, 1}, fill[1], {dtype = dtype, device = device})
-  if #fill == 1 then return f end
-  local ch = torch.arange(#fill, {dtype = dtype, device = device}):view(1, #fill, 1, 1)
-  f = f:expand(1, #fill, 1, 1)
-  for i = 2, #fill do f = torch.where(ch:eq(i - 1), fill[i], f) end
-  return f
-end
-
 -- check_fill(fname, fill, channels): fill as nil (none), or a list of
 -- numbers of length 1 or channels
 function G.check_fill(fname, fill, channels)
@@ -343,51 +331,6 @@ function G.check_image(fname, img)
   end
   if img.dtype == torch.bool then error(fname .. ": bool images are not supported (use uint8)", 0) end
   return img:size(-3), img:size(-2), img:size(-1)
-end
-
--- apply_grid(img, grid, mode, fill): img [..., C, H, W] sampled at grid
--- [G, oh, ow, 2] (G = 1: one grid for all; G = the size of img's first
--- dim: one grid per sample) with zeros outside; fill (a list of 1 or C
--- numbers, or nil) paints the outside through a sampled mask channel, as
--- torchvision: nearest puts fill where the mask is < 0.5, bilinear blends
--- (v - fill) * mask + fill. Integer images are sampled in float32 and
--- rounded back.
-function G.apply_grid(img, grid, mode, fill)
-  local shape = img.shape
-  local nd = #shape
-  local C, H, W = shape[nd - 2], shape[nd - 1], shape[nd]
-  local oh, ow = grid:size(2), grid:size(3)
-  local out_shape = {table.unpack(shape, 1, nd - 2)}
-  out_shape[nd - 1], out_shape[nd] = oh, ow
-  if img:numel() == 0 then return torch.empty(out_shape, {dtype = img.dtype, device = img.device}) end
-  local x = img:reshape(-1, C, H, W)
-  local B = x:size(1)
-  local dt = grid.dtype
-  local fx = x.dtype == dt and x or x:to(dt)
-  local G_ = grid:size(1)
-  if G_ == 1 then
-    grid = grid:expand(B, oh, ow, 2)
-  elseif G_ ~= B then
-    -- one grid per sample of the first dim: repeat it over the inner dims
-    local inner = B // G_
-    grid = grid:unsqueeze(2):expand(G_, inner, oh, ow, 2):reshape(B, oh, ow, 2)
-  end
-  local opts = {mode = mode, padding_mode = "zeros", align_corners = false}
-  local out = nnF.grid_sample(fx, grid, opts)
-  if fill then
-    -- the sampled mask of ones: 1 inside, 0 outside, blended at the border
-    local mask = nnF.grid_sample(torch.ones(B, 1, H, W, {dtype = dt, device = x.device}), grid, opts)
-    local f = fill_tensor(fill, dt, x.device)
-    if mode == "nearest" then
-      out = torch.where(mask:lt(0.5), f:expand(B, C, oh, ow), out)
-    else
-      out = (out - f) * mask + f
-    end
-  end
-  if out.dtype ~= img.dtype then
-    if img:is_floating_point() then out = out:to(img.dtype) else out = out:round():to(img.dtype) end
-  end
-  return out:reshape(out_shape)
 end
 
 return G
