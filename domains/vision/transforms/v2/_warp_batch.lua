@@ -106,8 +106,7 @@ end
 -- standard deviations sx (along W) and sy (along H), reflect-padded, as
 -- torchvision's gaussian_blur (its separable factors)
 local function kernel1d(k, sigma)
-  local half = (k - 1) * 0.5
-  local x = torch.linspace(-half, half, k)
+  local x = torch.arange(k, {dtype = torch.float32}) - (k - 1) * 0.5
   local pdf = (-(x / sigma):pow(2) * 0.5):exp()
   return pdf / pdf:sum()
 end

@@ -101,13 +101,16 @@ local function forward_matrix(cs, p)
 end
 
 -- expand_shift(m, cs, dtype): the top-left corner of the moved canvas (the
--- smallest x and y of its moved corners), computed in dtype
-local function expand_shift(m, cs, dtype, device)
+-- smallest x and y of its moved corners), computed in dtype's precision
+local function expand_shift(m, cs, dtype)
+  local r = G.rounder(dtype)
   local h, w = cs[1], cs[2]
-  local x = torch.tensor({0, 0, w, w}, {dtype = dtype, device = device})
-  local y = torch.tensor({0, h, h, 0}, {dtype = dtype, device = device})
-  local mx, my = map(m, x, y)
-  return mx:amin():item(), my:amin():item()
+  local sx, sy = math.huge, math.huge
+  for _, p in ipairs({{0, 0}, {0, h}, {w, h}, {w, 0}}) do
+    sx = math.min(sx, r(r(r(p[1] * r(m[1])) + r(p[2] * r(m[2]))) + r(m[3])))
+    sy = math.min(sy, r(r(r(p[1] * r(m[4])) + r(p[2] * r(m[5]))) + r(m[6])))
+  end
+  return sx, sy
 end
 
 -- affine(fname, boxes, format, cs, p, expand): boxes moved by the affine
@@ -120,7 +123,7 @@ function B.affine(fname, boxes, format, cs, p, expand)
   local m, center = forward_matrix(cs, p)
   local x, y = map(m, corners(b))
   if expand then
-    local sx, sy = expand_shift(m, cs, b.dtype, b.device)
+    local sx, sy = expand_shift(m, cs, b.dtype)
     x, y = x - sx, y - sy
     local ow, oh = G.affine_output_size(G.affine_matrix(center, p[1], p[2], p[3], p[4]), cs[2], cs[1])
     cs = {oh, ow}
@@ -137,7 +140,7 @@ function B.affine_points(fname, kp, cs, p, expand)
   local m = forward_matrix(cs, p)
   local x, y = map(m, pts:select(2, 1), pts:select(2, 2))
   if expand then
-    local sx, sy = expand_shift(m, cs, pts.dtype, pts.device)
+    local sx, sy = expand_shift(m, cs, pts.dtype)
     x, y = x - sx, y - sy
     local ow, oh = G.affine_output_size(G.affine_matrix({0.0, 0.0}, p[1], p[2], p[3], p[4]), cs[2], cs[1])
     cs = {oh, ow}

@@ -72,27 +72,27 @@ end
 -- coef_rows(spec, dtype): the positions of spec for the C sampler: the kind
 -- ("grid", "affine", "perspective") and a contiguous tensor of rows (warp.h)
 local function coef_rows(spec, dtype)
-  if spec.grid then return "grid", spec.grid:to(dtype):contiguous() end
+  if spec.grid then return "grid", spec.grid:to(dtype):contiguous() end -- (CPU: fast_sample checked)
   local r = G.rounder(dtype)
   if spec.m then
     local m, hw, hh = spec.m, r(0.5 * spec.w), r(0.5 * spec.h)
     return "affine", torch.tensor({{r(r(m[1]) / hw), r(r(m[2]) / hw), r(r(m[3]) / hw), r(r(m[4]) / hh),
-      r(r(m[5]) / hh), r(r(m[6]) / hh)}}, {dtype = dtype})
+      r(r(m[5]) / hh), r(r(m[6]) / hh)}}, {dtype = dtype, device = "cpu"})
   end
   if spec.c then
     local c, hw, hh = spec.c, r(0.5 * spec.ow), r(0.5 * spec.oh)
     return "perspective", torch.tensor({{r(r(c[1]) / hw), r(r(c[2]) / hw), r(r(c[3]) / hw), r(r(c[4]) / hh),
-      r(r(c[5]) / hh), r(r(c[6]) / hh), r(c[7]), r(c[8])}}, {dtype = dtype})
+      r(r(c[5]) / hh), r(r(c[6]) / hh), r(c[7]), r(c[8])}}, {dtype = dtype, device = "cpu"})
   end
   if spec.theta then
     local t = spec.theta:to(dtype):reshape(-1, 6)
     local half = torch.tensor({0.5 * spec.w, 0.5 * spec.w, 0.5 * spec.w, 0.5 * spec.h, 0.5 * spec.h, 0.5 * spec.h},
-      {dtype = dtype})
+      {dtype = dtype, device = "cpu"})
     return "affine", (t / half):contiguous()
   end
   local c = spec.coeffs:to(dtype)
   local half = torch.tensor({0.5 * spec.ow, 0.5 * spec.ow, 0.5 * spec.ow, 0.5 * spec.oh, 0.5 * spec.oh, 0.5 * spec.oh,
-    1, 1}, {dtype = dtype})
+    1, 1}, {dtype = dtype, device = "cpu"})
   return "perspective", (c / half):contiguous()
 end
 
