@@ -685,3 +685,59 @@ test("per_sample: unsupported inputs are clear errors", function()
   check_error(function() v2.RandomAffine(10, {per_sample = true})(batch, tv.Mask(torch.zeros(3, 8, 8))) end,
     "the batch holds 2 and 3 samples")
 end)
+
+-- ---- the two sampling paths ----
+
+test("the CPU's C pass and the engine-op path (CUDA, autograd, compile) give the same values", function()
+  local S = require "torch.vision.transforms.v2.functional._warp_sample"
+  local function both(fn)
+    S._use_c = true
+    local a = fn()
+    S._use_c = false
+    local ok, b = pcall(fn)
+    S._use_c = true
+    if not ok then error(b, 0) end
+    return a, b
+  end
+  for _, dt in ipairs({torch.uint8, torch.float32, torch.float64, torch.float16}) do
+    local x = gen_image({2, 3, 17, 19}, 23, dt)
+    for _, name in ipairs(OP_NAMES) do
+      for _, o in ipairs({{}, {interpolation = "bilinear"}, {interpolation = "bilinear", fill = {9, 0.5, 200}},
+        {interpolation = "nearest", fill = 3}}) do
+        local a, b = both(function() return OPS[name](x, {interpolation = o.interpolation, fill = o.fill}) end)
+        check_eq(a.dtype, b.dtype)
+        local diff = (a:double() - b:double()):abs()
+        -- (float: relative to the values blended, up to the fill of 200)
+        local tol = dt == torch.uint8 and 1 or dt == torch.float16 and 0.2 or 1e-5 * (1 + (o.fill and 200 or 0))
+        check(diff:gt(tol):double():mean():item() < 0.005, name .. " " .. tostring(dt) .. ": paths differ")
+      end
+    end
+  end
+  -- per_sample batches go through both paths too
+  local batch = gen_image({3, 3, 17, 19}, 24, torch.float32)
+  for _, t in ipairs({v2.RandomAffine(30, {0.1, 0.1}, {0.8, 1.2}, 10, "bilinear", {per_sample = true}),
+    v2.RandomPerspective(0.5, 1, {fill = 0.3, per_sample = true})}) do
+    local a, b = both(function() torch.manual_seed(9); return t(batch) end)
+    check_close(a, b, {atol = 1e-5})
+  end
+end)
+
+test("gradients flow through the image warps (finite differences)", function()
+  local x = gen_image({1, 5, 6}, 25, torch.float64):requires_grad_()
+  local fns = {
+    function(t) return F.affine(t, 20, {0.5, -1}, 1.1, {5, 0}, "bilinear", 0.3) end,
+    function(t) return F.perspective(t, {{0, 0}, {5, 0}, {5, 4}, {0, 4}}, {{1, 0}, {5, 1}, {4, 4}, {0, 3}}) end,
+  }
+  for _, fn in ipairs(fns) do
+    local w = gen_image({1, 5, 6}, 26, torch.float64)
+    local y = (fn(x) * w):sum()
+    local g = torch.autograd.grad({y}, {x})[1]
+    for _, k in ipairs({8, 15, 22}) do
+      local xp, xm = x:detach():clone(), x:detach():clone()
+      xp:view(-1)[k] = xp:view(-1)[k]:item() + 1e-6
+      xm:view(-1)[k] = xm:view(-1)[k]:item() - 1e-6
+      local fd = ((fn(xp) * w):sum():item() - (fn(xm) * w):sum():item()) / 2e-6
+      check(math.abs(fd - g:view(-1)[k]:item()) < 1e-5, "gradient " .. k)
+    end
+  end
+end)

@@ -13,6 +13,10 @@ local G = require "torch.vision.transforms.v2.functional._warp_geom"
 
 local S = {}
 
+-- _use_c: take the C pass where it applies (the tests turn it off to
+-- compare the two paths)
+S._use_c = true
+
 -- fill_tensor(fill, dtype, device): the fill values as a [1, #fill, 1, 1]
 -- tensor (made by full, arange and where, which torch.compile replays)
 local function fill_tensor(fill, dtype, device)
@@ -104,7 +108,7 @@ local VIA_F32 = {[torch.float16] = true, [torch.bfloat16] = true}
 -- CPU tensors outside autograd and torch.compile; nil when it does not apply
 local function fast_sample(x, spec, mode, fill, C)
   local t = spec.grid or spec.theta or spec.coeffs
-  if x.is_cuda or (t and (t.is_cuda or t.requires_grad)) or x.requires_grad or torch.compiler.is_compiling() then
+  if not S._use_c or x.is_cuda or (t and (t.is_cuda or t.requires_grad)) or x.requires_grad or torch.compiler.is_compiling() then
     return nil
   end
   local via = VIA_F32[x.dtype]
