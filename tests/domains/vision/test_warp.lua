@@ -451,6 +451,9 @@ test("RandomRotation and RandomAffine draw their parameters in torchvision's ran
   check_error(function() v2.RandomRotation(3, "bicubic") end, "v2.RandomRotation: interpolation mode 'bicubic'")
   check_error(function() v2.RandomRotation(3, {fill = {Imag = 1}}) end, "fill keys are kind names")
   check_error(function() v2.RandomRotation(3, {expnd = true}) end, "unknown option 'expnd'")
+  for _, t in ipairs({v2.RandomRotation(3), v2.RandomAffine(3), v2.RandomPerspective(0.5, 1), v2.ElasticTransform()}) do
+    check_error(function() t(torch.zeros(3, 30, 30), tv.Mask(torch.zeros(31, 30))) end, "of different sizes")
+  end
 end)
 
 test("RandomPerspective moves each corner inward by at most distortion_scale of half the size", function()

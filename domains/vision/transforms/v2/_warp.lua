@@ -95,6 +95,7 @@ function M.RandomRotation:__init(degrees, ...)
 end
 
 function M.RandomRotation:make_params(flat)
+  VU.query_size(flat, "v2.RandomRotation") -- (images, masks and boxes of one size)
   if self.per_sample then return WB.rotation_params(self, flat) end
   return {angle = uniform(self.degrees[1], self.degrees[2])}
 end
