@@ -681,7 +681,7 @@ test("per_sample: unsupported inputs are clear errors", function()
   local batch = torch.zeros(2, 3, 8, 8)
   local boxes = tv.BoundingBoxes({{1, 1, 3, 3}}, {format = "XYXY", canvas_size = {8, 8}})
   check_error(function() v2.RandomRotation(10, {per_sample = true})(batch, boxes) end,
-    "v2.RandomRotation: per_sample=true supports batches of images, videos and masks, not BoundingBoxes")
+    "v2.RandomRotation: per_sample=true supports batches of images, videos, masks and keypoints, not BoundingBoxes")
   check_error(function() v2.RandomAffine(10, {per_sample = true})(torch.zeros(3, 8, 8)) end,
     "per_sample=true needs a batch [N, ...]")
   check_error(function() v2.RandomRotation(10, {expand = true, per_sample = true}) end, "needs expand=false")
@@ -741,6 +741,39 @@ test("gradients flow through the image warps (finite differences)", function()
       xm:view(-1)[k] = xm:view(-1)[k]:item() - 1e-6
       local fd = ((fn(xp) * w):sum():item() - (fn(xm) * w):sum():item()) / 2e-6
       check(math.abs(fd - g:view(-1)[k]:item()) < 1e-5, "gradient " .. k)
+    end
+  end
+end)
+
+test("per_sample: keypoints [N, K, 2] move with their own image's draw", function()
+  local batch = gen_image({3, 3, 17, 19}, 27, torch.float32)
+  local pts = torch.tensor({POINTS, POINTS, POINTS}, {dtype = torch.float64})
+  local kp = tv.KeyPoints(pts, {canvas_size = {17, 19}})
+  local ts = {v2.RandomRotation(40, {per_sample = true}), v2.RandomRotation(40, {center = {3, 4}, per_sample = true}),
+    v2.RandomAffine(30, {0.2, 0.1}, {0.7, 1.3}, {-5, 5, -8, 8}, {per_sample = true}),
+    v2.RandomPerspective(0.6, 0.5, {per_sample = true}), v2.ElasticTransform(20, 2, {per_sample = true})}
+  for _, t in ipairs(ts) do
+    torch.manual_seed(30)
+    local _, out = t(batch, kp)
+    torch.manual_seed(30)
+    local p = t:make_params(flat_of(batch, kp))
+    check_eq(tv.kind(out), "KeyPoints")
+    check_shape(out, {3, 5, 2})
+    local name = t:_get_name()
+    for i = 1, 3 do
+      local ki = tv.KeyPoints(pts[i], {canvas_size = {17, 19}})
+      local want
+      if name == "RandomRotation" then
+        want = F.rotate(ki, p.angle[i]:item(), {center = t.center})
+      elseif name == "RandomAffine" then
+        want = F.affine(ki, p.angle[i]:item(), {p.tx[i]:item(), p.ty[i]:item()}, p.scale[i]:item(),
+          {p.shx[i]:item(), p.shy[i]:item()})
+      elseif name == "RandomPerspective" then
+        want = p.apply[i]:item() and F.perspective(ki, false, false, {coefficients = p.coefficients[i]:totable()}) or ki
+      else
+        want = F.elastic(ki, p.displacement:narrow(1, i, 1))
+      end
+      check_close(out[i], want, {atol = 1e-4})
     end
   end
 end)

@@ -2,9 +2,9 @@
 -- classes: RandomRotation, RandomAffine, RandomPerspective and
 -- ElasticTransform. One draw per call moves the image, its masks, boxes and
 -- keypoints together (functional/_warp.lua's kernels). With
--- {per_sample=true} a batch [N, ...] of images, videos and masks gets N
--- independent draws, applied in one batched grid sampling
--- (_warp_batch.lua); boxes and keypoints are not batched that way.
+-- {per_sample=true} a batch [N, ...] of images, videos, masks and
+-- keypoints gets N independent draws, applied in one batched grid sampling
+-- (_warp_batch.lua); boxes are not batched that way.
 local torch = require "torch"
 local U = require "torch.nn.util"
 local tv = require "torch.vision.tv_tensors"

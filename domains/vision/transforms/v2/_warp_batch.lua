@@ -22,18 +22,19 @@ function WB.round_half_even(x)
 end
 
 -- batch_size(self, flat): N, the first dim shared by the batch's images,
--- videos and masks (an error for boxes, keypoints and unbatched images)
+-- videos, masks and keypoints [N, ..., 2] (an error for boxes, whose rows
+-- do not say which image they belong to, and for unbatched images)
 function WB.batch_size(self, flat)
   local cls = "v2." .. self:_get_name()
   local n
   for i = 1, flat.n do
     local x = flat[i]
     local k = tv.kind(x)
-    if k == "BoundingBoxes" or k == "KeyPoints" then
-      error(("%s: per_sample=true supports batches of images, videos and masks, not %s"):format(cls, k), 0)
+    if k == "BoundingBoxes" then
+      error(("%s: per_sample=true supports batches of images, videos, masks and keypoints, not %s"):format(cls, k), 0)
     end
     if torch.is_tensor(x) then
-      local min_dim = k == "Mask" and 3 or 4
+      local min_dim = (k == "Mask" or k == "KeyPoints") and 3 or 4
       if x:dim() < min_dim then
         error(("%s: per_sample=true needs a batch [N, ...] (an image batch is [N, C, H, W]), got %s %s"):format(
           cls, k or "image", torch.pformat(x.shape)), 0)
@@ -148,9 +149,58 @@ local function spec(params, dtype, device, h, w)
   return {grid = G.identity_grid(h, w, dtype, device) + params.displacement:to({dtype = dtype, device = device})}
 end
 
+-- forward_points(params, pts, cs): the points pts [N, K, 2] (float) moved
+-- by draw i of the affine or perspective params (the inverse maps of the
+-- images), each sample by its own
+local function forward_points(params, pts, cs)
+  local dt, dev = pts.dtype, pts.device
+  local x, y = pts:select(3, 1), pts:select(3, 2)
+  local function col(t, j) return t:select(2, j):to({dtype = dt, device = dev}):unsqueeze(2) end
+  if params.theta then
+    -- x_in - c = A (x_out - c) + t  =>  x_out = A^-1 (x_in - c - t) + c
+    local th = params.theta:reshape(-1, 6)
+    local a, b, tx, c, d, ty = col(th, 1), col(th, 2), col(th, 3), col(th, 4), col(th, 5), col(th, 6)
+    local det = a * d - b * c
+    local u, v = x - (0.5 * cs[2]) - tx, y - (0.5 * cs[1]) - ty
+    return torch.stack({(d * u - b * v) / det + 0.5 * cs[2], (a * v - c * u) / det + 0.5 * cs[1]}, 3)
+  end
+  local k = params.coefficients
+  local function K(j) return col(k, j) end
+  local den = K(1) * K(5) - K(2) * K(4)
+  local inv = {(K(5) - K(6) * K(8)) / den, (K(3) * K(8) - K(2)) / den, (K(2) * K(6) - K(3) * K(5)) / den,
+    (K(6) * K(7) - K(4)) / den, (K(1) - K(3) * K(7)) / den, (K(3) * K(4) - K(1) * K(6)) / den,
+    (K(4) * K(8) - K(5) * K(7)) / den, (K(2) * K(7) - K(1) * K(8)) / den}
+  local q = x * inv[7] + y * inv[8] + 1
+  return torch.stack({(x * inv[1] + y * inv[2] + inv[3]) / q, (x * inv[4] + y * inv[5] + inv[6]) / q}, 3)
+end
+
+-- apply_points(self, kp, params): keypoints [N, ..., 2] with sample i moved
+-- by draw i (not clamped, as torchvision's keypoint kernels)
+local function apply_points(self, kp, params)
+  local cs = kp.canvas_size
+  local n = params.n
+  local pts = (kp:is_floating_point() and kp or kp:float()):reshape(n, -1, 2)
+  local out
+  if params.displacement then
+    local Bx = require "torch.vision.transforms.v2.functional._warp_boxes"
+    local rows = {}
+    for i = 1, n do
+      rows[i] = Bx.elastic_points("v2." .. self:_get_name(), pts[i], cs, params.displacement:narrow(1, i, 1))
+    end
+    out = torch.stack(rows, 1)
+  else
+    out = forward_points(params, pts, cs)
+    if params.apply then out = torch.where(params.apply:to(out.device):view(n, 1, 1), out, pts) end
+  end
+  out = out:reshape(kp.shape)
+  if out.dtype ~= kp.dtype then out = out:to(kp.dtype) end
+  return tv.wrap(out, {like = kp})
+end
+
 -- apply(self, inpt, params): the batch inpt with sample i warped by draw i
 function WB.apply(self, inpt, params)
   local k = tv.kind(inpt)
+  if k == "KeyPoints" then return apply_points(self, inpt, params) end
   local cls = "v2." .. self:_get_name()
   local W = require "torch.vision.transforms.v2._warp"
   local fill = W._get_fill(self.fill, inpt)
