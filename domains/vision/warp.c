@@ -9,48 +9,6 @@
 
 #include "warp.h"
 
-/* One output pixel: taps (up to 4 flat offsets into a plane, -1 when
- * outside) with their weights, and the sampled mask of ones. */
-typedef struct tap {
-  int64_t off[4];
-  double w[4];
-  double mask;
-  int n;
-} tap;
-
-/* TAPS(T, RINT, FLOOR): the function taps_T(gx, gy, h, w, bilinear, t)
- * filling t for the grid point (gx, gy), computed in precision T as
- * PyTorch's grid sampler does (unnormalize, then floor / round half even). */
-#define TAPS(T, RINT, FLOOR)                                                                                          \
-  static void taps_##T(T gx, T gy, int64_t h, int64_t w, int bilinear, tap *t) {                                     \
-    T ix = ((gx + (T)1) * (T)w - (T)1) / (T)2;                                                                       \
-    T iy = ((gy + (T)1) * (T)h - (T)1) / (T)2;                                                                       \
-    t->mask = 0;                                                                                                      \
-    if (!bilinear) {                                                                                                  \
-      T xn = RINT(ix), yn = RINT(iy);                                                                                 \
-      t->n = 1;                                                                                                       \
-      bool in = xn >= 0 && xn <= (T)(w - 1) && yn >= 0 && yn <= (T)(h - 1);                                          \
-      t->off[0] = in ? (int64_t)yn * w + (int64_t)xn : -1;                                                           \
-      t->w[0] = 1, t->mask = in ? 1 : 0;                                                                              \
-      return;                                                                                                         \
-    }                                                                                                                 \
-    T x0 = FLOOR(ix), y0 = FLOOR(iy);                                                                                 \
-    T we = x0 + (T)1 - ix, ww = ix - x0, ws = y0 + (T)1 - iy, wn = iy - y0;                                          \
-    T wt[4] = {ws * we, ws * ww, wn * we, wn * ww};                                                                   \
-    T xs[4] = {x0, x0 + 1, x0, x0 + 1}, ys[4] = {y0, y0, y0 + 1, y0 + 1};                                            \
-    t->n = 4;                                                                                                         \
-    T m = 0;                                                                                                          \
-    for (int k = 0; k < 4; k++) {                                                                                     \
-      bool in = xs[k] >= 0 && xs[k] <= (T)(w - 1) && ys[k] >= 0 && ys[k] <= (T)(h - 1);                              \
-      t->off[k] = in ? (int64_t)ys[k] * w + (int64_t)xs[k] : -1;                                                     \
-      t->w[k] = wt[k];                                                                                                \
-      if (in) m += wt[k];                                                                                             \
-    }                                                                                                                 \
-    t->mask = m;                                                                                                      \
-  }
-TAPS(float, rintf, floorf)
-TAPS(double, rint, floor)
-
 /* POS(T): pos_T(p, gi, x, y, &gx, &gy): the grid point of output pixel
  * (x, y) for grid or coefficient row gi (warp.h) */
 #define POS(T)                                                                                                         \
@@ -76,34 +34,55 @@ TAPS(double, rint, floor)
 POS(float)
 POS(double)
 
-/* SAMPLE(NAME, S, T): the row kernel NAME(p, b, y): output row y of image b
- * for images of element type S, computed in T (the grid's type). */
-#define SAMPLE(NAME, S, T, TO_S)                                                                                       \
+/* SAMPLE(NAME, S, T, TO_S, RINT, FLOOR): the row kernel NAME(p, b, y):
+ * output row y of image b for images of element type S, computed in T (the
+ * grid's type) with PyTorch's grid sampler arithmetic: unnormalize, then
+ * round half to even (nearest) or floor and weigh the four taps
+ * (bilinear); taps outside the image count as zeros, and their weights
+ * are left out of the sampled mask of ones that the fill uses. */
+#define SAMPLE(NAME, S, T, TO_S, RINT, FLOOR)                                                                         \
   static void NAME(const mtd_warp *p, int64_t b, int64_t y) {                                                        \
-    const mt_tensor *img = p->img, *grid = p->grid;                                                                   \
-    int64_t C = img->shape[1], H = img->shape[2], W = img->shape[3];                                                  \
-    int64_t OH = p->out->shape[2], OW = p->out->shape[3], G = grid->shape[0];                                         \
+    const mt_tensor *img = p->img;                                                                                    \
+    int64_t C = img->shape[1], H = img->shape[2], W = img->shape[3], HW = H * W;                                      \
+    int64_t OH = p->out->shape[2], OW = p->out->shape[3], G = p->grid->shape[0];                                      \
     int64_t gi = G == 1 ? 0 : b / (img->shape[0] / G);                                                               \
-    const S *src = (const S *)mt_data(img) + b * C * H * W;                                                           \
+    const S *src = (const S *)mt_data(img) + b * C * HW;                                                              \
     S *dst = (S *)mt_data(p->out) + b * C * OH * OW + y * OW;                                                         \
-    for (int64_t x = 0; x < OW; x++) {                                                                                \
-      tap t;                                                                                                          \
+    const double *fill = p->fill;                                                                                     \
+    for (int64_t x = 0; x < OW; x++, dst++) {                                                                         \
       T gx, gy;                                                                                                       \
       pos_##T(p, gi, x, y, &gx, &gy);                                                                                 \
-      taps_##T(gx, gy, H, W, p->bilinear, &t);                                                                        \
+      T ix = ((gx + (T)1) * (T)W - (T)1) / (T)2, iy = ((gy + (T)1) * (T)H - (T)1) / (T)2;                            \
+      if (!p->bilinear) {                                                                                             \
+        T xn = RINT(ix), yn = RINT(iy);                                                                               \
+        bool in = xn >= 0 && xn <= (T)(W - 1) && yn >= 0 && yn <= (T)(H - 1);                                        \
+        int64_t off = in ? (int64_t)yn * W + (int64_t)xn : 0;                                                         \
+        for (int64_t c = 0; c < C; c++)                                                                               \
+          dst[c * OH * OW] = TO_S(in ? (T)src[c * HW + off] : fill ? (T)fill[c] : (T)0);                              \
+        continue;                                                                                                     \
+      }                                                                                                               \
+      T x0 = FLOOR(ix), y0 = FLOOR(iy);                                                                               \
+      T we = x0 + (T)1 - ix, ww = ix - x0, ws = y0 + (T)1 - iy, wn = iy - y0;                                        \
+      bool vx0 = x0 >= 0 && x0 <= (T)(W - 1), vx1 = x0 + 1 >= 0 && x0 + 1 <= (T)(W - 1);                             \
+      bool vy0 = y0 >= 0 && y0 <= (T)(H - 1), vy1 = y0 + 1 >= 0 && y0 + 1 <= (T)(H - 1);                             \
+      /* x0, y0 >= -1 when a tap is inside: the cast is safe (and skipped for far-away points) */                    \
+      int64_t o = (vx0 || vx1) && (vy0 || vy1) ? (int64_t)y0 * W + (int64_t)x0 : 0;                                  \
+      bool v00 = vy0 && vx0, v01 = vy0 && vx1, v10 = vy1 && vx0, v11 = vy1 && vx1;                                    \
+      T w00 = ws * we, w01 = ws * ww, w10 = wn * we, w11 = wn * ww;                                                   \
+      T m = (T)0;                                                                                                     \
+      if (v00) m += w00;                                                                                              \
+      if (v01) m += w01;                                                                                              \
+      if (v10) m += w10;                                                                                              \
+      if (v11) m += w11;                                                                                              \
       for (int64_t c = 0; c < C; c++) {                                                                               \
-        const S *plane = src + c * H * W;                                                                             \
-        T v = 0;                                                                                                      \
-        for (int k = 0; k < t.n; k++)                                                                                 \
-          if (t.off[k] >= 0) v += (T)plane[t.off[k]] * (T)t.w[k];                                                     \
-        if (p->fill) {                                                                                                \
-          T f = (T)p->fill[c], m = (T)t.mask;                                                                         \
-          if (p->bilinear)                                                                                            \
-            v = (v - f) * m + f;                                                                                      \
-          else if (m < (T)0.5)                                                                                        \
-            v = f;                                                                                                    \
-        }                                                                                                             \
-        dst[c * OH * OW + x] = TO_S(v);                                                                               \
+        const S *pl = src + c * HW; /* indexed only at valid taps */                                                  \
+        T v = (T)0;                                                                                                   \
+        if (v00) v += (T)pl[o] * w00;                                                                                 \
+        if (v01) v += (T)pl[o + 1] * w01;                                                                             \
+        if (v10) v += (T)pl[o + W] * w10;                                                                             \
+        if (v11) v += (T)pl[o + W + 1] * w11;                                                                         \
+        if (fill) v = (v - (T)fill[c]) * m + (T)fill[c];                                                              \
+        dst[c * OH * OW] = TO_S(v);                                                                                   \
       }                                                                                                               \
     }                                                                                                                 \
   }
@@ -113,9 +92,9 @@ static inline uint8_t to_u8(float v) {
   return v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
 }
 #define SAME(v) (v)
-SAMPLE(row_u8, uint8_t, float, to_u8)
-SAMPLE(row_f32, float, float, SAME)
-SAMPLE(row_f64, double, double, SAME)
+SAMPLE(row_u8, uint8_t, float, to_u8, rintf, floorf)
+SAMPLE(row_f32, float, float, SAME, rintf, floorf)
+SAMPLE(row_f64, double, double, SAME, rint, floor)
 
 mt_status mtd_warp_sample(const mtd_warp *p) {
   void (*row)(const mtd_warp *, int64_t, int64_t) = NULL;
