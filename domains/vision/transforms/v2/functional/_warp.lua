@@ -321,7 +321,6 @@ local function check_displacement(fname, d, h, w, n)
   end
   if not d:is_floating_point() then error(("%s: displacement should be a float tensor"):format(fname), 0) end
 end
-G.check_displacement = check_displacement
 
 local function elastic_image(fname, img, o)
   required(fname, o, {"displacement"})

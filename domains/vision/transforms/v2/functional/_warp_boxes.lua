@@ -39,11 +39,16 @@ local function check_points(fname, kp, cs)
   return B.canvas(fname, cs)
 end
 
--- to_xyxy(b, format), from_xyxy(b, format): [K, 4] float boxes converted
+-- to_xyxy(b, format), from_xyxy(b, format): [K, 4] boxes converted
+-- (integer CXCYWH boxes as torchvision: x1 = cx - ceil(w / 2), x2 = x1 + w)
 local function to_xyxy(b, format)
   if format == "XYXY" then return b end
   local p, s = b:narrow(2, 1, 2), b:narrow(2, 3, 2)
   if format == "XYWH" then return torch.cat({p, p + s}, 2) end
+  if not b:is_floating_point() then
+    local lo = p - s:div(-2, {rounding_mode = "floor"}):abs()
+    return torch.cat({lo, lo + s}, 2)
+  end
   return torch.cat({p - s * 0.5, p + s * 0.5}, 2)
 end
 
@@ -51,6 +56,10 @@ local function from_xyxy(b, format)
   if format == "XYXY" then return b end
   local lo, hi = b:narrow(2, 1, 2), b:narrow(2, 3, 2)
   if format == "XYWH" then return torch.cat({lo, hi - lo}, 2) end
+  if not b:is_floating_point() then
+    local wh = hi - lo
+    return torch.cat({(lo * 2 + wh):div(2, {rounding_mode = "floor"}), wh}, 2)
+  end
   return torch.cat({(lo + hi) * 0.5, hi - lo}, 2)
 end
 
@@ -174,7 +183,9 @@ function B.perspective(fname, boxes, format, cs, c)
   format, cs = check_boxes(fname, boxes, format, cs)
   if boxes:numel() == 0 then return boxes end
   local inv = inverse_coeffs(fname, c)
-  local b = float_boxes(boxes, format)
+  -- (torchvision converts the format before going to float here)
+  local b = to_xyxy(boxes:reshape(-1, 4), format)
+  b = b:is_floating_point() and b or b:float()
   local x, y = project(inv, corners(b))
   return finish(enclose(x, y, cs), boxes, format)
 end
