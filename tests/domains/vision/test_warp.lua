@@ -444,6 +444,11 @@ test("RandomRotation and RandomAffine draw their parameters in torchvision's ran
   check_eq({p.translate, p.scale, p.shear}, {{0, 0}, 1.0, {0.0, 0.0}})
   p = v2.RandomAffine(0, false, false, 7):make_params(flat_of(img))
   check(math.abs(p.shear[1]) <= 7 and p.shear[2] == 0)
+  -- everything in one options table
+  local ta = v2.RandomAffine{degrees = 10, scale = {0.9, 1.1}, fill = 3}
+  check_eq({ta.degrees, ta.scale, ta.fill.others}, {{-10.0, 10.0}, {0.9, 1.1}, 3})
+  check_eq(v2.RandomRotation{degrees = {1, 2}, expand = true}.expand, true)
+  check_error(function() v2.RandomRotation{expand = true} end, "missing argument 'degrees'")
   check_error(function() v2.RandomRotation(-3) end, "must be positive")
   check_error(function() v2.RandomAffine(3, {0.2, 1.5}) end, "translate values should be in [0, 1]")
   check_error(function() v2.RandomAffine(3, false, {0, 1}) end, "scale values should be positive")

@@ -66,6 +66,22 @@ local function get_fill(fills, inpt)
 end
 M._get_fill = get_fill
 
+-- leading(cls, first, names, ...): the required first argument and the
+-- parsed optional ones, also when everything comes in one options table
+-- (v2.RandomAffine{degrees = 10, scale = {0.9, 1.1}})
+local function leading(cls, first, names, ...)
+  if U.is_options(first) and select("#", ...) == 0 then
+    local all = {"degrees"}
+    for _, n in ipairs(names) do all[#all + 1] = n end
+    torch._check_options("v2." .. cls, first, all)
+    local rest = {}
+    for k, v in pairs(first) do if k ~= "degrees" then rest[k] = v end end
+    if first.degrees == nil then error(("v2.%s: missing argument 'degrees'"):format(cls), 0) end
+    return first.degrees, U.args("v2." .. cls, names, nil, rest)
+  end
+  return first, U.args("v2." .. cls, names, nil, ...)
+end
+
 -- common options: interpolation checked, per_sample a boolean
 local function setup_common(self, cls, o, default_mode)
   self.interpolation = G.interpolation("v2." .. cls, o.interpolation or default_mode)
@@ -85,7 +101,8 @@ M.RandomRotation = Transform:extend("RandomRotation")
 -- RandomRotation(degrees[, interpolation="nearest", expand=false, center=nil, fill=0, {per_sample=false}])
 function M.RandomRotation:__init(degrees, ...)
   local cls = "RandomRotation"
-  local o = U.args("v2." .. cls, {"interpolation", "expand", "center", "fill", "per_sample"}, nil, ...)
+  local o
+  degrees, o = leading(cls, degrees, {"interpolation", "expand", "center", "fill", "per_sample"}, ...)
   self.degrees = setup_angle(cls, "degrees", degrees, {[2] = true})
   setup_common(self, cls, o, "nearest")
   self.expand, self.center = o.expand == true, setup_center(cls, o.center)
@@ -131,7 +148,8 @@ end
 -- {per_sample=false}])
 function M.RandomAffine:__init(degrees, ...)
   local cls = "RandomAffine"
-  local o = U.args("v2." .. cls, {"translate", "scale", "shear", "interpolation", "fill", "center", "per_sample"}, nil,
+  local o
+  degrees, o = leading(cls, degrees, {"translate", "scale", "shear", "interpolation", "fill", "center", "per_sample"},
     ...)
   self.degrees = setup_angle(cls, "degrees", degrees, {[2] = true})
   self.translate = setup_range(cls, "translate", o.translate, 0, 1)
