@@ -338,14 +338,20 @@ test("auto augment: op spaces and magnitude bins as torchvision's", function()
   check_close(bins(sp.wide, "Rotate", 31):totable()[31], 135)
 end)
 
--- a stand-in for F.affine / F.rotate where the geometric branch is not merged:
--- records the calls and returns the image
+-- records the calls of F.affine / F.rotate (the real ops, or the identity
+-- where they are absent) while fn runs
 local function with_geometry(fn)
   local real_affine, real_rotate = F2.affine, F2.rotate
   local calls = {}
-  if not real_affine then
-    F2.affine = function(img, ...) calls[#calls + 1] = {"affine", ...}; return img end
-    F2.rotate = function(img, ...) calls[#calls + 1] = {"rotate", ...}; return img end
+  F2.affine = function(img, ...)
+    calls[#calls + 1] = {"affine", ...}
+    if real_affine then return real_affine(img, ...) end
+    return img
+  end
+  F2.rotate = function(img, ...)
+    calls[#calls + 1] = {"rotate", ...}
+    if real_rotate then return real_rotate(img, ...) end
+    return img
   end
   local ok, err = pcall(fn, calls, real_affine ~= nil)
   F2.affine, F2.rotate = real_affine, real_rotate

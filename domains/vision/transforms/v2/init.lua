@@ -20,6 +20,7 @@ local FAMILIES = {
   "_auto_augment", -- AutoAugment, RandAugment, TrivialAugmentWide, AugMix, AutoAugmentPolicy
   "_augment", -- RandomErasing, MixUp, CutMix, JPEG
   "_color", -- ColorJitter, RandomPhotometricDistort, Grayscale, RandomInvert, RandomEqualize, ...
+  "_warp", -- RandomRotation, RandomAffine, RandomPerspective, ElasticTransform
 }
 
 for _, family in ipairs(FAMILIES) do

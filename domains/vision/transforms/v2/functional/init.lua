@@ -16,6 +16,7 @@ local FAMILIES = {
   "_misc", -- normalize, gaussian_blur, gaussian_noise, to_dtype, convert_image_dtype
   "_augment", -- erase, jpeg
   "_type_conversion", -- to_image, to_pure_tensor
+  "_warp", -- affine, rotate, perspective, elastic
 }
 
 for _, family in ipairs(FAMILIES) do
