@@ -115,7 +115,13 @@ def call(c, x):
 
 def case(name, op, kind, dtype, **c):
     c.update({"op": op, "kind": kind, "dtype": dtype})
-    y = call(c, make_input(c))
+    try:
+        y = call(c, make_input(c))
+    except IndexError as e:
+        # torchvision 0.26's elastic_bounding_boxes indexes its grid out of
+        # bounds for a box corner on the canvas's far edge: no reference
+        sys.stderr.write("gen_vision_warp_v2: %s skipped: torchvision raised %r\n" % (name, e))
+        return
     if kind in ("BoundingBoxes", "KeyPoints"):
         c["out_canvas"] = list(y.canvas_size)
     c["out_shape"] = list(y.shape)
