@@ -25,6 +25,7 @@ static const char *const cuda_ready[] = {
     "stride", "swapaxes", "swapdims", "t", "to", "tolist", "totable", "transpose", "type", "view_as", "zero_",
     "zeros_like", "_version", "bfloat16", "typename", "broadcast_to", "movedim", "moveaxis", "unflatten", "reshape_as",
     "_attrs", /* tensor attributes (tv_tensors): no data touched */
+    "decode_jpeg", /* torch.vision.io: nvJPEG (domains/vision/jpeg_cuda.c) checks its devices itself */
     /* in-place and aliased forms of registry ops, compositions of them */
     "clamp_", "clip", "scatter_", "scatter_add_", "index_add_", "index_copy_", "index_fill_", "masked_fill_",
     "masked_scatter_", "put_", "index_put_", "tril_", "triu_", "addmm_", "addmv_", "baddbmm_", "addbmm_", "ger",
@@ -54,6 +55,7 @@ static const char *const cuda_ready[] = {
 /* ...of which these move data between devices, so may mix them. */
 static const char *const cross_device[] = {"copy_", "cpu", "cuda", "to", "pin_memory", "typename", "is_tensor", "_attrs",
                                            "_image_crop_resize", /* its boxes are read on the host */
+                                           "decode_jpeg", /* torch.vision.io: CPU bytes to a CUDA image */
                                            "result_type", "no_grad", "enable_grad", "save", NULL};
 
 static bool listed(const char *const *list, const char *name) {

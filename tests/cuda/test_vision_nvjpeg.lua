@@ -13,8 +13,10 @@
 -- the chroma upsampling differs (libjpeg's "fancy" triangle filter; nvJPEG
 -- interpolates its own way), which moves R and B by more only at sharp color
 -- edges. So: GRAY (luma alone: the IDCT difference) mean |d| < 0.5 and max
--- <= 4; color mean |d| < 1, at most 1% of samples off by more than 4, and
--- max <= 48 (a swapped channel or a wrong plane would be off by ~100).
+-- <= 4; color mean |d| < 1, at most 5% of samples off by more than 4 (the
+-- astronaut photo at quality 90, all flag and suit edges, measured 3.2% on
+-- an H200 with nvJPEG 13), and max <= 48 (a swapped channel or a wrong plane
+-- would be off by ~100).
 
 if not torch.cuda.is_available() then
   io.write("note: no CUDA GPU/driver here; nvJPEG tests skipped\n")
@@ -74,7 +76,7 @@ local function check_close_to_cpu(gpu, cpu, gray, what)
   if gray then
     check(mean < 0.5 and max <= 4, ("%s: mean %.3f, max %d"):format(what, mean, max))
   else
-    check(mean < 1 and over4 <= 0.01 and max <= 48, ("%s: mean %.3f, max %d, %.3f%% > 4"):format(what, mean, max,
+    check(mean < 1 and over4 <= 0.05 and max <= 48, ("%s: mean %.3f, max %d, %.3f%% > 4"):format(what, mean, max,
       over4 * 100))
   end
 end

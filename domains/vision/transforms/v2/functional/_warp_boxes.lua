@@ -146,12 +146,12 @@ function B.affine_points(fname, kp, cs, p, expand)
   cs = check_points(fname, kp, cs)
   if kp:numel() == 0 then return kp, cs end
   local pts = (kp:is_floating_point() and kp or kp:float()):reshape(-1, 2)
-  local m = forward_matrix(cs, p)
+  local m, center = forward_matrix(cs, p)
   local x, y = map(m, pts:select(2, 1), pts:select(2, 2))
   if expand then
     local sx, sy = expand_shift(m, cs, pts.dtype)
     x, y = x - sx, y - sy
-    local ow, oh = G.affine_output_size(G.affine_matrix({0.0, 0.0}, p[1], p[2], p[3], p[4]), cs[2], cs[1])
+    local ow, oh = G.affine_output_size(G.affine_matrix(center, p[1], p[2], p[3], p[4]), cs[2], cs[1])
     cs = {oh, ow}
   end
   local out = torch.stack({x, y}, 2):reshape(kp.shape)
