@@ -244,11 +244,7 @@ function Base:forward(...)
     error(("%s: labels have %d columns but num_classes is %d"):format(cls, labels:size(2), self.num_classes), 2)
   end
   local needs = U.needs_transform(flat, {Image = true, Video = true, tensor = true})
-  local todo = {n = 0}
-  for i = 1, flat.n do
-    if needs[i] and flat[i] ~= labels then todo.n = todo.n + 1; todo[todo.n] = flat[i] end
-  end
-  local params = self:make_params(todo)
+  local params = self:make_params(U.selected(flat, needs, labels))
   params.batch_size = labels:size(1)
   local out = {n = flat.n}
   for i = 1, flat.n do

@@ -40,37 +40,28 @@ local function flip_class(name, fname, dim)
     T.RandomTransform.__init(self, p)
     self.per_sample = opts.per_sample == true
   end
-  function C:transform(inpt) return self:_call_kernel(fname, inpt) end
   function C:_check_inputs(flat) G.same_size(name, flat) end
   -- per_sample: coins[n] decides image n; one batched gather flips those
   -- images (torch._image_crop_resize with the flip flags, nearest 1:1)
-  function C:_per_sample(sample)
-    local flat, spec = U.flatten(sample)
-    local needs = U.needs_transform(flat, self._transformed_types)
-    local todo = {n = 0}
-    for i = 1, flat.n do
-      if needs[i] then todo.n = todo.n + 1; todo[todo.n] = flat[i] end
-    end
-    self:_check_inputs(todo)
-    local n = G.per_sample_batch(name, todo)
-    local coins = torch.rand(n):lt(self.p):totable()
-    for i = 1, flat.n do
-      local x = flat[i]
-      if needs[i] and n > 0 then
-        local h, w, list = x:size(-2), x:size(-1), {}
-        for k = 1, n do
-          list[k] = {top = 0, left = 0, height = h, width = w, hflip = dim == -1 and coins[k], vflip = dim == -2 and coins[k]}
-        end
-        flat[i] = G.batched(x, list, h, w, "nearest", false)
-      end
-    end
-    return U.unflatten(flat, spec)
+  function C:make_params(flat)
+    if not self.per_sample then return {} end
+    local n = G.per_sample_batch(name, flat)
+    return {n = n, coins = torch.rand(n):lt(self.p):totable()}
   end
+  function C:transform(inpt, params)
+    if not self.per_sample then return self:_call_kernel(fname, inpt) end
+    if params.n == 0 then return inpt end
+    local h, w, list = inpt:size(-2), inpt:size(-1), {}
+    for k = 1, params.n do
+      local c = params.coins[k]
+      list[k] = {top = 0, left = 0, height = h, width = w, hflip = dim == -1 and c, vflip = dim == -2 and c}
+    end
+    return G.batched(inpt, list, h, w, "nearest", false)
+  end
+  -- per_sample draws a coin per image instead of one for the call
   function C:forward(...)
     if not self.per_sample then return T.RandomTransform.forward(self, ...) end
-    local n = select("#", ...)
-    if n == 1 then return self:_per_sample((...)) end
-    return table.unpack(self:_per_sample(table.pack(...)), 1, n)
+    return T.Transform.forward(self, ...)
   end
   function C:extra_repr() return ("p=%s%s"):format(self.p, self.per_sample and ", per_sample=true" or "") end
   return C

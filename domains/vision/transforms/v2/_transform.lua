@@ -57,12 +57,9 @@ end
 function Transform:_apply(sample)
   local flat, spec = U.flatten(sample)
   local needs = U.needs_transform(flat, self._transformed_types)
-  local todo = {n = 0}
-  for i = 1, flat.n do
-    if needs[i] then todo.n = todo.n + 1; todo[todo.n] = flat[i] end
-  end
-  self:_check_inputs(todo)
-  local params = self:make_params(todo)
+  local handled = U.selected(flat, needs)
+  self:_check_inputs(handled)
+  local params = self:make_params(handled)
   local out = {n = flat.n}
   for i = 1, flat.n do
     out[i] = needs[i] and self:transform(flat[i], params) or flat[i]

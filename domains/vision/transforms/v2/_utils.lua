@@ -85,6 +85,16 @@ function U.needs_transform(flat, types)
   return needs
 end
 
+-- selected(flat, needs[, skip]): the leaves needs marks (but skip), as a
+-- list with its count n (what make_params and _check_inputs see)
+function U.selected(flat, needs, skip)
+  local out = {n = 0}
+  for i = 1, flat.n do
+    if needs[i] and not rawequal(flat[i], skip) then out.n = out.n + 1; out[out.n] = flat[i] end
+  end
+  return out
+end
+
 -- is_image_like(x): an Image, a Video or a plain tensor
 local function is_image_like(x)
   local k = tv.kind(x)
