@@ -18,6 +18,8 @@
 -- Run by `moontorch sweep`, it logs train_loss every tenth of an epoch and
 -- test_loss / test_accuracy after each epoch through torch.experiment.log.
 local torch = require "torch"
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- train_progress.lua
+local progress = require("train_progress").show
 local nn = require "torch.nn"
 local optim = require "torch.optim"
 local data = require "torch.utils.data"
@@ -77,29 +79,6 @@ local function build(kind)
     nn.Conv2d(1, 32, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
     nn.Conv2d(32, 64, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
     nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
-end
-
--- a one-line progress bar, redrawn in place on a terminal and printed every
--- tenth of an epoch otherwise
-local tty = os.getenv("TERM") and os.execute("test -t 1") or false
-local function progress(epoch, epochs, done, total, loss, rate, eta, last_tenth)
-  local frac = done / total
-  local width = 30
-  local bar = string.rep("=", math.floor(frac * width)) .. string.rep(" ", width - math.floor(frac * width))
-  local line = ("epoch %d/%d [%s] %5.1f%%  loss %.4f  %6.0f samples/s  ETA %s"):format(epoch, epochs, bar,
-    100 * frac, loss, rate, eta >= 60 and ("%dm%02ds"):format(eta // 60, math.floor(eta % 60))
-      or ("%.0fs"):format(eta))
-  if tty then
-    io.write("\r", line, done == total and "\n" or "")
-    io.flush()
-    return last_tenth
-  end
-  local tenth = math.floor(frac * 10)
-  if tenth > last_tenth or done == total then
-    print(line)
-    return tenth
-  end
-  return last_tenth
 end
 
 -- Accuracy and mean cross-entropy over the loader.
@@ -164,7 +143,7 @@ local function main(argv)
       running = running and 0.98 * running + 0.02 * l or l
       seen = seen + y:numel()
       local dt = torch.time() - t0
-      last = progress(epoch, o.epochs, seen, total, running, seen / dt, (total - seen) / (seen / dt), last)
+      last = progress(epoch, o.epochs, seen, total, running, seen / dt, "samples/s", last)
       step = step + 1
       local tenth = math.floor(10 * seen / total)
       if tenth > logged_tenth and seen < total then

@@ -19,6 +19,8 @@
 -- The PyTorch peer with the same model, augmentation and schedule is
 -- bench/peers/train_vision.py.
 local torch = require "torch"
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- train_progress.lua
+local progress = require("train_progress").show
 local nn = require "torch.nn"
 local optim = require "torch.optim"
 local data = require "torch.utils.data"
@@ -88,29 +90,6 @@ local function augmentation(no_augment)
     v2.RandomHorizontalFlip({per_sample = true}), norm})
 end
 
--- a one-line progress bar, redrawn in place on a terminal and printed every
--- tenth of an epoch otherwise
-local tty = os.getenv("TERM") and os.execute("test -t 1") or false
-local function progress(epoch, epochs, done, total, loss, rate, last_tenth)
-  local frac = done / total
-  local eta = (total - done) / rate
-  local bar = ("="):rep(math.floor(frac * 30)) .. (" "):rep(30 - math.floor(frac * 30))
-  local line = ("epoch %d/%d [%s] %5.1f%%  loss %.4f  %6.0f images/s  ETA %s"):format(epoch, epochs, bar,
-    100 * frac, loss, rate, eta >= 60 and ("%dm%02ds"):format(eta // 60, math.floor(eta % 60))
-      or ("%.0fs"):format(eta))
-  if tty then
-    io.write("\r", line, done == total and "\n" or "")
-    io.flush()
-    return last_tenth
-  end
-  local tenth = math.floor(frac * 10)
-  if tenth > last_tenth or done == total then
-    print(line)
-    return tenth
-  end
-  return last_tenth
-end
-
 -- accuracy and mean cross-entropy over the loader
 local function evaluate(model, loader, device)
   model:eval()
@@ -174,7 +153,7 @@ local function main(argv)
       local l = loss:item()
       running = running and 0.98 * running + 0.02 * l or l
       seen = seen + y:numel()
-      last = progress(epoch, o.epochs, seen, total, running, seen / (torch.time() - t0), last)
+      last = progress(epoch, o.epochs, seen, total, running, seen / (torch.time() - t0), "images/s", last)
     end
     local train_secs = torch.time() - t0
     local acc, test_loss = evaluate(model, test, o.device)
