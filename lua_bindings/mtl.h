@@ -172,6 +172,8 @@ void mtl_open_tensor(lua_State *L, int torch_idx, int methods_idx);   /* tensor_
 /* Pushes the attribute table of the tensor at idx (torch._attrs) and returns
  * true, or pushes nothing and returns false when it has none. */
 bool mtl_push_attrs(lua_State *L, int idx);
+/* Sets the attribute table of the tensor at tidx to the table at aidx. */
+void mtl_set_attrs(lua_State *L, int tidx, int aidx);
 void mtl_open_math(lua_State *L, int torch_idx, int methods_idx);     /* l_math.c: elementwise */
 void mtl_open_shape(lua_State *L, int torch_idx, int methods_idx);    /* l_shape.c: views, cat, ... */
 void mtl_open_index(lua_State *L, int torch_idx, int methods_idx);    /* l_index.c: slicing, gather, ... */

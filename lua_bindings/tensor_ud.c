@@ -459,6 +459,15 @@ bool mtl_push_attrs(lua_State *L, int idx) {
   return true;
 }
 
+void mtl_set_attrs(lua_State *L, int tidx, int aidx) {
+  tidx = lua_absindex(L, tidx), aidx = lua_absindex(L, aidx);
+  push_attr_map(L);
+  lua_pushvalue(L, tidx);
+  lua_pushvalue(L, aidx);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
 /* torch._attrs(x[, attrs]): x's attribute table (nil when none); with a
  * second argument, sets it (nil or false clears) and returns x. */
 static int m_attrs(lua_State *L) {

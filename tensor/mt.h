@@ -109,6 +109,7 @@ typedef struct mt_storage {
   mt_device device;
   uint8_t borrowed; /* memory owned by the caller (see mt_init_borrowed) */
   uint8_t pinned;   /* CPU memory page-locked by the CUDA driver (pin_memory) */
+  uint8_t mapped;   /* CPU memory of an mmap'ed region, unmapped on release (mt_from_mapping) */
 } mt_storage;
 
 typedef struct mt_tensor {
@@ -170,6 +171,11 @@ mt_status mt_empty_pinned(const int64_t *shape, int ndim, mt_dtype dt, mt_tensor
 void mt_empty_cache(void);
 /* Allocates an uninitialised tensor. Fails cleanly (MT_ENOMEM) when too large. */
 mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out);
+/* A contiguous CPU tensor of shape over a region mmap'ed by the caller
+ * (maplen bytes at map, at least numel * itemsize); the tensor owns the
+ * mapping from then on and munmaps it when its storage is released. On
+ * failure the region is unmapped too. */
+mt_status mt_from_mapping(void *map, size_t maplen, const int64_t *shape, int ndim, mt_dtype dt, mt_tensor **out);
 mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out);
 mt_status mt_zeros(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out);
 mt_status mt_full(const int64_t *shape, int ndim, mt_scalar v, mt_dtype dt, mt_device dev, mt_tensor **out);

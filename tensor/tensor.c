@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cuda/mt_cuda.h"
 #include "mt.h"
@@ -61,6 +62,12 @@ static struct {
   size_t size;
 } cache[CACHE_SLOTS];
 static size_t cache_bytes;
+
+/* A fork (DataLoader workers) while another thread holds the cache lock
+ * would leave it locked forever in the child: hold it across fork. */
+static void fork_lock(void) { pthread_mutex_lock(&cache_lock); }
+static void fork_unlock(void) { pthread_mutex_unlock(&cache_lock); }
+__attribute__((constructor)) static void fork_guard(void) { pthread_atfork(fork_lock, fork_unlock, fork_unlock); }
 
 static int size_class(size_t nbytes) {
   int c = 0;
@@ -135,6 +142,7 @@ static mt_status storage_new_cuda(size_t nbytes, mt_device dev, mt_storage **out
   s->device = dev;
   s->borrowed = 0;
   s->pinned = 0;
+  s->mapped = 0;
   atomic_fetch_add(&mt_cuda_live_storages, 1);
   *out = s;
   return MT_OK;
@@ -173,6 +181,7 @@ static mt_status storage_new(size_t nbytes, mt_device dev, mt_storage **out) {
   s->device = dev;
   s->borrowed = 0;
   s->pinned = 0;
+  s->mapped = 0;
   atomic_fetch_add(&cpu_bytes, (int64_t)nbytes + STORAGE_CHARGE);
   *out = s;
   return MT_OK;
@@ -192,6 +201,11 @@ static void storage_release(mt_storage *s) {
     return;
   }
   atomic_fetch_sub(&cpu_bytes, (int64_t)s->nbytes + STORAGE_CHARGE);
+  if (s->mapped) {
+    munmap(s->data, s->nbytes);
+    free(s);
+    return;
+  }
   if (s->nbytes <= INLINE_MAX) {
     int c = size_class(s->nbytes);
     if (small_count[c] < FREELIST_MAX) {
@@ -293,6 +307,7 @@ void mt_init_borrowed(mt_tensor *t, mt_storage *s, void *data, const int64_t *sh
   s->device = mt_cpu();
   s->borrowed = 1;
   s->pinned = 0;
+  s->mapped = 0;
   init_fields(t, s, ndim, dt);
   t->borrowed = 1;
   if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
@@ -355,6 +370,20 @@ mt_status mt_empty_pinned(const int64_t *shape, int ndim, mt_dtype dt, mt_tensor
   }
   *s = (mt_storage){.data = s->data, .nbytes = nbytes, .refs = 1, .device = {MT_CPU, 0}, .pinned = 1};
   atomic_fetch_add(&cpu_bytes, (int64_t)nbytes + STORAGE_CHARGE);
+  return wrap_storage(s, shape, ndim, dt, out);
+}
+
+mt_status mt_from_mapping(void *map, size_t maplen, const int64_t *shape, int ndim, mt_dtype dt, mt_tensor **out) {
+  int64_t n = ndim >= 0 && ndim <= MT_MAXDIM ? mt_checked_numel(shape, ndim) : -1;
+  mt_storage *s = n >= 0 && (uint64_t)n * mt_dtype_size(dt) <= maplen ? malloc(sizeof(mt_storage)) : NULL;
+  if (!s) {
+    munmap(map, maplen);
+    return n < 0 || (uint64_t)n * mt_dtype_size(dt) > maplen
+               ? mt_fail(MT_ESHAPE, "a mapped tensor of %lld elements does not fit its %zu-byte region", (long long)n, maplen)
+               : mt_fail(MT_ENOMEM, "out of memory");
+  }
+  *s = (mt_storage){.data = map, .nbytes = maplen, .refs = 1, .device = {MT_CPU, 0}, .mapped = 1};
+  atomic_fetch_add(&cpu_bytes, (int64_t)maplen + STORAGE_CHARGE);
   return wrap_storage(s, shape, ndim, dt, out);
 }
 

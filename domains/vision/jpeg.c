@@ -244,6 +244,19 @@ static pthread_cond_t pool_work = PTHREAD_COND_INITIALIZER, pool_done = PTHREAD_
 static job *jobs; /* posted split decodes, under pool_mu */
 static int helpers;
 
+/* Across fork (DataLoader workers) the pool lock is held; the child starts
+ * with no helpers and no jobs (the helper threads stay in the parent). */
+static void fork_lock(void) { pthread_mutex_lock(&pool_mu); }
+static void fork_parent(void) { pthread_mutex_unlock(&pool_mu); }
+static void fork_child(void) {
+  pthread_mutex_unlock(&pool_mu);
+  pool_work = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* their waiters are not in the child */
+  pool_done = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+  helpers = 0;
+  jobs = NULL;
+}
+__attribute__((constructor)) static void fork_guard(void) { pthread_atfork(fork_lock, fork_parent, fork_child); }
+
 static void *helper_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&pool_mu);

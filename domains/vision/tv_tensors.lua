@@ -40,6 +40,9 @@ local function repr(x, text)
   return a.kind .. "(" .. body .. extra .. ")"
 end
 
+-- (a module field, so that DataLoader worker processes can send it back by name)
+tv._repr = repr
+
 -- Canvas sizes are {height, width} of positive integers.
 local function check_canvas(fname, cs)
   if type(cs) ~= "table" or math.type(cs[1]) ~= "integer" or math.type(cs[2]) ~= "integer" or cs[1] < 0

@@ -1,7 +1,9 @@
 -- torch.utils.data -- Dataset, TensorDataset, Subset, random_split,
--- default_collate and DataLoader (batching, shuffling with torch's RNG,
--- drop_last, collate_fn, and num_workers > 0: batches of tensor-backed
--- datasets are assembled by background threads while the loop runs).
+-- default_collate, get_worker_info and DataLoader (batching, shuffling with
+-- torch's RNG, drop_last, collate_fn, and num_workers > 0: batches of
+-- tensor-backed datasets are assembled by background threads, those of
+-- any other dataset by worker processes (_processes.lua), while the loop
+-- runs).
 local torch = require "torch"
 local U = require "torch.nn.util"
 local data = {}
@@ -29,10 +31,7 @@ end
 -- Dataset: subclasses define __len() and __getitem(i) (1-based); #ds and
 -- ds:get(i) call them. A dataset may also define get_batch(indices) (an
 -- int64 tensor) returning the collated batch at once, and tensors() (the
--- tensors behind it, indexed by their first dim) for background loading,
--- or worker_pool(n) -> an object whose put(ticket, indices) starts loading
--- samples in n threads of its own and take(ticket) returns them (a list),
--- close() ending it; nil when it cannot (DataLoader then loads in-line).
+-- tensors behind it, indexed by their first dim) for loading in threads.
 data.Dataset = class("Dataset")
 local Dataset = data.Dataset
 function Dataset:__len() error(self.__name .. ": __len is not defined", 2) end
@@ -82,18 +81,6 @@ function Subset:__getitem(i) return self.dataset:get(self.indices[i]:item()) end
 function Subset:get_batch(idx)
   if not self.dataset.get_batch then return nil end
   return self.dataset:get_batch(self.indices:index_select(1, idx))
-end
-
--- the dataset's own loading threads, over the subset's indices
-function Subset:worker_pool(n)
-  local pool = self.dataset.worker_pool and self.dataset:worker_pool(n)
-  if not pool then return nil end
-  local map = self.indices
-  return {
-    put = function(_, ticket, idx) pool:put(ticket, map:index_select(1, idx)) end,
-    take = function(_, ticket) return pool:take(ticket) end,
-    close = function() pool:close() end,
-  }
 end
 
 -- random_split(dataset, lengths[, generator]) -> list of Subsets
@@ -148,12 +135,14 @@ data.DataLoader = class("DataLoader")
 local DataLoader = data.DataLoader
 
 -- DataLoader{dataset, batch_size=1, shuffle=false, drop_last=false,
--- num_workers=0, collate_fn=, generator=, pin_memory=false} or
--- DataLoader(dataset, opts). pin_memory: batches' CPU tensors come in
+-- num_workers=0, collate_fn=, generator=, pin_memory=false,
+-- worker_init_fn=, prefetch_factor=2, persistent_workers=false, timeout=0}
+-- or DataLoader(dataset, opts). pin_memory: batches' CPU tensors come in
 -- page-locked memory, so x:to('cuda', {non_blocking=true}) copies them
 -- asynchronously (without a CUDA GPU it is ignored, with a note, as in
--- PyTorch).
-local LOADER_OPTS = "dataset batch_size shuffle drop_last num_workers collate_fn generator pin_memory"
+-- PyTorch). The worker options are PyTorch's (worker ids are 1-based).
+local LOADER_OPTS = "dataset batch_size shuffle drop_last num_workers collate_fn generator pin_memory " ..
+  "worker_init_fn prefetch_factor persistent_workers timeout"
 
 function DataLoader:__init(a, b)
   if type(a) ~= "table" or (b ~= nil and type(b) ~= "table") then
@@ -191,6 +180,30 @@ function DataLoader:__init(a, b)
   if math.type(self.num_workers) ~= "integer" or self.num_workers < 0 then
     error("DataLoader: num_workers must be a non-negative integer, got " .. tostring(self.num_workers), 2)
   end
+  self:_worker_options(o)
+end
+
+-- worker_init_fn, prefetch_factor, persistent_workers, timeout: PyTorch's
+-- checks (the last three only mean something with num_workers > 0)
+function DataLoader:_worker_options(o)
+  local nw = self.num_workers
+  local init = o.worker_init_fn
+  if init ~= nil and type(init) ~= "function" and not (getmetatable(init) or {}).__call then
+    error("DataLoader: worker_init_fn must be a function, got a " .. type(o.worker_init_fn), 3)
+  end
+  if o.prefetch_factor ~= nil and nw == 0 then
+    error("DataLoader: prefetch_factor needs num_workers > 0 (it counts batches loaded ahead per worker)", 3)
+  end
+  if o.persistent_workers and nw == 0 then error("DataLoader: persistent_workers needs num_workers > 0", 3) end
+  local pf, timeout = o.prefetch_factor or 2, o.timeout or 0
+  if math.type(pf) ~= "integer" or pf < 1 then
+    error("DataLoader: prefetch_factor must be a positive integer, got " .. tostring(pf), 3)
+  end
+  if type(timeout) ~= "number" or timeout < 0 then
+    error("DataLoader: timeout must be a non-negative number of seconds, got " .. tostring(timeout), 3)
+  end
+  self.worker_init_fn, self.prefetch_factor, self.timeout = o.worker_init_fn, pf, timeout
+  self.persistent_workers = o.persistent_workers or false
 end
 
 function DataLoader:__len()
@@ -207,15 +220,7 @@ function DataLoader:_order()
   return torch.arange(1, n + 1, {device = "cpu"})
 end
 
--- batch k of an epoch's order (nil past the end)
-local function batch_indices(self, order, k)
-  local n, bs = order:numel(), self.batch_size
-  local start = (k - 1) * bs + 1
-  if start > n then return nil end
-  local len = math.min(bs, n - start + 1)
-  if len < bs and self.drop_last then return nil end
-  return order:narrow(1, start, len)
-end
+local batch_indices = require("torch.utils.data._processes").batch_indices
 
 function DataLoader:_fetch(idx)
   local ds = self.dataset
@@ -256,13 +261,8 @@ function DataLoader:_iter_batches()
     local post = ds.transform_batch
     return self:_iter_workers(order, pf, function(b) return post and post(ds, b) or b end)
   end
-  -- a dataset that loads its samples in threads of its own (image folders
-  -- decode there): pool:take gives the samples, finished here and collated
-  local pool = self.num_workers > 0 and ds.worker_pool and ds:worker_pool(self.num_workers)
-  if pool then
-    local collate = self.collate_fn or data.default_collate
-    return self:_iter_workers(order, pool, function(samples) return collate(samples) end)
-  end
+  -- any other dataset: worker processes make whole batches
+  if self.num_workers > 0 then return require("torch.utils.data._processes").iter(self, order, #self) end
   return function()
     k = k + 1
     local idx = batch_indices(self, order, k)
@@ -299,6 +299,10 @@ function DataLoader:__index(k)
   if k == 1 or not rawget(self, "_epoch") then rawset(self, "_epoch", self:iter()) end
   return rawget(self, "_epoch")()
 end
+
+-- get_worker_info() -> {id=, num_workers=, seed=, dataset=} inside a
+-- DataLoader worker process (id 1..num_workers), nil elsewhere
+function data.get_worker_info() return require("torch.utils.data._processes").info end
 
 -- the functions and the methods users call are public entry points as well
 data.random_split = U.public(data.random_split, "random_split")

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/mt_cuda.h"
 #include "mtl.h"
@@ -37,6 +38,7 @@ typedef struct {
   int nsrc, nworkers;
   pthread_t th[MAXW];
   int closing, closed;
+  pid_t owner; /* a forked copy (in a DataLoader worker process) has no threads: it leaves it all alone */
 } prefetcher;
 
 /* Copies rows idx[0..n) (1-based) of every source into fresh tensors. */
@@ -96,6 +98,10 @@ static void free_task(task *t) {
 
 static void shutdown(prefetcher *p) {
   if (p->closed) return;
+  if (p->owner != getpid()) {
+    p->closed = 1;
+    return;
+  }
   pthread_mutex_lock(&p->mu);
   p->closing = 1;
   pthread_cond_broadcast(&p->work);
@@ -145,6 +151,7 @@ static int pf_new(lua_State *L) {
   memset(p, 0, sizeof *p);
   memcpy(p->src, src, sizeof src);
   p->nsrc = nsrc;
+  p->owner = getpid();
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->ready, NULL);

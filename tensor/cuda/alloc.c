@@ -187,7 +187,7 @@ mt_status mt_cuda_malloc(int dev, size_t n, void **out) {
 }
 
 void mt_cuda_free(int dev, void *p) {
-  if (!p || dev < 0 || dev >= MT_CUDA_MAXDEV) return;
+  if (!p || dev < 0 || dev >= MT_CUDA_MAXDEV || mt_cuda_forbidden) return;
   devalloc *h = &heaps[dev];
   CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)p;
   pthread_mutex_lock(&lock);
@@ -248,7 +248,7 @@ mt_status mt_cuda_host_alloc(size_t n, void **out) {
 }
 
 void mt_cuda_host_free(void *p) {
-  if (p) mt_cu.MemFreeHost(p);
+  if (p && !mt_cuda_forbidden) mt_cu.MemFreeHost(p);
 }
 
 bool mt_cuda_capturing(int dev) { return dev >= 0 && dev < MT_CUDA_MAXDEV && heaps[dev].capturing; }

@@ -73,7 +73,15 @@ static void load(void) {
   ndev = n;
 }
 
+bool mt_cuda_forbidden;
+
+void mt_cuda_forbid(const char *why) {
+  mt_cuda_forbidden = true;
+  snprintf(load_error, sizeof load_error, "%s", why);
+}
+
 bool mt_cuda_available(void) {
+  if (mt_cuda_forbidden) return false;
   pthread_once(&load_once, load);
   return ndev > 0;
 }

@@ -14,6 +14,11 @@
 /* ---- devices (device.c) ---- */
 /* True when libcuda loads, initialises and reports at least one device. */
 bool mt_cuda_available(void);
+/* In a forked child (a DataLoader worker): CUDA reports unavailable with
+ * `why`, and freeing device or pinned memory inherited from the parent does
+ * nothing (the parent's driver state is not the child's to touch). */
+void mt_cuda_forbid(const char *why);
+extern bool mt_cuda_forbidden;
 int mt_cuda_device_count(void);
 /* OK when dev names an existing CUDA device (made current for this thread's
  * CUDA calls); else MT_EDEVICE naming op and the valid range. */

@@ -4,8 +4,8 @@
 -- torchvision's order (folders walked recursively, sorted by path, files
 -- sorted by name). ImageFolder decodes PNG, JPEG and WebP files into uint8
 -- 3 x H x W RGB tensors (torchvision gives PIL images); with
--- DataLoader(num_workers > 0) the files are read and decoded by threads of
--- domains/vision/l_folder.c while the loop runs.
+-- DataLoader(num_workers > 0) the worker processes read, decode and
+-- transform them while the loop runs.
 local torch = require "torch"
 local V = require "torch.vision.datasets.vision"
 local C = require "torch.vision._folder"
@@ -114,35 +114,6 @@ function folder:__getitem(i)
   i = V.index(self, i)
   local s = self.samples[i]
   return V.apply(self, self.loader(s[1]), s[2])
-end
-
--- the DataLoader's background loading: threads decode the files (default
--- loader only; a loader of one's own runs in the loop instead)
-function folder:worker_pool(n)
-  if self.loader ~= M.default_loader then return nil end
-  local dec = C.decoder(n)
-  local pending, ds = {}, self
-  return {
-    put = function(_, ticket, ids)
-      local paths, targets = {}, {}
-      for j = 1, ids:numel() do
-        local s = ds.samples[V.index(ds, ids[j]:item())]
-        paths[j], targets[j] = s[1], s[2]
-      end
-      pending[ticket] = targets
-      dec:put(ticket, paths)
-    end,
-    take = function(_, ticket)
-      local targets = pending[ticket]
-      pending[ticket] = nil
-      local ok, imgs = pcall(dec.take, dec, ticket)
-      if not ok then error(("%s: %s"):format(ds.__name, imgs), 0) end
-      local out = {}
-      for j, img in ipairs(imgs) do out[j] = V.apply(ds, img, targets[j]) end
-      return out
-    end,
-    close = function() dec:close() end,
-  }
 end
 
 local function define(name, order, defaults)
