@@ -219,7 +219,7 @@ static int chan_send(lua_State *L) {
   box *b = push_box(L);
   uint64_t fdlen = 0;
   if (ok) {
-    wire_encode(L, 4, &b->buf, &b->fd, &fdlen, "DataLoader worker");
+    mtn_wire_encode(L, 4, &b->buf, &b->fd, &fdlen, "DataLoader worker");
   } else {
     size_t n;
     const char *s = luaL_tolstring(L, 4, &n);
@@ -403,7 +403,7 @@ static int pool_take(lua_State *L) {
     return 3;
   }
   lua_pushboolean(L, 1);
-  wire_decode(L, b->payload, (size_t)h.len, b->fd, h.fdlen, "DataLoader");
+  mtn_wire_decode(L, b->payload, (size_t)h.len, b->fd, h.fdlen, "DataLoader");
   return 3;
 }
 

@@ -174,7 +174,7 @@ static void enc_table(enc *e, int idx) {
   if (lua_getmetatable(L, idx)) refuse(e, "table with a metatable (a class instance)");
   if (++e->depth > MAX_DEPTH)
     luaL_error(L, "%s: a sample nests tables more than %d deep (a cycle?) at %s", e->who, MAX_DEPTH, where(e));
-  luaL_checkstack(L, 8, "wire_encode");
+  luaL_checkstack(L, 8, "mtn_wire_encode");
   uint64_t count = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) lua_pop(L, 1), count++;
@@ -236,7 +236,7 @@ static void enc_value(enc *e, int idx) {
   }
 }
 
-void wire_encode(lua_State *L, int idx, mt_buf *msg, int *fd, uint64_t *fdlen, const char *who) {
+void mtn_wire_encode(lua_State *L, int idx, mt_buf *msg, int *fd, uint64_t *fdlen, const char *who) {
   enc e = {L, msg, fd, fdlen, who, 0, {0}};
   enc_value(&e, lua_absindex(L, idx));
 }
@@ -303,7 +303,7 @@ static void dec_tensor(dec *d) {
 
 static void dec_value(dec *d) {
   lua_State *L = d->L;
-  luaL_checkstack(L, 4, "wire_decode");
+  luaL_checkstack(L, 4, "mtn_wire_decode");
   switch (get_u8(d)) {
   case 'N':
     lua_pushnil(L);
@@ -365,7 +365,7 @@ static void dec_value(dec *d) {
   }
 }
 
-void wire_decode(lua_State *L, const char *msg, size_t n, int fd, uint64_t fdlen, const char *who) {
+void mtn_wire_decode(lua_State *L, const char *msg, size_t n, int fd, uint64_t fdlen, const char *who) {
   dec d = {L, msg, msg + n, fd, fdlen, who, 0};
   dec_value(&d);
   if (d.p != d.end) bad(&d, "bytes left after the value");

@@ -22,11 +22,11 @@
  * first need, -1 until then; *fdlen its length). Raises a Lua error
  * ("<who>: ...") on what cannot travel; the caller frees msg and closes
  * *fd (keep them in a box with __gc). */
-void wire_encode(lua_State *L, int idx, mt_buf *msg, int *fd, uint64_t *fdlen, const char *who);
+void mtn_wire_encode(lua_State *L, int idx, mt_buf *msg, int *fd, uint64_t *fdlen, const char *who);
 
 /* Pushes the value encoded in msg[0..n); big tensors are mapped from fd
  * (-1 when the message carries none). Raises a Lua error on a malformed
  * message. */
-void wire_decode(lua_State *L, const char *msg, size_t n, int fd, uint64_t fdlen, const char *who);
+void mtn_wire_decode(lua_State *L, const char *msg, size_t n, int fd, uint64_t fdlen, const char *who);
 
 #endif

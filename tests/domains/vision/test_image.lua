@@ -492,7 +492,7 @@ test("16-bit PNGs and WebP files decode to views too; an EXIF-rotated image is a
   check(r:is_contiguous(), "rotated: contiguous")
 end)
 
-test("ImageFolder's decoder (load_rgb, the worker threads' path) gives decode_image's RGB pixels, as views", function()
+test("ImageFolder's default loader (load_rgb) gives decode_image's RGB pixels, as views", function()
   local cfolder = require "torch.vision._folder"
   local img = smooth(3, 6, 9)
   local rgba = torch.cat({img, torch.full({1, 6, 9}, 200, {dtype = torch.uint8})}, 1)
@@ -504,13 +504,6 @@ test("ImageFolder's decoder (load_rgb, the worker threads' path) gives decode_im
     check_eq(a:size(), {3, 6, 9}, name .. " shape")
     check_eq(a:stride(), {1, 27, 3}, name .. " strides")
     check(a:eq(b):all():item(), name .. " pixels")
-  end
-  local pool = cfolder.decoder(2)
-  pool:put(1, {P("lr_rgb.png"), P("lr_rgba.png"), P("lr.jpg")})
-  local got = pool:take(1)
-  pool:close()
-  for k, name in ipairs{"lr_rgb.png", "lr_rgba.png", "lr.jpg"} do
-    check(got[k]:eq(vio.read_image(P(name), M.RGB)):all():item(), name .. " through a worker thread")
   end
 end)
 
