@@ -2,7 +2,9 @@
  * loaded with dlopen at first use ($MOONTORCH_NVJPEG, then libnvjpeg.so.13,
  * .12, .11 or .so on the loader path and in /usr/local/cuda). One nvJPEG
  * handle and its decode states per device, made at first use and reused,
- * used under one lock (states are not thread-safe). Pixels go straight into
+ * used under one lock (states are not thread-safe). Batches go to the
+ * GPU's hardware JPEG engines (A100, H100/H200: NVJPEG_BACKEND_HARDWARE)
+ * for the images they support, the rest to the default backend. Pixels go straight into
  * planar C x H x W uint8 tensors of the engine's CUDA allocator, on the
  * device's current stream. No Lua here; nothing links against nvJPEG. */
 #include "jpeg_cuda.h"
@@ -22,6 +24,8 @@
 typedef int nvjpegStatus_t; /* 0 is NVJPEG_STATUS_SUCCESS */
 typedef struct nvjpegHandle *nvjpegHandle_t;
 typedef struct nvjpegJpegState *nvjpegJpegState_t;
+typedef struct nvjpegJpegStream *nvjpegJpegStream_t;
+enum { NVJPEG_BACKEND_HARDWARE = 3 }; /* nvjpegBackend_t */
 typedef struct {
   unsigned char *channel[4];
   size_t pitch[4];
@@ -46,11 +50,24 @@ enum { MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2 }; /* libraryProper
      void *stream))                                                                                                    \
   X(GetProperty, "nvjpegGetProperty", (int type, int *value))
 
-static struct {
+/* entry points of the hardware path: optional (older libraries lack them) */
+#define NVJPEG_HW_FUNCS(X)                                                                                             \
+  X(CreateEx, "nvjpegCreateEx", (int backend, void *dev_alloc, void *pinned_alloc, unsigned flags, nvjpegHandle_t *h)) \
+  X(StreamCreate, "nvjpegJpegStreamCreate", (nvjpegHandle_t h, nvjpegJpegStream_t * s))                                \
+  X(StreamDestroy, "nvjpegJpegStreamDestroy", (nvjpegJpegStream_t s))                                                  \
+  X(ParseHeader, "nvjpegJpegStreamParseHeader",                                                                        \
+    (nvjpegHandle_t h, const unsigned char *d, size_t n, nvjpegJpegStream_t s))                                        \
+  X(BatchedSupported, "nvjpegDecodeBatchedSupported", (nvjpegHandle_t h, nvjpegJpegStream_t s, int *unsupported))
+
 #define NVJPEG_FIELD(name, sym, params) nvjpegStatus_t(*name) params;
+static struct {
   NVJPEG_FUNCS(NVJPEG_FIELD)
-#undef NVJPEG_FIELD
 } nv;
+static struct {
+  NVJPEG_HW_FUNCS(NVJPEG_FIELD)
+  int ok; /* all found */
+} hwf;
+#undef NVJPEG_FIELD
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,11 +75,16 @@ static char load_error[400];
 static int version; /* 0 until loaded */
 
 /* per device: the handle, a state for single images and one per output
- * format for batches (with the batch size it was initialised for) */
+ * format for batches (with the batch size it was initialised for); the
+ * same for the hardware backend (hw_tried: made, or found missing) */
 typedef struct gpu {
   nvjpegHandle_t h;
   nvjpegJpegState_t one, batch[2];
   int batch_n[2];
+  nvjpegHandle_t hw;
+  nvjpegJpegState_t hw_batch[2];
+  int hw_n[2], hw_tried;
+  nvjpegJpegStream_t stream; /* for reading headers on the hardware handle */
 } gpu;
 static gpu gpus[MT_CUDA_MAXDEV];
 
@@ -87,6 +109,11 @@ static void load(void) {
   }
   NVJPEG_FUNCS(NVJPEG_LOAD)
 #undef NVJPEG_LOAD
+  hwf.ok = 1;
+#define NVJPEG_HW_LOAD(name, sym, params)                                                                              \
+  if (!(*(void **)&hwf.name = dlsym(h, sym))) hwf.ok = 0;
+  NVJPEG_HW_FUNCS(NVJPEG_HW_LOAD)
+#undef NVJPEG_HW_LOAD
   int major = 0, minor = 0, patch = 0;
   nv.GetProperty(MAJOR_VERSION, &major), nv.GetProperty(MINOR_VERSION, &minor), nv.GetProperty(PATCH_LEVEL, &patch);
   version = major * 1000 + minor * 10 + patch;
@@ -119,6 +146,26 @@ static void drop_states(gpu *g) {
     if (g->batch[f]) nv.StateDestroy(g->batch[f]);
   g->one = g->batch[0] = g->batch[1] = NULL;
   g->batch_n[0] = g->batch_n[1] = 0;
+}
+
+/* The hardware backend's handle, states and header stream, made at first
+ * use; a GPU without JPEG engines (or an old library) leaves g->hw NULL. */
+static void get_hw(gpu *g) {
+  if (g->hw_tried) return;
+  g->hw_tried = 1;
+  if (!hwf.ok || hwf.CreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &g->hw) != 0) {
+    g->hw = NULL;
+    return;
+  }
+  int bad = hwf.StreamCreate(g->hw, &g->stream) != 0;
+  for (int f = 0; f < 2 && !bad; f++) bad = nv.StateCreate(g->hw, &g->hw_batch[f]) != 0;
+  if (bad) { /* no hardware path then */
+    for (int f = 0; f < 2; f++)
+      if (g->hw_batch[f]) nv.StateDestroy(g->hw_batch[f]);
+    if (g->stream) hwf.StreamDestroy(g->stream);
+    nv.Destroy(g->hw);
+    g->hw = NULL, g->stream = NULL, g->hw_batch[0] = g->hw_batch[1] = NULL;
+  }
 }
 
 /* The handle and states of device dev (made current), created at first use. */
@@ -169,22 +216,46 @@ static mt_status decode_each(gpu *g, const unsigned char *const *data, const siz
   return MT_OK;
 }
 
-/* Decodes the images of output format f (index fi) as one batch; the
- * arrays are scratch of count entries. */
-static mt_status decode_group(gpu *g, int f, int fi, const unsigned char *const *data, const size_t *n, int count,
-                              nvjpegImage_t *dst, const int *fmt, void *stream, const unsigned char **bd, size_t *bn,
-                              nvjpegImage_t *bdst) {
-  int m = 0;
-  for (int i = 0; i < count; i++)
-    if (fmt[i] == f) bd[m] = data[i], bn[m] = n[i], bdst[m] = dst[i], m++;
+/* Decodes bd/bn into bdst as one batch of m on handle h with state s
+ * (initialised for *sn images; re-initialised when m differs). */
+static mt_status run_batch(nvjpegHandle_t h, nvjpegJpegState_t s, int *sn, int f, const unsigned char **bd,
+                           size_t *bn, nvjpegImage_t *bdst, int m, void *stream) {
   if (m == 0) return MT_OK;
   mt_status st = MT_OK;
-  if (g->batch_n[fi] != m) {
-    st = check(nv.BatchedInitialize(g->h, g->batch[fi], m, 1, f), "setting up a batch", 0);
-    g->batch_n[fi] = st ? 0 : m;
+  if (*sn != m) {
+    st = check(nv.BatchedInitialize(h, s, m, 1, f), "setting up a batch", 0);
+    *sn = st ? 0 : m;
   }
-  if (!st) st = check(nv.DecodeBatched(g->h, g->batch[fi], bd, bn, bdst, stream), "decoding a batch", 0);
+  if (!st) st = check(nv.DecodeBatched(h, s, bd, bn, bdst, stream), "decoding a batch", 0);
   return st;
+}
+
+/* True when the JPEG engines decode the image (its header says so). */
+static int hw_supports(gpu *g, const unsigned char *p, size_t n) {
+  int unsupported = 1;
+  return hwf.ParseHeader(g->hw, p, n, g->stream) == 0 && hwf.BatchedSupported(g->hw, g->stream, &unsupported) == 0 &&
+         unsupported == 0;
+}
+
+/* Decodes the images of output format f (index fi): those the JPEG engines
+ * support as one hardware batch, the others (or all, when the hardware
+ * batch fails) as one batch of the default backend. The arrays are scratch
+ * of count entries. */
+static mt_status decode_group(gpu *g, int f, int fi, const unsigned char *const *data, const size_t *n, int count,
+                              nvjpegImage_t *dst, const int *fmt, const char *hwok, void *stream,
+                              const unsigned char **bd, size_t *bn, nvjpegImage_t *bdst) {
+  int m = 0, hw = 0; /* bd[0, hw): hardware; bd[hw, m): default */
+  for (int pass = 1; pass >= 0; pass--) {
+    for (int i = 0; i < count; i++)
+      if (fmt[i] == f && hwok[i] == pass) bd[m] = data[i], bn[m] = n[i], bdst[m] = dst[i], m++;
+    if (pass) hw = m;
+  }
+  int from = hw;
+  if (hw && run_batch(g->hw, g->hw_batch[fi], &g->hw_n[fi], f, bd, bn, bdst, hw, stream)) {
+    g->hw_n[fi] = 0;
+    from = 0; /* the hardware failed: everything through the default backend */
+  }
+  return run_batch(g->h, g->batch[fi], &g->batch_n[fi], f, bd + from, bn + from, bdst + from, m - from, stream);
 }
 
 /* Decodes every image into dst: one alone, more as a batch per format. */
@@ -194,10 +265,15 @@ static mt_status decode_all(gpu *g, const unsigned char *const *data, const size
   const unsigned char **bd = malloc(count * sizeof *bd);
   size_t *bn = malloc(count * sizeof *bn);
   nvjpegImage_t *bdst = malloc(count * sizeof *bdst);
-  mt_status st = bd && bn && bdst ? MT_OK : mt_fail(MT_ENOMEM, "nvJPEG: out of memory");
-  if (!st) st = decode_group(g, NVJPEG_OUTPUT_Y, 0, data, n, count, dst, fmt, stream, bd, bn, bdst);
-  if (!st) st = decode_group(g, NVJPEG_OUTPUT_RGB, 1, data, n, count, dst, fmt, stream, bd, bn, bdst);
-  free(bd), free(bn), free(bdst);
+  char *hwok = calloc((size_t)count, 1);
+  mt_status st = bd && bn && bdst && hwok ? MT_OK : mt_fail(MT_ENOMEM, "nvJPEG: out of memory");
+  if (!st) {
+    get_hw(g);
+    for (int i = 0; i < count && g->hw; i++) hwok[i] = (char)hw_supports(g, data[i], n[i]);
+  }
+  if (!st) st = decode_group(g, NVJPEG_OUTPUT_Y, 0, data, n, count, dst, fmt, hwok, stream, bd, bn, bdst);
+  if (!st) st = decode_group(g, NVJPEG_OUTPUT_RGB, 1, data, n, count, dst, fmt, hwok, stream, bd, bn, bdst);
+  free(bd), free(bn), free(bdst), free(hwok);
   if (st && st != MT_ENOMEM) { /* one by one: names the image at fault */
     drop_states(g);
     st = get_gpu((int)(g - gpus), &g);
