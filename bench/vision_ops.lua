@@ -4,13 +4,14 @@
 -- of 10k boxes in 80 classes, roi_align forward and backward (256 channels,
 -- 2 images of 50x50, 512 rois, 7x7, sampling_ratio 2), roi_pool forward,
 -- box_iou of 1000 x 1000 boxes. Inputs come from the same integer hash on
--- both sides. Peer: bench/peers/vision_ops.py.
+-- both sides. The row filter "cuda" runs the CUDA rows alone. Peer:
+-- bench/peers/vision_ops.py.
 package.path = "bench/?.lua;" .. package.path
 local torch = require "torch"
 local B = require "common"
 local O = torch.vision.ops
 local only = arg and arg[1]
-local function want(name) return not only or only == name end
+local function want(name) return not only or only == name or (only == "cuda" and name:find("_cuda$") ~= nil) end
 
 -- hash(k, a): deterministic values in [0, 1) for the int64 positions k
 local function hash(k, a) return ((k * a + 12345) % 1000003):double() / 1000003 end
@@ -77,6 +78,6 @@ local function suite(dev, sfx)
 end
 
 torch.no_grad(function()
-  suite("cpu", "")
+  if only ~= "cuda" then suite("cpu", "") end
   if torch.cuda.is_available() then suite("cuda", "_cuda") end
 end)

@@ -5,13 +5,16 @@
 -- on a batch of 16 uint8 256x256 images, per_sample (one batched kernel)
 -- and as a per-image loop. CUDA rows (device ms) only with a GPU. Peer:
 -- bench/peers/vision_resize.py (torchvision's F.resize, antialias=True).
+-- The row filter "cuda" runs the CUDA rows alone.
 package.path = "bench/?.lua;" .. package.path
 local torch = require "torch"
 local B = require "common"
 local F = torch.vision.transforms.v2.functional
 local v2 = torch.vision.transforms.v2
 local only = arg and arg[1]
-local function want(name) return not only or only == "all" or only == name end
+local function want(name)
+  return not only or only == "all" or only == name or (only == "cuda" and name:find("^resize_cuda_") ~= nil)
+end
 
 local function image(shape, dt)
   torch.manual_seed(0)

@@ -1,7 +1,7 @@
-/* nms.c -- non-maximum suppression (vision.h): checks, one stable sort of
- * the scores (equal scores keep their input order, on every device), then
- * the greedy pass on the CPU (cpu/nms_kernels.c) or the GPU (cuda/nms.c).
- * The result holds 1-based positions into the input boxes. */
+/* nms.c -- non-maximum suppression (vision.h): checks, then on the CPU one
+ * stable sort of the scores (equal scores keep their input order) and the
+ * greedy pass (cpu/nms_kernels.c); on the GPU (cuda/nms.c) both, with the
+ * same order. The result holds 1-based positions into the input boxes. */
 #include <stdio.h>
 
 #include "cuda/cuda_vision.h"
@@ -68,19 +68,36 @@ static mt_status nms_cpu(const mt_tensor *sb, const mt_tensor *sc, const mt_tens
   return mt_deliver("nms", r, keep);
 }
 
+/* CUDA: boxes and scores in their compute dtypes, classes int64, all
+ * contiguous; the GPU ranks them itself (cuda/nms.c). */
+static mt_status nms_cuda(const mt_tensor *boxes, const mt_tensor *scores, const mt_tensor *idxs, double thr,
+                          mt_tensor **keep) {
+  mt_dtype cdt = boxes->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
+  mt_dtype sdt = scores->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32; /* exact: the order is kept */
+  mt_tensor *t[3] = {NULL, NULL, NULL}, *c[3] = {NULL, NULL, NULL};
+  mt_status st = mt_to_dtype(boxes, cdt, false, &t[0]);
+  if (!st) st = mt_to_dtype(scores, sdt, false, &t[1]);
+  if (!st && idxs) st = mt_to_dtype(idxs, MT_INT64, false, &t[2]);
+  for (int i = 0; i < 3 && !st; i++)
+    if (t[i]) st = mt_contiguous(t[i], &c[i]);
+  if (!st) st = mt_cuda_nms(c[0], c[1], c[2], thr, keep);
+  for (int i = 0; i < 3; i++) mt_release(t[i]), mt_release(c[i]);
+  return st;
+}
+
 mt_status mt_nms(const mt_tensor *boxes, const mt_tensor *scores, const mt_tensor *idxs, double iou_threshold,
                  mt_tensor **keep) {
   const char *op = idxs ? "batched_nms" : "nms";
   mt_status st = check(op, boxes, scores, idxs, iou_threshold);
   if (st) return st;
+  if (mt_tdevice(boxes).type == MT_CUDA) return nms_cuda(boxes, scores, idxs, iou_threshold, keep);
   mt_dtype cdt = boxes->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
   mt_tensor *order = NULL, *oc = NULL, *sb = NULL, *sc = NULL;
   st = mt_argsort(scores, 0, true, true, &order);
   if (!st) st = mt_contiguous(order, &oc);
   if (!st) st = gather(boxes, cdt, oc, &sb);
   if (!st && idxs) st = gather(idxs, MT_INT64, oc, &sc);
-  if (!st && mt_tdevice(boxes).type == MT_CUDA) st = mt_cuda_nms(sb, sc, oc, iou_threshold, keep);
-  else if (!st) st = nms_cpu(sb, sc, oc, iou_threshold, keep);
+  if (!st) st = nms_cpu(sb, sc, oc, iou_threshold, keep);
   mt_release(order), mt_release(oc), mt_release(sb), mt_release(sc);
   return st;
 }

@@ -2,13 +2,16 @@
  * the per-axis tap windows and weights of the interpolation (PyTorch's
  * formulas: upsample_*2d for the plain modes, _upsample_*_aa for the
  * antialiased ones) and runs the separable kernel (cpu/resize_kernels.c,
- * cuda/resize.c). float16/bfloat16 are computed in float32. */
+ * cuda/resize.c; on CUDA a plain resize's windows and weights are
+ * computed on the GPU, by the same formulas: see cuda/resize.cu).
+ * float16/bfloat16 are computed in float32. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/resize_kernels.h"
+#include "cuda/cuda_vision.h"
 #include "cuda/mt_cuda.h"
 #include "reduce_util.h"
 #include "resize.h"
@@ -44,7 +47,8 @@ static int taps_of(int64_t in, int64_t out, int mode, bool aa) {
   return (int)ceil(support) * 2 + 1;
 }
 
-/* antialiased window of output o into s, n, w (k slots) */
+/* antialiased window of output o into s, n, w (k slots). cuda/resize.cu
+ * repeats this and plain_window for the GPU's tables: change both. */
 static void aa_window(int64_t in, int64_t out, int mode, int64_t o, int64_t *s, int32_t *n, double *w) {
   double scale = (double)in / (double)out, sup = (mode == MT_RS_BILINEAR ? 1.0 : 2.0) * (scale >= 1 ? scale : 1);
   double inv = scale >= 1 ? 1 / scale : 1, center = scale * ((double)o + 0.5), total = 0;
@@ -130,22 +134,26 @@ static mt_status check(const char *op, const mt_tensor *x, int minrank, int64_t 
   return MT_OK;
 }
 
-/* runs plan p from x into a new [lead..., oh, ow] tensor *out (x's dtype) */
-static mt_status run(const char *op, const mt_tensor *x, mt_rs_plan *p, mt_tensor **out) {
-  mt_tensor *u = NULL, *c = NULL, *y = NULL, *r = NULL;
+/* runs plan p (or, on CUDA and given, the plain resize r, whose tables
+ * the GPU makes) from x into a new [lead..., oh, ow] tensor *out (x's
+ * dtype) */
+static mt_status run(const char *op, const mt_tensor *x, mt_rs_plan *p, const mt_rs_shape *r, mt_tensor **out) {
+  mt_tensor *u = NULL, *c = NULL, *y = NULL, *res = NULL;
   mt_dtype dt = (mt_dtype)x->dtype;
-  int64_t ys[MT_MAXDIM];
+  bool cuda = mt_tdevice(x).type == MT_CUDA;
+  int64_t ys[MT_MAXDIM], planes = r ? r->planes : p->planes;
   memcpy(ys, x->shape, sizeof(int64_t) * (size_t)x->ndim);
-  ys[x->ndim - 2] = p->oh, ys[x->ndim - 1] = p->ow;
+  ys[x->ndim - 2] = r ? r->oh : p->oh, ys[x->ndim - 1] = r ? r->ow : p->ow;
   mt_status st = dt == MT_UINT8 ? mt_contiguous(x, &c) : mt_upcast_half(x, &u);
   if (!st && !c) st = mt_contiguous(u, &c);
   if (!st) st = mt_empty(ys, x->ndim, (mt_dtype)c->dtype, mt_tdevice(x), &y);
-  if (!st && p->planes > 0)
-    st = mt_tdevice(x).type == MT_CUDA ? mt_cuda_resize(p, false, c, y)
-                                       : mt_cpu_resize((mt_dtype)c->dtype, p, mt_data(c), mt_data(y));
-  if (!st) st = mt_to_dtype(y, dt, false, &r);
+  if (!st && planes > 0 && cuda)
+    st = r ? mt_cuda_resize_plain(r, false, c, y) : mt_cuda_resize(p, false, c, y);
+  else if (!st && planes > 0)
+    st = mt_cpu_resize((mt_dtype)c->dtype, p, mt_data(c), mt_data(y));
+  if (!st) st = mt_to_dtype(y, dt, false, &res);
   mt_release(u), mt_release(c), mt_release(y);
-  return st ? st : mt_deliver(op, r, out);
+  return st ? st : mt_deliver(op, res, out);
 }
 
 static int64_t lead_planes(const mt_tensor *x) {
@@ -169,15 +177,24 @@ static mt_status plain_plan(int64_t planes, int64_t ih, int64_t iw, int64_t oh, 
   return MT_OK;
 }
 
+/* The plain resize of x to oh x ow on CUDA, where no host plan is needed. */
+static mt_rs_shape plain_shape(int64_t planes, int64_t ih, int64_t iw, int64_t oh, int64_t ow, int mode, bool aa) {
+  return (mt_rs_shape){planes, ih, iw, oh, ow, mode, taps_of(iw, ow, mode, aa), taps_of(ih, oh, mode, aa), aa};
+}
+
 mt_status mt_image_resize(const mt_tensor *x, int64_t oh, int64_t ow, int mode, bool antialias, mt_tensor **out) {
   const char *op = "resize";
   mt_status st = check(op, x, 2, oh, ow, mode);
   if (st) return st;
   int64_t ih = x->shape[x->ndim - 2], iw = x->shape[x->ndim - 1], zero, rows;
+  if (mt_tdevice(x).type == MT_CUDA) {
+    mt_rs_shape r = plain_shape(lead_planes(x), ih, iw, oh, ow, mode, antialias);
+    return run(op, x, NULL, &r, out);
+  }
   axis ax = {0}, ay = {0};
   mt_rs_plan p;
   st = plain_plan(lead_planes(x), ih, iw, oh, ow, mode, antialias, &ax, &ay, &zero, &rows, &p);
-  if (!st) st = run(op, x, &p, out);
+  if (!st) st = run(op, x, &p, NULL, out);
   axis_free(&ax), axis_free(&ay);
   return st;
 }
@@ -190,21 +207,23 @@ mt_status mt_image_resize_backward(const mt_tensor *g, int64_t ih, int64_t iw, i
   mt_status st = check(op, g, 2, ih, iw, mode);
   if (st) return st;
   int64_t oh = g->shape[g->ndim - 2], ow = g->shape[g->ndim - 1], zero, rows, gs[MT_MAXDIM];
+  bool cuda = mt_tdevice(g).type == MT_CUDA;
+  mt_rs_shape r = plain_shape(lead_planes(g), ih, iw, oh, ow, mode, antialias);
   axis ax = {0}, ay = {0};
   mt_rs_plan p;
-  mt_tensor *u = NULL, *c = NULL, *r = NULL, *res = NULL;
+  mt_tensor *u = NULL, *c = NULL, *res = NULL, *gx = NULL;
   memcpy(gs, g->shape, sizeof(int64_t) * (size_t)g->ndim);
   gs[g->ndim - 2] = ih, gs[g->ndim - 1] = iw;
-  st = plain_plan(lead_planes(g), ih, iw, oh, ow, mode, antialias, &ax, &ay, &zero, &rows, &p);
+  if (!cuda) st = plain_plan(lead_planes(g), ih, iw, oh, ow, mode, antialias, &ax, &ay, &zero, &rows, &p);
   if (!st) st = mt_upcast_half(g, &u);
   if (!st) st = mt_contiguous(u, &c);
-  if (!st) st = mt_empty(gs, g->ndim, (mt_dtype)c->dtype, mt_tdevice(g), &r);
-  if (!st && p.planes > 0)
-    st = mt_tdevice(g).type == MT_CUDA ? mt_cuda_resize(&p, true, c, r)
-                                       : mt_cpu_resize_backward((mt_dtype)c->dtype, &p, mt_data(c), mt_data(r));
-  if (!st) st = mt_to_dtype(r, (mt_dtype)g->dtype, false, &res);
+  if (!st) st = mt_empty(gs, g->ndim, (mt_dtype)c->dtype, mt_tdevice(g), &gx);
+  if (!st && r.planes > 0)
+    st = cuda ? mt_cuda_resize_plain(&r, true, c, gx)
+              : mt_cpu_resize_backward((mt_dtype)c->dtype, &p, mt_data(c), mt_data(gx));
+  if (!st) st = mt_to_dtype(gx, (mt_dtype)g->dtype, false, &res);
   axis_free(&ax), axis_free(&ay);
-  mt_release(u), mt_release(c), mt_release(r);
+  mt_release(u), mt_release(c), mt_release(gx);
   return st ? st : mt_deliver(op, res, out);
 }
 
@@ -286,10 +305,10 @@ mt_status mt_image_crop_resize(const mt_tensor *x, const mt_tensor *boxes, int64
     mt_rs_plan p = {.planes = planes, .group = planes / n, .ntab = n, .ih = ih, .iw = iw, .oh = oh, .ow = ow,
                     .kx = kx, .ky = ky, .row0 = row0, .nrows = row0 + n, .sx = ax.start, .sy = ay.start, .nx = ax.n,
                     .ny = ay.n, .wx = ax.w, .wy = ay.w};
-    st = run(op, x, &p, out);
+    st = run(op, x, &p, NULL, out);
   } else if (!st) {
     mt_rs_plan p = {.planes = 0, .group = 1, .oh = oh, .ow = ow};
-    st = run(op, x, &p, out);
+    st = run(op, x, &p, NULL, out);
   }
   free(bx), free(row0);
   axis_free(&ax), axis_free(&ay);

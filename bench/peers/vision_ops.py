@@ -1,6 +1,8 @@
 """bench/peers/vision_ops.py -- torchvision's side of bench/vision_ops.lua:
 the same inputs (the same integer hash), timed the same way; the roi_align
 backward row is torchvision's _roi_align_backward op."""
+import sys
+
 import torch
 import torchvision.ops as O
 from benchlib import report, setup, timeit
@@ -59,8 +61,11 @@ def suite(want, dev, sfx):
 
 
 def main():
-    want = setup()
-    suite(want, "cpu", "")
+    named = setup()
+    cuda_only = sys.argv[1:2] == ["cuda"]  # the CUDA rows alone, as bench/vision_ops.lua
+    want = (lambda name: name.endswith("_cuda")) if cuda_only else named
+    if not cuda_only:
+        suite(want, "cpu", "")
     if torch.cuda.is_available():
         suite(want, "cuda", "_cuda")
 

@@ -3,6 +3,8 @@ bench/vision_resize.lua: F.resize(img, size, mode, antialias=True) on the
 same images (uint8 on this torchvision may go through float and back), and
 RandomResizedCrop(224) + RandomHorizontalFlip applied image by image to a
 batch of 16 (the per_sample row's peer and the loop's)."""
+import sys
+
 import torch
 import torchvision.transforms as T
 import torchvision.transforms.functional as F
@@ -18,7 +20,9 @@ def image(shape, dt):
 
 
 def main():
-    want = setup()
+    named = setup()
+    cuda_only = sys.argv[1:2] == ["cuda"]  # the CUDA rows alone, as bench/vision_resize.lua
+    want = (lambda name: name.startswith("resize_cuda_")) if cuda_only else named
     cases = [("512_224", (3, 512, 512), [224, 224], 20), ("1024x768_256", (3, 1024, 768), [256], 10),
              ("b16_256_128", (16, 3, 256, 256), [128], 5)]
     for dev in ("cpu", "cuda"):

@@ -11,10 +11,12 @@ typedef unsigned long long dptr; /* a device address as a kernel argument */
 
 extern const char mt_cuda_roi_cu[];
 
+#define ROI_CPT 8 /* as in roi.cu */
+
 /* Matches struct mt_rgeo in roi.cu. */
 typedef struct rgeo {
   int64_t K, N, C, H, W, ph, pw, sr;
-  int32_t aligned, pad;
+  int32_t aligned, small;
   double scale;
 } rgeo;
 
@@ -38,6 +40,9 @@ mt_status mt_cuda_roi(int kind, const mt_roi_geo *g, const mt_tensor *a, const m
   dptr pa = addr(a), pb = addr(b), py = addr(y), pi = addr(argmax);
   void *args3[] = {&pa, &pb, &py, &r};
   void *args4[] = {&pa, &pb, &py, &pi, &r};
+  /* RoI Align: a thread per ROI_CPT channels of a bin */
+  if (kind <= 1) n = g->K * ((g->C + ROI_CPT - 1) / ROI_CPT) * g->ph * g->pw;
+  r.small = n <= UINT32_MAX;
   int64_t blocks = (n + 255) / 256;
   return mt_cuda_launch_grid(dev, fn, blocks < 65536 ? blocks : 65536, 256, kind == 2 ? args4 : args3, ops[kind]);
 }
