@@ -115,12 +115,16 @@ static inline __m256 to_hsv(__m256 r, __m256 g, __m256 b, __m256 *h, __m256 *s) 
   __m256 eq = _mm256_cmp_ps(v, mn, _CMP_EQ_OQ), range = _mm256_sub_ps(v, mn);
   *s = _mm256_div_ps(range, _mm256_blendv_ps(v, one, eq));
   __m256 dv = _mm256_blendv_ps(range, one, eq);
-  __m256 rc = _mm256_div_ps(_mm256_sub_ps(v, r), dv), gc = _mm256_div_ps(_mm256_sub_ps(v, g), dv),
-         bc = _mm256_div_ps(_mm256_sub_ps(v, b), dv);
-  __m256 hb = _mm256_sub_ps(_mm256_add_ps(gc, _mm256_set1_ps(4.0f)), rc);
-  __m256 hg = _mm256_sub_ps(_mm256_add_ps(rc, _mm256_set1_ps(2.0f)), bc);
-  __m256 hh = _mm256_blendv_ps(hb, hg, _mm256_cmp_ps(v, g, _CMP_EQ_OQ));
-  hh = _mm256_blendv_ps(hh, _mm256_sub_ps(bc, gc), _mm256_cmp_ps(v, r, _CMP_EQ_OQ));
+  /* h = (x / dv + k) - y / dv: bc - gc where v is r, else rc + 2 - bc where
+   * v is g, else gc + 4 - rc (rc = (v - r) / dv, ...): the two quotients
+   * a pixel needs, picked before dividing */
+  __m256 isr = _mm256_cmp_ps(v, r, _CMP_EQ_OQ), isg = _mm256_cmp_ps(v, g, _CMP_EQ_OQ);
+  __m256 vr = _mm256_sub_ps(v, r), vg = _mm256_sub_ps(v, g), vb = _mm256_sub_ps(v, b);
+  __m256 x = _mm256_blendv_ps(_mm256_blendv_ps(vg, vr, isg), vb, isr);
+  __m256 y = _mm256_blendv_ps(_mm256_blendv_ps(vr, vb, isg), vg, isr);
+  __m256 k =
+      _mm256_blendv_ps(_mm256_blendv_ps(_mm256_set1_ps(4.0f), _mm256_set1_ps(2.0f), isg), _mm256_setzero_ps(), isr);
+  __m256 hh = _mm256_sub_ps(_mm256_add_ps(_mm256_div_ps(x, dv), k), _mm256_div_ps(y, dv));
   *h = frac(_mm256_add_ps(_mm256_mul_ps(hh, _mm256_set1_ps((float)(1.0 / 6))), one));
   return v;
 }
@@ -239,20 +243,39 @@ static void cj_rows(void *vc, int64_t b, int64_t e) {
   }
 }
 
+/* image n's contrast term from its row sums; false when it has no
+ * contrast step */
+static bool contrast_term(mt_cj_plan *p, int64_t n) {
+  mt_cj_image *im = &p->img[n];
+  if (im->split >= im->nsteps) return false;
+  double s = 0;
+  for (int64_t y = 0; y < p->h; y++) s += p->rowsum[n * p->h + y];
+  float mean = (float)(s / (double)(p->h * p->w)); /* the engine's mean: a double sum, divided, to float */
+  im->term = mean * im->om[MT_CJ_CONTRAST];
+  return true;
+}
+
+/* images [b, e), each whole on one thread: pass 1, its mean, pass 2, while
+ * the image is still in this core's cache */
+static void cj_images(void *vc, int64_t b, int64_t e) {
+  mt_cj_plan *p = ((const cj_ctx *)vc)->p;
+  for (int64_t n = b; n < e; n++) {
+    cj_ctx c = {p, 1};
+    cj_rows(&c, n * p->h, (n + 1) * p->h);
+    if (contrast_term(p, n)) c.pass = 2, cj_rows(&c, n * p->h, (n + 1) * p->h);
+  }
+}
+
+/* Batches of at least 4 images a thread are split by image; fewer images
+ * by rows, pass 1 over all of them, then pass 2. Either way each row sum
+ * and mean is computed in one order, whatever the thread count. */
 mt_status mt_cpu_color_jitter(mt_cj_plan *p) {
-  int64_t rows = p->n * p->h, grain = 1 + 8192 / (p->w + 1);
   cj_ctx c = {p, 1};
+  if (p->n >= 4 * (int64_t)mt_get_num_threads()) return mt_parallel_for(p->n, 1, cj_images, &c);
+  int64_t rows = p->n * p->h, grain = 1 + 8192 / (p->w + 1);
   mt_status st = mt_parallel_for(rows, grain, cj_rows, &c);
   bool second = false;
-  for (int64_t n = 0; n < p->n && !st; n++) {
-    mt_cj_image *im = &p->img[n];
-    if (im->split >= im->nsteps) continue;
-    double s = 0;
-    for (int64_t y = 0; y < p->h; y++) s += p->rowsum[n * p->h + y];
-    float mean = (float)(s / (double)(p->h * p->w)); /* the engine's mean: a double sum, divided, to float */
-    im->term = mean * im->om[MT_CJ_CONTRAST];
-    second = true;
-  }
+  for (int64_t n = 0; n < p->n && !st; n++) second = contrast_term(p, n) || second;
   if (!st && second) {
     c.pass = 2;
     st = mt_parallel_for(rows, grain, cj_rows, &c);
