@@ -1,10 +1,12 @@
-/* color.c -- torch.vision's color jitter as one op (vision.h): checks the
- * images, the per-image factors and step orders, reads them on the host
- * into a plan and runs the fused CPU kernel (cpu/color_kernels.c). CPU
- * only: the Lua package takes CUDA images op by op. No pixel math here. */
+/* color.c -- torch.vision's color ops in the engine (vision.h): the color
+ * jitter as one op (checks the images, the per-image factors and step
+ * orders, reads them on the host into a plan for cpu/color_kernels.c) and
+ * histogram equalization (cpu/equalize_kernels.c). CPU only: the Lua
+ * package takes CUDA images op by op. No pixel math here. */
 #include <stdlib.h>
 
 #include "cpu/color_kernels.h"
+#include "cpu/equalize_kernels.h"
 #include "vision.h"
 
 static const char *const STEP[] = {"none", "brightness", "contrast", "saturation", "hue"};
@@ -110,6 +112,53 @@ mt_status mt_color_jitter(const mt_tensor *x, const mt_tensor *factors, const mt
     st = mt_cpu_color_jitter(&p);
   }
   free(img), free(rowsum);
+  mt_release(xc);
+  if (st) {
+    mt_release(y);
+    return st;
+  }
+  return mt_deliver(op, y, out);
+}
+
+/* the stride between the planes [H, W] of x when its leading dims step
+ * through memory evenly (a view [P, H, W] exists), else -1 */
+static int64_t plane_stride(const mt_tensor *x) {
+  int64_t ps = x->shape[x->ndim - 2] * x->strides[x->ndim - 2];
+  for (int d = x->ndim - 3; d >= 0; d--) {
+    if (x->shape[d] == 1) continue;
+    if (x->strides[d] != ps) return -1;
+    ps = x->strides[d] * x->shape[d];
+  }
+  for (int d = x->ndim - 3; d >= 0; d--)
+    if (x->shape[d] != 1) return x->strides[d];
+  return x->shape[x->ndim - 2] * x->strides[x->ndim - 2];
+}
+
+mt_status mt_image_equalize(const mt_tensor *x, mt_tensor **out) {
+  const char *op = "image_equalize";
+  char a[96];
+  if (x->ndim < 2) return mt_fail(MT_ESHAPE, "%s: expected planes [..., H, W], got shape %s", op, shp(x, a));
+  if (x->dtype != MT_UINT8)
+    return mt_fail(MT_EDTYPE, "%s: expected a uint8 image, got %s", op, mt_dtype_name((mt_dtype)x->dtype));
+  if (mt_tdevice(x).type != MT_CPU) return mt_fail(MT_EDEVICE, "%s: runs on the CPU only", op);
+  int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1], planes = h * w > 0 ? mt_numel(x) / (h * w) : 0;
+  mt_tensor *xc = NULL, *y = NULL;
+  mt_status st = MT_OK;
+  if ((x->strides[x->ndim - 1] == 1 || w <= 1) && plane_stride(x) >= 0)
+    xc = mt_retain((mt_tensor *)x);
+  else
+    st = mt_contiguous(x, &xc);
+  if (!st) st = mt_empty(x->shape, x->ndim, MT_UINT8, mt_cpu(), &y);
+  if (!st && planes > 0) {
+    mt_eq_plan p = {.planes = planes,
+                    .h = h,
+                    .w = w,
+                    .src = (const uint8_t *)mt_data(xc),
+                    .ps = plane_stride(xc),
+                    .rs = xc->strides[xc->ndim - 2],
+                    .dst = (uint8_t *)mt_data(y)};
+    st = mt_cpu_equalize(&p);
+  }
   mt_release(xc);
   if (st) {
     mt_release(y);

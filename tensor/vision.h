@@ -1,6 +1,7 @@
 /* vision.h -- engine ops behind torch.vision: RoI Align, RoI pooling
- * (forward and backward, roi.c), non-maximum suppression (nms.c) and the
- * fused color jitter of the transforms (color.c).
+ * (forward and backward, roi.c), non-maximum suppression (nms.c), and
+ * the fused color jitter and histogram equalization of the transforms
+ * (color.c).
  * Conventions of mt.h: mt_status results, `**out` NULL to allocate. Boxes
  * are (x1, y1, x2, y2) in continuous input coordinates (0-based, as
  * torchvision); rois are (K, 5) rows (batch, x1, y1, x2, y2) whose batch
@@ -61,5 +62,10 @@ enum { MT_CJ_NONE, MT_CJ_BRIGHTNESS, MT_CJ_CONTRAST, MT_CJ_SATURATION, MT_CJ_HUE
  * contrast blends with the mean gray of the image as it is at that step.
  * Not differentiable. */
 mt_status mt_color_jitter(const mt_tensor *x, const mt_tensor *factors, const mt_tensor *order, mt_tensor **out);
+/* out (x's shape, contiguous uint8): each plane [H, W] of the uint8 image x
+ * [..., H, W] (CPU) equalized as torchvision's equalize: lut[k] = (pixels
+ * below value k + step / 2) / step, clamped to 255, with step = (pixels
+ * outside the last non-empty value) / 255; planes with step 0 are copied. */
+mt_status mt_image_equalize(const mt_tensor *x, mt_tensor **out);
 
 #endif

@@ -427,3 +427,22 @@ test("torch._vision.color_jitter: bad arguments are errors naming the op and the
   check_eq(cj(x, torch.tensor({{-1, 1, 1, 9}, {1, 1, 1, 0}}, {dtype = torch.float64}), torch.tensor({{2, 3}, {0, 1}})).dtype,
     torch.uint8)
 end)
+
+test("equalize: the engine kernel equals the plain ops (flat planes, strided images, batches)", function()
+  local x = rand_batch(torch.uint8, 5, 23, 37, 9)
+  x[2][3]:fill_(17)                           -- one value: the plane stays
+  x[3][1]:fill_(40)
+  x[3][1][4][5] = 200                         -- one pixel apart: step 0 too
+  x[4][2]:copy_((x[4][2]:double() / 8):floor():to(torch.uint8)) -- few values
+  local cases = {x, x[1], x[{{}, {}, {3, 20}, {2, 30}}], x:transpose(3, 4), x:permute(2, 1, 3, 4),
+    tv.Video(x:view(1, 5, 3, 23, 37))}
+  for _, c in ipairs(cases) do
+    local a, b = both(function() return F2.equalize(c) end)
+    check_close(a:double(), b:double(), {atol = 0})
+  end
+  local f = torch.rand(2, 3, 9, 10)
+  local a, b = both(function() return F2.equalize(f) end)
+  check_close(a, b, {atol = 0})
+  check_error(function() torch._vision.image_equalize(f) end, "image_equalize: expected a uint8 image, got float32")
+  check_error(function() torch._vision.image_equalize(x[1][1][1]) end, "expected planes [..., H, W], got shape 37")
+end)

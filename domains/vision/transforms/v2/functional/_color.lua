@@ -96,7 +96,8 @@ end
 -- image, with the arithmetic of the plain ops below. It takes CPU uint8 and
 -- float32 RGB images that no gradient flows through, outside
 -- torch.compile (which records plain ops); M._fused = false turns it (and
--- the compiled hue below) off, so tests can compare with the plain ops.
+-- the compiled hue and the equalize kernel below) off, so tests can compare
+-- with the plain ops.
 M._fused = true
 
 -- fusable(image): the fused kernel takes image
@@ -389,12 +390,14 @@ local function equalize_uint8(image)
 end
 
 -- equalize_image(image): histogram equalization per channel (float images
--- through uint8, as torchvision 0.26)
+-- through uint8, as torchvision 0.26); on the CPU in one engine kernel
+-- (torch._vision.image_equalize, the same integer arithmetic)
 function M.equalize_image(image)
   check_image("F.equalize", image)
   if image:numel() == 0 then return image end
   local u = C.to_dtype_image(image, torch.uint8, true)
-  return C.to_dtype_image(equalize_uint8(u), image.dtype, true)
+  local fused = M._fused and not u.is_cuda and not C.compiling()
+  return C.to_dtype_image(fused and torch._vision.image_equalize(u) or equalize_uint8(u), image.dtype, true)
 end
 
 -- permute_channels_image(image, permutation): the channels reordered; the
