@@ -446,3 +446,14 @@ test("equalize: the engine kernel equals the plain ops (flat planes, strided ima
   check_error(function() torch._vision.image_equalize(f) end, "image_equalize: expected a uint8 image, got float32")
   check_error(function() torch._vision.image_equalize(x[1][1][1]) end, "expected planes [..., H, W], got shape 37")
 end)
+
+test("RandomPhotometricDistort: the fused kernel equals the plain ops", function()
+  for _, dt in ipairs({torch.uint8, torch.float32}) do
+    local x = rand_batch(dt, 3, 11, 19, 10)
+    for seed = 1, 12 do
+      local t = v2.RandomPhotometricDistort{p = seed % 3 == 0 and 1 or 0.6}
+      local a, b = both(function() torch.manual_seed(seed) return t(x) end)
+      check_close(a:double(), b:double(), {atol = dt == torch.uint8 and 0 or 1e-6, rtol = 0})
+    end
+  end
+end)

@@ -224,8 +224,21 @@ function M.RandomPhotometricDistort:make_params(flat)
   return p
 end
 
+-- the drawn steps (contrast before or after saturation and hue) in the
+-- fused kernel where it applies, then the channel shuffle
 function M.RandomPhotometricDistort:transform(inpt, p)
-  local x = inpt
+  if not D.kernel("adjust_brightness", inpt) then return inpt end
+  local factors, order = {}, {}
+  for i, name in ipairs(JITTER) do factors[i] = p[name] end
+  for _, id in ipairs(p.contrast_before and {1, 2, 3, 4} or {1, 3, 4, 2}) do
+    if factors[id] then order[#order + 1] = id end
+  end
+  local x = #order > 0 and fused(inpt, factors, order)
+  if x then
+    if p.permutation then x = self:_call_kernel("permute_channels", x, p.permutation) end
+    return x
+  end
+  x = inpt
   if p.adjust_brightness then x = self:_call_kernel("adjust_brightness", x, p.adjust_brightness) end
   if p.adjust_contrast and p.contrast_before then x = self:_call_kernel("adjust_contrast", x, p.adjust_contrast) end
   if p.adjust_saturation then x = self:_call_kernel("adjust_saturation", x, p.adjust_saturation) end
