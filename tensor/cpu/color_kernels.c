@@ -111,7 +111,10 @@ static inline __m256 frac(__m256 y) { return _mm256_sub_ps(y, _mm256_round_ps(y,
 /* rgb -> hsv of 8 pixels, as the Lua rgb_to_hsv: *h, *s, and v returned */
 static inline __m256 to_hsv(__m256 r, __m256 g, __m256 b, __m256 *h, __m256 *s) {
   const __m256 one = _mm256_set1_ps(1.0f);
-  __m256 v = _mm256_max_ps(_mm256_max_ps(r, g), b), mn = _mm256_min_ps(_mm256_min_ps(r, g), b);
+  /* amax and amin over the channels: a NaN channel makes both NaN */
+  __m256 nan = _mm256_or_ps(_mm256_cmp_ps(r, g, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+  __m256 v = _mm256_or_ps(_mm256_max_ps(_mm256_max_ps(r, g), b), nan);
+  __m256 mn = _mm256_or_ps(_mm256_min_ps(_mm256_min_ps(r, g), b), nan);
   __m256 eq = _mm256_cmp_ps(v, mn, _CMP_EQ_OQ), range = _mm256_sub_ps(v, mn);
   *s = _mm256_div_ps(range, _mm256_blendv_ps(v, one, eq));
   __m256 dv = _mm256_blendv_ps(range, one, eq);

@@ -457,3 +457,17 @@ test("RandomPhotometricDistort: the fused kernel equals the plain ops", function
     end
   end
 end)
+
+test("fused kernel on float images outside [0, 1], with NaN and inf: the plain ops' values and NaNs", function()
+  torch.manual_seed(3)
+  local x = torch.rand(4, 3, 20, 33) * 2 - 0.5
+  x[1][1][1][1] = 0 / 0
+  x[2][2][3][4] = math.huge
+  x[3][3][5][6] = -math.huge
+  for _, op in ipairs({{"adjust_brightness", 1.3}, {"adjust_contrast", 0.7}, {"adjust_saturation", 1.4},
+    {"adjust_hue", 0.08}, {"adjust_hue", -0.37}}) do
+    local a, b = both(function() return F2[op[1]](x, op[2]) end)
+    check(a:isnan():eq(b:isnan()):all():item(), op[1] .. ": NaNs in other places")
+    check_close(a:nan_to_num(0), b:nan_to_num(0), {atol = 1e-6, rtol = 0})
+  end
+end)
