@@ -126,6 +126,10 @@ $(BUILD)/tensor/cpu/%.o: tensor/cpu/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) $(KFLAGS) -c $< -o $@
 
+# the fused color jitter must round every product and sum on its own, as
+# the op-by-op path it stands for does: no multiply-add contraction
+$(BUILD)/tensor/cpu/color_kernels.o: KFLAGS += -ffp-contract=off
+
 # Lua parts of the torch module, compiled in as C strings
 $(BUILD)/gen/%_lua.c: lua_bindings/%.lua scripts/embed.lua
 	@mkdir -p $(dir $@)

@@ -1,8 +1,9 @@
 /* l_vision.c -- the engine's vision ops (tensor/vision.h) as torch._vision,
- * the private layer under the Lua package torch.vision.ops
- * (domains/vision/ops/), which parses the public arguments, converts box
- * formats and validates options. Every call records through mtg_call, so
- * autograd and the JIT see the ops. Arguments are positional. */
+ * the private layer under the Lua packages torch.vision.ops
+ * (domains/vision/ops/) and, for color_jitter and image_equalize, the v2
+ * color transforms; they parse the public arguments, convert box formats
+ * and validate options. Every call records through mtg_call, so autograd
+ * and the JIT see the ops. Arguments are positional. */
 #include "graph.h"
 #include "mtl.h"
 
@@ -82,6 +83,27 @@ static int l_nms(lua_State *L) {
   return 1;
 }
 
+/* _vision.color_jitter(x, factors, order) */
+static int l_color_jitter(lua_State *L) {
+  const char *op = "color_jitter";
+  const mt_tensor *ins[3] = {mtl_check_tensor(L, 1, op), mtl_check_tensor(L, 2, op), mtl_check_tensor(L, 3, op)};
+  mt_args a = {0};
+  mt_tensor *y = NULL;
+  MTL_CHECK(L, mtg_call(MT_OP_color_jitter, ins, 3, &a, &y, 1));
+  mtl_push_tensor(L, y);
+  return 1;
+}
+
+/* _vision.image_equalize(x) */
+static int l_image_equalize(lua_State *L) {
+  const mt_tensor *x = mtl_check_tensor(L, 1, "image_equalize");
+  mt_args a = {0};
+  mt_tensor *y = NULL;
+  MTL_CHECK(L, mtg_call(MT_OP_image_equalize, &x, 1, &a, &y, 1));
+  mtl_push_tensor(L, y);
+  return 1;
+}
+
 static const mtl_reg regs[] = {
     {"roi_align", l_roi_align, MTL_FN,
      "torch._vision.roi_align(input, rois, ph, pw, spatial_scale[, sampling_ratio=-1, aligned=false]) -- internal: "
@@ -95,6 +117,13 @@ static const mtl_reg regs[] = {
      "torch._vision.roi_pool_backward(grad, argmax, input_shape) -- internal (autograd): gradient of roi_pool"},
     {"nms", l_nms, MTL_FN,
      "torch._vision.nms(boxes, scores, iou_threshold[, idxs]) -- internal: greedy NMS, 1-based keep indices"},
+    {"color_jitter", l_color_jitter, MTL_FN,
+     "torch._vision.color_jitter(x, factors, order) -- internal (torch.vision's ColorJitter): images x [N, 3, H, "
+     "W] (uint8 or float32, CPU) through the steps of order [N, K] (int64 codes 1 brightness, 2 contrast, 3 "
+     "saturation, 4 hue, 0 none) with factors [N, 4], in one kernel"},
+    {"image_equalize", l_image_equalize, MTL_FN,
+     "torch._vision.image_equalize(x) -- internal (torch.vision's equalize): each plane of the uint8 image x [..., H, "
+     "W] (CPU) histogram-equalized with PIL's lookup table"},
     {NULL, NULL, 0, NULL}};
 
 void mtl_open_vision(lua_State *L, int torch_idx, int methods_idx) {

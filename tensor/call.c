@@ -580,6 +580,13 @@ static mt_status call_roi_pool_backward(const mt_tensor *const *in, int n, const
 static mt_status call_nms(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_nms(in[0], in[1], n > 2 ? in[2] : NULL, a->f[0], &outs[0]);
 }
+/* color_jitter(x, factors, order) and image_equalize(x): no words */
+static mt_status call_color_jitter(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_color_jitter(in[0], in[1], in[2], &outs[0]);
+}
+static mt_status call_image_equalize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_image_equalize(in[0], &outs[0]);
+}
 
 #define MT_BINARY(name, ...)                                                                                           \
   static mt_status call_bin_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {            \

@@ -1,5 +1,7 @@
-/* vision.h -- engine ops behind torch.vision.ops: RoI Align, RoI pooling
- * (forward and backward, roi.c) and non-maximum suppression (nms.c).
+/* vision.h -- engine ops behind torch.vision: RoI Align, RoI pooling
+ * (forward and backward, roi.c), non-maximum suppression (nms.c), and
+ * the fused color jitter and histogram equalization of the transforms
+ * (color.c).
  * Conventions of mt.h: mt_status results, `**out` NULL to allocate. Boxes
  * are (x1, y1, x2, y2) in continuous input coordinates (0-based, as
  * torchvision); rois are (K, 5) rows (batch, x1, y1, x2, y2) whose batch
@@ -47,5 +49,23 @@ mt_status mt_roi_pool_backward(const mt_tensor *g, const mt_tensor *argmax, cons
  * when its IoU with a kept higher-ranked box is > iou_threshold. */
 mt_status mt_nms(const mt_tensor *boxes, const mt_tensor *scores, const mt_tensor *idxs, double iou_threshold,
                  mt_tensor **keep);
+
+/* The steps of mt_color_jitter, as codes in its order rows (0: no step). */
+enum { MT_CJ_NONE, MT_CJ_BRIGHTNESS, MT_CJ_CONTRAST, MT_CJ_SATURATION, MT_CJ_HUE };
+
+/* out [N, 3, H, W] (x's dtype): image n of x (uint8 or float32, CPU) run
+ * through the steps that row n of order ([N, K] int64, K <= 4, each code at
+ * most once) lists, in that order, with the factors of row n of factors
+ * ([N, 4] floating: brightness, contrast, saturation >= 0, hue in [-0.5,
+ * 0.5]). Each step computes as torchvision's adjust_* in float32: blends
+ * clamp, and uint8 images are truncated back to uint8 after every step;
+ * contrast blends with the mean gray of the image as it is at that step.
+ * Not differentiable. */
+mt_status mt_color_jitter(const mt_tensor *x, const mt_tensor *factors, const mt_tensor *order, mt_tensor **out);
+/* out (x's shape, contiguous uint8): each plane [H, W] of the uint8 image x
+ * [..., H, W] (CPU) equalized as torchvision's equalize: lut[k] = (pixels
+ * below value k + step / 2) / step, clamped to 255, with step = (pixels
+ * outside the last non-empty value) / 255; planes with step 0 are copied. */
+mt_status mt_image_equalize(const mt_tensor *x, mt_tensor **out);
 
 #endif

@@ -5,7 +5,7 @@
 -- RandomAutocontrast, RandomEqualize. Masks, boxes and keypoints pass
 -- through. With {per_sample=true} each image of a batch gets its own draw
 -- (coin, factors, op order), applied in batched ops, never a loop over
--- images.
+-- images. ColorJitter runs in one fused kernel on CPU images.
 local torch = require "torch"
 local T = require "torch.vision.transforms.v2._transform"
 local U = require "torch.vision.transforms.v2._utils"
@@ -17,6 +17,7 @@ local Transform, RandomTransform = T.Transform, T.RandomTransform
 local M = {}
 
 local function F() return require "torch.vision.transforms.v2.functional" end
+local FC = require "torch.vision.transforms.v2.functional._color"
 
 -- jitter_range(cls, name, v, center, lo, hi, clip): torchvision's check of
 -- a ColorJitter argument: a number r gives [center - r, center + r] (the
@@ -79,9 +80,14 @@ function M.ColorJitter:_per_sample_params(flat)
     local r = self[key]
     if r then p[JITTER[i]] = torch.empty(n):uniform_(r[1], r[2]) end
   end
-  -- groups[k][op]: the 1-based indices of the images whose k-th op is op
+  return p
+end
+
+-- groups(order, n): groups[k][op], the 1-based indices of the images whose
+-- k-th op is op (order [n, 4])
+local function groups(order, n)
   local ot = order:totable()
-  p.groups = {}
+  local gs = {}
   for k = 1, 4 do
     local g = {}
     for i = 1, n do
@@ -89,13 +95,32 @@ function M.ColorJitter:_per_sample_params(flat)
       g[op] = g[op] or {}
       g[op][#g[op] + 1] = i
     end
-    p.groups[k] = g
+    gs[k] = g
   end
-  return p
+  return gs
 end
 
+-- fused(inpt, factors, order): an image or video through the fused kernel
+-- (functional._color's _jitter), its kind kept; nil where it does not apply
+local function fused(inpt, factors, order)
+  local x = tv.kind(inpt) and F().to_pure_tensor(inpt) or inpt
+  local y = FC._jitter(x, factors, order)
+  return y and (tv.kind(inpt) and tv.wrap(y, {like = inpt}) or y)
+end
+
+-- one draw: the steps with a factor, in the drawn order, in the fused
+-- kernel where it applies, else one functional after another
 function M.ColorJitter:transform(inpt, params)
   if params.per_sample then return self:_transform_per_sample(inpt, params) end
+  if not D.kernel("adjust_brightness", inpt) then return inpt end
+  local order, factors = {}, {}
+  for i, name in ipairs(JITTER) do factors[i] = params[name] end
+  for _, id in ipairs(params.fn_idx) do
+    if factors[id] then order[#order + 1] = id end
+  end
+  if #order == 0 then return inpt end
+  local y = fused(inpt, factors, order)
+  if y then return y end
   local out = inpt
   for _, id in ipairs(params.fn_idx) do
     local f = params[JITTER[id]]
@@ -104,10 +129,32 @@ function M.ColorJitter:transform(inpt, params)
   return out
 end
 
--- per_sample: step k applies, to each group of images whose k-th op is
--- op, that op with their factors (index_select, kernel, index_copy)
+-- per_sample in the fused kernel: row i of the factors and orders for
+-- image i (each frame of video i), the steps without a factor coded 0
+local function fused_per_sample(inpt, params)
+  local n = params.per_sample
+  if inpt:dim() < 3 or inpt:numel() == 0 then return nil end
+  local frames = inpt:numel() // (n * inpt:size(-3) * inpt:size(-2) * inpt:size(-1))
+  if frames * n * inpt:size(-3) * inpt:size(-2) * inpt:size(-1) ~= inpt:numel() then return nil end
+  local factors, order = torch.zeros(n, 4, {dtype = torch.float64}), params.order
+  for i, name in ipairs(JITTER) do
+    local f = params[name]
+    if f then factors:select(2, i):copy_(f) else order = order:masked_fill(order:eq(i), 0) end
+  end
+  if frames ~= 1 then
+    factors = factors:view(n, 1, 4):expand(n, frames, 4):reshape(n * frames, 4)
+    order = order:view(n, 1, 4):expand(n, frames, 4):reshape(n * frames, 4)
+  end
+  return fused(inpt, factors, order)
+end
+
+-- per_sample: the fused kernel, or else step k applies, to each group of
+-- images whose k-th op is op, that op with their factors (index_select,
+-- kernel, index_copy)
 function M.ColorJitter:_transform_per_sample(inpt, params)
   if not D.kernel("adjust_brightness", inpt) then return inpt end
+  local y = fused_per_sample(inpt, params)
+  if y then return y end
   local n = params.per_sample
   local x = torch.is_tensor(inpt) and inpt:view(inpt.shape) or inpt
   if tv.kind(x) then x = F().to_pure_tensor(x) end
@@ -119,8 +166,9 @@ function M.ColorJitter:_transform_per_sample(inpt, params)
   local fshape = {-1}
   for _ = 2, #rest do fshape[#fshape + 1] = 1 end
   local Fn = F()
+  local gs = groups(params.order, n)
   for k = 1, 4 do
-    for op, ids in pairs(params.groups[k]) do
+    for op, ids in pairs(gs[k]) do
       local f = params[JITTER[op]]
       if f then
         local kernel = Fn[JITTER[op] .. "_image"]
@@ -176,8 +224,21 @@ function M.RandomPhotometricDistort:make_params(flat)
   return p
 end
 
+-- the drawn steps (contrast before or after saturation and hue) in the
+-- fused kernel where it applies, then the channel shuffle
 function M.RandomPhotometricDistort:transform(inpt, p)
-  local x = inpt
+  if not D.kernel("adjust_brightness", inpt) then return inpt end
+  local factors, order = {}, {}
+  for i, name in ipairs(JITTER) do factors[i] = p[name] end
+  for _, id in ipairs(p.contrast_before and {1, 2, 3, 4} or {1, 3, 4, 2}) do
+    if factors[id] then order[#order + 1] = id end
+  end
+  local x = #order > 0 and fused(inpt, factors, order)
+  if x then
+    if p.permutation then x = self:_call_kernel("permute_channels", x, p.permutation) end
+    return x
+  end
+  x = inpt
   if p.adjust_brightness then x = self:_call_kernel("adjust_brightness", x, p.adjust_brightness) end
   if p.adjust_contrast and p.contrast_before then x = self:_call_kernel("adjust_contrast", x, p.adjust_contrast) end
   if p.adjust_saturation then x = self:_call_kernel("adjust_saturation", x, p.adjust_saturation) end

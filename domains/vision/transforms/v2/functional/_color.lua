@@ -91,12 +91,56 @@ function M.grayscale_to_rgb_image(image)
   return M.rgb_to_grayscale_image(image, 3)
 end
 
+-- The fused kernel torch._vision.color_jitter runs brightness, contrast,
+-- saturation and hue (in any order, per-image factors) in one pass per
+-- image, with the arithmetic of the plain ops below. It takes CPU uint8 and
+-- float32 RGB images that no gradient flows through, outside
+-- torch.compile (which records plain ops); M._fused = false turns it (and
+-- the compiled hue and the equalize kernel below) off, so tests can compare
+-- with the plain ops.
+M._fused = true
+
+-- fusable(image): the fused kernel takes image
+local function fusable(image)
+  return M._fused and not image.is_cuda and (image.dtype == torch.uint8 or image.dtype == torch.float32)
+    and image:dim() >= 3 and image:size(-3) == 3 and image:numel() > 0
+    and not (image.requires_grad and torch.is_grad_enabled()) and not C.compiling()
+end
+
+-- _jitter(image, factors, order): image [..., 3, H, W] (a plain tensor)
+-- through the fused kernel, or nil when it does not take the image.
+-- factors: {brightness, contrast, saturation, hue} numbers (nil: unused),
+-- or [N, 4] per image; order: the step codes (1 brightness, 2 contrast, 3
+-- saturation, 4 hue) in the order they run, or [N, K] int64 per image (0:
+-- no step); N images [3, H, W] in image
+function M._jitter(image, factors, order)
+  if not fusable(image) then return nil end
+  local shape = image.shape
+  local x = image:reshape(-1, 3, shape[#shape - 1], shape[#shape])
+  local n = x:size(1)
+  if not torch.is_tensor(factors) then
+    factors = torch.tensor({{factors[1] or 0, factors[2] or 0, factors[3] or 0, factors[4] or 0}},
+      {dtype = torch.float64}):expand(n, 4)
+  end
+  if not torch.is_tensor(order) then order = torch.tensor({order}, {dtype = torch.int64}):expand(n, #order) end
+  return torch._vision.color_jitter(x, factors, order):view(shape)
+end
+
+-- one(image, code, f): the single step code with number factor f through
+-- the fused kernel, or nil
+local function one(image, code, f)
+  if type(f) ~= "number" then return nil end
+  local factors = {}
+  factors[code] = f
+  return M._jitter(image, factors, {code})
+end
+
 -- adjust_brightness_image(image, brightness_factor)
 function M.adjust_brightness_image(image, f)
   local fname = "F.adjust_brightness"
   f = factor(fname, "brightness_factor", f)
   check_channels(fname, image)
-  return cast(image * f, image.dtype)
+  return one(image, 1, f) or cast(image * f, image.dtype)
 end
 
 -- adjust_saturation_image(image, saturation_factor): blend with the gray
@@ -105,7 +149,7 @@ function M.adjust_saturation_image(image, f)
   local fname = "F.adjust_saturation"
   f = factor(fname, "saturation_factor", f)
   if check_channels(fname, image) == 1 then return image end
-  return blend(image, gray_floor(image), f)
+  return one(image, 3, f) or blend(image, gray_floor(image), f)
 end
 
 -- adjust_contrast_image(image, contrast_factor): blend with the mean of
@@ -114,6 +158,8 @@ function M.adjust_contrast_image(image, f)
   local fname = "F.adjust_contrast"
   f = factor(fname, "contrast_factor", f)
   local c = check_channels(fname, image)
+  local fused = one(image, 2, f)
+  if fused then return fused end
   local g
   if c == 3 then
     g = gray_floor(image)
@@ -200,13 +246,15 @@ local function hue(image, f)
 end
 
 -- The per-pixel chain of hue is some 40 elementwise ops: eager callers
--- with a number factor get it compiled by torch.compile into one fused
--- kernel (per dtype, rank and device; MOONTORCH_JIT=0 or M._fused = false:
--- plain ops; per-image factor tensors measured faster as plain ops)
-M._fused = true
+-- with a number factor get the fused kernel above, or where it does not
+-- apply (CUDA) the chain compiled by torch.compile into one kernel (per
+-- dtype, rank and device; MOONTORCH_JIT=0 or M._fused = false: plain ops;
+-- per-image factor tensors measured faster as plain ops)
 local compiled = {}
 local function hue_fast(image, f)
   if not M._fused or C.compiling() or type(f) ~= "number" then return hue(image, f) end
+  local fused = one(image, 4, f)
+  if fused then return fused end
   local key = ("%s|%d|%s|%s"):format(tostring(image.dtype), image:dim(), tostring(image.device), type(f))
   local c = compiled[key]
   if not c then
@@ -342,12 +390,14 @@ local function equalize_uint8(image)
 end
 
 -- equalize_image(image): histogram equalization per channel (float images
--- through uint8, as torchvision 0.26)
+-- through uint8, as torchvision 0.26); on the CPU in one engine kernel
+-- (torch._vision.image_equalize, the same integer arithmetic)
 function M.equalize_image(image)
   check_image("F.equalize", image)
   if image:numel() == 0 then return image end
   local u = C.to_dtype_image(image, torch.uint8, true)
-  return C.to_dtype_image(equalize_uint8(u), image.dtype, true)
+  local fused = M._fused and not u.is_cuda and not C.compiling()
+  return C.to_dtype_image(fused and torch._vision.image_equalize(u) or equalize_uint8(u), image.dtype, true)
 end
 
 -- permute_channels_image(image, permutation): the channels reordered; the

@@ -87,7 +87,11 @@ function C.to_dtype_image(image, dtype, scale)
     if dtype == torch.bool then return image:to(dtype) end
     return (image * (C.max_value(dtype) + 1.0 - 1e-3)):to(dtype)
   end
-  if fout then return image:to(dtype) * (1.0 / C.max_value(image.dtype)) end
+  if fout then -- the scale in place on the fresh conversion (not under torch.compile, which records plain ops)
+    local f = image:to(dtype)
+    if C.compiling() then return f * (1.0 / C.max_value(image.dtype)) end
+    return f:mul_(1.0 / C.max_value(image.dtype))
+  end
   local bin, bout = C.num_value_bits(image.dtype), C.num_value_bits(dtype)
   if bin > bout then
     local q = torch.floor_divide(image, 1 << (bin - bout))

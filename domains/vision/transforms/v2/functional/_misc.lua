@@ -46,7 +46,8 @@ function M.normalize_image(image, mean, std, inplace)
   local m = C.vec(mean, image.dtype, image.device):view(-1, 1, 1)
   local s = C.vec(std, image.dtype, image.device):view(-1, 1, 1)
   if inplace then return image:sub_(m):div_(s) end
-  return (image - m) / s
+  if C.compiling() or image.requires_grad then return (image - m) / s end
+  return (image - m):div_(s) -- the division in place on the fresh difference
 end
 
 -- kernel1d(k, sigma, dtype, device): the normalised Gaussian of k taps
