@@ -13,10 +13,10 @@
 #include "image.h"
 #include "png_fast.h"
 
-#define MAX_SIDE 1000000   /* libpng's default user limit on width and height */
-#define MAX_CHUNK 8000000  /* libpng's default limit on a chunk's length (more: its error) */
-#define MAX_CHUNKS 500     /* more chunks: libpng decides (its cache of chunks is limited) */
-#define STEP_BYTES 32768   /* inflated a step at a time: rows unfiltered while in L1/L2 */
+#define MAX_SIDE 1000000  /* libpng's default user limit on width and height */
+#define MAX_CHUNK 8000000 /* libpng's default limit on a chunk's length (more: its error) */
+#define MAX_CHUNKS 500    /* more chunks: libpng decides (its cache of chunks is limited) */
+#define STEP_BYTES 32768  /* inflated a step at a time: rows unfiltered while in L1/L2 */
 
 static uint32_t be32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -80,7 +80,7 @@ static int read_chunk(const unsigned char *p, uint32_t len, size_t k, size_t *la
     return 1;
   }
   if (!memcmp(t, "eXIf", 4) || !(t[0] & 0x20)) return 0; /* unknown critical chunks: libpng's error */
-  return 1;                                                 /* other ancillary chunks change no pixel */
+  return 1;                                              /* other ancillary chunks change no pixel */
 }
 
 /* libpng refuses chunk types that are not four ASCII letters. */
@@ -108,11 +108,16 @@ static int walk(const unsigned char *data, size_t n, info *f) {
  * conversion needs libpng (color to gray). */
 static int out_channels(int mode, int c0) {
   switch (mode) {
-  case MTD_UNCHANGED: return c0;
-  case MTD_GRAY: return c0 <= 2 ? 1 : 0;
-  case MTD_GRAY_ALPHA: return c0 <= 2 ? 2 : 0;
-  case MTD_RGB: return 3;
-  default: return 4;
+  case MTD_UNCHANGED:
+    return c0;
+  case MTD_GRAY:
+    return c0 <= 2 ? 1 : 0;
+  case MTD_GRAY_ALPHA:
+    return c0 <= 2 ? 2 : 0;
+  case MTD_RGB:
+    return 3;
+  default:
+    return 4;
   }
 }
 
@@ -194,7 +199,7 @@ int mtd_png_fast(const unsigned char *data, size_t n, int mode, size_t max_bytes
   job j;
   if (n < 8 || memcmp(data, "\x89PNG\r\n\x1a\n", 8) || !walk(data, n, &j.f) || !plan(&j, mode, max_bytes)) return 0;
   if ((j.rb + 1) * j.f.h / 1032 > j.f.zlen + 1) return 0; /* more than deflate can make of zlen bytes: a fault */
-  unsigned char *rows = malloc(3 * (j.rb + 16)); /* scratch rows and a row of zeros, each read 2 bytes past */
+  unsigned char *rows = malloc(3 * (j.rb + 16));          /* scratch rows and a row of zeros, each read 2 bytes past */
   if (!rows) return 0;
   j.scratch[0] = rows, j.scratch[1] = rows + j.rb + 16, j.zero = rows + 2 * (j.rb + 16), j.prev_inflated = 0;
   memset(j.zero, 0, j.rb + 16);

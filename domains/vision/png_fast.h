@@ -53,10 +53,10 @@ int mtd_png_unfilter(int type, unsigned char *dst, const unsigned char *src, con
 
 /* How an unfiltered row becomes a row of output pixels. */
 typedef struct mtd_png_rowfmt {
-  int depth;                  /* bits a sample in the file: 1, 2, 4, 8, 16 */
-  int c0, cout;               /* channels in the file (palette: 1) and out */
-  int npal;                   /* palette entries (0: no palette) */
-  const unsigned char *pal;   /* 256 entries of 4 bytes, RGBA */
+  int depth;                /* bits a sample in the file: 1, 2, 4, 8, 16 */
+  int c0, cout;             /* channels in the file (palette: 1) and out */
+  int npal;                 /* palette entries (0: no palette) */
+  const unsigned char *pal; /* 256 entries of 4 bytes, RGBA */
 } mtd_png_rowfmt;
 /* Writes the w pixels of unfiltered row src as f asks into dst (8 bits:
  * bytes; 16: native uint16); 0 when a palette index is past the palette. */

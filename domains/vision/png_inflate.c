@@ -40,12 +40,12 @@ struct mtd_inflate {
   uint64_t bits;                               /* input bits not yet used, lowest first */
   unsigned nbits;                              /* how many (more may follow: the next bytes) */
   size_t fake;                                 /* zero bytes fed past the end of the data */
-  unsigned char *buf, *out, *end; /* buf[0] is byte `base` of the stream; end: where this step must stop */
-  size_t cap, base, m;            /* buf's size (less the copies' slack); the stream's size */
-  size_t summed;                  /* bytes of buf the Adler-32 covers */
+  unsigned char *buf, *out, *end;              /* buf[0] is byte `base` of the stream; end: where this step must stop */
+  size_t cap, base, m;                         /* buf's size (less the copies' slack); the stream's size */
+  size_t summed;                               /* bytes of buf the Adler-32 covers */
   uint32_t adler;
-  int state, last;        /* last: the final block has begun */
-  int exact, adler_ok;    /* at the end: all of the data and no more was used; its Adler-32 matched */
+  int state, last;     /* last: the final block has begun */
+  int exact, adler_ok; /* at the end: all of the data and no more was used; its Adler-32 matched */
   size_t stored_left;
   const uint32_t *lt, *dt; /* the block's tables: lit, dist or the fixed ones */
   uint32_t lit[LIT_SIZE], dist[DIST_SIZE];
@@ -53,10 +53,13 @@ struct mtd_inflate {
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dist_base[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                       193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                       33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                       1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                       6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
 /* ---- tables ---- */
 
@@ -202,8 +205,10 @@ static uint32_t take(mtd_inflate *s, unsigned n) {
 #define REFILL()                                                                                                       \
   do {                                                                                                                 \
     if (nbits >= 56) break;                                                                                            \
-    if (in_end - in >= 8) REFILL8();                                                                                   \
-    else SAVE(), refill_slow(s), LOAD();                                                                               \
+    if (in_end - in >= 8)                                                                                              \
+      REFILL8();                                                                                                       \
+    else                                                                                                               \
+      SAVE(), refill_slow(s), LOAD();                                                                                  \
   } while (0)
 #define DROP(n) (bits >>= (n), nbits -= (n))
 #define PEEK(n) ((uint32_t)(bits & ((1ull << (n)) - 1)))
@@ -211,7 +216,7 @@ static uint32_t take(mtd_inflate *s, unsigned n) {
  * (kept in saved) used up */
 #define RESOLVE(e, t)                                                                                                  \
   do {                                                                                                                 \
-    if (e & E_SUB) DROP(E_USED(e)), e = t[E_VAL(e) + PEEK(E_CODE(e))];                                                \
+    if (e & E_SUB) DROP(E_USED(e)), e = t[E_VAL(e) + PEEK(E_CODE(e))];                                                 \
     saved = bits;                                                                                                      \
     DROP(E_USED(e));                                                                                                   \
   } while (0)
@@ -365,7 +370,7 @@ static int run_stored(mtd_inflate *s, unsigned char *target) {
       s->bits >>= 8, s->nbits -= 8, s->stored_left--;
       continue;
     }
-    s->bits = 0; /* its look-ahead bytes are read from the chunk now */
+    s->bits = 0;                                        /* its look-ahead bytes are read from the chunk now */
     if (s->in == s->in_end && !next_chunk(s)) return 0; /* the data ends inside the block */
     size_t n = (size_t)(s->in_end - s->in), room = (size_t)(target - s->out);
     if (n > s->stored_left) n = s->stored_left;
@@ -461,15 +466,21 @@ size_t mtd_inflate_run(mtd_inflate *s, size_t until, size_t keep) {
   unsigned char *target = until < s->base + stop ? s->buf + (until - s->base) : s->end;
   int ok = 1;
   while (ok && s->out < target && s->state != S_DONE) {
-    if (s->state == S_HUFF) ok = run_huff(s, target);
-    else if (s->state == S_STORED) ok = run_stored(s, target);
-    else ok = run_header(s);
+    if (s->state == S_HUFF)
+      ok = run_huff(s, target);
+    else if (s->state == S_STORED)
+      ok = run_stored(s, target);
+    else
+      ok = run_header(s);
   }
   /* at the stream's size: what follows must end it (more bytes: a fault) */
   while (ok && s->base + (size_t)(s->out - s->buf) == s->m && s->state != S_DONE) {
-    if (s->state == S_HUFF) ok = run_huff(s, s->end + 1) && s->state == S_BLOCK;
-    else if (s->state == S_STORED) ok = run_stored(s, s->end) && s->state == S_BLOCK; /* only an empty one */
-    else ok = run_header(s);
+    if (s->state == S_HUFF)
+      ok = run_huff(s, s->end + 1) && s->state == S_BLOCK;
+    else if (s->state == S_STORED)
+      ok = run_stored(s, s->end) && s->state == S_BLOCK; /* only an empty one */
+    else
+      ok = run_header(s);
   }
   sum_out(s);
   return ok ? s->base + (size_t)(s->out - s->buf) : (size_t)-1;

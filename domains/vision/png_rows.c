@@ -17,11 +17,21 @@
 #define INLINE static inline __attribute__((always_inline))
 #define BY_PIXEL_SIZE(call)                                                                                            \
   switch (bpp) {                                                                                                       \
-  case 2: call(2); break;                                                                                              \
-  case 3: call(3); break;                                                                                              \
-  case 4: call(4); break;                                                                                              \
-  case 6: call(6); break;                                                                                              \
-  default: call(8); break;                                                                                             \
+  case 2:                                                                                                              \
+    call(2);                                                                                                           \
+    break;                                                                                                             \
+  case 3:                                                                                                              \
+    call(3);                                                                                                           \
+    break;                                                                                                             \
+  case 4:                                                                                                              \
+    call(4);                                                                                                           \
+    break;                                                                                                             \
+  case 6:                                                                                                              \
+    call(6);                                                                                                           \
+    break;                                                                                                             \
+  default:                                                                                                             \
+    call(8);                                                                                                           \
+    break;                                                                                                             \
   }
 
 /* A pixel of bpp (2..8) bytes at p in the low bytes: a 4- or 8-byte load
@@ -42,13 +52,20 @@ INLINE void store_px(unsigned char *p, __m128i v, int bpp, int last) {
   uint64_t w = (uint64_t)_mm_cvtsi128_si64(v);
   uint32_t w4 = (uint32_t)w;
   uint16_t w2 = (uint16_t)w;
-  if (bpp == 4 || (bpp == 3 && !last)) memcpy(p, &w4, 4);
-  else if (bpp == 8 || (bpp == 6 && !last)) memcpy(p, &w, 8);
-  else if (bpp == 2) memcpy(p, &w2, 2);
-  else if (bpp == 3) memcpy(p, &w2, 2), p[2] = (unsigned char)(w >> 16);
-  else w2 = (uint16_t)(w >> 32), memcpy(p, &w4, 4), memcpy(p + 4, &w2, 2);
+  if (bpp == 4 || (bpp == 3 && !last))
+    memcpy(p, &w4, 4);
+  else if (bpp == 8 || (bpp == 6 && !last))
+    memcpy(p, &w, 8);
+  else if (bpp == 2)
+    memcpy(p, &w2, 2);
+  else if (bpp == 3)
+    memcpy(p, &w2, 2), p[2] = (unsigned char)(w >> 16);
+  else
+    w2 = (uint16_t)(w >> 32), memcpy(p, &w4, 4), memcpy(p + 4, &w2, 2);
 }
-INLINE void store_px16(unsigned char *p, __m128i v, int bpp, int last) { store_px(p, _mm_packus_epi16(v, v), bpp, last); }
+INLINE void store_px16(unsigned char *p, __m128i v, int bpp, int last) {
+  store_px(p, _mm_packus_epi16(v, v), bpp, last);
+}
 
 INLINE void sub_px(unsigned char *d, const unsigned char *s, size_t rb, int bpp) {
   __m128i a = _mm_setzero_si128();
@@ -200,11 +217,21 @@ static void unfilter_paeth(unsigned char *d, const unsigned char *s, const unsig
 int mtd_png_unfilter(int type, unsigned char *dst, const unsigned char *src, const unsigned char *prev, size_t rb,
                      int bpp) {
   switch (type) {
-  case 0: memcpy(dst, src, rb); return 1;
-  case 1: unfilter_sub(dst, src, rb, bpp); return 1;
-  case 2: unfilter_up(dst, src, prev, rb); return 1;
-  case 3: unfilter_avg(dst, src, prev, rb, bpp); return 1;
-  case 4: unfilter_paeth(dst, src, prev, rb, bpp); return 1;
+  case 0:
+    memcpy(dst, src, rb);
+    return 1;
+  case 1:
+    unfilter_sub(dst, src, rb, bpp);
+    return 1;
+  case 2:
+    unfilter_up(dst, src, prev, rb);
+    return 1;
+  case 3:
+    unfilter_avg(dst, src, prev, rb, bpp);
+    return 1;
+  case 4:
+    unfilter_paeth(dst, src, prev, rb, bpp);
+    return 1;
   }
   return 0;
 }
@@ -244,7 +271,8 @@ static void expand_palette(unsigned char *dst, const unsigned char *idx, size_t 
   const __m256i join = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
   for (; x + 11 <= w; x += 8) {
     __m256i i = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(idx + x)));
-    __m256i rgb = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(_mm256_i32gather_epi32((const int *)pal, i, 4), drop4), join);
+    __m256i rgb =
+        _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(_mm256_i32gather_epi32((const int *)pal, i, 4), drop4), join);
     _mm256_storeu_si256((__m256i *)(dst + 3 * x), rgb);
   }
   for (; x < w; x++) memcpy(dst + 3 * x, pal + 4 * idx[x], 3);
@@ -315,7 +343,9 @@ int mtd_png_convert(unsigned char *dst, const unsigned char *src, size_t w, cons
     expand_palette(dst, src, w, f->cout, f->pal);
     return 1;
   }
-  if (f->c0 == f->cout) memcpy(dst, src, w * (size_t)f->cout);
-  else convert8(dst, src, w, f->c0, f->cout);
+  if (f->c0 == f->cout)
+    memcpy(dst, src, w * (size_t)f->cout);
+  else
+    convert8(dst, src, w, f->c0, f->cout);
   return 1;
 }
