@@ -1,10 +1,11 @@
 -- tests/domains/vision/test_image.lua -- torch.vision.io's PNG and JPEG
 -- functions (domains/vision/l_image.c over png.c, png_decode.c, jpeg.c):
 -- round trips; PNGs built here byte by byte (palette, tRNS, gray at 1/2/4/16
--- bits, Adam7 interlace) against their literal pixels; every ImageReadMode
--- against hand-computed values; real files of Debian packages, PNGs also
--- against an independent reader (png_ref.py: zlib + struct); one error per
--- kind of bad input.
+-- bits, Adam7 interlace, every filter type) against their literal pixels;
+-- every ImageReadMode against hand-computed values; the fast PNG path
+-- (png_fast.c) against libpng alone, damaged files included; real files of
+-- Debian packages, PNGs also against an independent reader (png_ref.py:
+-- zlib + struct); one error per kind of bad input.
 
 local vio = torch.vision.io
 local M = vio.ImageReadMode
@@ -752,6 +753,25 @@ test("fast path: RGB and RGBA of 16 bits, every filter, and libpng's own files: 
       end
     end
   end
+end)
+
+test("fast path: interlaced files (palette, 1-bit gray, 16-bit RGBA) are left to libpng and decode as written", function()
+  local idx = grid(9, 11, function(x, y) return {(x * y) % 3} end)
+  local plte = string.char(200, 0, 0, 0, 200, 0, 0, 0, 200)
+  local b = bytes_of(make_png{rows = idx, color = 3, depth = 2, plte = plte, trns = "\40", interlace = true})
+  local colors = {{200, 0, 0, 40}, {0, 200, 0, 255}, {0, 0, 200, 255}}
+  check(not vio._png_fast(b), "interlaced palette")
+  check_eq(vio.decode_png(b):totable(), chw(map_rows(idx, function(p) return colors[p[1] + 1] end)), "palette")
+  same_as_libpng(b, "interlaced palette")
+  local g = grid(7, 13, function(x, y) return {(x + 2 * y) % 2} end)
+  b = bytes_of(make_png{rows = g, color = 0, depth = 1, interlace = true})
+  check(not vio._png_fast(b), "interlaced 1-bit gray")
+  check_eq(vio.decode_png(b, M.RGB):totable(), chw(map_rows(g, function(p) return {p[1] * 255, p[1] * 255, p[1] * 255} end)))
+  local rgba = grid(6, 10, function(x, y) return {x * 6000, y * 9000, (x * y * 1111) % 65536, 65535 - x} end)
+  b = bytes_of(make_png{rows = rgba, color = 6, depth = 16, interlace = true})
+  check(not vio._png_fast(b), "interlaced 16-bit RGBA")
+  check_eq(vio.decode_png(b):totable(), chw(rgba), "16-bit RGBA")
+  same_as_libpng(b, "interlaced 16-bit RGBA")
 end)
 
 test("fast path: damaged files are left to libpng, whose error or pixels stand", function()
