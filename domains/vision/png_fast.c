@@ -2,11 +2,12 @@
  * interlaced; gray of 1 to 16 bits, palette of 1 to 8 bits (with or without
  * tRNS), gray + alpha, RGB and RGBA of 8 or 16 bits; in the ImageReadModes
  * that only copy, drop or add channels. The IDAT data is inflated
- * (png_inflate.c) a few rows at a time, and the rows made are unfiltered
- * and converted (png_rows.c) while they are in cache. Anything else, and
+ * (png_inflate.c, libdeflate), and the rows are unfiltered and converted
+ * (png_rows.c) a step of rows at a time, while they are in cache. Anything else, and
  * any file this path finds a fault in, is left to libpng (png_decode.c),
  * whose result or error then stands: a file either passes every check
  * libpng makes, or goes to libpng. */
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ static int crc_ok(const unsigned char *p, size_t len) {
 #ifdef MTD_FUZZ_NO_CRC /* the fuzz build: libpng ignores them too */
   return (void)p, (void)len, 1;
 #endif
-  return mtd_crc32(p + 4, len + 4) == be32(p + 8 + len);
+  return libdeflate_crc32(0, p + 4, len + 4) == be32(p + 8 + len);
 }
 
 /* What the chunk walk found. */

@@ -1,18 +1,12 @@
 /* png_fast.h -- the parts of the fast PNG path (png_fast.c) that live in
- * files of their own: inflate (png_inflate.c), the CRC-32 and Adler-32
- * checksums (png_sums.c) and the per-row work of unfiltering and converting
+ * files of their own: inflate (png_inflate.c, over libdeflate) and the
+ * per-row work of unfiltering and converting
  * pixels (png_rows.c). Internal to domains/vision; image.h is the API. */
 #ifndef MTD_PNG_FAST_H
 #define MTD_PNG_FAST_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- png_sums.c ---- */
-/* The CRC-32 of PNG and zlib (crc32(0, p, n) of zlib) of n bytes at p. */
-uint32_t mtd_crc32(const unsigned char *p, size_t n);
-/* Adler-32 (zlib's adler32) continued from adler over n bytes at p. */
-uint32_t mtd_adler32(uint32_t adler, const unsigned char *p, size_t n);
 
 /* ---- png_inflate.c ---- */
 /* Bytes readable past the decoder's buffer (copies of matches write whole
@@ -28,9 +22,9 @@ typedef struct mtd_inflate mtd_inflate;
 mtd_inflate *mtd_inflate_new(const unsigned char *chunk, size_t nchunks, size_t total, size_t m, size_t room);
 void mtd_inflate_free(mtd_inflate *s);
 /* Decodes until at least `until` bytes (counted from the stream's start)
- * are out (more may be: a match is never split) or the stream ends; the
- * bytes before keep (and the last 32 KiB: deflate's window) may be dropped
- * to make room, until - keep <= room. Returns the bytes out so far, or
+ * are out (more may be: libdeflate makes them all at once) or the stream
+ * ends; the bytes before keep may be dropped to make room, until - keep <=
+ * room. Returns the bytes out so far, or
  * (size_t)-1 for a stream zlib would refuse or one making more than m. */
 size_t mtd_inflate_run(mtd_inflate *s, size_t until, size_t keep);
 /* Byte pos of the stream, pos >= the last run's keep and < its result:
@@ -38,8 +32,8 @@ size_t mtd_inflate_run(mtd_inflate *s, size_t until, size_t keep);
  * are readable. */
 const unsigned char *mtd_inflate_at(const mtd_inflate *s, size_t pos);
 /* Whether the stream has ended exactly with the data after making exactly
- * m bytes, its Adler-32 matching where check_adler is set (the fast path
- * always checks; tests/fuzz/fuzz_inflate.c compares with zlib without). */
+ * m bytes, its Adler-32 matching (always checked; check_adler is kept for
+ * an inflater that can skip it). */
 int mtd_inflate_done(const mtd_inflate *s, int check_adler);
 
 /* ---- png_rows.c ---- */
