@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/fuzz/gen_corpus.py -- writes the seed corpora of the fuzz targets
-(tests/fuzz/corpus_safetensors/, tests/fuzz/corpus_idx/) from the format
-specifications, with the standard library only. The test suite
+(tests/fuzz/corpus_safetensors/, corpus_idx/, corpus_inflate/) from the
+format specifications, with the standard library only. The test suite
 (tests/io/test_fuzz_replay.lua) replays them and mutations of them.
 
 Run: /usr/bin/python3 tests/fuzz/gen_corpus.py   (from the repository root)
@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZES = {"F32": 4, "F64": 8, "F16": 2, "BF16": 2, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "U8": 1, "BOOL": 1}
@@ -86,6 +87,23 @@ def idx_seeds():
     return s
 
 
+def inflate_seeds():
+    """zlib streams of PNG-like rows (runs, near repeats, noise) made with every
+    kind of block: stored, fixed and dynamic Huffman codes, flushes between,
+    a small window; each after fuzz_inflate's two bytes (chunk and step size)."""
+    rows = bytes((x * y // 7 + (x * 2654435761 >> 7) % 3) % 256 for y in range(40) for x in range(61))
+    noise = bytes((i * 2654435761 >> 11) % 256 for i in range(3000))
+    s = {}
+    for name, data in (("rows", rows), ("noise", noise), ("zeros", bytes(5000)), ("short", b"abcabcabcabcab")):
+        for level, strategy, wbits in ((0, zlib.Z_DEFAULT_STRATEGY, 15), (1, zlib.Z_FIXED, 15), (9, zlib.Z_RLE, 15),
+                                       (6, zlib.Z_DEFAULT_STRATEGY, 9), (9, zlib.Z_FILTERED, 15)):
+            c = zlib.compressobj(level, zlib.DEFLATED, wbits, 9, strategy)
+            z = c.compress(data[:len(data) // 2]) + c.flush(zlib.Z_SYNC_FLUSH) + c.compress(data[len(data) // 2:])
+            s["%s_l%d_s%d_w%d" % (name, level, strategy, wbits)] = bytes((7, 3)) + z + c.flush()
+    s["one_chunk"] = bytes((0, 0)) + zlib.compress(rows, 6)
+    return s
+
+
 def write(sub, seeds, ext):
     d = os.path.join(HERE, sub)
     os.makedirs(d, exist_ok=True)
@@ -97,3 +115,4 @@ def write(sub, seeds, ext):
 if __name__ == "__main__":
     write("corpus_safetensors", safetensors_seeds(), ".safetensors")
     write("corpus_idx", idx_seeds(), ".idx")
+    write("corpus_inflate", inflate_seeds(), ".z")

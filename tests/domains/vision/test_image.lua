@@ -1,10 +1,11 @@
 -- tests/domains/vision/test_image.lua -- torch.vision.io's PNG and JPEG
 -- functions (domains/vision/l_image.c over png.c, png_decode.c, jpeg.c):
 -- round trips; PNGs built here byte by byte (palette, tRNS, gray at 1/2/4/16
--- bits, Adam7 interlace) against their literal pixels; every ImageReadMode
--- against hand-computed values; real files of Debian packages, PNGs also
--- against an independent reader (png_ref.py: zlib + struct); one error per
--- kind of bad input.
+-- bits, Adam7 interlace, every filter type) against their literal pixels;
+-- every ImageReadMode against hand-computed values; the fast PNG path
+-- (png_fast.c) against libpng alone, damaged files included; real files of
+-- Debian packages, PNGs also against an independent reader (png_ref.py:
+-- zlib + struct); one error per kind of bad input.
 
 local vio = torch.vision.io
 local M = vio.ImageReadMode
@@ -54,7 +55,7 @@ local function zlib_stored(s)
 end
 local function chunk(kind, data) return string.pack(">I4", #data) .. kind .. data .. string.pack(">I4", crc32(kind .. data)) end
 
--- rows: rows[y][x] = {samples...}; packs samples of `depth` bits, filter 0
+-- rows: rows[y][x] = {samples...}; packs samples of `depth` bits (no filter byte)
 local function pack_row(row, xs, depth)
   local out, acc, nbits = {}, 0, 0
   for _, x in ipairs(xs) do
@@ -68,21 +69,49 @@ local function pack_row(row, xs, depth)
     end
   end
   if nbits > 0 then out[#out + 1] = string.char(acc << (8 - nbits)) end
-  return "\0" .. table.concat(out)
+  return table.concat(out)
 end
+
+-- the PNG specification's Paeth predictor
+local function paeth(a, b, c)
+  local p = a + b - c
+  local pa, pb, pc = math.abs(p - a), math.abs(p - b), math.abs(p - c)
+  if pa <= pb and pa <= pc then return a elseif pb <= pc then return b else return c end
+end
+
+-- a packed row filtered with type f (0 None .. 4 Paeth) against the row above
+-- (nil for the first), bpp bytes a pixel: the filter byte and the row
+local function filter_row(f, row, prev, bpp)
+  local out = {string.char(f)}
+  for i = 1, #row do
+    local a, b = i > bpp and row:byte(i - bpp) or 0, prev and prev:byte(i) or 0
+    local c = prev and i > bpp and prev:byte(i - bpp) or 0
+    local pred = f == 1 and a or f == 2 and b or f == 3 and (a + b) // 2 or f == 4 and paeth(a, b, c) or 0
+    out[#out + 1] = string.char((row:byte(i) - pred) % 256)
+  end
+  return table.concat(out)
+end
+
+local CHANNELS = {[0] = 1, [2] = 3, [3] = 1, [4] = 2, [6] = 4}
 
 local adam7 = {{1, 1, 8, 8}, {5, 1, 8, 8}, {1, 5, 4, 8}, {3, 1, 4, 4}, {1, 3, 2, 4}, {2, 1, 2, 2}, {1, 2, 1, 2}}
 
--- make_png{rows=, color=, depth=, interlace=, plte=, trns=}
+-- make_png{rows=, color=, depth=, interlace=, plte=, trns=, filters=}: filters
+-- lists the filter types of the rows in turn (default {0}; not interlaced)
 local function make_png(o)
   local h, w = #o.rows, #o.rows[1]
   local raw = {}
   local passes = o.interlace and adam7 or {{1, 1, 1, 1}}
+  local filters, bpp = o.filters or {0}, math.max(1, o.depth * CHANNELS[o.color] // 8)
   for _, p in ipairs(passes) do
-    local xs = {}
+    local xs, prev = {}, nil
     for x = p[1], w, p[3] do xs[#xs + 1] = x end
     if #xs > 0 then
-      for y = p[2], h, p[4] do raw[#raw + 1] = pack_row(o.rows[y], xs, o.depth) end
+      for y = p[2], h, p[4] do
+        local row = pack_row(o.rows[y], xs, o.depth)
+        raw[#raw + 1] = filter_row(filters[(#raw % #filters) + 1], row, prev, bpp)
+        prev = row
+      end
     end
   end
   local s = "\x89PNG\r\n\x1a\n" .. chunk("IHDR", string.pack(">I4I4BBBBB", w, h, o.depth, o.color, 0, 0, o.interlace and 1 or 0))
@@ -598,9 +627,8 @@ test("the fast PNG path (png_fast.c) takes the common files and gives libpng's p
   check(vio._png_fast(made[3]) and vio._png_fast(made[5], "RGB_ALPHA"), "RGB and palette + tRNS take the fast path")
   check(fast >= total // 2, ("%d of %d decodes took the fast path"):format(fast, total))
   io.write(("  (%d decodes compared, %d by the fast path)\n"):format(total, fast))
-  -- left to libpng: 16 bits, interlace, gray + tRNS, color to gray, a bad CRC, an eXIf chunk
+  -- left to libpng: interlace, gray + tRNS, color to gray, a bad CRC, an eXIf chunk
   local rows = grid(3, 2, function(x, y) return {x * 40 + y, y, x} end)
-  check(not vio._png_fast(bytes_of(make_png{rows = rows, color = 2, depth = 16})), "16 bits")
   check(not vio._png_fast(bytes_of(make_png{rows = rows, color = 2, depth = 8, interlace = true})), "interlaced")
   local g = grid(3, 2, function(x, y) return {x + y} end)
   check(not vio._png_fast(bytes_of(make_png{rows = g, color = 0, depth = 8, trns = string.pack(">I2", 2)})), "tRNS")
@@ -610,6 +638,172 @@ test("the fast PNG path (png_fast.c) takes the common files and gives libpng's p
   check(not vio._png_fast(bytes_of(bad)), "a bad IHDR CRC")
   check_error(function() vio.decode_png(bytes_of(bad)) end, "decode_png: PNG decoder:")
   check(not vio._png_fast(bytes_of(make_png{rows = g, color = 0, depth = 8, exif = "MM\0\42\0\0\0\8\0\0"})), "eXIf")
+end)
+
+-- decode_png of b and libpng alone (torch.vision.io._decode_png_libpng) in
+-- every mode: the same dtype and pixels, or an error from both; returns how
+-- many modes the fast path took
+local function same_as_libpng(b, name)
+  local fast = 0
+  for _, mode in ipairs{"UNCHANGED", "GRAY", "GRAY_ALPHA", "RGB", "RGB_ALPHA"} do
+    local ok, want = pcall(vio._decode_png_libpng, b, mode)
+    local ok2, got = pcall(vio.decode_png, b, mode)
+    check(ok == ok2, ("%s %s: libpng %s, decode_png %s"):format(name, mode, ok and "decodes" or want,
+                                                               ok2 and "decodes" or got))
+    if ok then check(got.dtype == want.dtype and got:eq(want):all():item(), name .. " " .. mode) end
+    if vio._png_fast(b, mode) then fast = fast + 1 end
+  end
+  return fast
+end
+
+test("fast path: palettes of 1, 2, 4 and 8 bits, with and without tRNS, every filter: as written and as libpng", function()
+  for _, depth in ipairs{1, 2, 4, 8} do
+    local n = depth == 8 and 200 or 1 << depth
+    local colors, plte = {}, {}
+    for i = 1, n do
+      colors[i] = {(i * 37) % 256, (i * 91 + 7) % 256, (255 - i * 13) % 256}
+      plte[i] = string.char(table.unpack(colors[i]))
+    end
+    plte = table.concat(plte)
+    local trns = string.char(0, 77, 200):sub(1, n - 1) -- shorter than the palette: 255 past its end
+    for _, w in ipairs{1, 7, 37, 300} do
+      local idx = grid(5, w, function(x, y) return {(x * 7 + y * 3 + x // 5) % n} end)
+      local rgb = map_rows(idx, function(p) return colors[p[1] + 1] end)
+      for _, t in ipairs{false, true} do
+        local b = bytes_of(make_png{rows = idx, color = 3, depth = depth, plte = plte, trns = t and trns or nil,
+                                    filters = {0, 1, 2, 3, 4}})
+        local name = ("palette of %d bits, %d wide%s"):format(depth, w, t and ", tRNS" or "")
+        local rgba = map_rows(idx, function(p)
+          local c = colors[p[1] + 1]
+          return {c[1], c[2], c[3], t and trns:byte(p[1] + 1) or 255}
+        end)
+        check_eq(vio.decode_png(b):totable(), chw(t and rgba or rgb), name)
+        check_eq(vio.decode_png(b, M.RGB):totable(), chw(rgb), name .. " RGB")
+        check_eq(vio.decode_png(b, M.RGB_ALPHA):totable(), chw(rgba), name .. " RGB_ALPHA")
+        check_eq(same_as_libpng(b, name), 3, name .. ": UNCHANGED, RGB and RGB_ALPHA by the fast path")
+      end
+    end
+  end
+  -- left to libpng, whose result stands: an index past the palette, a tRNS longer than the palette
+  local idx = grid(2, 3, function(x) return {x - 1} end)
+  local b = bytes_of(make_png{rows = idx, color = 3, depth = 8, plte = string.char(1, 2, 3, 4, 5, 6)})
+  check(not vio._png_fast(b), "index 2 of a palette of 2")
+  same_as_libpng(b, "an index past the palette")
+  b = bytes_of(make_png{rows = grid(2, 3, function() return {1} end), color = 3, depth = 1, plte = "abcdef",
+                        trns = "\0\0\0"})
+  check(not vio._png_fast(b), "a tRNS of 3 entries, a palette of 2")
+  same_as_libpng(b, "a tRNS longer than the palette")
+end)
+
+test("fast path: gray of 1, 2, 4, 8 and 16 bits and gray + alpha, every filter: as written and as libpng", function()
+  for _, depth in ipairs{1, 2, 4, 8, 16} do
+    local top = (1 << depth) - 1
+    local full, scale = depth == 16 and 65535 or 255, depth < 8 and 255 // top or 1
+    for _, w in ipairs{1, 9, 300} do
+      local rows = grid(6, w, function(x, y) return {(x * x * 7 + y * 13 + x) % (top + 1)} end)
+      local b = bytes_of(make_png{rows = rows, color = 0, depth = depth, filters = {1, 2, 3, 4, 0}})
+      local name = ("gray of %d bits, %d wide"):format(depth, w)
+      local g = map_rows(rows, function(p) return {p[1] * scale} end)
+      local d = vio.decode_png(b)
+      check(d.dtype == (depth == 16 and torch.uint16 or torch.uint8), name .. ": dtype")
+      check_eq(d:totable(), chw(g), name)
+      check_eq(vio.decode_png(b, M.RGB_ALPHA):totable(), chw(map_rows(g, function(p) return {p[1], p[1], p[1], full} end)),
+               name .. " RGB_ALPHA")
+      check_eq(same_as_libpng(b, name), 5, name .. ": every mode by the fast path")
+    end
+  end
+  for _, depth in ipairs{8, 16} do
+    local top = (1 << depth) - 1
+    local rows = grid(4, 70, function(x, y) return {(x * 5003 + y) % (top + 1), (x * y * 911) % (top + 1)} end)
+    local b = bytes_of(make_png{rows = rows, color = 4, depth = depth, filters = {4, 3, 2, 1}})
+    local name = ("gray + alpha of %d bits"):format(depth)
+    check_eq(vio.decode_png(b):totable(), chw(rows), name)
+    check_eq(same_as_libpng(b, name), 5, name .. ": every mode by the fast path")
+  end
+end)
+
+test("fast path: RGB and RGBA of 16 bits, every filter, and libpng's own files: as written and as libpng", function()
+  for _, c in ipairs{3, 4} do
+    local rows = grid(5, 130, function(x, y)
+      local p = {}
+      for k = 1, c do p[k] = (x * 4099 * k + y * 31 + k * 7) % 65536 end
+      return p
+    end)
+    local b = bytes_of(make_png{rows = rows, color = c == 3 and 2 or 6, depth = 16, filters = {0, 1, 2, 3, 4}})
+    local name = ("%d channels of 16 bits"):format(c)
+    local d = vio.decode_png(b)
+    check(d.dtype == torch.uint16, name .. ": uint16")
+    check_eq(d:totable(), chw(rows), name)
+    check_eq(same_as_libpng(b, name), 3, name .. ": all but the gray modes by the fast path")
+  end
+  -- encode_png (libpng: deflate, its choice of filter per row, IDAT chunks of 8 KiB): images of several
+  -- of the fast path's steps, 8 and 16 bits, smooth and noisy
+  torch.manual_seed(5)
+  for c = 1, 4 do
+    local smooth = (torch.arange(0, c * 150 * 301):view(c, 150, 301) % 301):to(torch.uint8)
+    local noisy = torch.randint(0, 256, {c, 150, 301}, {dtype = torch.int64}):to(torch.uint8)
+    local deep = torch.randint(0, 65536, {c, 40, 301}, {dtype = torch.int64}):to(torch.uint16)
+    for name, img in pairs{smooth = smooth, noisy = noisy, ["16-bit"] = deep} do
+      for _, level in ipairs{1, 9} do
+        local b = vio.encode_png(img, level)
+        local label = ("%s, %d channels, level %d"):format(name, c, level)
+        check(vio._png_fast(b), label .. ": fast path")
+        check(vio.decode_png(b):eq(img):all():item(), label)
+        same_as_libpng(b, label)
+      end
+    end
+  end
+end)
+
+test("fast path: interlaced files (palette, 1-bit gray, 16-bit RGBA) are left to libpng and decode as written", function()
+  local idx = grid(9, 11, function(x, y) return {(x * y) % 3} end)
+  local plte = string.char(200, 0, 0, 0, 200, 0, 0, 0, 200)
+  local b = bytes_of(make_png{rows = idx, color = 3, depth = 2, plte = plte, trns = "\40", interlace = true})
+  local colors = {{200, 0, 0, 40}, {0, 200, 0, 255}, {0, 0, 200, 255}}
+  check(not vio._png_fast(b), "interlaced palette")
+  check_eq(vio.decode_png(b):totable(), chw(map_rows(idx, function(p) return colors[p[1] + 1] end)), "palette")
+  same_as_libpng(b, "interlaced palette")
+  local g = grid(7, 13, function(x, y) return {(x + 2 * y) % 2} end)
+  b = bytes_of(make_png{rows = g, color = 0, depth = 1, interlace = true})
+  check(not vio._png_fast(b), "interlaced 1-bit gray")
+  check_eq(vio.decode_png(b, M.RGB):totable(), chw(map_rows(g, function(p) return {p[1] * 255, p[1] * 255, p[1] * 255} end)))
+  local rgba = grid(6, 10, function(x, y) return {x * 6000, y * 9000, (x * y * 1111) % 65536, 65535 - x} end)
+  b = bytes_of(make_png{rows = rgba, color = 6, depth = 16, interlace = true})
+  check(not vio._png_fast(b), "interlaced 16-bit RGBA")
+  check_eq(vio.decode_png(b):totable(), chw(rgba), "16-bit RGBA")
+  same_as_libpng(b, "interlaced 16-bit RGBA")
+end)
+
+test("fast path: damaged files are left to libpng, whose error or pixels stand", function()
+  local img = (torch.arange(0, 3 * 40 * 50):view(3, 40, 50) * 7 % 253):to(torch.uint8)
+  local good = string_of(vio.encode_png(img, 6))
+  -- the first IDAT chunk's data, its CRC made good again after each change
+  local at = good:find("IDAT", 1, true) - 4
+  local len = string.unpack(">I4", good, at)
+  local function with_data(data)
+    return bytes_of(good:sub(1, at - 1) .. chunk("IDAT", data) .. good:sub(at + 12 + len))
+  end
+  local data = good:sub(at + 8, at + 7 + len)
+  local cases = {
+    ["a bad Adler-32"] = data:sub(1, -2) .. string.char(data:byte(-1) ~ 1),
+    ["a bad zlib header"] = "\x78\x9d" .. data:sub(3),
+    ["a block type 3"] = data:sub(1, 2) .. string.char(data:byte(3) | 6) .. data:sub(4),
+    ["the stream cut short"] = data:sub(1, #data // 2),
+    ["data after the stream"] = data .. "\0\0\0",
+    ["a flipped byte"] = data:sub(1, 40) .. string.char(data:byte(41) ~ 0x55) .. data:sub(42),
+  }
+  for name, d in pairs(cases) do
+    local b = with_data(d)
+    check(not vio._png_fast(b), name .. ": not by the fast path")
+    same_as_libpng(b, name)
+  end
+  local ok, err = pcall(vio.decode_png, with_data(cases["a bad zlib header"]))
+  check(not ok and err:find("PNG decoder: IDAT: incorrect header check", 1, true), "libpng's reason: " .. tostring(err))
+  -- a filter type past 4
+  local b = bytes_of(make_png{rows = grid(3, 4, function(x, y) return {x, y, 9} end), color = 2, depth = 8,
+                              filters = {0, 7}})
+  check(not vio._png_fast(b), "filter type 7")
+  same_as_libpng(b, "filter type 7")
 end)
 
 test("real PNG files match an independent zlib+struct reader (png_ref.py) pixel for pixel", function()
