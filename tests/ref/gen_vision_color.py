@@ -12,26 +12,12 @@ import os
 
 import torch
 import torchvision.transforms.functional as TF
-from reflib import lua
+from reflib import gen_image, lua
 
 DT = {"uint8": torch.uint8, "float32": torch.float32, "float64": torch.float64}
 
 
-def gen(shape, seed, dtype, mods=None):
-    """Values (k*k*31 + k*17 + seed*101) % 256 for uint8, % 1000 / 999 for
-    floats, k the flat index; mods "const" makes the first channel plane of
-    every image one value (77, or 0.3)."""
-    n = 1
-    for s in shape:
-        n *= s
-    if dtype == "uint8":
-        vals = [(k * k * 31 + k * 17 + seed * 101) % 256 for k in range(n)]
-    else:
-        vals = [((k * k * 31 + k * 17 + seed * 101) % 1000) / 999 for k in range(n)]
-    t = torch.tensor(vals, dtype=torch.float64).reshape(shape).to(DT[dtype])
-    if mods == "const":
-        t[..., 0, :, :] = 77 if dtype == "uint8" else 0.3
-    return t
+gen = gen_image
 
 
 def float_via_uint8(fn):

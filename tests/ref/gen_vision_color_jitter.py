@@ -18,7 +18,7 @@ import sys
 
 import torch
 import torchvision
-from reflib import lua
+from reflib import gen_image, lua
 
 try:
     import torchvision.transforms.v2.functional as F
@@ -29,19 +29,7 @@ DT = {"uint8": torch.uint8, "float32": torch.float32}
 STEPS = [F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue]
 
 
-def gen(shape, seed, dtype, mods=None):
-    """As gen_vision_color.py's gen()."""
-    n = 1
-    for s in shape:
-        n *= s
-    if dtype == "uint8":
-        vals = [(k * k * 31 + k * 17 + seed * 101) % 256 for k in range(n)]
-    else:
-        vals = [((k * k * 31 + k * 17 + seed * 101) % 1000) / 999 for k in range(n)]
-    t = torch.tensor(vals, dtype=torch.float64).reshape(shape).to(DT[dtype])
-    if mods == "const":
-        t[..., 0, :, :] = 77 if dtype == "uint8" else 0.3
-    return t
+gen = gen_image
 
 
 def jitter(x, factors, order):

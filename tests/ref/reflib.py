@@ -40,3 +40,22 @@ def lua(v, single=False, indent=None):
         items = [f"{inner}{key(k)} = {lua(x, False, inner)}," for k, x in v.items()]
         return "{\n" + "\n".join(items) + "\n" + indent + "}"
     raise TypeError(type(v))
+
+
+def gen_image(shape, seed, dtype, mods=None):
+    """The color tests' inputs (the Lua tests repeat it): values
+    (k*k*31 + k*17 + seed*101) % 256 for uint8, % 1000 / 999 for floats, k
+    the flat index; mods "const" makes the first channel plane of every
+    image one value (77, or 0.3). dtype: "uint8", "float32" or "float64"."""
+    import torch
+    n = 1
+    for s in shape:
+        n *= s
+    if dtype == "uint8":
+        vals = [(k * k * 31 + k * 17 + seed * 101) % 256 for k in range(n)]
+    else:
+        vals = [((k * k * 31 + k * 17 + seed * 101) % 1000) / 999 for k in range(n)]
+    t = torch.tensor(vals, dtype=torch.float64).reshape(shape).to(getattr(torch, dtype))
+    if mods == "const":
+        t[..., 0, :, :] = 77 if dtype == "uint8" else 0.3
+    return t
