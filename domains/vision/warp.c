@@ -177,6 +177,16 @@ static inline void store_u8(uint8_t *dst, __m256 v) {
   _mm_storel_epi64((__m128i *)dst, _mm_packus_epi16(w, w));
 }
 
+/* pairs8(pl, o, &left, &right): pl[o[i]] and pl[o[i] + 1] for 8 offsets,
+ * through 64-bit gathers (half the element loads of 32-bit ones) */
+static inline void pairs8(const float *pl, __m256i o, __m256 *left, __m256 *right) {
+  __m256 a = _mm256_castpd_ps(_mm256_i32gather_pd((const double *)pl, _mm256_castsi256_si128(o), 4));
+  __m256 b = _mm256_castpd_ps(_mm256_i32gather_pd((const double *)pl, _mm256_extracti128_si256(o, 1), 4));
+  /* a: pixels 0 1 | 2 3 as (left, right) pairs, b: 4 5 | 6 7 */
+  *left = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  *right = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
 /* group_f32(r, ix, iy, x, bilinear): output pixels x .. x+7 of a float32
  * row through gathers; 0 (nothing written) unless all their taps are inside */
 static int group_f32(const row_ctx *r, const float *ix, const float *iy, int64_t x, int bilinear) {
@@ -198,9 +208,10 @@ static int group_f32(const row_ctx *r, const float *ix, const float *iy, int64_t
   taps8 t;
   if (!bil8(r, ix, iy, INT32_MAX, &t)) return 0;
   for (int64_t c = 0; c < r->C; c++) {
-    const float *pl = src + c * r->HW, *pl2 = pl + r->W;
-    __m256 g00 = _mm256_i32gather_ps(pl, t.o, 4), g01 = _mm256_i32gather_ps(pl + 1, t.o, 4);
-    __m256 g10 = _mm256_i32gather_ps(pl2, t.o, 4), g11 = _mm256_i32gather_ps(pl2 + 1, t.o, 4);
+    const float *pl = src + c * r->HW;
+    __m256 g00, g01, g10, g11;
+    pairs8(pl, t.o, &g00, &g01);
+    pairs8(pl + r->W, t.o, &g10, &g11);
     _mm256_storeu_ps(dst + c * r->OHW, blend(&t, g00, g01, g10, g11, r->fill, c));
   }
   return 1;
