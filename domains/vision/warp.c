@@ -177,6 +177,29 @@ static inline void store_u8(uint8_t *dst, __m256 v) {
   _mm_storel_epi64((__m128i *)dst, _mm_packus_epi16(w, w));
 }
 
+/* outside8(x, y, lo, hx, hy): every one of 8 positions (tap coordinates,
+ * as floats) has x < lo or x > hx or y < lo or y > hy: its pixel takes the
+ * fill (or zero) alone. NaN positions do not count as outside. */
+static inline int outside8(__m256 x, __m256 y, float lo, float hx, float hy) {
+  __m256 l = _mm256_set1_ps(lo);
+  __m256 out = _mm256_or_ps(_mm256_cmp_ps(x, l, _CMP_LT_OQ), _mm256_cmp_ps(y, l, _CMP_LT_OQ));
+  out = _mm256_or_ps(out, _mm256_cmp_ps(x, _mm256_set1_ps(hx), _CMP_GT_OQ));
+  out = _mm256_or_ps(out, _mm256_cmp_ps(y, _mm256_set1_ps(hy), _CMP_GT_OQ));
+  return _mm256_movemask_ps(out) == 0xFF;
+}
+
+/* far8(r, ix, iy, bilinear): outside8 for the taps of 8 pixels at (ix, iy) */
+static inline int far8(const row_ctx *r, const float *ix, const float *iy, int bilinear) {
+  __m256 x = _mm256_loadu_ps(ix), y = _mm256_loadu_ps(iy);
+  if (bilinear) return outside8(_mm256_floor_ps(x), _mm256_floor_ps(y), -1.0f, (float)(r->W - 1), (float)(r->H - 1));
+  x = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return outside8(x, y, 0.0f, (float)(r->W - 1), (float)(r->H - 1));
+}
+
+/* fill_value(r, c): what a pixel with no tap inside gets in channel c */
+static inline float fill_value(const row_ctx *r, int64_t c) { return r->fill ? (float)r->fill[c] : 0.0f; }
+
 /* pairs8(pl, o, &left, &right): pl[o[i]] and pl[o[i] + 1] for 8 offsets,
  * through 64-bit gathers (half the element loads of 32-bit ones) */
 static inline void pairs8(const float *pl, __m256i o, __m256 *left, __m256 *right) {
@@ -188,10 +211,15 @@ static inline void pairs8(const float *pl, __m256i o, __m256 *left, __m256 *righ
 }
 
 /* group_f32(r, ix, iy, x, bilinear): output pixels x .. x+7 of a float32
- * row through gathers; 0 (nothing written) unless all their taps are inside */
+ * row through gathers, or the fill where no tap of the 8 is inside; 0
+ * (nothing written) unless all their taps are inside or all outside */
 static int group_f32(const row_ctx *r, const float *ix, const float *iy, int64_t x, int bilinear) {
   const float *src = (const float *)r->src;
   float *dst = (float *)r->dst + x;
+  if (far8(r, ix, iy, bilinear)) {
+    for (int64_t c = 0; c < r->C; c++) _mm256_storeu_ps(dst + c * r->OHW, _mm256_set1_ps(fill_value(r, c)));
+    return 1;
+  }
   if (!bilinear) {
     __m256 xn = _mm256_round_ps(_mm256_loadu_ps(ix), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 yn = _mm256_round_ps(_mm256_loadu_ps(iy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -225,6 +253,10 @@ static int group_u8(const row_ctx *r, const float *ix, const float *iy, int64_t 
   const uint8_t *src = (const uint8_t *)r->src;
   uint8_t *dst = (uint8_t *)r->dst + x;
   __m256i low = _mm256_set1_epi32(0xFF);
+  if (far8(r, ix, iy, bilinear)) {
+    for (int64_t c = 0; c < r->C; c++) store_u8(dst + c * r->OHW, _mm256_set1_ps(fill_value(r, c)));
+    return 1;
+  }
   if (!bilinear) {
     __m256 xn = _mm256_round_ps(_mm256_loadu_ps(ix), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 yn = _mm256_round_ps(_mm256_loadu_ps(iy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
