@@ -74,7 +74,7 @@ static inline void pos8(const mtd_warp *p, const float *c, int64_t x, int64_t y,
  * row y (c: the grid of this image, or its coefficient row) */
 static void row_pos(const mtd_warp *p, const float *c, int64_t y, int64_t x0, int n, float *ix, float *iy) {
   int i = 0;
-  if (p->kind != MTD_WARP_GRID)
+  if (p->kind != MTD_WARP_GRID && p->out->shape[3] < (1 << 24)) /* (x exact as a float and an int) */
     for (; i + 8 <= n; i += 8) pos8(p, c, x0 + i, y, ix + i, iy + i);
   for (; i < n; i++) pos1(p, c, x0 + i, y, ix + i, iy + i);
 }
