@@ -35,8 +35,9 @@ static const double *check_fill(lua_State *L, int idx, int64_t c, double *buf) {
 
 /* sample(img [B, C, H, W], grid, bilinear, fill[, kind, oh, ow]) -> [B, C, oh, ow]:
  * kind "grid" (default; grid [G, oh, ow, 2]), "affine" (grid [G, 6]) or
- * "perspective" (grid [G, 8]), the coefficient rows of warp.h */
-static int l_sample(lua_State *L) {
+ * "perspective" (grid [G, 8]), the coefficient rows of warp.h; fn: the
+ * fast sampler or the reference */
+static int sample_with(lua_State *L, mt_status (*fn)(const mtd_warp *)) {
   mt_tensor *img = check_t(L, 1, 4, "image");
   int kind = MTD_WARP_GRID;
   if (!lua_isnoneornil(L, 5)) kind = mtl_check_choice(L, 5, FN, "kind", "grid affine perspective");
@@ -61,16 +62,21 @@ static int l_sample(lua_State *L) {
   mt_tensor *out = NULL;
   MTL_CHECK_OP(L, FN, mt_empty(shape, 4, (mt_dtype)img->dtype, mt_cpu(), &out));
   mtd_warp p = {.img = img, .grid = grid, .out = out, .bilinear = bilinear, .fill = fp, .kind = kind};
-  mt_status st = mtd_warp_sample(&p);
+  mt_status st = fn(&p);
   if (st != MT_OK) mtl_fail(L, st, out, NULL, NULL, NULL);
   mtl_push_tensor(L, out);
   return 1;
 }
 
+static int l_sample(lua_State *L) { return sample_with(L, mtd_warp_sample); }
+static int l_sample_ref(lua_State *L) { return sample_with(L, mtd_warp_sample_ref); }
+
 static const mtl_reg regs[] = {
     {"sample", l_sample, MTL_FN,
      "torch.vision._warp.sample(img, grid, bilinear, fill[, kind, oh, ow]) -- grid sampling of a contiguous CPU "
      "image batch (uint8, float32, float64) at a grid or affine/perspective coefficients, with torchvision's fill rule"},
+    {"sample_ref", l_sample_ref, MTL_FN,
+     "torch.vision._warp.sample_ref(...) -- sample's values from the plain scalar loop, for tests comparing the two"},
     {NULL, NULL, 0, NULL}};
 
 /* require "torch.vision._warp" */

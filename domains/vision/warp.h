@@ -36,6 +36,12 @@ typedef struct mtd_warp {
  * size is out's. */
 enum { MTD_WARP_GRID = 0, MTD_WARP_AFFINE, MTD_WARP_PERSPECTIVE };
 
+/* Samples p into p->out (warp.c: an AVX2 path for uint8 and float32 images
+ * with float32 grids). */
 mt_status mtd_warp_sample(const mtd_warp *p);
+
+/* The same values from the plain scalar loop (warp_ref.c), kept for the
+ * tests' comparison with the fast path. */
+mt_status mtd_warp_sample_ref(const mtd_warp *p);
 
 #endif

@@ -734,6 +734,57 @@ test("the CPU's C pass and the engine-op path (CUDA, autograd, compile) give the
   end
 end)
 
+-- random_warps(seed): a list of {name, fn(x)} warps with random parameters,
+-- fills and modes (affine, rotate with and without expand, perspective,
+-- elastic)
+local function random_warps(seed)
+  torch.manual_seed(seed)
+  local function u(a, b) return a + (b - a) * torch.rand(1):item() end
+  local list = {}
+  for k = 1, 6 do
+    local o = {interpolation = k % 2 == 0 and "bilinear" or "nearest"}
+    if k % 3 ~= 0 then o.fill = k % 3 == 1 and {u(0, 255), u(0, 1), u(0, 9)} or u(0, 200) end
+    local ang, tr, sc, sh = u(-180, 180), {u(-10, 10), u(-10, 10)}, u(0.5, 1.5), {u(-20, 20), u(-20, 20)}
+    local ep = {{u(0, 6), u(0, 6)}, {u(20, 30), u(0, 6)}, {u(20, 30), u(20, 30)}, {u(0, 6), u(20, 30)}}
+    list[#list + 1] = {"affine", function(x) return F.affine(x, ang, tr, sc, sh, o.interpolation, o.fill) end}
+    list[#list + 1] = {"rotate", function(x) return F.rotate(x, ang, {interpolation = o.interpolation,
+      expand = k > 3, fill = o.fill}) end}
+    list[#list + 1] = {"perspective", function(x) return F.perspective(x, SP, ep, o) end}
+    local amp = u(0.05, 0.5)
+    list[#list + 1] = {"elastic", function(x) return F.elastic(x, gen_disp(x:size(-2), x:size(-1), 41, amp), o) end}
+  end
+  return list
+end
+
+test("the C pass's vector path gives the values of its scalar reference loop", function()
+  local S = require "torch.vision.transforms.v2.functional._warp_sample"
+  for _, dt in ipairs({torch.uint8, torch.float32}) do
+    for _, shape in ipairs({{2, 3, 40, 40}, {3, 3, 33, 47}}) do
+      local x = gen_image(shape, 31, dt)
+      for _, w in ipairs(random_warps(7)) do
+        local a = w[2](x)
+        S._c_ref = true
+        local ok, b = pcall(w[2], x)
+        S._c_ref = false
+        if not ok then error(b, 0) end
+        -- (both do the same float32 operations in the same order: equal to the bit)
+        local diff = (a:double() - b:double()):abs():max():item()
+        check(diff == 0, w[1] .. " " .. tostring(dt) .. ": the paths differ by up to " .. diff)
+      end
+    end
+  end
+end)
+
+test("a batch is sampled as its images one by one", function()
+  for _, dt in ipairs({torch.uint8, torch.float32, torch.float64}) do
+    local x = gen_image({4, 3, 29, 37}, 32, dt)
+    for _, w in ipairs(random_warps(8)) do
+      local all = w[2](x)
+      for i = 1, 4 do check_eq(all[i]:totable(), w[2](x[i]):totable(), w[1] .. " " .. tostring(dt)) end
+    end
+  end
+end)
+
 test("gradients flow through the image warps (finite differences)", function()
   local x = gen_image({1, 5, 6}, 25, torch.float64):requires_grad_()
   local fns = {

@@ -16,6 +16,9 @@ local S = {}
 -- _use_c: take the C pass where it applies (the tests turn it off to
 -- compare the two paths)
 S._use_c = true
+-- _c_ref: the C pass through its plain scalar reference loop (the tests
+-- compare it with the fast one)
+S._c_ref = false
 
 -- fill_tensor(fill, dtype, device): the fill values as a [1, #fill, 1, 1]
 -- tensor (made by full, arange and where, which torch.compile replays)
@@ -120,7 +123,7 @@ local function fast_sample(x, spec, mode, fill, C)
     fl = {}
     for c = 1, C do fl[c] = fill[#fill == 1 and 1 or c] end
   end
-  local out = Wc.sample(fx, rows, mode == "bilinear", fl, kind, spec.oh, spec.ow)
+  local out = (S._c_ref and Wc.sample_ref or Wc.sample)(fx, rows, mode == "bilinear", fl, kind, spec.oh, spec.ow)
   if via then out = out:to(x.dtype) end
   return out
 end
