@@ -56,11 +56,11 @@ static const unsigned char *check_bytes(lua_State *L, int idx, size_t *n, const 
  * upright); errors read "fn: [path: ]reason". */
 static int decode(lua_State *L, const unsigned char *p, size_t n, int format, int mode, int orient, const char *fn,
                   const char *path) {
-  /* split JPEG decoding only with threads to spare: on 2 cores shared with
-   * other work, the helper's slices cost more than they give (docs/image_decode.md) */
+  /* large baseline JPEGs are decoded in parts on torch.get_num_threads()
+   * threads (docs/image_decode.md); DataLoader workers run on one */
   int nt = mt_get_num_threads();
   mt_tensor *t = NULL;
-  mt_status st = mtd_decode_tensor(p, n, format, mode, orient, nt >= 4 ? nt : 1, MAX_BYTES, &t);
+  mt_status st = mtd_decode_tensor(p, n, format, mode, orient, nt, MAX_BYTES, &t);
   if (st) return luaL_error(L, "%s: %s%s%s", fn, path ? path : "", path ? ": " : "", mt_errmsg());
   mtl_push_tensor(L, t);
   return 1;

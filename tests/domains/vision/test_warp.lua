@@ -767,9 +767,11 @@ test("the C pass's vector path gives the values of its scalar reference loop", f
         local ok, b = pcall(w[2], x)
         S._c_ref = false
         if not ok then error(b, 0) end
-        -- (both do the same float32 operations in the same order: equal to the bit)
+        -- (both do the same float32 operations in the same order: equal to the
+        -- bit with GCC 12 at -O2; a compiler fusing multiply-adds differently
+        -- in one of them may move a value by a rounding)
         local diff = (a:double() - b:double()):abs():max():item()
-        check(diff == 0, w[1] .. " " .. tostring(dt) .. ": the paths differ by up to " .. diff)
+        check(diff <= (dt == torch.uint8 and 1 or 1e-5), w[1] .. " " .. tostring(dt) .. ": the paths differ by up to " .. diff)
       end
     end
   end
