@@ -768,10 +768,14 @@ test("the C pass's vector path gives the values of its scalar reference loop", f
         S._c_ref = false
         if not ok then error(b, 0) end
         -- (both do the same float32 operations in the same order: equal to the
-        -- bit with GCC 12 at -O2; a compiler fusing multiply-adds differently
-        -- in one of them may move a value by a rounding)
+        -- bit with GCC 12 at -O2; at -O1 (the sanitizer build, measured: 2e-4
+        -- on values in [0, 1]) or with another compiler, multiply-adds fused
+        -- differently move sampling positions: a level for uint8, 1e-3 of the
+        -- value range for float; a wrong tap or weight moves far more. The
+        -- fast path itself is held to torchvision's values above)
         local diff = (a:double() - b:double()):abs():max():item()
-        check(diff <= (dt == torch.uint8 and 1 or 1e-5), w[1] .. " " .. tostring(dt) .. ": the paths differ by up to " .. diff)
+        local tol = dt == torch.uint8 and 1 or 1e-3 * math.max(1, x:double():abs():max():item())
+        check(diff <= tol, w[1] .. " " .. tostring(dt) .. ": the paths differ by up to " .. diff)
       end
     end
   end
