@@ -768,13 +768,15 @@ test("the C pass's vector path gives the values of its scalar reference loop", f
         S._c_ref = false
         if not ok then error(b, 0) end
         -- (both do the same float32 operations in the same order: equal to the
-        -- bit with GCC 12 at -O2; at -O1 (the sanitizer build, measured: 2e-4
-        -- on values in [0, 1]) or with another compiler, multiply-adds fused
-        -- differently move sampling positions: a level for uint8, 1e-3 of the
-        -- value range for float; a wrong tap or weight moves far more. The
-        -- fast path itself is held to torchvision's values above)
+        -- bit with GCC 12 at -O2. The sanitizer build (-O1, MOONTORCH_ASAN)
+        -- fuses multiply-adds differently in the two files: a position moved
+        -- by an ulp can move a border tap of small weight in or out, measured
+        -- up to 2e-3 on values in [0, 1]; a wrong tap or weight moves far
+        -- more. The fast path itself is held to torchvision's values above.)
         local diff = (a:double() - b:double()):abs():max():item()
-        local tol = dt == torch.uint8 and 1 or 1e-3 * math.max(1, x:double():abs():max():item())
+        local range = math.max(1, x:double():abs():max():item())
+        local tol = os.getenv("MOONTORCH_ASAN") and (dt == torch.uint8 and 2 or 1e-2 * range)
+          or (dt == torch.uint8 and 1 or 1e-5 * range)
         check(diff <= tol, w[1] .. " " .. tostring(dt) .. ": the paths differ by up to " .. diff)
       end
     end
