@@ -45,6 +45,9 @@ local experiment = require "torch.experiment"
 
 local DEFAULT_DIR = "/usr/share/games/fortunes"
 
+package.path = (debug.getinfo(1, "S").source:match("^@(.*)/") or ".") .. "/?.lua;" .. package.path -- train_options.lua
+local options = require "train_options"
+
 local function parse(argv)
   local o = {steps = 1000, batch_size = 32, block_size = 128, layers = 4, heads = 4, embed = 128, dropout = 0.0,
     lr = 1e-3, min_lr = 1e-4, warmup = 50, schedule = "cosine", weight_decay = 0.1, grad_clip = 1.0,
@@ -57,38 +60,7 @@ local function parse(argv)
     sample = "int", temperature = "num", top_k = "int"}
   local flags = {resume = true, untied = true, compile = true}
   local strings = {schedule = true, checkpoint = true, data = true, prompt = true, device = true, amp = true}
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local key = a:match("^%-%-([%w%-]+)$")
-    if not key then error("unknown argument '" .. a .. "' (see --help)", 0) end
-    key = key:gsub("%-", "_")
-    local opt = "--" .. key:gsub("_", "-")
-    if key == "help" then
-      local head = io.open(arg[0]):read("a"):match("^(.-)\nlocal")
-      print((("\n" .. head):gsub("\n%-%- ?", "\n"):sub(2)))
-      os.exit(0)
-    elseif flags[key] then
-      o[key] = true
-    elseif numeric[key] or strings[key] then
-      local v = argv[i + 1]
-      if v == nil then error(opt .. " needs a value", 0) end
-      if numeric[key] then
-        local n = tonumber(v)
-        if not n then error(opt .. " needs a number, got '" .. v .. "'", 0) end
-        if numeric[key] == "int" then
-          n = math.tointeger(n)
-          if not n then error(opt .. " needs an integer, got '" .. v .. "'", 0) end
-        end
-        v = n
-      end
-      o[key] = v
-      i = i + 1
-    else
-      error("unknown option " .. opt .. " (see --help)", 0)
-    end
-    i = i + 1
-  end
+  options.parse(argv, o, numeric, flags, strings)
   for _, k in ipairs{"batch_size", "block_size", "layers", "heads", "embed", "eval_every", "eval_iters"} do
     if o[k] < 1 then error("--" .. k:gsub("_", "-") .. " must be at least 1, got " .. o[k], 0) end
   end
@@ -102,12 +74,7 @@ local function parse(argv)
   if o.temperature <= 0 then error("--temperature must be positive, got " .. o.temperature, 0) end
   if o.top_k < 0 then error("--top-k must be 0 (off) or positive, got " .. o.top_k, 0) end
   if o.dropout < 0 or o.dropout >= 1 then error("--dropout must be in [0, 1), got " .. o.dropout, 0) end
-  if o.device ~= "cpu" and not o.device:match("^cuda") then
-    error("--device must be cpu or cuda, got '" .. o.device .. "'", 0)
-  end
-  if o.device ~= "cpu" and not torch.cuda.is_available() then
-    error("--device " .. o.device .. ": no CUDA GPU is available on this machine", 0)
-  end
+  options.check_device(o)
   if o.amp ~= "none" and o.amp ~= "bf16" and o.amp ~= "fp16" then
     error("--amp must be none, bf16 or fp16, got '" .. o.amp .. "'", 0)
   end

@@ -18,8 +18,9 @@
 -- Run by `moontorch sweep`, it logs train_loss every tenth of an epoch and
 -- test_loss / test_accuracy after each epoch through torch.experiment.log.
 local torch = require "torch"
-package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- train_progress.lua
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- train_progress.lua, train_options.lua
 local progress = require("train_progress").show
+local options = require "train_options"
 local nn = require "torch.nn"
 local optim = require "torch.optim"
 local data = require "torch.utils.data"
@@ -30,44 +31,14 @@ local function parse(argv)
   local o = {epochs = 5, batch_size = 64, lr = 1e-3, model = "cnn", threads = nil, workers = 2,
     data = datasets.FASHION_MNIST_DIR, checkpoint = "fashion_mnist.ckpt", resume = false, seed = 0, limit = nil,
     schedule = "cosine", compile = false, device = "cpu"}
-  local numeric = {epochs = true, batch_size = true, lr = true, threads = true, workers = true, seed = true,
-    limit = true}
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local key = a:match("^%-%-([%w%-]+)$")
-    if not key then error("unknown argument '" .. a .. "' (see the header of this script)", 0) end
-    key = key:gsub("%-", "_")
-    if key == "help" then
-      local head = io.open(arg[0]):read("a"):match("^(.-)\nlocal")
-      print((("\n" .. head):gsub("\n%-%- ?", "\n"):sub(2)))
-      os.exit(0)
-    elseif key == "resume" or key == "compile" then
-      o[key] = true
-    elseif o[key] ~= nil or numeric[key] then
-      local v = argv[i + 1]
-      if v == nil then error("--" .. key:gsub("_", "-") .. " needs a value", 0) end
-      if numeric[key] then
-        v = tonumber(v) or error("--" .. key:gsub("_", "-") .. " needs a number, got '" .. v .. "'", 0)
-        if key ~= "lr" then v = math.tointeger(v) or error("--" .. key:gsub("_", "-") .. " needs an integer", 0) end
-      end
-      o[key] = v
-      i = i + 1
-    else
-      error("unknown option --" .. key:gsub("_", "-"), 0)
-    end
-    i = i + 1
-  end
+  local numeric = {epochs = "int", batch_size = "int", lr = "num", threads = "int", workers = "int", seed = "int",
+    limit = "int"}
+  options.parse(argv, o, numeric, {resume = true, compile = true})
   if o.model ~= "cnn" and o.model ~= "mlp" then error("--model must be cnn or mlp, got '" .. o.model .. "'", 0) end
   if o.schedule ~= "cosine" and o.schedule ~= "none" then
     error("--schedule must be cosine or none, got '" .. o.schedule .. "'", 0)
   end
-  if o.device ~= "cpu" and not o.device:match("^cuda") then
-    error("--device must be cpu or cuda, got '" .. o.device .. "'", 0)
-  end
-  if o.device ~= "cpu" and not torch.cuda.is_available() then
-    error("--device " .. o.device .. ": no CUDA GPU is available on this machine", 0)
-  end
+  options.check_device(o)
   return o
 end
 

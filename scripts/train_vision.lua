@@ -19,8 +19,9 @@
 -- The PyTorch peer with the same model, augmentation and schedule is
 -- bench/peers/train_vision.py.
 local torch = require "torch"
-package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- train_progress.lua
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- train_progress.lua, train_options.lua
 local progress = require("train_progress").show
+local options = require "train_options"
 local nn = require "torch.nn"
 local optim = require "torch.optim"
 local data = require "torch.utils.data"
@@ -32,44 +33,14 @@ local function parse(argv)
   local o = {arch = "resnet18", epochs = 15, batch_size = 128, lr = 0.1, weight_decay = 5e-4, device = "cpu",
     compile = false, threads = nil, workers = 2, data = vision.datasets.FASHION_MNIST_DIR,
     checkpoint = "train_vision.ckpt", resume = false, seed = 0, limit = nil, no_augment = false}
-  local numeric = {epochs = true, batch_size = true, lr = true, weight_decay = true, threads = true, workers = true,
-    seed = true, limit = true}
+  local numeric = {epochs = "int", batch_size = "int", lr = "num", weight_decay = "num", threads = "int",
+    workers = "int", seed = "int", limit = "int"}
   local flags = {resume = true, compile = true, no_augment = true}
-  local i = 1
-  while i <= #argv do
-    local key = argv[i]:match("^%-%-([%w%-]+)$")
-    if not key then error("unknown argument '" .. argv[i] .. "' (see --help)", 0) end
-    key = key:gsub("%-", "_")
-    if key == "help" then
-      local head = io.open(arg[0]):read("a"):match("^(.-)\nlocal")
-      print((("\n" .. head):gsub("\n%-%- ?", "\n"):sub(2)))
-      os.exit(0)
-    elseif flags[key] then
-      o[key] = true
-    elseif o[key] ~= nil or numeric[key] then
-      local v = argv[i + 1]
-      local flag = "--" .. key:gsub("_", "-")
-      if v == nil then error(flag .. " needs a value", 0) end
-      if numeric[key] then
-        v = tonumber(v) or error(flag .. " needs a number, got '" .. v .. "'", 0)
-        if key ~= "lr" and key ~= "weight_decay" then v = math.tointeger(v) or error(flag .. " needs an integer", 0) end
-      end
-      o[key] = v
-      i = i + 1
-    else
-      error("unknown option --" .. key:gsub("_", "-") .. " (see --help)", 0)
-    end
-    i = i + 1
-  end
+  options.parse(argv, o, numeric, flags)
   if not o.arch:match("^resn") and not o.arch:match("^wide_resnet") then
     error("--arch must be a ResNet of torch.vision.models (resnet18, resnet50, ...), got '" .. o.arch .. "'", 0)
   end
-  if o.device ~= "cpu" and not o.device:match("^cuda") then
-    error("--device must be cpu or cuda, got '" .. o.device .. "'", 0)
-  end
-  if o.device ~= "cpu" and not torch.cuda.is_available() then
-    error("--device " .. o.device .. ": no CUDA GPU is available on this machine", 0)
-  end
+  options.check_device(o)
   return o
 end
 
