@@ -33,6 +33,7 @@ static const struct {
     {"torch.profiler", "lua_bindings/profiler"},
     {"torch.backends", "lua_bindings/backends.lua"},
     {"torch.vision", "domains/vision"},
+    {"torch.audio", "domains/audio"},
     {"torch.experiment", "domains/experiment"},
     {"torch.utils.tensorboard", "domains/experiment/tensorboard"},
     {"torch.plot", "domains/experiment/plot"},
