@@ -1,0 +1,17 @@
+-- torch.audio.functional -- torchaudio.functional's ops as functions on
+-- tensors [..., time] (or spectrograms [..., freq, time]), batched over the
+-- leading dims. The families live in the files named below; this table
+-- gathers them (a name defined twice is an error).
+local F = {}
+
+local FAMILIES = {
+}
+
+for _, family in ipairs(FAMILIES) do
+  for name, v in pairs(require("torch.audio.functional." .. family)) do
+    if F[name] ~= nil then error("torch.audio.functional: " .. name .. " defined twice") end
+    F[name] = v
+  end
+end
+
+return F

@@ -1,0 +1,17 @@
+-- torch.audio.transforms -- torchaudio.transforms' modules (nn.Module
+-- subclasses: m(x) calls m:forward(x)), with torchaudio's names and
+-- defaults. The families live in the files named below; this table gathers
+-- them (a name defined twice is an error).
+local T = {}
+
+local FAMILIES = {
+}
+
+for _, family in ipairs(FAMILIES) do
+  for name, v in pairs(require("torch.audio.transforms." .. family)) do
+    if T[name] ~= nil then error("torch.audio.transforms: " .. name .. " defined twice") end
+    T[name] = v
+  end
+end
+
+return T
