@@ -269,7 +269,13 @@ DERIV(pow) {
   }
   if (NEED(1)) {
     mt_tensor *d = cj(s, mtg_d_mul(s, OUT, mtg_d_un(s, MT_OP_log, a)));
-    mt_tensor *az = mask(s, MT_OP_eq, a, z, d), *bnn = mask(s, MT_OP_ge, b, z, d);
+    mt_tensor *bre = b; /* complex exponents: PyTorch tests re(b) >= 0 */
+    if (b && mt_is_complex((mt_dtype)b->dtype) && !s->st) {
+      mt_tensor *re = NULL;
+      mt_status st = mtg_complex_part(b, 0, &re);
+      bre = mtg_track(s, st, re);
+    }
+    mt_tensor *az = mask(s, MT_OP_eq, a, z, d), *bnn = mask(s, MT_OP_ge, bre, zero_of(s, bre), d);
     mt_tensor *kill = mtg_d_mul(s, az, bnn); /* 1 where the derivative is defined as 0 */
     mt_tensor *dd = mtg_d_where(s, mtg_d_cast(s, kill, MT_BOOL), zero_of(s, d), d);
     gin[1] = mtg_d_grad_for(s, 1, mtg_d_mul(s, g, dd));
