@@ -251,3 +251,23 @@ test("every other op refuses complex tensors by name instead of computing garbag
   check_error(function() Z:clamp(0, 1) end, "complex128 tensors are not supported")
   check_eq(Z:sum():item(), R.ops.sum, "the session goes on")
 end)
+
+test("the by-parts path (CUDA's: real kernels on the parts) agrees with the CPU kernels", function()
+  local specials = torch.tensor({{0, 0}, {1e300, 1e300}, {-2, 0}, {0, -3}, {1e-300, 2e-300}}, {dtype = torch.complex128})
+  for _, name in ipairs{"neg", "conj", "abs", "angle", "exp", "log", "sqrt", "rsqrt", "reciprocal", "square", "sgn",
+                        "isnan", "isinf", "isfinite"} do
+    check_close(torch._complex_parts(name, Z), torch[name](Z), {atol = 1e-12, rtol = 1e-12})
+    check_close(torch._complex_parts(name, Z:to(C64)), torch[name](Z:to(C64)), {atol = 1e-5, rtol = 1e-5})
+  end
+  for _, name in ipairs{"add", "sub", "mul", "div", "pow", "eq", "ne"} do
+    check_close(torch._complex_parts(name, Z, W), torch[name](Z, W), {atol = 1e-12, rtol = 1e-11})
+    check_close(torch._complex_parts(name, Z, RE), torch[name](Z, RE), {atol = 1e-12, rtol = 1e-11})
+  end
+  check_close(torch._complex_parts("mul", Z, torch.tensor(2.5)), Z * 2.5, {atol = 1e-12})
+  -- scaled division and |z|: no overflow or underflow to 0 where the naive forms would
+  check_close(torch._complex_parts("abs", specials), specials:abs(), {rtol = 1e-15})
+  check_close(torch._complex_parts("div", specials:narrow(1, 2, 4), specials:narrow(1, 2, 4)),
+              torch.ones(4, {dtype = torch.complex128}), {rtol = 1e-15})
+  check_close(torch._complex_parts("reciprocal", specials:narrow(1, 2, 4)), specials:narrow(1, 2, 4):reciprocal(),
+              {rtol = 1e-15})
+end)
