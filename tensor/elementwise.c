@@ -187,6 +187,11 @@ mt_status mt_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **
   mt_status st = mt_to_dtype(x, cdt, false, &xin);
   if (st) return st;
   mt_dtype odt = is_predicate(op) ? MT_BOOL : (op == MT_OP_abs || op == MT_OP_angle) ? mt_complex_part(cdt) : cdt;
+  if (odt != cdt && mt_is_complex(cdt) && *out && mt_is_complex((mt_dtype)(*out)->dtype)) {
+    mt_release(xin);
+    return mt_fail(MT_EDTYPE, "%s: the result is real; in-place %s is not supported for complex tensors", info->name,
+                   info->name);
+  }
   st = run_ew(info->name, k, (void *)p, odt, &xin, 1, out);
   mt_release(xin);
   return st;

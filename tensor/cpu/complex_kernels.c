@@ -47,6 +47,34 @@ static inline c128 sgn128(c128 z) {
   double r = cabs(z);
   return r == 0 ? 0 : z / r;
 }
+/* a^b, exact for the small integer powers and square roots PyTorch also
+ * special-cases (z^2 is z*z, not exp(2 log z)) */
+static inline c64 pow64(c64 a, c64 b) {
+  if (cimagf(b) == 0) {
+    float e = crealf(b);
+    if (e == 0) return 1;
+    if (e == 1) return a;
+    if (e == 2) return a * a;
+    if (e == 3) return a * a * a;
+    if (e == 0.5f) return csqrtf(a);
+    if (e == -1) return 1.0f / a;
+    if (e == -2) return 1.0f / (a * a);
+  }
+  return cpowf(a, b);
+}
+static inline c128 pow128(c128 a, c128 b) {
+  if (cimag(b) == 0) {
+    double e = creal(b);
+    if (e == 0) return 1;
+    if (e == 1) return a;
+    if (e == 2) return a * a;
+    if (e == 3) return a * a * a;
+    if (e == 0.5) return csqrt(a);
+    if (e == -1) return 1.0 / a;
+    if (e == -2) return 1.0 / (a * a);
+  }
+  return cpow(a, b);
+}
 static inline bool finite64(c64 z) { return isfinite(crealf(z)) && isfinite(cimagf(z)); }
 static inline bool finite128(c128 z) { return isfinite(creal(z)) && isfinite(cimag(z)); }
 
@@ -71,7 +99,7 @@ static inline bool finite128(c128 z) { return isfinite(creal(z)) && isfinite(cim
   X(sub, a - b, a - b, C)                                                                                              \
   X(mul, a * b, a * b, C)                                                                                              \
   X(div, a / b, a / b, C)                                                                                              \
-  X(pow, cpowf(a, b), cpow(a, b), C)                                                                                   \
+  X(pow, pow64(a, b), pow128(a, b), C)                                                                                   \
   X(eq, a == b, a == b, B)                                                                                             \
   X(ne, a != b, a != b, B)
 

@@ -271,3 +271,27 @@ test("the by-parts path (CUDA's: real kernels on the parts) agrees with the CPU 
   check_close(torch._complex_parts("reciprocal", specials:narrow(1, 2, 4)), specials:narrow(1, 2, 4):reciprocal(),
               {rtol = 1e-15})
 end)
+
+test("in place: arithmetic on complex tensors, writes through x.real / x.imag with gradients, abs_ refused", function()
+  local w = Z:clone()
+  w:mul_(2):add_(Z)
+  check_close(w, Z * 3, {atol = 1e-12})
+  check_error(function() RE:clone():add_(Z) end, "can't be cast to the output's dtype float64")
+  check_error(function() Z:clone():abs_() end, "in-place abs is not supported for complex tensors")
+  -- y.real *= 2, y.imag += 1, L = sum |y|: dL/dz = (2 * 2re + i (im + 1)) / |y| (closed form)
+  local z = Z:clone():requires_grad_()
+  local y = z * 1
+  y.real:mul_(2)
+  y.imag:add_(1)
+  y:abs():sum():backward()
+  local re, im = Z.real * 2, Z.imag + 1
+  local m = (re * re + im * im):sqrt()
+  check_close(z.grad, torch.complex(re * 2 / m, im / m), {atol = 1e-12})
+end)
+
+test("pow: exact small integer powers (z^2 = z z) and 0^0 = 1, as PyTorch", function()
+  local z = torch.tensor({{1, 2}, {3, 4}}, {dtype = C64})
+  check_eq((z ^ 2):totable(), {{-3, 4}, {-7, 24}})
+  check_eq((z ^ 3):totable(), {{-11, -2}, {-117, 44}})
+  check_eq((torch.zeros(1, {dtype = C128}) ^ 0):totable(), {{1, 0}})
+end)
