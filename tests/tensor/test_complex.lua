@@ -295,3 +295,16 @@ test("pow: exact small integer powers (z^2 = z z) and 0^0 = 1, as PyTorch", func
   check_eq((z ^ 3):totable(), {{-11, -2}, {-117, 44}})
   check_eq((torch.zeros(1, {dtype = C128}) ^ 0):totable(), {{1, 0}})
 end)
+
+test("a safetensors file with a C64 tensor written by hand (as other tools write it) loads", function()
+  local header = '{"z":{"dtype":"C64","shape":[2],"data_offsets":[0,16]}}'
+  local data = string.pack("<ffff", 1.5, -2, 0.25, 8)
+  local path = os.tmpname() .. ".safetensors"
+  local f = assert(io.open(path, "wb"))
+  f:write(string.pack("<I8", #header), header, data)
+  f:close()
+  local l = torch.load(path)
+  check(l.z.dtype == C64)
+  check_eq(l.z:totable(), {{1.5, -2}, {0.25, 8}})
+  os.remove(path)
+end)
