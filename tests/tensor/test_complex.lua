@@ -308,3 +308,18 @@ test("a safetensors file with a C64 tensor written by hand (as other tools write
   check_eq(l.z:totable(), {{1.5, -2}, {0.25, 8}})
   os.remove(path)
 end)
+
+test("complex64 angle and exp (vectorized rows, strided views, special values) agree with complex128", function()
+  local big = torch.complex(torch.randn(37, 29, {dtype = torch.float64}), torch.randn(37, 29, {dtype = torch.float64}))
+  local z = big:to(C64)
+  check_close(z:angle(), big:to(C64):to(C128):angle(), {atol = 1e-6})
+  check_close(z:t():angle(), big:to(C64):to(C128):t():angle(), {atol = 1e-6})
+  check_close(z:exp(), big:to(C64):to(C128):exp(), {atol = 1e-5, rtol = 1e-5})
+  check_close(z:t():exp(), big:to(C64):to(C128):t():exp(), {atol = 1e-5, rtol = 1e-5})
+  local sp = torch.tensor({{0, 0}, {-1, 0}, {0, -1}, {-math.huge, 1}, {1, 0}, {2, 3}, {0 / 0, 0}, {3, -4}, {0.5, 0.5}},
+                          {dtype = C64})
+  local sp2 = sp:to(C128)
+  check_close(sp:angle(), sp2:angle(), {atol = 1e-6, nan_ok = true})
+  local e, e2 = sp:exp(), sp2:exp()
+  check_close(e, e2, {atol = 1e-5, rtol = 1e-5, nan_ok = true})
+end)
