@@ -36,7 +36,7 @@ for _, c in ipairs(R.cases) do
     local out = torch.fft[c.fn](x, c.opts)
     check_shape(rv(out), c.out.shape)
     check_close(rv(out), expected(c.out, torch.float64), {rtol = 1e-8, atol = 1e-10})
-    local r = rv(out)
+    local r = rv(out);
     (r * weights(r:numel()):view(r.shape)):sum():backward()
     check_close(leaf.grad, expected(c.grad, torch.float64), {rtol = 1e-8, atol = 1e-10})
   end)
