@@ -6,6 +6,7 @@
 
 #include "cpu/fft_kernels.h"
 #include "fft.h"
+#include "shape.h"
 
 /* Checks x and fills p's shapes (complex side: x's dims but the last) and
  * transformed dims from mask. cplx: x is a real view [..., 2]. */
@@ -113,18 +114,31 @@ static mt_status run(const char *op, const mt_tensor *x, mt_fft_problem *p, mt_f
   return st ? st : mt_deliver(op, r, out);
 }
 
+/* CUDA's two-sided r2c: x with a zero imaginary part through c2c */
+static mt_status full_cuda(const mt_tensor *x, int64_t mask, mt_fft_norm norm, mt_tensor **out) {
+  mt_tensor *z = NULL, *xr = NULL;
+  mt_status st = mt_zeros(x->shape, x->ndim, (mt_dtype)x->dtype, mt_tdevice(x), &z);
+  if (!st) st = mt_stack((mt_tensor *const[]){(mt_tensor *)x, z}, 2, x->ndim, &xr);
+  if (z) mt_release(z);
+  if (!st) st = mt_fft_c2c(xr, mask, true, norm, out);
+  if (xr) mt_release(xr);
+  return st;
+}
+
 mt_status mt_fft_c2c(const mt_tensor *x, int64_t mask, bool forward, mt_fft_norm norm, mt_tensor **out) {
   mt_fft_problem p = {.kind = MT_FFT_C2C, .sign = forward ? -1 : 1};
   mt_status st = setup("fft_c2c", x, mask, true, &p);
   return st ? st : run("fft_c2c", x, &p, norm, out);
 }
 
-mt_status mt_fft_r2c(const mt_tensor *x, int64_t mask, mt_fft_norm norm, mt_tensor **out) {
+mt_status mt_fft_r2c(const mt_tensor *x, int64_t mask, mt_fft_norm norm, bool full, mt_tensor **out) {
   mt_fft_problem p = {.kind = MT_FFT_R2C, .sign = -1};
   mt_status st = setup("fft_r2c", x, mask, false, &p);
   if (st) return st;
+  if (full && mt_tdevice(x).type == MT_CUDA) return full_cuda(x, mask, norm, out);
   int last = p.tdims[p.nt - 1];
-  p.oshape[last] = p.ishape[last] / 2 + 1;
+  p.full = full;
+  if (!full) p.oshape[last] = p.ishape[last] / 2 + 1;
   return run("fft_r2c", x, &p, norm, out);
 }
 

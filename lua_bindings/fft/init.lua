@@ -137,6 +137,13 @@ end
 -- ---- the c2c family ----
 
 local function c2c_n(fname, x, dims, sizes, norm, forward)
+  if forward and not is_complex(x) then -- real input: a two-sided r2c (Hermitian fill in C)
+    x = floating(x)
+    for i, d in ipairs(dims) do
+      if sizes[i] then x = resize(x, d, sizes[i]) end
+    end
+    return complex_of(C.fft_r2c(x, mask_of(dims), norm_code(fname, norm, true), true))
+  end
   local xr = as_real_view(x)
   for i, d in ipairs(dims) do
     if sizes[i] then xr = resize(xr, d, sizes[i]) end

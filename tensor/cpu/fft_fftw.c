@@ -155,6 +155,29 @@ static void scale_range(void *vctx, int64_t b, int64_t e) {
   }
 }
 
+/* Two-sided r2c: out (complex, shape oshape) holds bins 0..n/2 of the last
+ * transformed dim; each later bin k is the conjugate of the bin at the
+ * mirrored index (n_j - k_j) mod n_j of every transformed dim j. */
+#define FILL(T)                                                                                                        \
+  static void fill_##T(const mt_fft_problem *p, T *o) {                                                               \
+    int nd = p->ndim, last = p->tdims[p->nt - 1];                                                                     \
+    int64_t str[MT_MAXDIM], k[MT_MAXDIM] = {0}, total = 1, s = 1, half = p->oshape[last] / 2 + 1;                    \
+    bool is_t[MT_MAXDIM] = {false};                                                                                   \
+    for (int t = 0; t < p->nt; t++) is_t[p->tdims[t]] = true;                                                          \
+    for (int d = nd - 1; d >= 0; d--) str[d] = s, s *= p->oshape[d];                                                   \
+    total = s;                                                                                                        \
+    for (int64_t e = 0; e < total; e++) {                                                                             \
+      if (k[last] >= half) {                                                                                          \
+        int64_t src = 0;                                                                                              \
+        for (int d = 0; d < nd; d++) src += (is_t[d] ? (p->oshape[d] - k[d]) % p->oshape[d] : k[d]) * str[d];         \
+        o[2 * e] = o[2 * src], o[2 * e + 1] = -o[2 * src + 1];                                                        \
+      }                                                                                                               \
+      for (int d = nd - 1; d >= 0 && ++k[d] == p->oshape[d]; d--) k[d] = 0;                                           \
+    }                                                                                                                 \
+  }
+FILL(float)
+FILL(double)
+
 /* Fills the key's transform and batch dims from p (strides in elements
  * of each side); the batch dim `split` gets extent len. */
 static void fill_key(const mt_fft_problem *p, int split, int64_t len, plan_key *k) {
@@ -218,6 +241,10 @@ mt_status mt_fft_cpu_run(const mt_fft_problem *p, void *in, void *out) {
   if (!st) st = mt_parallel_for(chunks, 1, run_chunks, &c);
   for (int i = 0; i < 2; i++)
     if (owned[i]) destroy(p->dbl, c.plan[i]);
+  if (!st && p->full) {
+    if (p->dbl) fill_double(p, out);
+    else fill_float(p, out);
+  }
   if (!st && p->scale != 1) {
     scale_ctx s = {out, p->dbl, p->scale};
     int64_t reals = p->kind == MT_FFT_C2R ? onumel : 2 * onumel;
