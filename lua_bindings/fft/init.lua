@@ -48,7 +48,8 @@ end
 local function options(fname, names, ...)
   local args = table.pack(...)
   local o = {}
-  if args.n >= 1 and type(args[args.n]) == "table" and not torch.is_tensor(args[args.n]) then
+  -- a trailing table without a [1] holds options (a list is a positional s= or dim=)
+  if args.n >= 1 and type(args[args.n]) == "table" and not torch.is_tensor(args[args.n]) and args[args.n][1] == nil then
     local t = args[args.n]
     for k, v in pairs(t) do
       local ok = false

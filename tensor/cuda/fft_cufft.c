@@ -2,8 +2,8 @@
  * first use (libcufft.so.12, .11, .10; $MOONTORCH_CUFFT). fft.c hands over
  * contiguous problems whose transformed dims are the innermost ones, so one
  * "advanced layout" plan (batch = the leading dims) covers each; plans are
- * cached per (type, sizes, batch, device) and bound to the current stream
- * for each run under one lock. make HIP=1: reported as not available. */
+ * cached per (type, sizes, batch, device, stream): a plan's work area
+ * serves one stream. make HIP=1: reported as not available. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -71,6 +71,7 @@ static mt_status check(int r, const char *what) {
 typedef struct plan_key {
   int type, rank, dev;
   long long n[MT_MAXDIM], batch;
+  void *stream; /* a plan's work area serves one stream: plans are per stream */
 } plan_key;
 
 #define MAX_PLANS 128
@@ -100,7 +101,11 @@ static mt_status plan_of(const plan_key *k, const mt_fft_problem *p, cufftHandle
   if (!st) st = check(cf.MakePlanMany64(*h, k->rank, (long long *)k->n, inem, 1, idist, onem, 1, odist, k->type,
                                         k->batch, &work),
                       "planning");
-  if (st) return st;
+  if (!st) st = check(cf.SetStream(*h, k->stream), "stream binding");
+  if (st) {
+    cf.Destroy(*h);
+    return st;
+  }
   if (nplans < MAX_PLANS) plans[nplans].key = *k, plans[nplans++].h = *h;
   else *owned = true;
   return MT_OK;
@@ -134,12 +139,11 @@ mt_status mt_fft_cuda_run(const mt_fft_problem *p, void *in, void *out, mt_devic
   for (int d = 0; d < base; d++) k.batch *= p->ishape[d];
   for (int t = 0; t < p->nt; t++) k.n[t] = p->kind == MT_FFT_C2R ? p->oshape[base + t] : p->ishape[base + t];
   if (k.batch == 0) return MT_OK;
-  void *stream = mt_cuda_current_stream(dev.index).handle;
+  k.stream = mt_cuda_current_stream(dev.index).handle;
   cufftHandle h = 0;
   bool owned = false;
   pthread_mutex_lock(&lock);
   st = plan_of(&k, p, &h, &owned);
-  if (!st) st = check(cf.SetStream(h, stream), "stream binding");
   if (!st) st = check(exec(&k, h, in, out, p->sign), "execution");
   if (owned) cf.Destroy(h);
   pthread_mutex_unlock(&lock);
