@@ -37,7 +37,7 @@ for _, c in ipairs(R.stft) do
     local out = torch[c.fn](x, c.n_fft, opts)
     local r = rv(out)
     check_shape(r, c.out.shape)
-    check_close(r, expected(c.out), {rtol = 1e-8, atol = 1e-9})
+    check_close(r, expected(c.out), {rtol = 1e-8, atol = 1e-9});
     (r * weights(r:numel()):view(r.shape)):sum():backward()
     check_close(leaf.grad, expected(c.grad), {rtol = 1e-8, atol = 1e-9})
   end)
