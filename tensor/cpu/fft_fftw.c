@@ -161,18 +161,24 @@ static void scale_range(void *vctx, int64_t b, int64_t e) {
 #define FILL(T)                                                                                                        \
   static void fill_##T(const mt_fft_problem *p, T *o) {                                                               \
     int nd = p->ndim, last = p->tdims[p->nt - 1];                                                                     \
-    int64_t str[MT_MAXDIM], k[MT_MAXDIM] = {0}, total = 1, s = 1, half = p->oshape[last] / 2 + 1;                    \
+    int64_t str[MT_MAXDIM], k[MT_MAXDIM] = {0}, s = 1, n = p->oshape[last], half = n / 2 + 1;                        \
     bool is_t[MT_MAXDIM] = {false};                                                                                   \
     for (int t = 0; t < p->nt; t++) is_t[p->tdims[t]] = true;                                                          \
     for (int d = nd - 1; d >= 0; d--) str[d] = s, s *= p->oshape[d];                                                   \
-    total = s;                                                                                                        \
-    for (int64_t e = 0; e < total; e++) {                                                                             \
-      if (k[last] >= half) {                                                                                          \
-        int64_t src = 0;                                                                                              \
-        for (int d = 0; d < nd; d++) src += (is_t[d] ? (p->oshape[d] - k[d]) % p->oshape[d] : k[d]) * str[d];         \
-        o[2 * e] = o[2 * src], o[2 * e + 1] = -o[2 * src + 1];                                                        \
+    int64_t rows = s / n, sl = str[last];                                                                             \
+    for (int64_t r = 0; r < rows; r++) { /* k runs over every dim but last */                                         \
+      int64_t dst = 0, src = 0;                                                                                       \
+      for (int d = 0; d < nd; d++)                                                                                    \
+        if (d != last) dst += k[d] * str[d], src += (is_t[d] ? (p->oshape[d] - k[d]) % p->oshape[d] : k[d]) * str[d]; \
+      for (int64_t j = half; j < n; j++) {                                                                            \
+        int64_t a = dst + j * sl, b = src + (n - j) * sl;                                                             \
+        o[2 * a] = o[2 * b], o[2 * a + 1] = -o[2 * b + 1];                                                            \
       }                                                                                                               \
-      for (int d = nd - 1; d >= 0 && ++k[d] == p->oshape[d]; d--) k[d] = 0;                                           \
+      for (int d = nd - 1; d >= 0; d--) {                                                                             \
+        if (d == last) continue;                                                                                      \
+        if (++k[d] < p->oshape[d]) break;                                                                             \
+        k[d] = 0;                                                                                                     \
+      }                                                                                                               \
     }                                                                                                                 \
   }
 FILL(float)
