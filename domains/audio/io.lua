@@ -80,10 +80,13 @@ function M.load(src, opts)
   end
   local left = info.num_frames - offset
   if n < 0 or n > left then n = left end
-  h:seek(offset)
   local dtype = opts.normalize == false and info.raw_dtype or "float32"
-  local x = h:read(n, dtype, opts.channels_first ~= false)
+  local ok, x = pcall(function()
+    h:seek(offset)
+    return h:read(n, dtype, opts.channels_first ~= false)
+  end)
   h:close()
+  if not ok then error(("%s: %s: %s"):format(fname, label, tostring(x)), 2) end
   return x, info.sample_rate
 end
 

@@ -60,11 +60,18 @@ static int s_info(lua_State *L) {
   return 1;
 }
 
+/* raises the engine's message as it is: io.lua and stream_reader.lua
+ * catch it and name the call and the file */
+static int bare_error(lua_State *L) {
+  lua_pushstring(L, mt_errmsg());
+  return lua_error(L);
+}
+
 /* sound:seek(frame) -- 0-based frame, 0..num_frames */
 static int s_seek(lua_State *L) {
   sound_ud *u = check_sound(L);
   int64_t f = luaL_checkinteger(L, 2);
-  if (mtd_sound_seek(u->s, f) != MT_OK) return luaL_error(L, "torch.audio: %s", mt_errmsg());
+  if (mtd_sound_seek(u->s, f) != MT_OK) return bare_error(L);
   u->pos = f;
   return 0;
 }
@@ -102,7 +109,7 @@ static int s_read(lua_State *L) {
   if (!st && got < n) st = shorten(&t, first ? 1 : 0, got);
   if (st) {
     if (t) mt_release(t);
-    return luaL_error(L, "torch.audio: %s", mt_errmsg());
+    return bare_error(L);
   }
   u->pos += got;
   mtl_push_tensor(L, t);

@@ -169,7 +169,7 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
   int64_t C = s->info.channels, done = 0;
   *got = 0;
   if (dt != MT_FLOAT32 && dt != MT_FLOAT64 && dt != MT_INT32 && dt != MT_INT16 && dt != MT_UINT8)
-    return mt_fail(MT_EDTYPE, "cannot read samples as %s", mt_dtype_name(dt));
+    return mt_fail(MT_EDTYPE, "cannot read samples as dtype %d", (int)dt);
   size_t esize = dt == MT_FLOAT64 ? 8 : dt == MT_INT16 || dt == MT_UINT8 ? 2 : 4;
   if (dt != MT_UINT8 && cstride == 1 && tstride == C) { /* the file's own layout: straight in */
     size_t out = dt == MT_FLOAT64 ? 8 : esize;

@@ -121,14 +121,18 @@ function R:seek(t, mode)
     error(("%s.seek: unknown mode '%s' (expected 'precise', 'key' or 'any')"):format(self.fname, tostring(mode)), 2)
   end
   local frame = math.min(math.floor(t * self.info.sample_rate + 0.5), self.info.num_frames)
-  for _, o in ipairs(self.outs) do o.h:seek(frame) end
+  for _, o in ipairs(self.outs) do
+    local ok, err = pcall(o.h.seek, o.h, frame)
+    if not ok then error(("%s.seek: %s"):format(self.fname, tostring(err)), 2) end
+  end
 end
 
 -- the next chunk of output stream o, or false at its end
 local function next_chunk(o, src_rate)
   local want = o.n
   if o.rate then want = math.ceil(o.n * src_rate / o.rate) end
-  local x = o.h:read(want, o.dtype, false)
+  local ok, x = pcall(o.h.read, o.h, want, o.dtype, false)
+  if not ok then error("torch.audio.StreamReader.stream: " .. tostring(x), 3) end
   if x.shape[1] == 0 then return false end
   if o.rate then
     x = torch.audio.functional.resample(x:t():float(), src_rate, o.rate):t():contiguous()

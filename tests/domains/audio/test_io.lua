@@ -294,6 +294,34 @@ test("bad inputs raise errors naming the call, the file and the values", functio
   check(A.load(p).shape[2] == T, "the session goes on")
 end)
 
+test("the fuzz seeds and mutations of them load or raise a load error (never a crash)", function()
+  local corpus = script .. "/../../fuzz/corpus_audio"
+  local ls = io.popen("ls '" .. corpus .. "'")
+  local n, loaded = 0, 0
+  for name in ls:lines() do
+    local bytes = slurp(corpus .. "/" .. name)
+    local x = A.load(A.io.bytes(bytes)) -- the seeds themselves are good files
+    check(x:dim() == 2 and x.shape[2] > 0, name)
+    for k = 1, 40 do
+      local m
+      if k <= 10 then m = bytes:sub(1, math.floor(#bytes * k / 11)) -- truncations
+      else -- a few bytes changed
+        local b = {bytes:byte(1, -1)}
+        for _ = 1, 1 + k % 4 do
+          local at = (k * 7919 + _ * 104729) % #b + 1
+          b[at] = (b[at] * 31 + k) % 256
+        end
+        m = string.char(table.unpack(b))
+      end
+      local ok, err = pcall(A.load, A.io.bytes(m))
+      n = n + 1
+      if ok then loaded = loaded + 1 else check(tostring(err):find("torch.audio.load", 1, true), tostring(err)) end
+    end
+  end
+  ls:close()
+  check(n >= 400 and loaded > 0 and loaded < n, ("%d mutations, %d loaded"):format(n, loaded))
+end)
+
 -- StreamReader ---------------------------------------------------------
 
 test("StreamReader: chunks of frames_per_chunk ([frames, channels]) concatenate to load's waveform", function()
