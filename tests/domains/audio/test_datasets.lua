@@ -182,6 +182,43 @@ test("AudioFolder with DataLoader workers gives the same samples", function()
   end
 end)
 
+-- SpokenDigits (scripts/audio/make_spoken_digits.lua --quick) ------------
+local SD = root .. "/digits"
+local script_root = (os.getenv("PWD") or ".") .. "/scripts/audio/make_spoken_digits.lua"
+local function make_digits()
+  local p = io.popen(("'%s' '%s' --root '%s' --quick --quiet 2>&1"):format(arg[-1] or "build/moontorch", script_root, SD))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+test("make_spoken_digits --quick: 16 kHz mono files per voice and digit, a manifest, a rerun makes nothing", function()
+  local out = make_digits()
+  check(out:find("3 voices, 120 files", 1, true) and out:find("(120 made, 0 already there)", 1, true), out)
+  local m = dofile(SD .. "/manifest.lua")
+  check_eq(#m.voices, 3)
+  check_eq({m.voices[1].native_rate, m.voices[3].native_rate}, {22050, 16000}, "espeak-ng and flite native rates")
+  local i = torch.audio.info(SD .. "/flite_slt/7/4.wav")
+  check_eq({i.sample_rate, i.num_channels, i.encoding, i.bits_per_sample}, {16000, 1, "PCM_S", 16})
+  check(make_digits():find("(0 made, 120 already there)", 1, true), "the rerun made files again")
+end)
+
+test("SpokenDigits: targets are digit + 1, voices can be held out", function()
+  local all = D.SpokenDigits(SD)
+  check_eq(#all, 120)
+  check_eq(all.voices, {"espeak_en-us", "espeak_en-us+f2", "flite_slt"})
+  check_eq(all.classes[8], "seven")
+  local s = all[1 + 4 * 7] -- voice 1, digit 7, first file
+  check_eq({s[2], s[3], s[4]}, {8, 16000, "espeak_en-us"})
+  check(s[1].shape[1] == 1 and s[1].shape[2] > 1600, "a mono waveform of more than 0.1 s")
+  local train = D.SpokenDigits(SD, {exclude_voices = {"flite_slt"}})
+  local test_ = D.SpokenDigits(SD, {voices = {"flite_slt"}})
+  check_eq({#train, #test_}, {80, 40})
+  for k = 1, #test_ do check_eq(test_.samples[k][3], "flite_slt") end
+  check_error(function() D.SpokenDigits(SD, {voices = {"nobody"}}) end, "no voice 'nobody' in " .. SD)
+  check_error(function() D.SpokenDigits(root) end, "SpokenDigits: no manifest at " .. root .. "/manifest.lua")
+end)
+
 test("missing folders and bad options are errors that say where they looked", function()
   check_error(function() D.YESNO(root .. "/none") end, "YESNO: dataset not found: " .. root .. "/none/waves_yesno")
   check_error(function() D.YESNO(root, {download = true}) end, "download is not supported")
