@@ -3,6 +3,7 @@
  * reading frames in bounded chunks into any layout of float32/float64 or
  * the raw integer samples. No Lua and no tensors: the fuzz target links it
  * alone (with tensor/status.c). */
+#include <math.h>
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,6 @@ mt_status mtd_sound_open(const char *path, const void *buf, size_t len, mtd_soun
     return mt_fail(MT_EIO, "the header is invalid (%d channels, sample rate %d)", s->sfinfo.channels,
                    s->sfinfo.samplerate);
   }
-  sf_command(s->sf, SFC_SET_SCALE_FLOAT_INT_READ, NULL, SF_TRUE); /* int reads of float data: scaled, not cast */
   s->info.frames = s->sfinfo.frames;
   s->info.channels = s->sfinfo.channels;
   s->info.sample_rate = s->sfinfo.samplerate;
@@ -130,14 +130,49 @@ mt_status mtd_sound_seek(mtd_sound *s, int64_t frame) {
 }
 
 /* ---- reading ---- */
-/* reads up to n interleaved frames as dt's libsndfile type (uint8 is read
- * as short); returns the frames read */
-static sf_count_t readf(SNDFILE *sf, mt_dtype dt, void *dst, sf_count_t n) {
+/* How samples come out of libsndfile and into the caller's dtype: as the
+ * dtype itself, or converted here. Floats from integer PCM are read as the
+ * integers and scaled in a loop the compiler vectorizes (libsndfile's own
+ * path converts a sample at a time; the values are the same: x / 2^15 of a
+ * short, x / 2^31 of a left-justified int, both exact). Integers from
+ * float data (float WAV, Vorbis, Opus, MP3) are read as floats and
+ * rounded here (x * 2^15 or 2^31, clipped), as FFmpeg converts them:
+ * libsndfile would cast them unscaled, or scale by the file's peak. */
+typedef enum via {
+  AS_FLOAT, AS_DOUBLE, AS_INT, AS_SHORT, /* straight: the dtype is libsndfile's type */
+  AS_U8, FLOAT_OF_SHORT, FLOAT_OF_INT, DOUBLE_OF_INT, SHORT_OF_FLOAT, INT_OF_FLOAT, U8_OF_FLOAT
+} via;
+
+static via route(const mtd_sound *s, mt_dtype dt) {
+  int sub = s->info.format & SF_FORMAT_SUBMASK;
+  int narrow = sub == SF_FORMAT_PCM_16 || sub == SF_FORMAT_PCM_S8 || sub == SF_FORMAT_PCM_U8;
+  int wide = sub == SF_FORMAT_PCM_24 || sub == SF_FORMAT_PCM_32;
+  int floating = sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE || sub == SF_FORMAT_VORBIS ||
+                 sub == SF_FORMAT_OPUS || sub == SF_FORMAT_MPEG_LAYER_I || sub == SF_FORMAT_MPEG_LAYER_II ||
+                 sub == SF_FORMAT_MPEG_LAYER_III;
   switch (dt) {
-  case MT_FLOAT64: return sf_readf_double(sf, dst, n);
-  case MT_INT32: return sf_readf_int(sf, dst, n);
-  case MT_INT16:
-  case MT_UINT8: return sf_readf_short(sf, dst, n);
+  case MT_FLOAT64: return narrow || wide ? DOUBLE_OF_INT : AS_DOUBLE;
+  case MT_INT32: return floating ? INT_OF_FLOAT : AS_INT;
+  case MT_INT16: return floating ? SHORT_OF_FLOAT : AS_SHORT;
+  case MT_UINT8: return floating ? U8_OF_FLOAT : AS_U8;
+  default: return narrow ? FLOAT_OF_SHORT : wide ? FLOAT_OF_INT : AS_FLOAT;
+  }
+}
+
+/* reads up to n interleaved frames in the libsndfile type of v; returns
+ * the frames read */
+static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
+  switch (v) {
+  case AS_DOUBLE: return sf_readf_double(sf, dst, n);
+  case AS_INT:
+  case FLOAT_OF_INT:
+  case DOUBLE_OF_INT: return sf_readf_int(sf, dst, n);
+  case AS_SHORT:
+  case AS_U8:
+  case FLOAT_OF_SHORT: return sf_readf_short(sf, dst, n);
+  case SHORT_OF_FLOAT:
+  case INT_OF_FLOAT:
+  case U8_OF_FLOAT:
   default: return sf_readf_float(sf, dst, n);
   }
 }
@@ -147,19 +182,35 @@ static sf_count_t readf(SNDFILE *sf, mt_dtype dt, void *dst, sf_count_t n) {
   do {                                                                                                                 \
     TO *d_ = dst;                                                                                                      \
     const FROM *q_ = q;                                                                                                \
-    for (int64_t c = 0; c < C; c++)                                                                                    \
-      for (int64_t t = 0; t < k; t++) d_[c * cstride + (t0 + t) * tstride] = CONV(q_[t * C + c]);                      \
+    if (C == 1 && tstride == 1)                                                                                        \
+      for (int64_t t = 0; t < k; t++) d_[t0 + t] = CONV(q_[t]);                                                        \
+    else                                                                                                               \
+      for (int64_t c = 0; c < C; c++)                                                                                  \
+        for (int64_t t = 0; t < k; t++) d_[c * cstride + (t0 + t) * tstride] = CONV(q_[t * C + c]);                    \
   } while (0)
 #define SAME(v) (v)
 #define U8(v) ((uint8_t)(((v) >> 8) + 128)) /* libsndfile's short of an unsigned 8-bit sample */
+#define F_S(v) ((float)(v) * 0x1p-15f)
+#define F_I(v) ((float)(v) * 0x1p-31f)
+#define D_I(v) ((double)(v) * 0x1p-31)
+#define CLIP(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
+#define S_F(v) ((int16_t)CLIP(lrintf((v) * 0x1p15f), -32768L, 32767L))
+#define I_F(v) ((int32_t)CLIP(llrint((double)(v) * 0x1p31), -2147483648LL, 2147483647LL))
+#define U8_F(v) ((uint8_t)(CLIP(lrintf((v) * 0x1p7f), -128L, 127L) + 128))
 
-static void scatter(mt_dtype dt, const void *q, int64_t C, int64_t k, void *dst, int64_t t0, int64_t cstride,
+static void scatter(via v, const void *q, int64_t C, int64_t k, void *dst, int64_t t0, int64_t cstride,
                     int64_t tstride) {
-  switch (dt) {
-  case MT_FLOAT64: SCATTER(double, double, SAME); break;
-  case MT_INT32: SCATTER(int32_t, int32_t, SAME); break;
-  case MT_INT16: SCATTER(int16_t, int16_t, SAME); break;
-  case MT_UINT8: SCATTER(uint8_t, int16_t, U8); break;
+  switch (v) {
+  case AS_DOUBLE: SCATTER(double, double, SAME); break;
+  case AS_INT: SCATTER(int32_t, int32_t, SAME); break;
+  case AS_SHORT: SCATTER(int16_t, int16_t, SAME); break;
+  case AS_U8: SCATTER(uint8_t, int16_t, U8); break;
+  case FLOAT_OF_SHORT: SCATTER(float, int16_t, F_S); break;
+  case FLOAT_OF_INT: SCATTER(float, int32_t, F_I); break;
+  case DOUBLE_OF_INT: SCATTER(double, int32_t, D_I); break;
+  case SHORT_OF_FLOAT: SCATTER(int16_t, float, S_F); break;
+  case INT_OF_FLOAT: SCATTER(int32_t, float, I_F); break;
+  case U8_OF_FLOAT: SCATTER(uint8_t, float, U8_F); break;
   default: SCATTER(float, float, SAME); break;
   }
 }
@@ -170,11 +221,11 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
   *got = 0;
   if (dt != MT_FLOAT32 && dt != MT_FLOAT64 && dt != MT_INT32 && dt != MT_INT16 && dt != MT_UINT8)
     return mt_fail(MT_EDTYPE, "cannot read samples as dtype %d", (int)dt);
-  size_t esize = dt == MT_FLOAT64 ? 8 : dt == MT_INT16 || dt == MT_UINT8 ? 2 : 4;
-  if (dt != MT_UINT8 && cstride == 1 && tstride == C) { /* the file's own layout: straight in */
-    size_t out = dt == MT_FLOAT64 ? 8 : esize;
+  via v = route(s, dt);
+  size_t esize = v == AS_DOUBLE ? 8 : v == AS_SHORT || v == AS_U8 || v == FLOAT_OF_SHORT ? 2 : 4; /* as read */
+  if (v <= AS_SHORT && cstride == 1 && tstride == C) { /* the file's own layout and type: straight in */
     while (done < n) {
-      sf_count_t k = readf(s->sf, dt, (char *)dst + (size_t)(done * C) * out, n - done);
+      sf_count_t k = readf(s->sf, v, (char *)dst + (size_t)(done * C) * esize, n - done);
       if (k <= 0) break;
       done += k;
     }
@@ -185,9 +236,9 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
   int64_t chunk = (int64_t)(CHUNK_BYTES / esize) / C;
   if (chunk < 1) return mt_fail(MT_EARG, "too many channels (%lld)", (long long)C);
   while (done < n) {
-    sf_count_t k = readf(s->sf, dt, s->stage, n - done < chunk ? n - done : chunk);
+    sf_count_t k = readf(s->sf, v, s->stage, n - done < chunk ? n - done : chunk);
     if (k <= 0) break;
-    scatter(dt, s->stage, C, k, dst, done, cstride, tstride);
+    scatter(v, s->stage, C, k, dst, done, cstride, tstride);
     done += k;
   }
   *got = done;

@@ -368,6 +368,24 @@ test("StreamReader: seek, two output streams, integer formats, bytes, stream inf
   check_error(function() A.StreamReader(p):stream() end, "add an output stream first")
 end)
 
+test("StreamReader: integer formats of float data (float WAV, Vorbis) are the floats x 2^15 (2^31, 2^7) rounded", function()
+  for _, name in ipairs{"pcm_f32_float.wav", "vorbis.ogg"} do
+    local p = dir .. "/" .. name
+    local f = A.load(p, {channels_first = false}):double()
+    local want = {
+      s16 = (f * 32768):round():clamp(-32768, 32767),
+      s32 = (f * 2147483648):round():clamp(-2147483648, 2147483647),
+      u8 = (f * 128):round():clamp(-128, 127) + 128,
+    }
+    for fmt, w in pairs(want) do
+      local r = A.StreamReader(p)
+      r:add_basic_audio_stream{frames_per_chunk = -1, format = fmt}
+      local x = r:stream()()
+      check_close(x:double(), w, {atol = 0, rtol = 0})
+    end
+  end
+end)
+
 test("StreamReader: memory stays bounded over a 10-minute file", function()
   local p = dir .. "/long.flac"
   sh("sox -n -r 48000 -c 2 -b 16 '" .. p .. "' synth 600 sine 300 vol 0.3 2>/dev/null")
