@@ -145,6 +145,6 @@ function M.save(path, x, sample_rate, opts)
   if not ok then error(("%s: '%s': %s"):format(fname, path, why), 2) end
 end
 
-M.StreamReader = require "torch.audio.stream_reader"
+M.StreamReader = require "torch.audio._stream_reader"
 
 return M

@@ -1,4 +1,4 @@
--- torch.audio.io.StreamReader -- torchaudio's StreamReader over a sound
+-- torch.audio.io.StreamReader (torch.audio.StreamReader) -- torchaudio's StreamReader over a sound
 -- file or its bytes: add_basic_audio_stream, then stream() yields chunks
 -- of frames_per_chunk frames ([frames, channels]; the last one may be
 -- shorter), read straight from the file, so memory stays bounded however
@@ -161,4 +161,5 @@ function R:close()
   self.outs, self.num_out_streams = {}, 0
 end
 
-return setmetatable({new = new, class = R}, {__call = function(_, src, opts) return new(src, opts) end})
+-- StreamReader(src[, {format=, option=, buffer_size=}]) makes a reader
+return setmetatable(R, {__call = function(_, src, opts) return new(src, opts) end})
