@@ -177,16 +177,31 @@ static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
   }
 }
 
-/* copies k interleaved frames of C channels from q to frames t0.. of dst */
+/* copies k interleaved frames of C channels from q to frames t0.. of dst:
+ * a flat loop for [T, C], one loop per channel for [C, T] (stereo as
+ * one), the general strided one otherwise */
 #define SCATTER(TO, FROM, CONV)                                                                                        \
   do {                                                                                                                 \
     TO *d_ = dst;                                                                                                      \
-    const FROM *q_ = q;                                                                                                \
-    if (C == 1 && tstride == 1)                                                                                        \
-      for (int64_t t = 0; t < k; t++) d_[t0 + t] = CONV(q_[t]);                                                        \
-    else                                                                                                               \
+    const FROM *restrict q_ = q;                                                                                       \
+    if (cstride == 1 && tstride == C) {                                                                                \
+      TO *restrict o_ = d_ + t0 * C;                                                                                   \
+      for (int64_t j = 0; j < k * C; j++) o_[j] = CONV(q_[j]);                                                         \
+    } else if (tstride == 1 && C == 2) {                                                                               \
+      TO *restrict a_ = d_ + t0, *restrict b_ = d_ + cstride + t0;                                                     \
+      for (int64_t t = 0; t < k; t++) {                                                                                \
+        a_[t] = CONV(q_[2 * t]);                                                                                       \
+        b_[t] = CONV(q_[2 * t + 1]);                                                                                   \
+      }                                                                                                                \
+    } else if (tstride == 1) {                                                                                         \
+      for (int64_t c = 0; c < C; c++) {                                                                                \
+        TO *restrict o_ = d_ + c * cstride + t0;                                                                       \
+        for (int64_t t = 0; t < k; t++) o_[t] = CONV(q_[t * C + c]);                                                   \
+      }                                                                                                                \
+    } else {                                                                                                           \
       for (int64_t c = 0; c < C; c++)                                                                                  \
         for (int64_t t = 0; t < k; t++) d_[c * cstride + (t0 + t) * tstride] = CONV(q_[t * C + c]);                    \
+    }                                                                                                                  \
   } while (0)
 #define SAME(v) (v)
 #define U8(v) ((uint8_t)(((v) >> 8) + 128)) /* libsndfile's short of an unsigned 8-bit sample */
@@ -198,7 +213,15 @@ static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
 #define I_F(v) ((int32_t)CLIP(llrint((double)(v) * 0x1p31), -2147483648LL, 2147483647LL))
 #define U8_F(v) ((uint8_t)(CLIP(lrintf((v) * 0x1p7f), -128L, 127L) + 128))
 
-static void scatter(via v, const void *q, int64_t C, int64_t k, void *dst, int64_t t0, int64_t cstride,
+/* the hot loop of every conversion: vectorized with GCC's dynamic cost
+ * model (-O2's very cheap one leaves these loops scalar; clang, which
+ * vectorizes them at -O2, knows no such attribute) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define VECTORIZE
+#endif
+VECTORIZE static void scatter(via v, const void *q, int64_t C, int64_t k, void *dst, int64_t t0, int64_t cstride,
                     int64_t tstride) {
   switch (v) {
   case AS_DOUBLE: SCATTER(double, double, SAME); break;

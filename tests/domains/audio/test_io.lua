@@ -237,6 +237,24 @@ test("frame_offset and num_frames select frames; channels_first=false transposes
   check(torch.equal(A.load(f, {frame_offset = 777, num_frames = 50}), A.load(f):narrow(2, 778, 50)), "FLAC seek")
 end)
 
+test("1, 2 and 3 channels, both layouts, every dtype: the same samples (x / 2^15 of 16-bit, x / 2^31 of 32-bit)", function()
+  for c = 1, 3 do
+    local i16 = (torch.rand(c, 5000) * 65535 - 32768):floor():to(torch.int16)
+    local i32 = ((torch.rand(c, 5000) * 2 - 1) * 2147483000):round():to(torch.int32)
+    for _, case in ipairs{{i16, 32768}, {i32, 2147483648}} do
+      local p = ("%s/ch%d_%s.wav"):format(dir, c, tostring(case[1].dtype):match("int%d+"))
+      A.save(p, case[1], 8000)
+      local want = case[1]:double() / case[2]
+      check(torch.equal(A.load(p):double(), want), p .. " float32, channels first")
+      check(torch.equal(A.load(p, {channels_first = false}):double(), want:t()), p .. " float32, channels last")
+      local r = A.StreamReader(p)
+      r:add_basic_audio_stream{frames_per_chunk = -1, format = "dbl"}
+      check(torch.equal(r:stream()(), want:t()), p .. " float64")
+      check(torch.equal(A.load(p, {normalize = false, channels_first = false}), case[1]:t()), p .. " raw, channels last")
+    end
+  end
+end)
+
 test("save takes 1-D waveforms, channels_first=false, and the format from format= over the extension", function()
   local p = dir .. "/mono.data"
   A.save(p, noise[1], 8000, {format = "wav"})
