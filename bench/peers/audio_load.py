@@ -3,7 +3,9 @@ for each row, every reader present among scipy.io.wavfile, soundfile and
 torchaudio.load, timed on the files the Lua side wrote to
 $TMPDIR/moontorch_bench_audio_load/ (run it first), producing the same
 result (float32 torch tensors [channels, time] in [-1, 1], or raw int16
-[time, channels]); the fastest is reported, and named on stderr."""
+[time, channels]); the fastest is reported, and named on stderr. The streaming row has a peer
+only where soundfile is installed (sf.blocks; torchaudio's StreamReader
+needs FFmpeg)."""
 import os
 import sys
 
@@ -43,10 +45,6 @@ def readers():
         import warnings
         warnings.filterwarnings("ignore")
         import torchaudio
-
-        def ta_stream(p):
-            for _ in torchaudio.backend.sox_io_backend.load(p, frame_offset=0, num_frames=-1).split(48000, 1):
-                pass
 
         out["torchaudio"] = (lambda p: torchaudio.load(p)[0],
                              lambda p: torchaudio.load(p, normalize=False, channels_first=False)[0],
