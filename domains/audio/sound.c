@@ -98,9 +98,10 @@ mt_status mtd_sound_open(const char *path, const void *buf, size_t len, mtd_soun
     return st;
   }
   if (s->sfinfo.channels <= 0 || s->sfinfo.samplerate <= 0 || s->sfinfo.frames < 0) {
+    mt_status st = mt_fail(MT_EIO, "the header is invalid (%d channels, sample rate %d)", s->sfinfo.channels,
+                           s->sfinfo.samplerate);
     mtd_sound_close(s);
-    return mt_fail(MT_EIO, "the header is invalid (%d channels, sample rate %d)", s->sfinfo.channels,
-                   s->sfinfo.samplerate);
+    return st;
   }
   s->info.frames = s->sfinfo.frames;
   s->info.channels = s->sfinfo.channels;
