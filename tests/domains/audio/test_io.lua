@@ -404,6 +404,20 @@ test("StreamReader: integer formats of float data (float WAV, Vorbis) are the fl
   end
 end)
 
+test("StreamReader: sample_rate= resamples through functional.resample, or says it is not supported yet", function()
+  local p = dir .. "/pcm_f32_float.wav"
+  local r = A.StreamReader(p)
+  if type(A.functional.resample) ~= "function" then
+    check_error(function() r:add_basic_audio_stream{frames_per_chunk = 100, sample_rate = 8000} end,
+      "sample_rate= (resampling in the reader) is not supported yet")
+    return
+  end
+  r:add_basic_audio_stream{frames_per_chunk = 800, sample_rate = 8000}
+  local n = 0
+  for c in r:stream() do n = n + c.shape[1] end
+  check(math.abs(n - T / 2) <= 4, ("%d frames at 8 kHz from %d at 16 kHz"):format(n, T))
+end)
+
 test("StreamReader: memory stays bounded over a 10-minute file", function()
   local p = dir .. "/long.flac"
   sh("sox -n -r 48000 -c 2 -b 16 '" .. p .. "' synth 600 sine 300 vol 0.3 2>/dev/null")
