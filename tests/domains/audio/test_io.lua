@@ -161,6 +161,17 @@ test("WAV: float samples saved as integers are quantized as torchaudio's reader 
   end
 end)
 
+test("integer samples change depth by whole-scale shifts (uint8 -> 16-bit, int16 -> 32-bit, int32 -> 16-bit)", function()
+  local p = dir .. "/depth.wav"
+  A.save(p, u8, 16000, {bits_per_sample = 16})
+  check(torch.equal(A.load(p, {normalize = false}):long(), (u8:long() - 128) * 256), "uint8 -> 16-bit")
+  A.save(p, ints16, 16000, {bits_per_sample = 32})
+  check(torch.equal(A.load(p, {normalize = false}):long(), ints16:long() * 65536), "int16 -> 32-bit")
+  A.save(p, ints32, 16000, {bits_per_sample = 16})
+  check(torch.equal(A.load(p, {normalize = false}):long(), torch.floor(ints32:double() / 65536):long()),
+    "int32 -> 16-bit keeps the high half")
+end)
+
 test("floats beyond [-1, 1] are clipped when saved as integers (libsndfile's clipping)", function()
   local p = dir .. "/clip.wav"
   A.save(p, torch.tensor({{1.5, -2.0, 0.5, 1.0}}), 8000, {bits_per_sample = 16})
