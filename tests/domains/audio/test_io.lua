@@ -354,7 +354,8 @@ end)
 -- StreamReader ---------------------------------------------------------
 
 test("StreamReader: chunks of frames_per_chunk ([frames, channels]) concatenate to load's waveform", function()
-  for _, p in ipairs{speech, dir .. "/flac24.flac", dir .. "/vorbis.ogg", dir .. "/pcm_s16_int16.wav"} do
+  for _, p in ipairs{speech, dir .. "/flac24.flac", dir .. "/vorbis.ogg", dir .. "/opus.opus", dir .. "/mp3.mp3",
+                     dir .. "/pcm_s16_int16.wav"} do
     local r = A.StreamReader(p)
     r:add_basic_audio_stream{frames_per_chunk = 1000}
     local parts, sizes = {}, {}
@@ -365,7 +366,11 @@ test("StreamReader: chunks of frames_per_chunk ([frames, channels]) concatenate 
     for k = 1, #sizes - 1 do check_eq(sizes[k], 1000, p .. " chunk size") end
     check(sizes[#sizes] >= 1 and sizes[#sizes] <= 1000, p .. " the last chunk")
     local all = torch.cat(parts, 1)
-    check(torch.equal(all:t(), A.load(p)), p .. ": the chunks differ from load")
+    if p:match("mp3$") then -- libsndfile's MP3 floats differ by an ulp between the [T, C] and [C, T] reads (seen here)
+      check_close(all:t(), A.load(p), {atol = 2.5e-7, rtol = 0})
+    else
+      check(torch.equal(all:t(), A.load(p)), p .. ": the chunks differ from load")
+    end
   end
 end)
 
