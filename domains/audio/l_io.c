@@ -147,8 +147,8 @@ static int l_save(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg sound_methods[] = {{"info", s_info},   {"seek", s_seek},   {"tell", s_tell},
-                                         {"read", s_read},   {"close", s_close}, {NULL, NULL}};
+static const luaL_Reg sound_methods[] = {{"info", s_info}, {"seek", s_seek},   {"tell", s_tell},
+                                         {"read", s_read}, {"close", s_close}, {NULL, NULL}};
 
 static const mtl_reg regs[] = {
     {"open", l_open, MTL_FN,

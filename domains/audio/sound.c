@@ -59,14 +59,14 @@ static void describe(int format, mtd_sound_info *in) {
     const char *enc;
     int bits;
     mt_dtype raw; /* in a WAV file */
-  } subs[] = {{SF_FORMAT_PCM_S8, "PCM_S", 8, MT_FLOAT32},     {SF_FORMAT_PCM_16, "PCM_S", 16, MT_INT16},
-              {SF_FORMAT_PCM_24, "PCM_S", 24, MT_INT32},      {SF_FORMAT_PCM_32, "PCM_S", 32, MT_INT32},
-              {SF_FORMAT_PCM_U8, "PCM_U", 8, MT_UINT8},       {SF_FORMAT_FLOAT, "PCM_F", 32, MT_FLOAT32},
-              {SF_FORMAT_DOUBLE, "PCM_F", 64, MT_FLOAT32},    {SF_FORMAT_ULAW, "ULAW", 8, MT_FLOAT32},
-              {SF_FORMAT_ALAW, "ALAW", 8, MT_FLOAT32},        {SF_FORMAT_VORBIS, "VORBIS", 0, MT_FLOAT32},
-              {SF_FORMAT_OPUS, "OPUS", 0, MT_FLOAT32},        {SF_FORMAT_MPEG_LAYER_I, "MP3", 0, MT_FLOAT32},
+  } subs[] = {{SF_FORMAT_PCM_S8, "PCM_S", 8, MT_FLOAT32},      {SF_FORMAT_PCM_16, "PCM_S", 16, MT_INT16},
+              {SF_FORMAT_PCM_24, "PCM_S", 24, MT_INT32},       {SF_FORMAT_PCM_32, "PCM_S", 32, MT_INT32},
+              {SF_FORMAT_PCM_U8, "PCM_U", 8, MT_UINT8},        {SF_FORMAT_FLOAT, "PCM_F", 32, MT_FLOAT32},
+              {SF_FORMAT_DOUBLE, "PCM_F", 64, MT_FLOAT32},     {SF_FORMAT_ULAW, "ULAW", 8, MT_FLOAT32},
+              {SF_FORMAT_ALAW, "ALAW", 8, MT_FLOAT32},         {SF_FORMAT_VORBIS, "VORBIS", 0, MT_FLOAT32},
+              {SF_FORMAT_OPUS, "OPUS", 0, MT_FLOAT32},         {SF_FORMAT_MPEG_LAYER_I, "MP3", 0, MT_FLOAT32},
               {SF_FORMAT_MPEG_LAYER_II, "MP3", 0, MT_FLOAT32}, {SF_FORMAT_MPEG_LAYER_III, "MP3", 0, MT_FLOAT32},
-              {SF_FORMAT_GSM610, "GSM", 0, MT_FLOAT32},       {SF_FORMAT_IMA_ADPCM, "UNKNOWN", 4, MT_FLOAT32},
+              {SF_FORMAT_GSM610, "GSM", 0, MT_FLOAT32},        {SF_FORMAT_IMA_ADPCM, "UNKNOWN", 4, MT_FLOAT32},
               {SF_FORMAT_MS_ADPCM, "UNKNOWN", 4, MT_FLOAT32}};
   in->encoding = "UNKNOWN";
   in->bits_per_sample = 0;
@@ -123,8 +123,7 @@ void mtd_sound_close(mtd_sound *s) {
 
 mt_status mtd_sound_seek(mtd_sound *s, int64_t frame) {
   if (frame < 0 || frame > s->info.frames)
-    return mt_fail(MT_EINDEX, "frame %lld is outside the sound's 0..%lld", (long long)frame,
-                   (long long)s->info.frames);
+    return mt_fail(MT_EINDEX, "frame %lld is outside the sound's 0..%lld", (long long)frame, (long long)s->info.frames);
   if (sf_seek(s->sf, frame, SEEK_SET) < 0)
     return mt_fail(MT_EIO, "cannot seek to frame %lld (%s)", (long long)frame, sf_strerror(s->sf));
   return MT_OK;
@@ -140,8 +139,17 @@ mt_status mtd_sound_seek(mtd_sound *s, int64_t frame) {
  * rounded here (x * 2^15 or 2^31, clipped), as FFmpeg converts them:
  * libsndfile would cast them unscaled, or scale by the file's peak. */
 typedef enum via {
-  AS_FLOAT, AS_DOUBLE, AS_INT, AS_SHORT, /* straight: the dtype is libsndfile's type */
-  AS_U8, FLOAT_OF_SHORT, FLOAT_OF_INT, DOUBLE_OF_INT, SHORT_OF_FLOAT, INT_OF_FLOAT, U8_OF_FLOAT
+  AS_FLOAT,
+  AS_DOUBLE,
+  AS_INT,
+  AS_SHORT, /* straight: the dtype is libsndfile's type */
+  AS_U8,
+  FLOAT_OF_SHORT,
+  FLOAT_OF_INT,
+  DOUBLE_OF_INT,
+  SHORT_OF_FLOAT,
+  INT_OF_FLOAT,
+  U8_OF_FLOAT
 } via;
 
 static via route(const mtd_sound *s, mt_dtype dt) {
@@ -152,11 +160,16 @@ static via route(const mtd_sound *s, mt_dtype dt) {
                  sub == SF_FORMAT_OPUS || sub == SF_FORMAT_MPEG_LAYER_I || sub == SF_FORMAT_MPEG_LAYER_II ||
                  sub == SF_FORMAT_MPEG_LAYER_III;
   switch (dt) {
-  case MT_FLOAT64: return narrow || wide ? DOUBLE_OF_INT : AS_DOUBLE;
-  case MT_INT32: return floating ? INT_OF_FLOAT : AS_INT;
-  case MT_INT16: return floating ? SHORT_OF_FLOAT : AS_SHORT;
-  case MT_UINT8: return floating ? U8_OF_FLOAT : AS_U8;
-  default: return narrow ? FLOAT_OF_SHORT : wide ? FLOAT_OF_INT : AS_FLOAT;
+  case MT_FLOAT64:
+    return narrow || wide ? DOUBLE_OF_INT : AS_DOUBLE;
+  case MT_INT32:
+    return floating ? INT_OF_FLOAT : AS_INT;
+  case MT_INT16:
+    return floating ? SHORT_OF_FLOAT : AS_SHORT;
+  case MT_UINT8:
+    return floating ? U8_OF_FLOAT : AS_U8;
+  default:
+    return narrow ? FLOAT_OF_SHORT : wide ? FLOAT_OF_INT : AS_FLOAT;
   }
 }
 
@@ -164,17 +177,21 @@ static via route(const mtd_sound *s, mt_dtype dt) {
  * the frames read */
 static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
   switch (v) {
-  case AS_DOUBLE: return sf_readf_double(sf, dst, n);
+  case AS_DOUBLE:
+    return sf_readf_double(sf, dst, n);
   case AS_INT:
   case FLOAT_OF_INT:
-  case DOUBLE_OF_INT: return sf_readf_int(sf, dst, n);
+  case DOUBLE_OF_INT:
+    return sf_readf_int(sf, dst, n);
   case AS_SHORT:
   case AS_U8:
-  case FLOAT_OF_SHORT: return sf_readf_short(sf, dst, n);
+  case FLOAT_OF_SHORT:
+    return sf_readf_short(sf, dst, n);
   case SHORT_OF_FLOAT:
   case INT_OF_FLOAT:
   case U8_OF_FLOAT:
-  default: return sf_readf_float(sf, dst, n);
+  default:
+    return sf_readf_float(sf, dst, n);
   }
 }
 
@@ -206,13 +223,13 @@ static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
   } while (0)
 #define SAME(v) (v)
 #define U8(v) ((uint8_t)(((v) >> 8) + 128)) /* libsndfile's short of an unsigned 8-bit sample */
-#define F_S(v) ((float)(v) * 0x1p-15f)
-#define F_I(v) ((float)(v) * 0x1p-31f)
-#define D_I(v) ((double)(v) * 0x1p-31)
+#define F_S(v) ((float)(v)*0x1p-15f)
+#define F_I(v) ((float)(v)*0x1p-31f)
+#define D_I(v) ((double)(v)*0x1p-31)
 #define CLIP(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
-#define S_F(v) ((int16_t)CLIP(lrintf((v) * 0x1p15f), -32768L, 32767L))
-#define I_F(v) ((int32_t)CLIP(llrint((double)(v) * 0x1p31), -2147483648LL, 2147483647LL))
-#define U8_F(v) ((uint8_t)(CLIP(lrintf((v) * 0x1p7f), -128L, 127L) + 128))
+#define S_F(v) ((int16_t)CLIP(lrintf((v)*0x1p15f), -32768L, 32767L))
+#define I_F(v) ((int32_t)CLIP(llrint((double)(v)*0x1p31), -2147483648LL, 2147483647LL))
+#define U8_F(v) ((uint8_t)(CLIP(lrintf((v)*0x1p7f), -128L, 127L) + 128))
 
 /* the hot loop of every conversion: vectorized with GCC's dynamic cost
  * model (-O2's very cheap one leaves these loops scalar; clang, which
@@ -223,19 +240,41 @@ static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
 #define VECTORIZE
 #endif
 VECTORIZE static void scatter(via v, const void *q, int64_t C, int64_t k, void *dst, int64_t t0, int64_t cstride,
-                    int64_t tstride) {
+                              int64_t tstride) {
   switch (v) {
-  case AS_DOUBLE: SCATTER(double, double, SAME); break;
-  case AS_INT: SCATTER(int32_t, int32_t, SAME); break;
-  case AS_SHORT: SCATTER(int16_t, int16_t, SAME); break;
-  case AS_U8: SCATTER(uint8_t, int16_t, U8); break;
-  case FLOAT_OF_SHORT: SCATTER(float, int16_t, F_S); break;
-  case FLOAT_OF_INT: SCATTER(float, int32_t, F_I); break;
-  case DOUBLE_OF_INT: SCATTER(double, int32_t, D_I); break;
-  case SHORT_OF_FLOAT: SCATTER(int16_t, float, S_F); break;
-  case INT_OF_FLOAT: SCATTER(int32_t, float, I_F); break;
-  case U8_OF_FLOAT: SCATTER(uint8_t, float, U8_F); break;
-  default: SCATTER(float, float, SAME); break;
+  case AS_DOUBLE:
+    SCATTER(double, double, SAME);
+    break;
+  case AS_INT:
+    SCATTER(int32_t, int32_t, SAME);
+    break;
+  case AS_SHORT:
+    SCATTER(int16_t, int16_t, SAME);
+    break;
+  case AS_U8:
+    SCATTER(uint8_t, int16_t, U8);
+    break;
+  case FLOAT_OF_SHORT:
+    SCATTER(float, int16_t, F_S);
+    break;
+  case FLOAT_OF_INT:
+    SCATTER(float, int32_t, F_I);
+    break;
+  case DOUBLE_OF_INT:
+    SCATTER(double, int32_t, D_I);
+    break;
+  case SHORT_OF_FLOAT:
+    SCATTER(int16_t, float, S_F);
+    break;
+  case INT_OF_FLOAT:
+    SCATTER(int32_t, float, I_F);
+    break;
+  case U8_OF_FLOAT:
+    SCATTER(uint8_t, float, U8_F);
+    break;
+  default:
+    SCATTER(float, float, SAME);
+    break;
   }
 }
 

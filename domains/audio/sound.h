@@ -15,8 +15,8 @@ typedef struct mtd_sound mtd_sound; /* an open sound, for reading */
 typedef struct mtd_sound_info {
   int64_t frames; /* as the header says; reads may end sooner on a short file */
   int channels, sample_rate;
-  int format;          /* libsndfile's SF_FORMAT_* word */
-  int bits_per_sample; /* torchaudio's: 0 for lossy codecs */
+  int format;           /* libsndfile's SF_FORMAT_* word */
+  int bits_per_sample;  /* torchaudio's: 0 for lossy codecs */
   const char *encoding; /* torchaudio's name: "PCM_S", "FLAC", "VORBIS", ... */
   mt_dtype raw_dtype;   /* the dtype of load(normalize=false) */
 } mtd_sound_info;

@@ -26,9 +26,9 @@ static mt_status wav_subtype(const char *enc, int bits, mt_dtype dt, int *sub) {
   static const struct {
     const char *enc;
     int bits, sub;
-  } t[] = {{"PCM_S", 32, SF_FORMAT_PCM_32}, {"PCM_S", 16, SF_FORMAT_PCM_16},  {"PCM_S", 24, SF_FORMAT_PCM_24},
-           {"PCM_S", 8, SF_FORMAT_PCM_U8},  {"PCM_U", 8, SF_FORMAT_PCM_U8},   {"PCM_F", 32, SF_FORMAT_FLOAT},
-           {"PCM_F", 64, SF_FORMAT_DOUBLE}, {"ULAW", 8, SF_FORMAT_ULAW},      {"ALAW", 8, SF_FORMAT_ALAW}};
+  } t[] = {{"PCM_S", 32, SF_FORMAT_PCM_32}, {"PCM_S", 16, SF_FORMAT_PCM_16}, {"PCM_S", 24, SF_FORMAT_PCM_24},
+           {"PCM_S", 8, SF_FORMAT_PCM_U8},  {"PCM_U", 8, SF_FORMAT_PCM_U8},  {"PCM_F", 32, SF_FORMAT_FLOAT},
+           {"PCM_F", 64, SF_FORMAT_DOUBLE}, {"ULAW", 8, SF_FORMAT_ULAW},     {"ALAW", 8, SF_FORMAT_ALAW}};
   int known = 0;
   for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
     if (strcmp(t[k].enc, enc)) continue;
@@ -77,7 +77,7 @@ mt_status mtd_sound_format(const char *format, const char *enc, int bits, mt_dty
   do {                                                                                                                 \
     const TYPE *s_ = src;                                                                                              \
     for (int64_t c = 0; c < C; c++)                                                                                    \
-      for (int64_t t = 0; t < k; t++) q[t * C + c] = CONV(s_[c * cstride + (t0 + t) * tstride]);                      \
+      for (int64_t t = 0; t < k; t++) q[t * C + c] = CONV(s_[c * cstride + (t0 + t) * tstride]);                       \
   } while (0)
 #define SAME(v) (v)
 #define FROM_U8(v) ((short)(((int)(v)-128) * 256))
@@ -85,11 +85,31 @@ mt_status mtd_sound_format(const char *format, const char *enc, int bits, mt_dty
 static int write_chunk(SNDFILE *sf, mt_dtype dt, const void *src, int64_t C, int64_t t0, int64_t k, int64_t cstride,
                        int64_t tstride, void *buf) {
   switch (dt) {
-  case MT_FLOAT64: { double *q = buf; GATHER(double, SAME); return sf_writef_double(sf, q, k) == k; }
-  case MT_INT32: { int *q = buf; GATHER(int32_t, SAME); return sf_writef_int(sf, q, k) == k; }
-  case MT_INT16: { short *q = buf; GATHER(int16_t, SAME); return sf_writef_short(sf, q, k) == k; }
-  case MT_UINT8: { short *q = buf; GATHER(uint8_t, FROM_U8); return sf_writef_short(sf, q, k) == k; }
-  default: { float *q = buf; GATHER(float, SAME); return sf_writef_float(sf, q, k) == k; }
+  case MT_FLOAT64: {
+    double *q = buf;
+    GATHER(double, SAME);
+    return sf_writef_double(sf, q, k) == k;
+  }
+  case MT_INT32: {
+    int *q = buf;
+    GATHER(int32_t, SAME);
+    return sf_writef_int(sf, q, k) == k;
+  }
+  case MT_INT16: {
+    short *q = buf;
+    GATHER(int16_t, SAME);
+    return sf_writef_short(sf, q, k) == k;
+  }
+  case MT_UINT8: {
+    short *q = buf;
+    GATHER(uint8_t, FROM_U8);
+    return sf_writef_short(sf, q, k) == k;
+  }
+  default: {
+    float *q = buf;
+    GATHER(float, SAME);
+    return sf_writef_float(sf, q, k) == k;
+  }
   }
 }
 
@@ -146,7 +166,8 @@ mt_status mtd_sound_write(const char *path, const mtd_sound_spec *spec, mt_dtype
   fchmod(fd, 0666 & ~mask);
   mt_status st = write_all(fd, spec, dt, src, frames, cstride, tstride);
   if (close(fd) && !st) st = mt_fail(MT_EIO, "the write failed (%s)", strerror(errno));
-  if (!st && rename(tmp, path)) st = mt_fail(MT_EIO, "cannot rename the finished file into place (%s)", strerror(errno));
+  if (!st && rename(tmp, path))
+    st = mt_fail(MT_EIO, "cannot rename the finished file into place (%s)", strerror(errno));
   if (st) unlink(tmp);
   free(tmp);
   return st;

@@ -30,7 +30,8 @@ static void read_all(mtd_sound *s, mt_dtype dt, int channels_first) {
     if (mtd_sound_read(s, dt, buf, CHUNK, channels_first ? CHUNK : 1, channels_first ? 1 : C, &got) != MT_OK) break;
     if (got < 0 || got > CHUNK) abort();
     size_t esize = dt == MT_FLOAT64 ? 8 : dt == MT_INT16 ? 2 : dt == MT_UINT8 ? 1 : 4;
-    if (got) sink += buf[(size_t)((C - 1) * (channels_first ? CHUNK : 1) + (got - 1) * (channels_first ? 1 : C)) * esize];
+    if (got)
+      sink += buf[(size_t)((C - 1) * (channels_first ? CHUNK : 1) + (got - 1) * (channels_first ? 1 : C)) * esize];
     total += got;
     if (got < CHUNK) break;
   }
