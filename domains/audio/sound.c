@@ -137,12 +137,14 @@ mt_status mtd_sound_seek(mtd_sound *s, int64_t frame) {
  * short, x / 2^31 of a left-justified int, both exact). Integers from
  * float data (float WAV, Vorbis, Opus, MP3) are read as floats and
  * rounded here (x * 2^15 or 2^31, clipped), as FFmpeg converts them:
- * libsndfile would cast them unscaled, or scale by the file's peak. */
+ * libsndfile would cast them unscaled, or scale by the file's peak. The
+ * first four read straight into the caller's buffer when its layout is
+ * the file's ([T, C]). */
 typedef enum via {
   AS_FLOAT,
   AS_DOUBLE,
   AS_INT,
-  AS_SHORT, /* straight: the dtype is libsndfile's type */
+  AS_SHORT,
   AS_U8,
   FLOAT_OF_SHORT,
   FLOAT_OF_INT,
@@ -286,7 +288,7 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
     return mt_fail(MT_EDTYPE, "cannot read samples as dtype %d", (int)dt);
   via v = route(s, dt);
   size_t esize = v == AS_DOUBLE ? 8 : v == AS_SHORT || v == AS_U8 || v == FLOAT_OF_SHORT ? 2 : 4; /* as read */
-  if (v <= AS_SHORT && cstride == 1 && tstride == C) { /* the file's own layout and type: straight in */
+  if (v <= AS_SHORT && cstride == 1 && tstride == C) { /* straight in */
     while (done < n) {
       sf_count_t k = readf(s->sf, v, (char *)dst + (size_t)(done * C) * esize, n - done);
       if (k <= 0) break;
