@@ -288,7 +288,7 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
     return mt_fail(MT_EDTYPE, "cannot read samples as dtype %d", (int)dt);
   via v = route(s, dt);
   size_t esize = v == AS_DOUBLE ? 8 : v == AS_SHORT || v == AS_U8 || v == FLOAT_OF_SHORT ? 2 : 4; /* as read */
-  if (v <= AS_SHORT && cstride == 1 && tstride == C) { /* straight in */
+  if (v <= AS_SHORT && cstride == 1 && tstride == C) {
     while (done < n) {
       sf_count_t k = readf(s->sf, v, (char *)dst + (size_t)(done * C) * esize, n - done);
       if (k <= 0) break;
