@@ -1,5 +1,5 @@
 /* l_io.c -- the C half of torch.audio's io (domains/audio/io.lua and
- * stream_reader.lua): an open sound as a Lua object (info, seek, read into
+ * _stream_reader.lua): an open sound as a Lua object (info, seek, read into
  * a new tensor) and save from a tensor. The file work is sound.c and
  * sound_write.c; this file only moves values between Lua and them. */
 #include <string.h>
@@ -60,7 +60,7 @@ static int s_info(lua_State *L) {
   return 1;
 }
 
-/* raises the engine's message as it is: io.lua and stream_reader.lua
+/* raises the engine's message as it is: io.lua and _stream_reader.lua
  * catch it and name the call and the file */
 static int bare_error(lua_State *L) {
   lua_pushstring(L, mt_errmsg());
