@@ -115,7 +115,7 @@ help:
 	@echo "make asan       the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 	@echo "make HIP=1      the program with its GPU backend on HIP (AMD GPUs) in build-hip/, and every kernel family"
 	@echo "                compiled offline by hipcc for HIP_ARCHS (default gfx90a gfx940); needs Debian's hipcc"
-	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ for the safetensors, idx, PNG (and its inflate), JPEG and WebP parsers,"
+	@echo "make fuzz       libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ for the safetensors, idx, PNG (and its inflate), JPEG, WebP and sound-file parsers,"
 	@echo "                each run FUZZ_TIME seconds (default 60) from the seeds in tests/fuzz/corpus_*/"
 	@echo "make bench      benchmarks: ours vs PyTorch on this machine, 'name ours peer ratio' rows"
 	@echo "make install    install moontorch, torch.so and the Lua packages (PREFIX/share/lua/5.4/torch/...) under PREFIX (default /usr/local)"
@@ -197,15 +197,15 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -march=x86-64-v3 -fsanitize=fuzzer,address,unde
                -Wall -Wextra -Werror -Wno-unused-parameter -Itensor -DMTD_JPEG_PART_PIXELS=64 -DMTD_FUZZ_NO_CRC
 FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c domains/vision/idx.c domains/vision/png_decode.c \
             domains/vision/png_fast.c domains/vision/png_inflate.c domains/vision/png_rows.c \
-            domains/vision/jpeg.c domains/vision/webp.c tensor/status.c
+            domains/vision/jpeg.c domains/vision/webp.c domains/audio/sound.c tensor/status.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_image.h $(FUZZ_LIB) $(HEADERS)
 	@mkdir -p build-fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpng -ljpeg -lwebp -ldeflate -lz -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpng -ljpeg -lwebp -ldeflate -lsndfile -lz -lm
 
 fuzz: build-fuzz/fuzz_safetensors build-fuzz/fuzz_idx build-fuzz/fuzz_png build-fuzz/fuzz_inflate build-fuzz/fuzz_jpeg \
-      build-fuzz/fuzz_webp
-	@for t in safetensors idx png inflate jpeg webp; do \
+      build-fuzz/fuzz_webp build-fuzz/fuzz_audio
+	@for t in safetensors idx png inflate jpeg webp audio; do \
 	  mkdir -p build-fuzz/corpus_$$t build-fuzz/crashes_$$t; \
 	  echo "fuzz_$$t: $(FUZZ_TIME) s (new inputs in build-fuzz/corpus_$$t, crashes in build-fuzz/crashes_$$t)"; \
 	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 -print_final_stats=1 \
