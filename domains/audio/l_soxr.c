@@ -1,7 +1,7 @@
 /* l_soxr.c -- torch.audio's "soxr_hq" resampling through libsoxr: a stream
- * object (one soxr resampler, a channel per row of [rows, time]) that
- * takes blocks and hands back what soxr has ready, and a flush that drains
- * it. The whole-signal form (functional/_resampling.lua) is one block and
+ * object (a single-channel soxr resampler per row of [rows, time], the
+ * rows run in parallel by mt_parallel_for) that takes blocks and hands
+ * back what soxr has ready, and a flush that drains it. The whole-signal form (functional/_resampling.lua) is one block and
  * a flush, so both give the same samples. CPU float32/float64 only; the
  * Lua side moves other devices through the host and checks grads. */
 #include <math.h>
@@ -15,35 +15,33 @@
 #define MT_SOXR "torch.audio.soxr_stream"
 
 typedef struct sx_stream {
-  soxr_t s;
+  soxr_t *s; /* a single-channel resampler per row */
   int64_t rows;
   double orig, nw;
   bool f64;
 } sx_stream;
 
-/* per-channel output buffers of one call, grown as soxr delivers */
-typedef struct sx_out {
-  char **ch;
-  int64_t len, cap, rows;
+/* one row's output of one call, grown as soxr delivers */
+typedef struct sx_buf {
+  char *p;
+  int64_t len, cap;
+  const char *err;
+} sx_buf;
+
+/* one call over every row: x (or NULL: drain) of n samples a row */
+typedef struct sx_call {
+  sx_stream *st;
+  const mt_tensor *x;
+  int64_t n;
   size_t esize;
-} sx_out;
+  sx_buf *out;
+} sx_call;
 
-static void out_free(sx_out *o) {
-  for (int64_t r = 0; o->ch && r < o->rows; r++) free(o->ch[r]);
-  free(o->ch);
-}
-
-/* room for `more` samples after len in every channel; false when out of memory */
-static bool out_reserve(sx_out *o, int64_t more) {
-  if (o->len + more <= o->cap) return true;
-  int64_t cap = (o->len + more) * 2;
-  for (int64_t r = 0; r < o->rows; r++) {
-    void *p = realloc(o->ch[r], (size_t)cap * o->esize);
-    if (!p) return false;
-    o->ch[r] = p;
-  }
-  o->cap = cap;
-  return true;
+static void free_resamplers(sx_stream *st) {
+  for (int64_t r = 0; st->s && r < st->rows; r++)
+    if (st->s[r]) soxr_delete(st->s[r]);
+  free(st->s);
+  st->s = NULL;
 }
 
 static sx_stream *check_stream(lua_State *L) {
@@ -52,38 +50,49 @@ static sx_stream *check_stream(lua_State *L) {
   return st;
 }
 
-/* feeds n samples of each row of x (or, x NULL, drains soxr) into o */
-static const char *pump(sx_stream *st, const mt_tensor *x, int64_t n, sx_out *o) {
-  const void **in = NULL;
-  void **out = malloc(sizeof(void *) * (size_t)st->rows);
-  if (x) in = malloc(sizeof(void *) * (size_t)st->rows);
-  if (!out || (x && !in)) {
-    free(out), free(in);
-    return "out of memory";
-  }
-  const char *err = NULL;
-  int64_t done_in = 0, chunk = (int64_t)ceil((double)n * st->nw / st->orig) + 1024;
+/* feeds row r's n samples (or, x NULL, drains its resampler) into b */
+static void pump_row(const sx_call *c, int64_t r, sx_buf *b) {
+  const char *in = c->x ? mt_data(c->x) + (size_t)(r * c->n) * c->esize : NULL;
+  int64_t done_in = 0, chunk = (int64_t)ceil((double)c->n * c->st->nw / c->st->orig) + 1024;
   for (;;) {
-    if (!out_reserve(o, chunk)) {
-      err = "out of memory";
-      break;
-    }
-    for (int64_t r = 0; r < st->rows; r++) {
-      if (x) in[r] = mt_data(x) + (size_t)(r * n + done_in) * o->esize;
-      out[r] = o->ch[r] + (size_t)o->len * o->esize;
+    if (b->len + chunk > b->cap) {
+      char *p = realloc(b->p, (size_t)(b->len + chunk) * 2 * c->esize);
+      if (!p) {
+        b->err = "out of memory";
+        return;
+      }
+      b->p = p, b->cap = (b->len + chunk) * 2;
     }
     size_t idone = 0, odone = 0;
-    soxr_error_t e = soxr_process(st->s, x ? (soxr_in_t)in : NULL, x ? (size_t)(n - done_in) : 0, &idone,
-                                  (soxr_out_t)out, (size_t)chunk, &odone);
+    soxr_error_t e = soxr_process(c->st->s[r], in ? in + (size_t)done_in * c->esize : NULL,
+                                  in ? (size_t)(c->n - done_in) : 0, &idone, b->p + (size_t)b->len * c->esize,
+                                  (size_t)chunk, &odone);
     if (e) {
-      err = e;
-      break;
+      b->err = e;
+      return;
     }
-    done_in += (int64_t)idone, o->len += (int64_t)odone;
-    if ((x && done_in >= n && (int64_t)odone < chunk) || (!x && odone == 0)) break;
+    done_in += (int64_t)idone, b->len += (int64_t)odone;
+    if ((in && done_in >= c->n && (int64_t)odone < chunk) || (!in && odone == 0)) return;
   }
-  free(out), free(in);
-  return err;
+}
+
+static void pump_rows(void *ctx, int64_t b, int64_t e) {
+  const sx_call *c = ctx;
+  for (int64_t r = b; r < e; r++) pump_row(c, r, &c->out[r]);
+}
+
+/* the rows' outputs as one [rows, len] tensor in *y, or an error message */
+static const char *gather(const sx_call *c, mt_tensor **y) {
+  int64_t len = c->out[0].len;
+  for (int64_t r = 0; r < c->st->rows; r++) {
+    if (c->out[r].err) return c->out[r].err;
+    if (c->out[r].len != len) return "rows of different lengths (internal)";
+  }
+  int64_t shape[2] = {c->st->rows, len};
+  if (mt_empty(shape, 2, c->st->f64 ? MT_FLOAT64 : MT_FLOAT32, mt_cpu(), y)) return mt_errmsg();
+  for (int64_t r = 0; r < c->st->rows; r++)
+    if (len) memcpy(mt_data(*y) + (size_t)(r * len) * c->esize, c->out[r].p, (size_t)len * c->esize);
+  return NULL;
 }
 
 /* stream:process(x [rows, n] contiguous CPU, the stream's dtype) -> [rows, m];
@@ -91,23 +100,17 @@ static const char *pump(sx_stream *st, const mt_tensor *x, int64_t n, sx_out *o)
 static int l_process(lua_State *L) {
   sx_stream *st = check_stream(L);
   mt_tensor *x = lua_isnoneornil(L, 2) ? NULL : mtl_check_tensor(L, 2, FN ".process");
-  int64_t n = 0;
-  if (x) {
-    if (x->ndim != 2 || x->shape[0] != st->rows || mt_tdevice(x).type != MT_CPU ||
-        (x->shape[1] > 0 && !mt_is_contiguous(x)) ||
-        x->dtype != (st->f64 ? MT_FLOAT64 : MT_FLOAT32))
-      return luaL_error(L, "%s.process: expected a contiguous CPU %s tensor of %I rows", FN,
-                        st->f64 ? "float64" : "float32", (lua_Integer)st->rows);
-    n = x->shape[1];
-  }
-  sx_out o = {calloc((size_t)st->rows, sizeof(char *)), 0, 0, st->rows, st->f64 ? 8 : 4};
-  const char *err = o.ch ? pump(st, x, n, &o) : "out of memory";
+  if (x && (x->ndim != 2 || x->shape[0] != st->rows || mt_tdevice(x).type != MT_CPU ||
+            (x->shape[1] > 0 && !mt_is_contiguous(x)) || x->dtype != (st->f64 ? MT_FLOAT64 : MT_FLOAT32)))
+    return luaL_error(L, "%s.process: expected a contiguous CPU %s tensor of %I rows", FN,
+                      st->f64 ? "float64" : "float32", (lua_Integer)st->rows);
+  sx_call c = {st, x, x ? x->shape[1] : 0, st->f64 ? 8 : 4, calloc((size_t)st->rows, sizeof(sx_buf))};
+  const char *err = c.out ? NULL : "out of memory";
   mt_tensor *y = NULL;
-  int64_t shape[2] = {st->rows, o.len};
-  if (!err && mt_empty(shape, 2, st->f64 ? MT_FLOAT64 : MT_FLOAT32, mt_cpu(), &y)) err = mt_errmsg();
-  for (int64_t r = 0; !err && r < st->rows; r++)
-    memcpy(mt_data(y) + (size_t)(r * o.len) * o.esize, o.ch[r], (size_t)o.len * o.esize);
-  out_free(&o);
+  if (!err && mt_parallel_for(st->rows, 1, pump_rows, &c)) err = mt_errmsg();
+  if (!err) err = gather(&c, &y);
+  for (int64_t r = 0; c.out && r < st->rows; r++) free(c.out[r].p);
+  free(c.out);
   if (err) {
     mt_release(y);
     return luaL_error(L, "%s: soxr: %s", FN, err);
@@ -119,15 +122,15 @@ static int l_process(lua_State *L) {
 /* stream:clear(): ready for a new signal */
 static int l_clear(lua_State *L) {
   sx_stream *st = check_stream(L);
-  soxr_error_t e = soxr_clear(st->s);
-  if (e) return luaL_error(L, "%s: soxr: %s", FN, e);
+  for (int64_t r = 0; r < st->rows; r++) {
+    soxr_error_t e = soxr_clear(st->s[r]);
+    if (e) return luaL_error(L, "%s: soxr: %s", FN, e);
+  }
   return 0;
 }
 
 static int l_close(lua_State *L) {
-  sx_stream *st = luaL_checkudata(L, 1, MT_SOXR);
-  if (st->s) soxr_delete(st->s);
-  st->s = NULL;
+  free_resamplers(luaL_checkudata(L, 1, MT_SOXR));
   return 0;
 }
 
@@ -142,13 +145,17 @@ static int l_stream(lua_State *L) {
   sx_stream *st = lua_newuserdatauv(L, sizeof *st, 0);
   *st = (sx_stream){NULL, rows, orig, nw, f64};
   luaL_setmetatable(L, MT_SOXR);
-  soxr_datatype_t t = f64 ? SOXR_FLOAT64_S : SOXR_FLOAT32_S;
+  st->s = calloc((size_t)rows, sizeof(soxr_t));
+  if (!st->s) return luaL_error(L, "%s: out of memory", FN);
+  soxr_datatype_t t = f64 ? SOXR_FLOAT64_I : SOXR_FLOAT32_I;
   soxr_io_spec_t io = soxr_io_spec(t, t);
   soxr_quality_spec_t q = soxr_quality_spec(SOXR_HQ, 0);
-  soxr_runtime_spec_t rt = soxr_runtime_spec(0);
-  soxr_error_t e = NULL;
-  st->s = soxr_create(orig, nw, (unsigned)rows, &e, &io, &q, &rt);
-  if (e || !st->s) return luaL_error(L, "%s: soxr: %s", FN, e ? e : "cannot create a resampler");
+  soxr_runtime_spec_t rt = soxr_runtime_spec(1);
+  for (lua_Integer r = 0; r < rows; r++) {
+    soxr_error_t e = NULL;
+    st->s[r] = soxr_create(orig, nw, 1, &e, &io, &q, &rt);
+    if (e || !st->s[r]) return luaL_error(L, "%s: soxr: %s", FN, e ? e : "cannot create a resampler");
+  }
   return 1;
 }
 
