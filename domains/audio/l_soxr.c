@@ -107,7 +107,9 @@ static int l_process(lua_State *L) {
   sx_call c = {st, x, x ? x->shape[1] : 0, st->f64 ? 8 : 4, calloc((size_t)st->rows, sizeof(sx_buf))};
   const char *err = c.out ? NULL : "out of memory";
   mt_tensor *y = NULL;
-  if (!err && mt_parallel_for(st->rows, 1, pump_rows, &c)) err = mt_errmsg();
+  /* rows of short blocks on this thread (waking the team would cost more) */
+  int64_t grain = c.n >= (1 << 14) ? 1 : st->rows;
+  if (!err && mt_parallel_for(st->rows, grain, pump_rows, &c)) err = mt_errmsg();
   if (!err) err = gather(&c, &y);
   for (int64_t r = 0; c.out && r < st->rows; r++) free(c.out[r].p);
   free(c.out);

@@ -107,9 +107,13 @@ static mt_status run(mt_dtype dt, const mt_resample_plan *p, const mt_rsmp_geo *
   void *w = packed_taps(p, f64, &c.kmax);
   if (!w) return mt_fail(MT_ENOMEM, "resample: out of memory for the filter");
   c.w = w;
+  /* tasks of less than ~2^16 multiply-adds are grouped (a small call runs
+   * on this thread: waking the team would cost more than the work) */
+  int64_t per = (adjoint ? g->out_len : (g->out_len < BLOCK ? g->out_len : BLOCK)) * c.kmax + 1;
+  int64_t grain = per >= (1 << 16) ? 1 : ((1 << 16) + per - 1) / per;
   mt_status st;
-  if (adjoint) st = mt_parallel_for(g->rows, 1, f64 ? adjoint_f64 : adjoint_f32, &c);
-  else st = mt_parallel_for(g->rows * c.blocks, 1, f64 ? forward_f64 : forward_f32, &c);
+  if (adjoint) st = mt_parallel_for(g->rows, grain, f64 ? adjoint_f64 : adjoint_f32, &c);
+  else st = mt_parallel_for(g->rows * c.blocks, grain, f64 ? forward_f64 : forward_f32, &c);
   free(w);
   return st;
 }
