@@ -42,7 +42,9 @@ typedef struct rk_ctx {
           T part[RK_LANES] = {0};                                                                                      \
           for (int64_t k = 0; k < km; k += RK_LANES)                                                                   \
             for (int u = 0; u < RK_LANES; u++) part[u] += w[k + u] * xs[k + u];                                        \
-          for (int u = 0; u < RK_LANES; u++) acc += part[u];                                                           \
+          for (int h = RK_LANES / 2; h > 0; h /= 2) /* a tree: short latency */                                          \
+            for (int u = 0; u < h; u++) part[u] += part[u + h];                                                        \
+          acc = part[0];                                                                                               \
         } else {                                                                                                       \
           int64_t k0 = s < 0 ? -s : 0, k1 = s + n > L ? L - s : n;                                                     \
           for (int64_t k = k0; k < k1; k++) acc += w[k] * x[s + k];                                                    \
