@@ -5,6 +5,7 @@
 local F = {}
 
 local FAMILIES = {
+  "_resampling",
 }
 
 for _, family in ipairs(FAMILIES) do

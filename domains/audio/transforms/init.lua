@@ -5,6 +5,7 @@
 local T = {}
 
 local FAMILIES = {
+  "_resampling",
 }
 
 for _, family in ipairs(FAMILIES) do
