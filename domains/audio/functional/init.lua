@@ -5,6 +5,7 @@
 local F = {}
 
 local FAMILIES = {
+  "_filtering", "_effects", "_masking", "_convolve",
 }
 
 for _, family in ipairs(FAMILIES) do
