@@ -5,6 +5,7 @@
 local T = {}
 
 local FAMILIES = {
+  "_filtering", "_misc",
 }
 
 for _, family in ipairs(FAMILIES) do
