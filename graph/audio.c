@@ -7,7 +7,8 @@
  * backwards) with x (for b) and with -y (for a): lfilter_corr, whose own
  * derivatives are FIR filters of the other operand. Every derivative is
  * written with recorded ops, so higher orders work. A call that started
- * from a stream's state (zi) has no derivative. */
+ * from a stream's state (zi) has the waveform's only (the state adds a
+ * term that does not depend on x). */
 #include "audio.h"
 #include "deriv.h"
 
@@ -33,9 +34,9 @@ static mt_tensor *corr(mtg_scope *s, const mt_tensor *u, const mt_tensor *x, int
 
 /* lfilter (x, a, b): x, a, b in slots 0..2, y in the last */
 static mt_status d_lfilter(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
-  if (n->nin > 3 && (mtg_needs(n, 0) || mtg_needs(n, 1) || mtg_needs(n, 2) || mtg_needs(n, 3)))
-    return mt_fail(MT_EARG, "lfilter: no gradient through a call that starts from a stream's state (zi); "
-                            "filter the whole signal to differentiate");
+  if (n->nin > 3 && (mtg_needs(n, 1) || mtg_needs(n, 2) || mtg_needs(n, 3)))
+    return mt_fail(MT_EARG, "lfilter: no gradient wrt the coefficients or the state of a call that starts from a "
+                            "stream's state (zi); filter the whole signal to differentiate them");
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
   int64_t mode = n->i[0], rev = n->i[1];

@@ -50,7 +50,9 @@ function C.prepare(fname, x, a, b, batching)
     a, b = a:unsqueeze(1), b:unsqueeze(1)
   end
   local shape = x.shape
-  return x:reshape(-1, a:size(1), x:size(-1)), a, b, shape
+  local n = 1 -- the signals per filter (counted: reshape cannot infer it when time is empty)
+  for i = 1, #shape - 1 do n = n * shape[i] end
+  return x:reshape(n // a:size(1), a:size(1), x:size(-1)), a, b, shape
 end
 
 -- run(x3, a, b, clamp, shape[, zi]) -> y (clamped as asked, in shape), y3
