@@ -5,7 +5,7 @@
 // or double).
 
 struct mt_lfgeo {
-  long long N, C, T, K;
+  long long N, C, len, K; // len: samples per channel
   int mode, reverse; // mode: 0 full, 1 FIR (a unread), 2 IIR (b unread)
 };
 
@@ -18,7 +18,7 @@ __device__ __forceinline__ T lf_at(const T *r, const T *zh, long long u, long lo
 extern "C" __global__ void mt_lfilter_fwd(const T *x, const T *a, const T *b, const T *zi, T *y, mt_lfgeo g) {
   long long ch = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (ch >= g.N * g.C) return;
-  long long c = ch % g.C, K = g.K, H = K - 1, n = g.T;
+  long long c = ch % g.C, K = g.K, H = K - 1, n = g.len;
   const T *ac = a + c * K, *bc = b + c * K;
   const T *xr = x + ch * n, *zx = zi ? zi + ch * 2 * H : 0, *zy = zi ? zx + H : 0;
   T *yr = y + ch * n;
@@ -40,7 +40,7 @@ extern "C" __global__ void mt_lfilter_fwd(const T *x, const T *a, const T *b, co
 
 extern "C" __global__ void mt_lfilter_corr(const T *w, const T *x, T *out, mt_lfgeo g) {
   __shared__ double part[LF_THREADS];
-  long long c = blockIdx.x / g.K, k = blockIdx.x % g.K, n = g.T;
+  long long c = blockIdx.x / g.K, k = blockIdx.x % g.K, n = g.len;
   double s = 0;
   for (long long i = threadIdx.x; i < g.N * n; i += blockDim.x) {
     long long b = i / n, t = i % n, u = g.reverse ? t + k : t - k;
