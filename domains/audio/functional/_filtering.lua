@@ -95,6 +95,22 @@ function F.preemphasis(waveform, ...)
   return named("preemphasis", waveform, o.coeff)
 end
 
+-- overdrive(waveform[, gain=20, colour=20]): SoX's overdrive: the boosted
+-- signal (gain dB, offset colour/200) through a soft clipper, its DC
+-- removed by the filter y[t] = v[t] - v[t-1] + 0.995 y[t-1], mixed as
+-- 0.5 x + 0.75 y and clamped to [-1, 1]
+function F.overdrive(waveform, ...)
+  local fname = P .. "overdrive"
+  local o = U.args(fname, {"gain", "colour"}, {gain = 20, colour = 20}, ...)
+  if type(o.gain) ~= "number" or type(o.colour) ~= "number" then error(fname .. ": gain and colour must be numbers", 2) end
+  local x3, a, b, shape = C.prepare(fname, waveform, {1, -0.995}, {1, -1}, true)
+  local v = x3 * math.exp(o.gain * math.log(10) / 20) + o.colour / 200
+  local soft = v - v * v * v / 3
+  v = torch.where(v:lt(-1), -2.0 / 3.0, torch.where(v:gt(1), 2.0 / 3.0, soft))
+  local y = require("torch.audio._filter").lfilter(v, a, b)
+  return torch.clamp(x3 * 0.5 + y * 0.75, -1, 1):reshape(shape)
+end
+
 ---------------------------------------------------------------------------
 -- Streams: a filter whose state (the last K-1 inputs and outputs of every
 -- channel, direct form I) survives between calls of process, so a signal

@@ -24,6 +24,12 @@ test("contrast, dcshift and gain match torchaudio", function()
   check_error(function() AF.contrast(X, 120) end, "0..100")
 end)
 
+test("overdrive matches torchaudio", function()
+  check_close(AF.overdrive(X), t(R.overdrive), f32)
+  check_close(AF.overdrive(X, 5.0, 60.0), t(R.overdrive_args), f32)
+  check_close(AF.overdrive(X[1]:double(), {gain = 8.0, colour = 30.0}), t(R.overdrive_f64, torch.float64), f64)
+end)
+
 test("mu-law encoding and decoding match torchaudio", function()
   local codes = AF.mu_law_encoding(X:clamp(-1, 1), 256)
   check(codes.dtype == torch.int64, "int64 codes")
