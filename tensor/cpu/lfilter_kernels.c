@@ -1,9 +1,11 @@
 /* lfilter_kernels.c -- the CPU loops of lfilter and its coefficient
- * correlation (lfilter_kernels.h). A channel is filtered in two passes over
- * a scratch row laid out in processing order with its history in front:
+ * correlation (lfilter_kernels.h). A channel is filtered in two passes:
  * the FIR sum, vectorised over time in cache-sized blocks, then the IIR
- * recursion, a tight loop over time (K = 3, the biquads, kept in
- * registers). Channels run in parallel. */
+ * recursion in place, a tight loop over time (K = 3, the biquads, kept in
+ * registers). Forwards in time the passes read x and write y directly
+ * (only the first K-1 samples, which read the history, go through small
+ * rows); backwards they run over reversed scratch rows. Channels run in
+ * parallel. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,38 +73,59 @@ typedef struct lf_job {
     }                                                                                                                  \
   }
 
-/* Channels [c0, c1) of N*C: history and input into the scratch rows in
- * processing order, the two passes, the result back in time order. */
+/* One channel forwards in time, straight from x into y: the first
+ * min(H, n) samples, which read the history, through the small rows hx, hy
+ * (H + H samples each), then the rest in place in y. */
+#define FORWARD_T(T)                                                                                                   \
+  static void forward_##T(const T *x, T *y, int64_t n, const T *zi, const T *bn, const T *an, int64_t K, T a0,         \
+                          bool iir, T *hx, T *hy) {                                                                    \
+    int64_t H = K - 1, hd = H < n ? H : n;                                                                             \
+    for (int64_t k = 0; k < H; k++) hx[k] = zi ? zi[k] : 0, hy[k] = zi ? zi[H + k] : 0;                                \
+    for (int64_t t = 0; t < hd; t++) hx[H + t] = x[t];                                                                 \
+    fir_##T(hx + H, hy + H, hd, bn, K, a0);                                                                            \
+    if (iir) iir_##T(hy + H, hd, an, K);                                                                               \
+    for (int64_t t = 0; t < hd; t++) y[t] = hy[H + t];                                                                 \
+    if (n == hd) return;                                                                                               \
+    fir_##T(x + hd, y + hd, n - hd, bn, K, a0);                                                                        \
+    if (iir) iir_##T(y + hd, n - hd, an, K);                                                                           \
+  }
+
+/* One channel backwards in time: history and reversed input into the
+ * scratch rows xp, yp (H samples of room in front of each), the two
+ * passes, the result back reversed. */
+#define BACKWARD_T(T)                                                                                                  \
+  static void backward_##T(const T *x, T *y, int64_t n, const T *zi, const T *bn, const T *an, int64_t K, T a0,        \
+                           bool iir, T *xp, T *yp) {                                                                   \
+    int64_t H = K - 1;                                                                                                 \
+    for (int64_t k = 0; k < H; k++) xp[k - H] = zi ? zi[k] : 0, yp[k - H] = zi ? zi[H + k] : 0;                        \
+    for (int64_t t = 0; t < n; t++) xp[t] = x[n - 1 - t];                                                              \
+    fir_##T(xp, yp, n, bn, K, a0);                                                                                     \
+    if (iir) iir_##T(yp, n, an, K);                                                                                    \
+    for (int64_t t = 0; t < n; t++) y[n - 1 - t] = yp[t];                                                              \
+  }
+
+/* Channels [c0, c1) of N*C, each through forward or backward. */
 #define RUN_T(T)                                                                                                       \
   static void run_##T(void *ctx, int64_t c0, int64_t c1) {                                                             \
     lf_job *j = ctx;                                                                                                   \
     const mt_lf_geo *g = j->g;                                                                                         \
-    int64_t K = g->K, T_ = g->len, H = K - 1;                                                                            \
-    T *buf = malloc(sizeof(T) * (size_t)(2 * (H + T_) + 2 * K));                                                       \
+    int64_t K = g->K, n = g->len, H = K - 1, row = g->reverse ? H + n : 2 * H;                                         \
+    T *buf = malloc(sizeof(T) * (size_t)(2 * row + 2 * K));                                                            \
     if (!buf) {                                                                                                        \
       j->nomem = true;                                                                                                 \
       return;                                                                                                          \
     }                                                                                                                  \
-    T *xp = buf + H, *yp = buf + 2 * H + T_, *bn = buf + 2 * (H + T_), *an = bn + K;                                   \
-    bool iir = false;                                                                                                  \
+    T *r1 = buf, *r2 = buf + row, *bn = buf + 2 * row, *an = bn + K;                                                   \
     for (int64_t ch = c0; ch < c1; ch++) {                                                                             \
-      const T *x = (const T *)j->x + ch * T_;                                                                          \
-      T *y = (T *)j->y + ch * T_;                                                                                      \
+      const T *x = (const T *)j->x + ch * n, *zi = j->zi ? (const T *)j->zi + ch * 2 * H : NULL;                       \
+      T *y = (T *)j->y + ch * n;                                                                                       \
       T a0 = taps_##T(j, ch % g->C, bn, an);                                                                           \
-      iir = false;                                                                                                     \
+      bool iir = false;                                                                                                \
       for (int64_t k = 1; k < K; k++) iir |= an[k] != 0;                                                               \
-      const T *zi = j->zi ? (const T *)j->zi + ch * 2 * H : NULL;                                                      \
-      for (int64_t k = 0; k < H; k++) xp[k - H] = zi ? zi[k] : 0, yp[k - H] = zi ? zi[H + k] : 0;                      \
       if (g->reverse)                                                                                                  \
-        for (int64_t t = 0; t < T_; t++) xp[t] = x[T_ - 1 - t];                                                        \
+        backward_##T(x, y, n, zi, bn, an, K, a0, iir, r1 + H, r2 + H);                                                 \
       else                                                                                                             \
-        memcpy(xp, x, sizeof(T) * (size_t)T_);                                                                         \
-      fir_##T(xp, yp, T_, bn, K, a0);                                                                                  \
-      if (iir) iir_##T(yp, T_, an, K);                                                                                 \
-      if (g->reverse)                                                                                                  \
-        for (int64_t t = 0; t < T_; t++) y[T_ - 1 - t] = yp[t];                                                        \
-      else                                                                                                             \
-        memcpy(y, yp, sizeof(T) * (size_t)T_);                                                                         \
+        forward_##T(x, y, n, zi, bn, an, K, a0, iir, r1, r2);                                                          \
     }                                                                                                                  \
     free(buf);                                                                                                         \
   }
@@ -126,7 +149,7 @@ typedef struct lf_job {
     }                                                                                                                  \
   }
 
-#define ALL_T(T) TAPS_T(T) FIR_T(T) IIR_T(T) RUN_T(T) CORR_T(T)
+#define ALL_T(T) TAPS_T(T) FIR_T(T) IIR_T(T) FORWARD_T(T) BACKWARD_T(T) RUN_T(T) CORR_T(T)
 ALL_T(float)
 ALL_T(double)
 
