@@ -37,7 +37,7 @@ typedef struct lf_job {
 /* v[t] = (sum_k bn[k] xp[t - k]) / a0 for t in [0, n), xp and v pointing
  * at sample 0 of rows whose K-1 earlier samples are the history. */
 #define FIR_T(T)                                                                                                       \
-  static void fir_##T(const T *xp, T *v, int64_t n, const T *bn, int64_t K, T a0) {                                    \
+  static void fir_##T(const T *xp, T *restrict v, int64_t n, const T *restrict bn, int64_t K, T a0) {                  \
     for (int64_t t0 = 0; t0 < n; t0 += LF_BLOCK) {                                                                     \
       int64_t m = n - t0 < LF_BLOCK ? n - t0 : LF_BLOCK;                                                               \
       T *vb = v + t0;                                                                                                  \
@@ -57,7 +57,7 @@ typedef struct lf_job {
 /* In place over yp (sample 0; the K-1 before it are the output history):
  * yp[t] -= sum_{k>=1} an[k] yp[t - k]. */
 #define IIR_T(T)                                                                                                       \
-  static void iir_##T(T *yp, int64_t n, const T *an, int64_t K) {                                                      \
+  static void iir_##T(T *restrict yp, int64_t n, const T *restrict an, int64_t K) {                                    \
     if (K == 3) {                                                                                                      \
       T a1 = an[1], a2 = an[2], y1 = yp[-1], y2 = yp[-2];                                                              \
       for (int64_t t = 0; t < n; t++) {                                                                                \
@@ -66,10 +66,12 @@ typedef struct lf_job {
       }                                                                                                                \
       return;                                                                                                          \
     }                                                                                                                  \
+    /* the older taps first, off the critical path through y[t-1] */                                               \
+    T a1 = an[1];                                                                                                      \
     for (int64_t t = 0; t < n; t++) {                                                                                  \
-      T s = yp[t];                                                                                                     \
-      for (int64_t k = 1; k < K; k++) s -= an[k] * yp[t - k];                                                          \
-      yp[t] = s;                                                                                                       \
+      T acc = 0;                                                                                                       \
+      for (int64_t k = 2; k < K; k++) acc += an[k] * yp[t - k];                                                        \
+      yp[t] = (yp[t] - acc) - a1 * yp[t - 1];                                                                          \
     }                                                                                                                  \
   }
 
@@ -139,11 +141,11 @@ typedef struct lf_job {
       int64_t c = i / g->K, k = i % g->K;                                                                              \
       double s = 0;                                                                                                    \
       for (int64_t n = 0; n < g->N; n++) {                                                                             \
-        const T *w = (const T *)j->a + (n * g->C + c) * g->len, *x = (const T *)j->x + (n * g->C + c) * g->len;            \
+        const T *w = (const T *)j->a + (n * g->C + c) * g->len, *x = (const T *)j->x + (n * g->C + c) * g->len;        \
         if (g->reverse)                                                                                                \
-          for (int64_t t = 0; t + k < g->len; t++) s += (double)w[t] * (double)x[t + k];                                 \
+          for (int64_t t = 0; t + k < g->len; t++) s += (double)w[t] * (double)x[t + k];                               \
         else                                                                                                           \
-          for (int64_t t = k; t < g->len; t++) s += (double)w[t] * (double)x[t - k];                                     \
+          for (int64_t t = k; t < g->len; t++) s += (double)w[t] * (double)x[t - k];                                   \
       }                                                                                                                \
       ((T *)j->y)[i] = (T)s;                                                                                           \
     }                                                                                                                  \
