@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "audio.h"
 #include "fft.h"
 #include "linalg.h"
 #include "nn.h"
@@ -604,6 +605,14 @@ static mt_status call_color_jitter(const mt_tensor *const *in, int n, const mt_a
 }
 static mt_status call_image_equalize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_image_equalize(in[0], &outs[0]);
+}
+/* ---- audio (audio.h): lfilter(x, a, b[, zi]): i = {mode, reverse};
+ * lfilter_corr(w, x): i = {K, reverse} ---- */
+static mt_status call_lfilter(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_lfilter(in[0], in[1], in[2], n > 3 ? in[3] : NULL, (mt_lf_mode)a->i[0], a->i[1] != 0, &outs[0]);
+}
+static mt_status call_lfilter_corr(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  return mt_lfilter_corr(in[0], in[1], a->i[0], a->i[1] != 0, &outs[0]);
 }
 
 /* ---- fft (fft.h): fft_c2c i = {dims mask, forward, norm}; fft_r2c i =

@@ -6,6 +6,7 @@ local F = {}
 
 local FAMILIES = {
   "_resampling",
+  "_filtering", "_effects", "_masking", "_convolve",
 }
 
 for _, family in ipairs(FAMILIES) do

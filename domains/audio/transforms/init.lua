@@ -6,6 +6,7 @@ local T = {}
 
 local FAMILIES = {
   "_resampling",
+  "_filtering", "_misc",
 }
 
 for _, family in ipairs(FAMILIES) do
