@@ -5,6 +5,7 @@
 local F = {}
 
 local FAMILIES = {
+  "_mel",
 }
 
 for _, family in ipairs(FAMILIES) do

@@ -5,6 +5,8 @@
 local T = {}
 
 local FAMILIES = {
+  "_mel",
+  "_spectral",
 }
 
 for _, family in ipairs(FAMILIES) do
