@@ -107,15 +107,12 @@ function M.linear_fbanks(n_freqs, f_min, f_max, n_filter, sample_rate)
   return triangular(all_freqs, f_pts):to(torch.get_default_dtype())
 end
 
--- create_dct(n_mfcc, n_mels, norm) -> [n_mels, n_mfcc]: the DCT-II matrix
--- (norm "ortho": orthonormal columns; false: the unnormalized 2*cos form),
--- right-multiplied to rows of n_mels values
-function M.create_dct(n_mfcc, n_mels, norm)
-  local fname = "create_dct"
+-- _dct(fname, n_mfcc, n_mels, norm) -> create_dct's matrix in float64
+function M._dct(fname, n_mfcc, n_mels, norm)
   U.size(fname, "n_mfcc", n_mfcc, 1)
   U.size(fname, "n_mels", n_mels, 1)
   if norm ~= nil and norm ~= false and norm ~= "ortho" then
-    error(('%s: norm must be "ortho" or false, got %s'):format(fname, tostring(norm)), 2)
+    error(('%s: norm must be "ortho" or false, got %s'):format(fname, tostring(norm)), 3)
   end
   local n = torch.arange(n_mels, F64) + 0.5
   local k = torch.arange(n_mfcc, F64):unsqueeze(2)
@@ -126,7 +123,14 @@ function M.create_dct(n_mfcc, n_mels, norm)
   else
     dct = dct * 2.0
   end
-  return dct:t():contiguous():to(torch.get_default_dtype())
+  return dct:t():contiguous()
+end
+
+-- create_dct(n_mfcc, n_mels, norm) -> [n_mels, n_mfcc]: the DCT-II matrix
+-- (norm "ortho": orthonormal columns; false: the unnormalized 2*cos form),
+-- right-multiplied to rows of n_mels values
+function M.create_dct(n_mfcc, n_mels, norm)
+  return M._dct("create_dct", n_mfcc, n_mels, norm):to(torch.get_default_dtype())
 end
 
 return U.public_table(M, "torch.audio.functional.")
