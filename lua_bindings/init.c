@@ -105,6 +105,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_cuda(L, torch_idx, methods_idx);
   mtl_open_nn(L, torch_idx, methods_idx);
   mtl_open_vision(L, torch_idx, methods_idx);
+  mtl_open_fft(L, torch_idx, methods_idx);
   mtl_open_attention(L, torch_idx, methods_idx);
   mtl_open_autograd(L, torch_idx, methods_idx);
   mtl_open_serialize(L, torch_idx, methods_idx);

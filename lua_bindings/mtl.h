@@ -200,6 +200,7 @@ void mtl_autograd_suffix(lua_State *L, mt_tensor *t, luaL_Buffer *b);
 void mtl_open_create(lua_State *L, int torch_idx, int methods_idx);   /* l_create.c: tensor, zeros, ... */
 void mtl_open_nn(lua_State *L, int torch_idx, int methods_idx);       /* l_nn.c: conv, pooling, norms */
 void mtl_open_vision(lua_State *L, int torch_idx, int methods_idx);   /* l_vision.c: torch._vision (roi ops, nms) */
+void mtl_open_fft(lua_State *L, int torch_idx, int methods_idx);      /* l_fft.c: torch._fft, torch.stft, windows */
 void mtl_open_attention(lua_State *L, int torch_idx, int methods_idx); /* l_attention.c: SDPA */
 void mtl_open_serialize(lua_State *L, int torch_idx, int methods_idx); /* l_serialize.c: save, load */
 

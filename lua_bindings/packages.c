@@ -32,6 +32,7 @@ static const struct {
     {"torch.utils.data", "nn/data"},
     {"torch.profiler", "lua_bindings/profiler"},
     {"torch.backends", "lua_bindings/backends.lua"},
+    {"torch.fft", "lua_bindings/fft"},
     {"torch.vision", "domains/vision"},
     {"torch.audio", "domains/audio"},
     {"torch.experiment", "domains/experiment"},

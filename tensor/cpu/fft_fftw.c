@@ -1,0 +1,227 @@
+/* fft_fftw.c -- the CPU transforms through FFTW's guru64 interface: one
+ * plan covers every transformed dim and the batch dims in place (no
+ * copies), plans are cached per problem under one lock (FFTW's planner is
+ * not thread-safe; executing a plan on new arrays is), and big batches are
+ * split over the engine's threads, each running the plan of its chunk. */
+#include <fftw3.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fft_kernels.h"
+
+/* A cache key: everything FFTW's plan depends on. Zero-filled before use
+ * so memcmp compares it. */
+typedef struct plan_key {
+  int kind, dbl, sign, rank, hrank, unaligned, measure;
+  fftw_iodim64 dims[MT_MAXDIM], hdims[MT_MAXDIM];
+} plan_key;
+
+typedef struct plan_entry {
+  plan_key key;
+  void *plan; /* fftw_plan or fftwf_plan */
+} plan_entry;
+
+#define MAX_PLANS 512
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static plan_entry plans[MAX_PLANS];
+static int nplans;
+static bool measure;
+
+void mt_fft_set_measure(bool on) { measure = on; }
+
+int mt_fft_plan_count(void) {
+  pthread_mutex_lock(&lock);
+  int n = nplans;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+static void destroy(bool dbl, void *plan) {
+  if (dbl) fftw_destroy_plan((fftw_plan)plan);
+  else fftwf_destroy_plan((fftwf_plan)plan);
+}
+
+void mt_fft_clear_plans(void) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nplans; i++) destroy(plans[i].key.dbl, plans[i].plan);
+  nplans = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+/* Bytes spanned by an array of these dims (elements of esize bytes). */
+static size_t span(const fftw_iodim64 *d, int n, const fftw_iodim64 *h, int nh, bool out, size_t esize) {
+  int64_t last = 0;
+  for (int k = 0; k < n; k++) last += (d[k].n - 1) * (out ? d[k].os : d[k].is);
+  for (int k = 0; k < nh; k++) last += (h[k].n - 1) * (out ? h[k].os : h[k].is);
+  return (size_t)(last + 1) * esize;
+}
+
+/* Creates the plan of key k on arrays in, out (FFTW_ESTIMATE does not touch
+ * them; FFTW_MEASURE plans on scratch arrays instead). Caller holds lock. */
+static void *make_plan(const plan_key *k, void *in, void *out) {
+  unsigned flags = (k->measure ? FFTW_MEASURE : FFTW_ESTIMATE) | (k->unaligned ? FFTW_UNALIGNED : 0);
+  size_t real = k->dbl ? sizeof(double) : sizeof(float);
+  size_t ies = k->kind == MT_FFT_R2C ? real : 2 * real, oes = k->kind == MT_FFT_C2R ? real : 2 * real;
+  void *si = NULL, *so = NULL;
+  if (k->measure) {
+    si = fftw_malloc(span(k->dims, k->rank, k->hdims, k->hrank, false, ies));
+    so = fftw_malloc(span(k->dims, k->rank, k->hdims, k->hrank, true, oes));
+    if (!si || !so) {
+      fftw_free(si), fftw_free(so);
+      return NULL;
+    }
+    in = si, out = so;
+  }
+  void *p = NULL;
+  const fftw_iodim64 *d = k->dims, *h = k->hdims;
+  const fftwf_iodim64 *df = (const fftwf_iodim64 *)d, *hf = (const fftwf_iodim64 *)h;
+  if (k->dbl) {
+    if (k->kind == MT_FFT_C2C) p = fftw_plan_guru64_dft(k->rank, d, k->hrank, h, in, out, k->sign, flags);
+    else if (k->kind == MT_FFT_R2C) p = fftw_plan_guru64_dft_r2c(k->rank, d, k->hrank, h, in, out, flags);
+    else p = fftw_plan_guru64_dft_c2r(k->rank, d, k->hrank, h, in, out, flags);
+  } else {
+    if (k->kind == MT_FFT_C2C) p = fftwf_plan_guru64_dft(k->rank, df, k->hrank, hf, in, out, k->sign, flags);
+    else if (k->kind == MT_FFT_R2C) p = fftwf_plan_guru64_dft_r2c(k->rank, df, k->hrank, hf, in, out, flags);
+    else p = fftwf_plan_guru64_dft_c2r(k->rank, df, k->hrank, hf, in, out, flags);
+  }
+  fftw_free(si), fftw_free(so);
+  return p;
+}
+
+/* The cached plan of k, made on in/out when new; *owned set when the cache
+ * is full and the caller must destroy it after use. NULL: FFTW declined. */
+static void *get_plan(const plan_key *k, void *in, void *out, bool *owned) {
+  *owned = false;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nplans; i++)
+    if (memcmp(&plans[i].key, k, sizeof *k) == 0) {
+      void *p = plans[i].plan;
+      pthread_mutex_unlock(&lock);
+      return p;
+    }
+  void *p = make_plan(k, in, out);
+  if (p && nplans < MAX_PLANS) plans[nplans].key = *k, plans[nplans++].plan = p;
+  else if (p) *owned = true;
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
+static void execute(bool dbl, mt_fft_kind kind, void *plan, void *in, void *out) {
+  if (dbl) {
+    if (kind == MT_FFT_C2C) fftw_execute_dft((fftw_plan)plan, in, out);
+    else if (kind == MT_FFT_R2C) fftw_execute_dft_r2c((fftw_plan)plan, in, out);
+    else fftw_execute_dft_c2r((fftw_plan)plan, in, out);
+  } else {
+    if (kind == MT_FFT_C2C) fftwf_execute_dft((fftwf_plan)plan, in, out);
+    else if (kind == MT_FFT_R2C) fftwf_execute_dft_r2c((fftwf_plan)plan, in, out);
+    else fftwf_execute_dft_c2r((fftwf_plan)plan, in, out);
+  }
+}
+
+/* A run split into chunks of the batch dim `split`: chunk t covers indices
+ * [t * len, ...) of it, with plan[0] (full chunks) or plan[1] (the last). */
+typedef struct run_ctx {
+  const mt_fft_problem *p;
+  char *in, *out;
+  int64_t len, n, istep, ostep; /* chunk length; the dim's size; byte steps per index */
+  void *plan[2];
+} run_ctx;
+
+static void run_chunks(void *vctx, int64_t b, int64_t e) {
+  run_ctx *c = vctx;
+  for (int64_t t = b; t < e; t++) {
+    int64_t start = t * c->len;
+    void *plan = start + c->len <= c->n ? c->plan[0] : c->plan[1];
+    execute(c->p->dbl, c->p->kind, plan, c->in + start * c->istep, c->out + start * c->ostep);
+  }
+}
+
+typedef struct scale_ctx {
+  void *data;
+  bool dbl;
+  double s;
+} scale_ctx;
+
+static void scale_range(void *vctx, int64_t b, int64_t e) {
+  scale_ctx *c = vctx;
+  if (c->dbl) {
+    double *d = c->data;
+    for (int64_t i = b; i < e; i++) d[i] *= c->s;
+  } else {
+    float *d = c->data;
+    float s = (float)c->s;
+    for (int64_t i = b; i < e; i++) d[i] *= s;
+  }
+}
+
+/* Fills the key's transform and batch dims from p (strides in elements
+ * of each side); the batch dim `split` gets extent len. */
+static void fill_key(const mt_fft_problem *p, int split, int64_t len, plan_key *k) {
+  int64_t is = 1, os = 1, istr[MT_MAXDIM], ostr[MT_MAXDIM];
+  for (int d = p->ndim - 1; d >= 0; d--) istr[d] = is, ostr[d] = os, is *= p->ishape[d], os *= p->oshape[d];
+  memset(k, 0, sizeof *k);
+  k->kind = p->kind, k->dbl = p->dbl, k->sign = p->kind == MT_FFT_C2C ? p->sign : 0, k->measure = measure;
+  bool is_t[MT_MAXDIM] = {false};
+  for (int t = 0; t < p->nt; t++) {
+    int d = p->tdims[t];
+    is_t[d] = true;
+    int64_t n = p->kind == MT_FFT_C2R ? p->oshape[d] : p->ishape[d];
+    k->dims[k->rank++] = (fftw_iodim64){n, istr[d], ostr[d]};
+  }
+  for (int d = 0; d < p->ndim; d++)
+    if (!is_t[d]) k->hdims[k->hrank++] = (fftw_iodim64){d == split ? len : p->ishape[d], istr[d], ostr[d]};
+}
+
+mt_status mt_fft_cpu_run(const mt_fft_problem *p, void *in, void *out) {
+  int64_t total = 1, onumel = 1;
+  for (int d = 0; d < p->ndim; d++) total *= p->ishape[d] > p->oshape[d] ? p->ishape[d] : p->oshape[d];
+  for (int d = 0; d < p->ndim; d++) onumel *= p->oshape[d];
+  if (total == 0) return MT_OK;
+  /* the batch dim to split: the largest */
+  int split = -1;
+  bool is_t[MT_MAXDIM] = {false};
+  for (int t = 0; t < p->nt; t++) is_t[p->tdims[t]] = true;
+  for (int d = 0; d < p->ndim; d++)
+    if (!is_t[d] && (split < 0 || p->ishape[d] > p->ishape[split])) split = d;
+  int nth = mt_get_num_threads();
+  int64_t n = split >= 0 ? p->ishape[split] : 1, chunks = 1;
+  if (split >= 0 && nth > 1 && total >= 32768) chunks = n < nth ? n : nth;
+  int64_t len = (n + chunks - 1) / chunks;
+  chunks = (n + len - 1) / len;
+  size_t real = p->dbl ? sizeof(double) : sizeof(float);
+  size_t ies = p->kind == MT_FFT_R2C ? real : 2 * real, oes = p->kind == MT_FFT_C2R ? real : 2 * real;
+  run_ctx c = {p, in, out, len, n, 0, 0, {NULL, NULL}};
+  if (split >= 0) {
+    int64_t is = 1, os = 1;
+    for (int d = p->ndim - 1; d > split; d--) is *= p->ishape[d], os *= p->oshape[d];
+    c.istep = is * (int64_t)ies, c.ostep = os * (int64_t)oes;
+  }
+  bool unaligned = false;
+  for (int64_t t = 0; t < chunks; t++)
+    unaligned |= fftw_alignment_of((double *)(c.in + t * len * c.istep)) != 0 ||
+                 fftw_alignment_of((double *)(c.out + t * len * c.ostep)) != 0;
+  plan_key k[2];
+  bool owned[2] = {false, false};
+  int64_t lens[2] = {len, n - (chunks - 1) * len};
+  mt_status st = MT_OK;
+  for (int i = 0; i < 2 && !st; i++) {
+    if (i == 1 && lens[1] == len) {
+      c.plan[1] = c.plan[0];
+      break;
+    }
+    fill_key(p, split, lens[i], &k[i]);
+    k[i].unaligned = unaligned;
+    c.plan[i] = get_plan(&k[i], in, out, &owned[i]);
+    if (!c.plan[i]) st = mt_fail(MT_EARG, "fft: FFTW could not plan this transform");
+  }
+  if (!st) st = mt_parallel_for(chunks, 1, run_chunks, &c);
+  for (int i = 0; i < 2; i++)
+    if (owned[i]) destroy(p->dbl, c.plan[i]);
+  if (!st && p->scale != 1) {
+    scale_ctx s = {out, p->dbl, p->scale};
+    int64_t reals = p->kind == MT_FFT_C2R ? onumel : 2 * onumel;
+    st = mt_parallel_for(reals, 65536, scale_range, &s);
+  }
+  return st;
+}
