@@ -6,6 +6,7 @@ local F = {}
 
 local FAMILIES = {
   "_mel",
+  "_spectral",
 }
 
 for _, family in ipairs(FAMILIES) do

@@ -1,0 +1,104 @@
+-- torch.audio.functional._stft_real -- the short-time transform under the
+-- spectral ops, on real tensors: frames cut by unfold (a view), windowed,
+-- and the onesided spectrum from the engine's r2c transform as a real view
+-- [..., frames, n_fft // 2 + 1, 2]. Power spectrograms never build complex
+-- tensors this way; every step is a recorded op (differentiable, any
+-- device). Also the shared option checks of the spectral family.
+local torch = require "torch"
+local NF = require "torch.nn.functional"
+
+local S = {}
+
+-- window_for(fname, window, win_length, n_fft, like) -> the window of
+-- n_fft points: win_length points (a tensor, or Hann by default) centered
+-- with zeros, in like's dtype and device
+function S.window_for(fname, window, win_length, n_fft, like)
+  if window == nil then
+    window = torch.hann_window(win_length, {dtype = like.dtype, device = like.device})
+  elseif not torch.is_tensor(window) or window:dim() ~= 1 or window:size(1) ~= win_length then
+    error(("%s: window must be a 1-D tensor of win_length = %d points, got %s"):format(fname, win_length,
+      torch.is_tensor(window) and "shape " .. table.concat(window:size(), "x") or type(window)), 4)
+  else
+    if window.dtype ~= like.dtype or window.device ~= like.device then window = window:to(like.device, like.dtype) end
+  end
+  if win_length < n_fft then
+    local left = (n_fft - win_length) // 2
+    window = NF.pad(window, {left, n_fft - win_length - left})
+  end
+  return window
+end
+
+-- check_sizes(fname, n_fft, hop_length, win_length): positive integers, win_length <= n_fft
+function S.check_sizes(fname, n_fft, hop_length, win_length)
+  for _, kv in ipairs{{"n_fft", n_fft}, {"hop_length", hop_length}, {"win_length", win_length}} do
+    if math.type(kv[2]) ~= "integer" or kv[2] < 1 then
+      error(("%s: %s must be a positive integer, got %s"):format(fname, kv[1], tostring(kv[2])), 4)
+    end
+  end
+  if win_length > n_fft then
+    error(("%s: win_length (%d) must not exceed n_fft (%d)"):format(fname, win_length, n_fft), 4)
+  end
+end
+
+-- norms(fname, normalized) -> frame_length_norm, window_norm (torchaudio's
+-- reading of normalized: true / "window" divides by the window's L2 norm,
+-- "frame_length" by sqrt(n_fft))
+function S.norms(fname, normalized)
+  if normalized == nil or normalized == false then return false, false end
+  if normalized == true or normalized == "window" then return false, true end
+  if normalized == "frame_length" then return true, false end
+  error(('%s: normalized must be true, false, "window" or "frame_length", got %s'):format(fname,
+    tostring(normalized)), 4)
+end
+
+local PAD_MODES = {reflect = true, constant = true, replicate = true, circular = true}
+
+function S.check_pad_mode(fname, pad_mode)
+  if not PAD_MODES[pad_mode] then
+    error(('%s: pad_mode must be "reflect", "constant", "replicate" or "circular", got %s'):format(fname,
+      tostring(pad_mode)), 4)
+  end
+end
+
+-- center_pad(fname, x [B, T], n_fft, pad_mode) -> x padded by n_fft // 2 on both sides
+function S.center_pad(fname, x, n_fft, pad_mode)
+  S.check_pad_mode(fname, pad_mode)
+  local p = n_fft // 2
+  if pad_mode == "reflect" and p >= x:size(-1) then
+    error(("%s: reflect padding of %d needs a signal longer than that, got %d samples"):format(fname, p,
+      x:size(-1)), 4)
+  end
+  return NF.pad(x:unsqueeze(2), {p, p}, pad_mode):squeeze(2)
+end
+
+-- frames_spectrum(x [B, T'], window [n_fft], hop) -> the onesided spectra
+-- of the frames as a real view [B, frames, n_fft // 2 + 1, 2]
+function S.frames_spectrum(fname, x, window, n_fft, hop)
+  if x:size(-1) < n_fft then
+    error(("%s: the signal (%d samples after padding) is shorter than n_fft = %d"):format(fname, x:size(-1),
+      n_fft), 4)
+  end
+  local frames = x:unfold(-1, n_fft, hop) * window
+  return torch._fft.fft_r2c(frames, 1 << (frames:dim() - 1), 0)
+end
+
+-- power_of(spec_view [..., 2], power) -> |z|^power (power 1: |z|)
+function S.power_of(v, power)
+  local p2 = (v * v):sum(-1)
+  if power == 2 then return p2 end
+  if power == 1 then return p2:sqrt() end
+  return p2:pow(power / 2)
+end
+
+-- full_from_half(v [B, F, K, 2], n_fft) -> the two-sided spectrum [B, F,
+-- n_fft, 2] (the missing bins are conjugates of the mirrored ones)
+function S.full_from_half(v, n_fft)
+  local k = v:size(-2)
+  local rest = n_fft - k
+  if rest <= 0 then return v end
+  local mirror = v:narrow(-2, 2, rest):flip(-2)
+  mirror = torch.stack({mirror:select(-1, 1), -mirror:select(-1, 2)}, -1)
+  return torch.cat({v, mirror}, -2)
+end
+
+return S
