@@ -19,7 +19,8 @@ static int last_dim(int64_t mask) {
 static mt_tensor *narrow(mtg_scope *s, const mt_tensor *x, int dim, int64_t start, int64_t len) {
   if (!LIVE(s) || !x) return NULL;
   mt_tensor *r = NULL;
-  return mtg_track(s, mtg_narrow(x, dim, start, len, &r), r);
+  mt_status st = mtg_narrow(x, dim, start, len, &r);
+  return mtg_track(s, st, r);
 }
 
 static mt_tensor *cat(mtg_scope *s, mt_tensor *const *ts, int n, int dim) {
@@ -27,7 +28,8 @@ static mt_tensor *cat(mtg_scope *s, mt_tensor *const *ts, int n, int dim) {
   for (int i = 0; i < n; i++)
     if (!ts[i]) return NULL;
   mt_tensor *r = NULL;
-  return mtg_track(s, mtg_join(MT_OP_cat, ts, n, dim, &r), r);
+  mt_status st = mtg_join(MT_OP_cat, ts, n, dim, &r);
+  return mtg_track(s, st, r);
 }
 
 /* fft_c2c: i = {mask, forward, norm} */
@@ -56,7 +58,10 @@ static mt_status d_r2c(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
     }
     mt_args a = {.i = {n->i[0], 0, n->i[1]}, .ni = 3};
     mt_tensor *c = mtg_d_call(s, MT_OP_fft_c2c, (const mt_tensor *[]){g}, 1, &a), *re = NULL;
-    if (c) mtg_track(s, mtg_select(c, c->ndim - 1, 0, &re), re);
+    if (c) {
+      mt_status st = mtg_select(c, c->ndim - 1, 0, &re);
+      re = mtg_track(s, st, re);
+    }
     gin[0] = mtg_keep(s, re);
   }
   return mtg_scope_end(s, gin, n->nin);

@@ -339,6 +339,9 @@ function M.ifftshift(x, ...)
   return shift("ifftshift", x, o.dim, true)
 end
 
+-- for torch.fft._stft
+M._options, M._is_complex, M._floating = options, is_complex, floating
+
 M.__help = "torch.fft -- discrete Fourier transforms (PyTorch's torch.fft): fft, ifft, rfft, irfft, fft2, ifft2, " ..
   "fftn, ifftn, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, fftfreq, rfftfreq, fftshift, ifftshift"
 return M
