@@ -2,11 +2,12 @@
 -- computes them: spectrogram, fbank and mfcc of one channel of a waveform
 -- [channels, time], with Kaldi's defaults (25 ms frames every 10 ms, povey
 -- window, pre-emphasis 0.97, DC removal, snip_edges). Frames are cut with
--- unfold, their spectra come from torch.fft.rfft; the mel banks are built in
--- float64. Output: [frames, features].
+-- unfold, their spectra come from the engine's r2c transform; the mel
+-- banks are built in float64. Output: [frames, features].
 local torch = require "torch"
 local U = require "torch.nn.util"
 local AF = require "torch.audio.functional._mel"
+local S = require "torch.audio.functional._stft_real"
 
 local K = {}
 local EPS = 1.1920928955078125e-07 -- Kaldi's floor: float epsilon, in every dtype
@@ -143,8 +144,9 @@ local function subtract_mean(t, yes)
   return t
 end
 
--- the magnitudes |rfft| of each frame [m, padded // 2 + 1]
-local function magnitude(f) return torch.fft.rfft(f):abs() end
+-- the power |rfft|^2 of each frame [m, padded // 2 + 1] (real-view r2c:
+-- no complex tensor is made)
+local function power(f) return S.power_of(S.rfft_view(f), 2) end
 
 -- spectrogram(waveform[, {options}]) -> [frames, padded // 2 + 1]: log power
 -- spectra; column 1 holds each frame's log energy
@@ -154,7 +156,7 @@ function K.spectrogram(waveform, ...)
   local x, shift, size, padded = properties(fname, waveform, o)
   if x:size(1) < o.min_duration * o.sample_frequency then return torch.empty(0, {dtype = x.dtype}) end
   local f, energy = windowed(fname, x, o, size, shift, padded)
-  local spec = magnitude(f):pow(2):clamp(EPS):log()
+  local spec = power(f):clamp(EPS):log()
   spec:select(2, 1):copy_(energy)
   return subtract_mean(spec, o.subtract_mean)
 end
@@ -220,8 +222,8 @@ local function fbank_of(fname, waveform, o)
   local x, shift, size, padded = properties(fname, waveform, o)
   if x:size(1) < o.min_duration * o.sample_frequency then return nil, x end
   local f, energy = windowed(fname, x, o, size, shift, padded)
-  local spec = magnitude(f)
-  if o.use_power then spec = spec:pow(2) end
+  local spec = power(f)
+  if not o.use_power then spec = spec:sqrt() end
   local banks = mel_banks(fname, o, padded)
   banks = torch.nn.functional.pad(banks, {0, 1}):to(spec.dtype):to(spec.device)
   local mel = torch.matmul(spec, banks:t())

@@ -78,8 +78,13 @@ function S.frames_spectrum(fname, x, window, n_fft, hop)
     error(("%s: the signal (%d samples after padding) is shorter than n_fft = %d"):format(fname, x:size(-1),
       n_fft), 4)
   end
-  local frames = x:unfold(-1, n_fft, hop) * window
-  return torch._fft.fft_r2c(frames, 1 << (frames:dim() - 1), 0)
+  return S.rfft_view(x:unfold(-1, n_fft, hop) * window)
+end
+
+-- rfft_view(x [..., n]) -> the onesided spectrum of the last dim as a real
+-- view [..., n // 2 + 1, 2] (the engine's r2c, unnormalized)
+function S.rfft_view(x)
+  return torch._fft.fft_r2c(x, 1 << (x:dim() - 1), 0)
 end
 
 -- power_of(spec_view [..., 2], power) -> |z|^power (power 1: |z|)

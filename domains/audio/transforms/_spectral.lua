@@ -78,9 +78,10 @@ function M.Spectrogram:__init(...)
   check_spec_options(fname, self)
 end
 function M.Spectrogram:_opts(center, pad)
+  if center == nil then center = self.center end
   return {pad = pad or self.pad, window = self.window, n_fft = self.n_fft, hop_length = self.hop_length,
     win_length = self.win_length, power = self.power, normalized = self.normalized,
-    center = center == nil and self.center or center, pad_mode = self.pad_mode, onesided = self.onesided}
+    center = center, pad_mode = self.pad_mode, onesided = self.onesided}
 end
 function M.Spectrogram:forward(waveform)
   return AF.spectrogram(waveform, self:_opts())
