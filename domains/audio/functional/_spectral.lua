@@ -46,23 +46,45 @@ local function with(t, ...)
   return r
 end
 
--- spectrum_view(fname, waveform, o) -> the [B, frames, freq, 2] real view of
--- the (normalized) STFT and the batch shape; o: spectrogram's options
-local function spectrum_view(fname, waveform, o)
+-- prepared(fname, waveform, o) -> the signal [B, T'] padded as the STFT
+-- frames it, the window of n_fft points (scaled by the normalization) and
+-- the batch shape; o: spectrogram's options
+local function prepared(fname, waveform, o)
   local shape = waveform:size()
   local x = waveform
   if o.pad > 0 then x = NF.pad(x, {o.pad, o.pad}) end
   x = x:reshape(-1, x:size(-1))
   local window = S.window_for(fname, o.window, o.win_length, o.n_fft, x)
   if o.center then x = S.center_pad(fname, x, o.n_fft, o.pad_mode) end
-  local v = S.frames_spectrum(fname, x, window, o.n_fft, o.hop_length)
   local frame_norm, window_norm = S.norms(fname, o.normalized)
-  if frame_norm then v = v * (1 / math.sqrt(o.n_fft)) end
-  if window_norm then v = v / window:pow(2):sum():sqrt() end
+  if frame_norm then window = window * (1 / math.sqrt(o.n_fft)) end
+  if window_norm then window = window / window:pow(2):sum():sqrt() end
+  return x, window, lead_shape(shape, 1)
+end
+
+-- spectrum_view(fname, waveform, o) -> the [B, frames, freq, 2] real view of
+-- the (normalized) STFT and the batch shape
+local function spectrum_view(fname, waveform, o)
+  local x, window, lead = prepared(fname, waveform, o)
+  local v = S.frames_spectrum(fname, x, window, o.n_fft, o.hop_length)
   if not o.onesided then v = S.full_from_half(v, o.n_fft) end
-  return v, lead_shape(shape, 1)
+  return v, lead
 end
 M._spectrum_view = spectrum_view
+
+-- power_frames(fname, waveform, o) -> |STFT|^power as [B, frames, freq]
+-- (the C fast path where it applies) and the batch shape
+local function power_frames(fname, waveform, o)
+  if o.onesided then
+    local x, window, lead = prepared(fname, waveform, o)
+    if x:size(-1) >= o.n_fft then
+      local p = S.fast_power(x, window, o.hop_length, o.power)
+      if p then return p, lead end
+    end
+  end
+  local v, lead = spectrum_view(fname, waveform, o)
+  return S.power_of(v, o.power), lead
+end
 
 -- spectrogram(waveform, pad, window, n_fft, hop_length, win_length, power,
 -- normalized[, center=true, pad_mode="reflect", onesided=true]) -> [...,
@@ -77,12 +99,13 @@ function M.spectrogram(waveform, ...)
     error(("%s: power must be a positive number or false (complex output), got %s"):format(fname,
       tostring(o.power)), 2)
   end
-  local v, lead = spectrum_view(fname, waveform, o)
   if o.power == false then
+    local v, lead = spectrum_view(fname, waveform, o)
     local z = torch.view_as_complex(v:contiguous()):transpose(-1, -2)
     return z:reshape(with(lead, z:size(-2), z:size(-1)))
   end
-  local p = S.power_of(v, o.power):transpose(-1, -2)
+  local p, lead = power_frames(fname, waveform, o)
+  p = p:transpose(-1, -2)
   return p:reshape(with(lead, p:size(-2), p:size(-1)))
 end
 

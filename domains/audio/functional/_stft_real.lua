@@ -68,6 +68,10 @@ function S.center_pad(fname, x, n_fft, pad_mode)
     error(("%s: reflect padding of %d needs a signal longer than that, got %d samples"):format(fname, p,
       x:size(-1)), 4)
   end
+  if pad_mode == "reflect" then -- three slices and one cat (F.pad's reflect is slower)
+    local n = x:size(-1)
+    return torch.cat({x:narrow(-1, 2, p):flip(-1), x, x:narrow(-1, n - p, p):flip(-1)}, -1)
+  end
   return NF.pad(x:unsqueeze(2), {p, p}, pad_mode):squeeze(2)
 end
 
@@ -85,6 +89,20 @@ end
 -- view [..., n // 2 + 1, 2] (the engine's r2c, unnormalized)
 function S.rfft_view(x)
   return torch._fft.fft_r2c(x, 1 << (x:dim() - 1), 0)
+end
+
+local C -- torch.audio._spectral, the C fast path (loaded on first use)
+
+-- fast_power(x [B, T'], window, hop, power) -> [B, frames, freq] through
+-- the C fast path, or nil where the engine ops must run (not CPU float32 /
+-- float64, autograd recording, torch.compile tracing)
+function S.fast_power(x, window, hop, power)
+  if x.is_cuda or (x.dtype ~= torch.float32 and x.dtype ~= torch.float64) then return nil end
+  if (torch.is_grad_enabled() and (x.requires_grad or window.requires_grad)) or torch.compiler.is_compiling() then
+    return nil
+  end
+  C = C or require "torch.audio._spectral"
+  return C.power(x:contiguous(), window:contiguous(), hop, power)
 end
 
 -- power_of(spec_view [..., 2], power) -> |z|^power (power 1: |z|)

@@ -1,0 +1,137 @@
+/* l_spectral.c -- the C half of the power spectrogram's CPU fast path
+ * (functional/_stft_real.lua): frames of an already padded signal are
+ * windowed, transformed by the engine's FFTW runner (cpu/fft_kernels.h)
+ * and reduced to |X|^power, a block of frames at a time so that the
+ * scratch stays in cache; no intermediate tensors. The Lua side takes it
+ * for CPU float32/float64 inputs outside autograd and torch.compile, and
+ * the engine-op path otherwise; this file checks its arguments again and
+ * never crashes on bad input.
+ *   torch.audio._spectral.power(x [B, T], window [n_fft], hop, power)
+ *     -> [B, frames, n_fft / 2 + 1], frames = (T - n_fft) / hop + 1 */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/fft_kernels.h"
+#include "mtl.h"
+
+#define FN "torch.audio._spectral.power"
+
+enum { BLOCK = 64 }; /* frames framed, transformed and reduced at once by one thread */
+
+typedef struct {
+  const void *x, *w;
+  void *out;
+  int64_t len, nfft, hop, nf, K;
+  double power;
+  bool dbl;
+  mt_status st; /* the first failure of a worker (written under no lock: any one suffices) */
+} job;
+
+/* frame_T(j, buf, first, n): frames first .. first+n-1 (global: batch row
+ * g / nf, frame g % nf) windowed into the n rows of buf */
+#define FRAME_FN(T)                                                                  \
+  static void frame_##T(const job *j, T *buf, int64_t first, int64_t n) {           \
+    const T *x = j->x, *w = j->w;                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                \
+      int64_t g = first + i;                                                         \
+      const T *src = x + (g / j->nf) * j->len + (g % j->nf) * j->hop;                \
+      T *dst = buf + i * j->nfft;                                                    \
+      for (int64_t k = 0; k < j->nfft; k++) dst[k] = src[k] * w[k];                  \
+    }                                                                                \
+  }
+
+/* power_T(j, spec, first, n): the n spectra of spec (interleaved re, im)
+ * to |X|^power in the output rows first .. first+n-1 */
+#define POWER_FN(T, SQRT, POW)                                                       \
+  static void power_##T(const job *j, const T *spec, int64_t first, int64_t n) {    \
+    T *out = (T *)j->out + first * j->K;                                             \
+    T half = (T)(j->power / 2);                                                      \
+    for (int64_t i = 0; i < n * j->K; i++) {                                         \
+      T re = spec[2 * i], im = spec[2 * i + 1], p = re * re + im * im;               \
+      out[i] = j->power == 2 ? p : j->power == 1 ? SQRT(p) : POW(p, half);           \
+    }                                                                                \
+  }
+
+FRAME_FN(float)
+FRAME_FN(double)
+POWER_FN(float, sqrtf, powf)
+POWER_FN(double, sqrt, pow)
+
+/* range(j, b, e): frames b..e-1, BLOCK at a time through this thread's
+ * scratch (the FFT of a block is small enough to run in the calling thread) */
+static void range(void *vc, int64_t b, int64_t e) {
+  job *j = vc;
+  size_t es = j->dbl ? sizeof(double) : sizeof(float);
+  void *buf = NULL, *spec = NULL;
+  if (posix_memalign(&buf, 64, (size_t)BLOCK * (size_t)j->nfft * es) ||
+      posix_memalign(&spec, 64, (size_t)BLOCK * (size_t)j->K * 2 * es)) {
+    free(buf);
+    j->st = mt_fail(MT_ENOMEM, FN ": out of memory for the frame scratch");
+    return;
+  }
+  for (int64_t first = b; first < e && !j->st; first += BLOCK) {
+    int64_t n = e - first < BLOCK ? e - first : BLOCK;
+    if (j->dbl) frame_double(j, buf, first, n);
+    else frame_float(j, buf, first, n);
+    mt_fft_problem p = {.kind = MT_FFT_R2C, .dbl = j->dbl, .sign = -1, .ndim = 2, .nt = 1,
+                        .ishape = {n, j->nfft}, .oshape = {n, j->K}, .tdims = {1}, .scale = 1.0};
+    mt_status st = mt_fft_cpu_run(&p, buf, spec);
+    if (st) {
+      j->st = st;
+      break;
+    }
+    if (j->dbl) power_double(j, spec, first, n);
+    else power_float(j, spec, first, n);
+  }
+  free(buf);
+  free(spec);
+}
+
+/* run(j, total): all total frames of j over the engine's threads */
+static mt_status run(job *j, int64_t total) {
+  mt_status st = mt_parallel_for(total, BLOCK, range, j);
+  return st ? st : j->st;
+}
+
+static mt_tensor *check_t(lua_State *L, int idx, int ndim, const char *what) {
+  mt_tensor *t = mtl_check_tensor(L, idx, FN);
+  if (t->ndim != ndim || mt_tdevice(t).type != MT_CPU || !mt_is_contiguous(t) ||
+      (t->dtype != MT_FLOAT32 && t->dtype != MT_FLOAT64))
+    luaL_error(L, "%s: the %s must be a contiguous %d-D float32/float64 CPU tensor", FN, what, ndim);
+  return t;
+}
+
+static int l_power(lua_State *L) {
+  mt_tensor *x = check_t(L, 1, 2, "signal"), *w = check_t(L, 2, 1, "window");
+  lua_Integer hop = luaL_checkinteger(L, 3);
+  double power = luaL_checknumber(L, 4);
+  int64_t B = x->shape[0], T = x->shape[1], nfft = w->shape[0];
+  if (w->dtype != x->dtype) luaL_error(L, "%s: the window's dtype differs from the signal's", FN);
+  if (hop < 1 || nfft < 1 || T < nfft || !(power > 0))
+    luaL_error(L, "%s: bad sizes (T %I, n_fft %I, hop %I, power %f)", FN, (lua_Integer)T, (lua_Integer)nfft,
+               hop, power);
+  int64_t nf = (T - nfft) / hop + 1, K = nfft / 2 + 1;
+  int64_t shape[3] = {B, nf, K};
+  mt_tensor *out = NULL;
+  MTL_CHECK_OP(L, FN, mt_empty(shape, 3, (mt_dtype)x->dtype, mt_cpu(), &out));
+  job j = {.x = mt_data(x), .w = mt_data(w), .out = mt_data(out), .len = T, .nfft = nfft, .hop = hop, .nf = nf,
+           .K = K, .power = power, .dbl = x->dtype == MT_FLOAT64, .st = MT_OK};
+  mt_status st = run(&j, B * nf);
+  if (st != MT_OK) mtl_fail(L, st, out, NULL, NULL, NULL);
+  mtl_push_tensor(L, out);
+  return 1;
+}
+
+static const mtl_reg regs[] = {
+    {"power", l_power, MTL_FN,
+     "torch.audio._spectral.power(x, window, hop, power) -- [B, frames, n_fft/2+1]: |rfft(frame * window)|^power "
+     "of the frames of a contiguous CPU float32/float64 signal [B, T] (already padded)"},
+    {NULL, NULL, 0, NULL}};
+
+/* require "torch.audio._spectral" */
+int luaopen_torch_audio__spectral(lua_State *L) {
+  lua_newtable(L);
+  mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
+  return 1;
+}
