@@ -136,7 +136,8 @@ end
 
 -- griffinlim(specgram, window, n_fft, hop_length, win_length, power,
 -- n_iter, momentum, length, rand_init) -> [..., time]: a signal whose
--- magnitude spectrogram approaches specgram (fast Griffin-Lim)
+-- magnitude spectrogram approaches specgram (fast Griffin-Lim). The phases
+-- live as real views [..., 2]: no complex tensors are needed.
 function M.griffinlim(specgram, ...)
   local fname = "torch.audio.functional.griffinlim"
   check_signal(fname, specgram, 2)
@@ -144,36 +145,61 @@ function M.griffinlim(specgram, ...)
     "rand_init"}, {power = 2.0, n_iter = 32, momentum = 0.99, length = false, rand_init = true}, ...)
   o.n_fft = o.n_fft or (specgram:size(-2) - 1) * 2
   sizes(fname, o)
-  if not (o.momentum >= 0 and o.momentum < 1) then
+  if type(o.momentum) ~= "number" or not (o.momentum >= 0 and o.momentum < 1) then
     error(("%s: momentum must be in [0, 1), got %s"):format(fname, tostring(o.momentum)), 2)
   end
-  local shape = specgram:size()
-  local mag = specgram:reshape(-1, shape[#shape - 1], shape[#shape]):pow(1 / o.power)
-  local window = S.window_for(fname, o.window, o.win_length, o.win_length, mag)
-  local m = o.momentum / (1 + o.momentum)
-  local angles
-  if o.rand_init then
-    angles = torch.complex(torch.rand(mag:size(), {dtype = mag.dtype, device = mag.device}),
-      torch.rand(mag:size(), {dtype = mag.dtype, device = mag.device}))
-  else
-    angles = torch.complex(torch.ones_like(mag), torch.zeros_like(mag))
+  if specgram:size(-2) ~= o.n_fft // 2 + 1 then
+    error(("%s: expected %d frequency bins (n_fft // 2 + 1), got shape %s"):format(fname, o.n_fft // 2 + 1,
+      U.shape_str(specgram)), 2)
   end
-  local stft_opts = {hop_length = o.hop_length, win_length = o.win_length, window = window, center = true,
-    pad_mode = "reflect", normalized = false, onesided = true, return_complex = true}
-  local istft_opts = {hop_length = o.hop_length, win_length = o.win_length, window = window,
-    length = o.length ~= false and o.length or nil}
+  local shape = specgram:size()
+  -- magnitudes [B, frames, freq, 1]
+  local mag = specgram:reshape(-1, shape[#shape - 1], shape[#shape]):pow(1 / o.power):transpose(2, 3):unsqueeze(-1)
+  local window = S.window_for(fname, o.window, o.win_length, o.n_fft, mag)
+  local m = o.momentum / (1 + o.momentum)
+  local vshape = mag:size()
+  vshape[4] = 2
+  local angles
+  if o.rand_init then angles = torch.rand(vshape, {dtype = mag.dtype, device = mag.device})
+  else angles = torch.cat({torch.ones_like(mag), torch.zeros_like(mag)}, -1) end
+  local length = o.length ~= false and o.length or nil
   local tprev
   for _ = 1, o.n_iter do
-    local inverse = torch.istft(angles * mag, o.n_fft, istft_opts)
-    local rebuilt = torch.stft(inverse, o.n_fft, stft_opts)
+    local inverse = S.istft_view(fname, angles * mag, o.n_fft, o.hop_length, window, length, true)
+    local rebuilt = S.frames_spectrum(fname, S.center_pad(fname, inverse, o.n_fft, "reflect"), window, o.n_fft,
+      o.hop_length)
     angles = rebuilt
     if m ~= 0 and tprev then angles = angles - tprev * m end
-    angles = angles / (angles:abs() + 1e-16)
+    angles = angles / (S.magnitude(angles):unsqueeze(-1) + 1e-16)
     tprev = rebuilt
   end
-  local y = torch.istft(angles * mag, o.n_fft, istft_opts)
+  local y = S.istft_view(fname, angles * mag, o.n_fft, o.hop_length, window, length, true)
   return y:reshape(with(lead_shape(shape, 2), y:size(-1)))
 end
+
+-- vocoder_view(v [B, freq, frames, 2], rate, phase_advance [freq, 1]) ->
+-- [B, freq, ceil(frames / rate), 2]: phase_vocoder on real views
+local function vocoder_view(v, rate, phase_advance)
+  local nfr = v:size(3)
+  local steps = torch.arange(0, nfr, rate, {dtype = v.dtype, device = v.device})
+  local alphas = steps:remainder(1.0)
+  local phase_0 = S.phase(v:narrow(3, 1, 1))
+  local zshape = v:size()
+  zshape[3] = 2
+  local padded = torch.cat({v, torch.zeros(zshape, {dtype = v.dtype, device = v.device})}, 3)
+  local idx = steps:long()
+  local z0, z1 = padded:index_select(3, idx + 1), padded:index_select(3, idx + 2) -- 1-based
+  local adv = phase_advance:to(v.device, v.dtype)
+  local phase = S.phase(z1) - S.phase(z0) - adv
+  phase = phase - torch.round(phase / (2 * math.pi)) * (2 * math.pi)
+  phase = phase + adv
+  phase = torch.cat({phase_0, phase:narrow(-1, 1, phase:size(-1) - 1)}, -1)
+  local acc = torch.cumsum(phase, -1)
+  local mag = alphas * S.magnitude(z1) + (1 - alphas) * S.magnitude(z0)
+  return S.polar(mag, acc)
+end
+
+M._vocoder_view = vocoder_view
 
 -- phase_vocoder(complex_specgrams, rate, phase_advance) -> [..., freq,
 -- ceil(frames / rate)]: the spectrogram sped up by rate, pitch kept
@@ -187,23 +213,8 @@ function M.phase_vocoder(z, rate, phase_advance)
   if rate <= 0 then error(("%s: rate must be positive, got %g"):format(fname, rate), 2) end
   if rate == 1.0 then return z end
   local shape = z:size()
-  local nfr = shape[#shape]
-  z = z:reshape(-1, shape[#shape - 1], nfr)
-  local real_dtype = torch.view_as_real(z).dtype
-  local steps = torch.arange(0, nfr, rate, {dtype = real_dtype, device = z.device})
-  local alphas = steps:remainder(1.0)
-  local phase_0 = z:narrow(-1, 1, 1):angle()
-  local padded = torch.cat({z, torch.zeros(z:size(1), z:size(2), 2, {dtype = z.dtype, device = z.device})}, -1)
-  local idx = steps:long()
-  local z0, z1 = padded:index_select(-1, idx), padded:index_select(-1, idx + 1)
-  local adv = phase_advance:to(z.device, real_dtype)
-  local phase = z1:angle() - z0:angle() - adv
-  phase = phase - torch.round(phase / (2 * math.pi)) * (2 * math.pi)
-  phase = phase + adv
-  phase = torch.cat({phase_0, phase:narrow(-1, 1, phase:size(-1) - 1)}, -1)
-  local acc = torch.cumsum(phase, -1)
-  local mag = alphas * z1:abs() + (1 - alphas) * z0:abs()
-  local out = torch.polar(mag, acc)
+  local v = torch.view_as_real(z):reshape(-1, shape[#shape - 1], shape[#shape], 2)
+  local out = torch.view_as_complex(vocoder_view(v, rate, phase_advance):contiguous())
   return out:reshape(with(lead_shape(shape, 1), out:size(-1)))
 end
 
@@ -242,20 +253,18 @@ function M.pitch_shift(waveform, sample_rate, n_steps, ...)
 end
 
 -- _stretch(fname, waveform, n_steps, o) -> the waveform time-stretched by
--- 2^(n_steps / bins_per_octave) through the phase vocoder
+-- 2^(n_steps / bins_per_octave) through the phase vocoder (on real views)
 function M._stretch(fname, waveform, n_steps, o)
   S.check_sizes(fname, o.n_fft, o.hop_length, o.win_length)
   local shape = waveform:size()
   local x = waveform:reshape(-1, shape[#shape])
-  local window = o.window or torch.hann_window(o.win_length, {dtype = x.dtype, device = x.device})
+  local window = S.window_for(fname, o.window, o.win_length, o.n_fft, x)
   local rate = 2.0 ^ (-n_steps / o.bins_per_octave)
-  local spec = torch.stft(x, o.n_fft, {hop_length = o.hop_length, win_length = o.win_length, window = window,
-    center = true, pad_mode = "reflect", normalized = false, onesided = true, return_complex = true})
-  local adv = torch.linspace(0, math.pi * o.hop_length, spec:size(-2), {dtype = x.dtype, device = x.device})
-  local stretched = M.phase_vocoder(spec, rate, adv:unsqueeze(2))
+  local v = S.frames_spectrum(fname, S.center_pad(fname, x, o.n_fft, "reflect"), window, o.n_fft, o.hop_length)
+  local adv = torch.linspace(0, math.pi * o.hop_length, v:size(3), {dtype = x.dtype, device = x.device})
+  local stretched = vocoder_view(v:transpose(2, 3), rate, adv:unsqueeze(2)):transpose(2, 3)
   local len = math.floor(shape[#shape] / rate + 0.5)
-  local y = torch.istft(stretched, o.n_fft, {hop_length = o.hop_length, win_length = o.win_length,
-    window = window, length = len})
+  local y = S.istft_view(fname, stretched, o.n_fft, o.hop_length, window, len, true)
   return y:reshape(with(lead_shape(shape, 1), y:size(-1)))
 end
 

@@ -124,4 +124,40 @@ function S.full_from_half(v, n_fft)
   return torch.cat({v, mirror}, -2)
 end
 
+-- overlap_add(frames [B, F, n], hop, L) -> [B, L]: the frames summed at
+-- their offsets f * hop
+local function overlap_add(frames, hop, L)
+  local B, n = frames:size(1), frames:size(3)
+  return NF.fold(frames:transpose(2, 3), {1, L}, {1, n}, {stride = {1, hop}}):view(B, L)
+end
+
+-- istft_view(fname, v [B, F, K, 2], n_fft, hop, window [n_fft], length?,
+-- center) -> [B, time]: the least-squares signal of onesided spectra (each
+-- frame's irfft times the window, overlap-added, divided by the window's
+-- squared overlap-add), trimmed as torch.istft trims
+function S.istft_view(fname, v, n_fft, hop, window, length, center)
+  local nf = v:size(2)
+  local frames = torch._fft.fft_c2r(v:contiguous(), 1 << 2, n_fft, 2) * window
+  local L = n_fft + hop * (nf - 1)
+  local y = overlap_add(frames, hop, L)
+  local env = overlap_add((window * window):view(1, 1, n_fft):expand(1, nf, n_fft), hop, L):view(L)
+  local start = center and n_fft // 2 or 0
+  local stop = length and start + length or (center and L - n_fft // 2 or L)
+  local keep = math.max(0, math.min(stop, L) - start)
+  y, env = y:narrow(2, start + 1, keep), env:narrow(1, start + 1, keep)
+  if keep > 0 and env:abs():min():item() < 1e-11 then
+    error(("%s: the window's squared overlap-add vanishes somewhere (NOLA fails for this window and hop %d)")
+      :format(fname, hop), 4)
+  end
+  y = y / env
+  if stop > L then y = NF.pad(y, {0, stop - L}) end
+  return y
+end
+
+-- magnitude(v [..., 2]) -> |z| [...]; phase(v) -> atan2(im, re)
+function S.magnitude(v) return torch.hypot(v:select(-1, 1), v:select(-1, 2)) end
+function S.phase(v) return torch.atan2(v:select(-1, 2), v:select(-1, 1)) end
+-- polar(mag, phase) -> the real view [..., 2] of mag * exp(i phase)
+function S.polar(mag, phase) return torch.stack({mag * phase:cos(), mag * phase:sin()}, -1) end
+
 return S
