@@ -45,6 +45,7 @@ const mtg_deriv *mtg_deriv_nn(mt_op op);       /* nn.c */
 const mtg_deriv *mtg_deriv_attention(mt_op op); /* attention.c */
 const mtg_deriv *mtg_deriv_vision(mt_op op);    /* vision.c */
 const mtg_deriv *mtg_deriv_fft(mt_op op);       /* fft.c */
+const mtg_deriv *mtg_deriv_audio(mt_op op);     /* audio.c */
 /* "ExpBackward0" for MT_OP_exp: PyTorch's node names (derivatives.c). */
 const char *mtg_backward_name(mt_op op);
 /* Records an elementwise op (elementwise.c): see there. */

@@ -10,7 +10,8 @@
 static const mtg_deriv *(*const families[])(mt_op) = {mtg_deriv_ew,     mtg_deriv_view,     mtg_deriv_reduce,
                                                        mtg_deriv_linalg, mtg_deriv_movement, mtg_deriv_index,
                                                        mtg_deriv_nn,     mtg_deriv_attention, mtg_deriv_vision,
-                                                       mtg_deriv_fft};
+                                                       mtg_deriv_fft,
+                                                       mtg_deriv_audio};
 
 const mtg_deriv *mtg_deriv_of(mt_op op) {
   static const mtg_deriv *cache[MT_NOPS];

@@ -12,6 +12,7 @@
 #include "nn.h"
 #include "index.h"
 #include "reduce_util.h"
+#include "resample.h"
 #include "resize.h"
 #include "shape.h"
 #include "vision.h"
@@ -545,6 +546,22 @@ static mt_status call_image_resize_backward(const mt_tensor *const *in, int n, c
 }
 static mt_status call_image_crop_resize(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_image_crop_resize(in[0], in[1], a->i[0], a->i[1], (int)a->i[2], a->i[3] != 0, &outs[0]);
+}
+
+/* ---- audio resampling (resample.h): audio_resample(x) and
+ * audio_resample_backward(g): i = {orig, new, lowpass_filter_width,
+ * method, pad_left, out_len, in_len (the backward's), design_f32}, f =
+ * {rolloff, beta} ---- */
+static mt_resample_args resample_args(const mt_args *a) {
+  return (mt_resample_args){a->i[0], a->i[1], a->i[2], a->i[3], a->i[4], a->i[5], a->f[0], a->f[1], a->i[7]};
+}
+static mt_status call_audio_resample(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_resample_args r = resample_args(a);
+  return mt_audio_resample(in[0], &r, &outs[0]);
+}
+static mt_status call_audio_resample_backward(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
+  mt_resample_args r = resample_args(a);
+  return mt_audio_resample_backward(in[0], &r, a->i[6], &outs[0]);
 }
 
 /* the elementwise rows' adapters: the generic ones above with the op */

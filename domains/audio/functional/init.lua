@@ -7,6 +7,7 @@ local F = {}
 local FAMILIES = {
   "_mel",
   "_spectral",
+  "_resampling",
 }
 
 for _, family in ipairs(FAMILIES) do
