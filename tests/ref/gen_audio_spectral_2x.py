@@ -7,7 +7,11 @@ it exists.
 
     cd tests/ref && python3 gen_audio_spectral_2x.py   # torchaudio >= 2.1; writes audio_spectral_2x.lua
 
-Runs on the CPU (the drivers other than "gels" are CPU-only). Inputs: the
+Runs on the CPU (the drivers other than "gels" are CPU-only). torchaudio
+2.x's "gels" raises on rank-deficient banks (an empty mel filter: the
+33-bin case) and on the float32 case, so those name "gelsd". ("gelsy" is
+left out: torch 2.11 returned all zeros for a batch of 2 against the bank's
+batch of 1, a residual 5x the minimum-norm solution's.) Inputs: the
 same 64-bit LCG as gen_audio_spectral.py (the Lua test repeats it)."""
 import os
 
@@ -37,11 +41,10 @@ def rand_abs(shape, seed, dtype):
 
 CASES = [
     (65, {"n_mels": 16, "sample_rate": 8000}, torch.float64, 3),
-    (33, {"n_mels": 24, "sample_rate": 16000}, torch.float64, 4),
-    (101, {"n_mels": 40, "sample_rate": 16000}, torch.float32, 5),
+    (33, {"n_mels": 24, "sample_rate": 16000, "driver": "gelsd"}, torch.float64, 4),
+    (101, {"n_mels": 40, "sample_rate": 16000, "driver": "gelsd"}, torch.float32, 5),
     (129, {"n_mels": 32, "sample_rate": 16000, "norm": "slaney", "mel_scale": "slaney", "driver": "gelsd"},
      torch.float64, 6),
-    (65, {"n_mels": 20, "sample_rate": 8000, "f_min": 50.0, "f_max": 3500.0, "driver": "gelsy"}, torch.float64, 7),
 ]
 out = []
 for n_stft, opts, dtype, seed in CASES:

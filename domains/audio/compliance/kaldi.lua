@@ -144,9 +144,16 @@ local function subtract_mean(t, yes)
   return t
 end
 
--- the power |rfft|^2 of each frame [m, padded // 2 + 1] (real-view r2c:
--- no complex tensor is made)
-local function power(f) return S.power_of(S.rfft_view(f), 2) end
+-- the power |rfft|^2 of each frame [m, padded // 2 + 1] (the C fast path
+-- with each row one frame, else the real-view r2c: no complex tensor)
+local function power(f)
+  local n = f:size(2)
+  if f:size(1) > 0 then
+    local p = S.fast_power(f, torch.ones(n, {dtype = f.dtype}), n, 2)
+    if p then return p:squeeze(2) end
+  end
+  return S.power_of(S.rfft_view(f), 2)
+end
 
 -- spectrogram(waveform[, {options}]) -> [frames, padded // 2 + 1]: log power
 -- spectra; column 1 holds each frame's log energy
