@@ -22,7 +22,7 @@ static mt_status record(mt_op op, const mtg_deriv *d, const mt_tensor *const *in
   mt_tensor *att[MTG_MAXOUT];
   for (int k = 0; k < nout; k++) {
     att[k] = d->saves & MTG_NOGRAD(k) ? NULL : outs[k];
-    if (att[k] && !mt_is_floating((mt_dtype)att[k]->dtype)) return MT_OK;
+    if (att[k] && !mt_is_inexact((mt_dtype)att[k]->dtype)) return MT_OK;
   }
   mtg_node *n = NULL;
   mt_status st = mtg_node_new(d->name ? d->name(ins, nin) : mtg_backward_name(op), d->fn, ins, nin, outs, nout, &n);

@@ -4,7 +4,9 @@
  * gradient; x, y the saved input and result; a, b the saved operands. */
 #include <math.h>
 
+#include "cplx.h"
 #include "deriv.h"
+#include "graph.h"
 
 #define DERIV(name) static mt_status d_##name(mtg_node *n, mt_tensor *const *go, mt_tensor **gin)
 #define BEGIN                                                                                                          \
@@ -38,23 +40,41 @@ static mt_tensor *zero_of(mtg_scope *s, const mt_tensor *like) {
   return like ? mtg_d_num(s, 0, (mt_dtype)like->dtype) : NULL;
 }
 
+/* conj(t) for a complex t, t itself for a real one: PyTorch's convention for
+ * complex gradients (dL/dre + i dL/dim) makes the gradient of a holomorphic
+ * f(z) g * conj(f'(z)), so derivatives that multiply by f' conjugate it. */
+static mt_tensor *cj(mtg_scope *s, mt_tensor *t) {
+  if (!t || !mt_is_complex((mt_dtype)t->dtype)) return t;
+  return mtg_d_un(s, MT_OP_conj, t);
+}
+
+/* i * t for a complex t (a constant i of t's dtype). */
+static mt_tensor *times_i(mtg_scope *s, mt_tensor *t) {
+  if (!t || s->st) return NULL;
+  mt_tensor *i = NULL;
+  mt_status st = mt_empty(NULL, 0, (mt_dtype)t->dtype, mt_tdevice(t), &i);
+  if (!st) st = mt_complex_fill_(i, 0, 1);
+  return mtg_d_mul(s, t, mtg_track(s, st, i));
+}
+
 #define X SAVED(0)
 #define Y OUT
 #define LN2 0.69314718055994530942
 #define LN10 2.30258509299404568402
 
 UNARY(neg, mtg_d_neg(s, g))
-UNARY(abs, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_sign, X)))
+UNARY(abs, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_sgn, X))) /* sgn: sign, or z / |z| */
+UNARY(conj, cj(s, (mt_tensor *)g))
 UNARY(zero, mtg_d_zeros_like(s, g)) /* sign, floor, ceil, round, trunc: flat almost everywhere */
-UNARY(exp, mtg_d_mul(s, g, Y))
+UNARY(exp, mtg_d_mul(s, g, cj(s, Y)))
 UNARY(exp2, mtg_d_mul(s, g, mtg_d_scale(s, Y, LN2)))
 UNARY(expm1, mtg_d_mul(s, g, mtg_d_addc(s, Y, 1)))
-UNARY(log, mtg_d_div(s, g, X))
+UNARY(log, mtg_d_div(s, g, cj(s, X)))
 UNARY(log2, mtg_d_div(s, g, mtg_d_scale(s, X, LN2)))
 UNARY(log10, mtg_d_div(s, g, mtg_d_scale(s, X, LN10)))
 UNARY(log1p, mtg_d_div(s, g, mtg_d_addc(s, X, 1)))
-UNARY(sqrt, mtg_d_div(s, g, mtg_d_scale(s, Y, 2)))
-UNARY(rsqrt, mtg_d_mul(s, g, mtg_d_scale(s, mtg_d_mul(s, Y, mtg_d_mul(s, Y, Y)), -0.5)))
+UNARY(sqrt, mtg_d_div(s, g, mtg_d_scale(s, cj(s, Y), 2)))
+UNARY(rsqrt, mtg_d_mul(s, g, mtg_d_scale(s, cj(s, mtg_d_mul(s, Y, mtg_d_mul(s, Y, Y))), -0.5)))
 UNARY(sin, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_cos, X)))
 UNARY(cos, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_un(s, MT_OP_sin, X))))
 UNARY(tan, mtg_d_mul(s, g, mtg_d_addc(s, mtg_d_mul(s, Y, Y), 1)))
@@ -74,8 +94,43 @@ UNARY(erfc,
       mtg_d_mul(s, g,
                 mtg_d_scale(s, mtg_d_un(s, MT_OP_exp, mtg_d_neg(s, mtg_d_mul(s, X, X))), -1.12837916709551257390)))
 UNARY(frac, mtg_d_mul(s, g, mtg_d_num(s, 1, g->dtype)))
-UNARY(reciprocal, mtg_d_neg(s, mtg_d_mul(s, g, mtg_d_mul(s, Y, Y))))
-UNARY(square, mtg_d_mul(s, g, mtg_d_scale(s, X, 2)))
+UNARY(reciprocal, mtg_d_neg(s, mtg_d_mul(s, g, cj(s, mtg_d_mul(s, Y, Y)))))
+UNARY(square, mtg_d_mul(s, g, mtg_d_scale(s, cj(s, X), 2)))
+
+/* angle: flat on reals; on complex z, g i z / |z|^2 = g i / conj(z) (0 at 0) */
+DERIV(angle) {
+  BEGIN;
+  mt_tensor *x = X;
+  if (x && !mt_is_complex((mt_dtype)x->dtype)) {
+    GIVE(0, mtg_d_zeros_like(s, g));
+  } else if (x) {
+    mt_tensor *z = zero_of(s, x), *at0 = mtg_d_bin(s, MT_OP_eq, x, z);
+    mt_tensor *safe = mtg_d_where(s, at0, mtg_d_num(s, 1, x->dtype), x);
+    mt_tensor *d = times_i(s, mtg_d_div(s, mtg_d_cast(s, g, (mt_dtype)x->dtype), cj(s, safe)));
+    GIVE(0, mtg_d_where(s, at0, z, d));
+  }
+  END;
+}
+
+/* sgn: flat on reals; on complex z (PyTorch's sgn_backward):
+ * (g - re(g conj(sgn z)) sgn z) / |z|, 0 at 0 */
+DERIV(sgn) {
+  BEGIN;
+  mt_tensor *x = X;
+  if (x && !mt_is_complex((mt_dtype)x->dtype)) {
+    GIVE(0, mtg_d_zeros_like(s, g));
+  } else if (x && !s->st) {
+    mt_tensor *y = OUT, *a = mtg_d_un(s, MT_OP_abs, x), *re = NULL;
+    mt_tensor *gy = mtg_d_mul(s, (mt_tensor *)g, cj(s, y));
+    if (gy) s->st = mtg_complex_part(gy, 0, &re);
+    re = mtg_track(s, s->st, re);
+    mt_tensor *num = mtg_d_sub(s, (mt_tensor *)g, mtg_d_mul(s, re, y));
+    mt_tensor *z = zero_of(s, a), *at0 = mtg_d_bin(s, MT_OP_eq, a, z);
+    mt_tensor *d = mtg_d_div(s, num, mtg_d_where(s, at0, mtg_d_num(s, 1, a->dtype), a));
+    GIVE(0, mtg_d_where(s, at0, zero_of(s, x), d));
+  }
+  END;
+}
 UNARY(identity, mtg_d_mul(s, g, mtg_d_num(s, 1, g->dtype))) /* copy, cast: mtg_d_grad_for casts back */
 
 /* gelu and gelu_tanh: g * gelu'(x) in one fused op (gelu_backward below
@@ -189,16 +244,16 @@ DERIV(sub) {
 
 DERIV(mul) { /* each operand is saved only when the other needs a gradient */
   BEGIN;
-  GIVE(0, mtg_d_mul(s, g, B));
-  GIVE(1, mtg_d_mul(s, g, A));
+  GIVE(0, mtg_d_mul(s, g, cj(s, B)));
+  GIVE(1, mtg_d_mul(s, g, cj(s, A)));
   END;
 }
 
 DERIV(div) {
   BEGIN;
   mt_tensor *b = B;
-  GIVE(0, mtg_d_div(s, g, b));
-  GIVE(1, mtg_d_neg(s, mtg_d_div(s, mtg_d_mul(s, g, A), mtg_d_mul(s, b, b))));
+  GIVE(0, mtg_d_div(s, g, cj(s, b)));
+  GIVE(1, mtg_d_neg(s, mtg_d_div(s, mtg_d_mul(s, g, cj(s, A)), cj(s, mtg_d_mul(s, b, b)))));
   END;
 }
 
@@ -210,11 +265,17 @@ DERIV(pow) {
   if (NEED(0)) {
     mt_tensor *d = mtg_d_mul(s, b, mtg_d_bin(s, MT_OP_pow, a, mtg_d_addc(s, b, -1)));
     mt_tensor *keep = mask(s, MT_OP_ne, b, z, d);
-    gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, g, mtg_d_mul(s, d, keep)));
+    gin[0] = mtg_d_grad_for(s, 0, mtg_d_mul(s, g, cj(s, mtg_d_mul(s, d, keep))));
   }
   if (NEED(1)) {
-    mt_tensor *d = mtg_d_mul(s, OUT, mtg_d_un(s, MT_OP_log, a));
-    mt_tensor *az = mask(s, MT_OP_eq, a, z, d), *bnn = mask(s, MT_OP_ge, b, z, d);
+    mt_tensor *d = cj(s, mtg_d_mul(s, OUT, mtg_d_un(s, MT_OP_log, a)));
+    mt_tensor *bre = b; /* complex exponents: PyTorch tests re(b) >= 0 */
+    if (b && mt_is_complex((mt_dtype)b->dtype) && !s->st) {
+      mt_tensor *re = NULL;
+      mt_status st = mtg_complex_part(b, 0, &re);
+      bre = mtg_track(s, st, re);
+    }
+    mt_tensor *az = mask(s, MT_OP_eq, a, z, d), *bnn = mask(s, MT_OP_ge, bre, zero_of(s, bre), d);
     mt_tensor *kill = mtg_d_mul(s, az, bnn); /* 1 where the derivative is defined as 0 */
     mt_tensor *dd = mtg_d_where(s, mtg_d_cast(s, kill, MT_BOOL), zero_of(s, d), d);
     gin[1] = mtg_d_grad_for(s, 1, mtg_d_mul(s, g, dd));
@@ -316,7 +377,8 @@ DERIV(lerp) {
 #define E(op, f, sv) [MT_OP_##op] = {d_##f, sv}
 
 static const mtg_deriv table[MT_NOPS] = {
-    E(neg, neg, 0),          E(abs, abs, I0),         E(sign, zero, 0),        E(exp, exp, O),
+    E(neg, neg, 0),          E(abs, abs, I0),         E(conj, conj, 0),        E(angle, angle, I0),
+    E(sgn, sgn, I0 | O),         E(sign, zero, 0),        E(exp, exp, O),
     E(exp2, exp2, O),        E(expm1, expm1, O),      E(log, log, I0),         E(log2, log2, I0),
     E(log10, log10, I0),     E(log1p, log1p, I0),     E(sqrt, sqrt, O),        E(rsqrt, rsqrt, O),
     E(sin, sin, I0),         E(cos, cos, I0),         E(tan, tan, O),          E(asin, asin, I0),

@@ -41,8 +41,8 @@ static mt_status d_c2c(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   return mtg_scope_end(s, gin, n->nin);
 }
 
-/* fft_r2c: i = {mask, norm}; x's last transformed dim has n points, the
- * gradient's n / 2 + 1 bins */
+/* fft_r2c: i = {mask, norm, two-sided}; x's last transformed dim has n
+ * points, the gradient's n / 2 + 1 bins (n when two-sided: no padding) */
 static mt_status d_r2c(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   mtg_scope S, *s = &S;
   mtg_scope_begin(s, n);
@@ -74,7 +74,7 @@ static mt_status d_c2r(mtg_node *n, mt_tensor *const *go, mt_tensor **gin) {
   if (mtg_needs(n, 0)) {
     int d = last_dim(n->i[0]);
     int64_t lastn = n->i[1], half = lastn / 2 + 1, twice = lastn - half;
-    mt_args a = {.i = {n->i[0], n->i[2]}, .ni = 2};
+    mt_args a = {.i = {n->i[0], n->i[2], 0}, .ni = 3};
     mt_tensor *r = mtg_d_call(s, MT_OP_fft_r2c, (const mt_tensor *[]){go[0]}, 1, &a);
     if (twice > 0) {
       mt_tensor *parts[3] = {narrow(s, r, d, 0, 1), mtg_d_scale(s, narrow(s, r, d, 1, twice), 2), NULL};

@@ -260,4 +260,13 @@ mt_status mtg_norm_backward(mt_op op, const mt_tensor *grad_out, const mt_tensor
                             const mt_tensor *mean, const mt_tensor *rstd, int64_t arg, mt_tensor **grad_in,
                             mt_tensor **grad_weight, mt_tensor **grad_bias);
 
+/* Complex views and constructions, recorded (complex.c): view_as_real,
+ * view_as_complex, the real (part 0) or imaginary (part 1) part as a view,
+ * torch.complex and torch.polar. */
+mt_status mtg_view_as_real(const mt_tensor *t, mt_tensor **out);
+mt_status mtg_view_as_complex(const mt_tensor *t, mt_tensor **out);
+mt_status mtg_complex_part(const mt_tensor *t, int part, mt_tensor **out);
+mt_status mtg_complex(const mt_tensor *re, const mt_tensor *im, mt_tensor **out);
+mt_status mtg_polar(const mt_tensor *abs, const mt_tensor *angle, mt_tensor **out);
+
 #endif

@@ -83,8 +83,8 @@ mt_status mtg_set_requires_grad(mt_tensor *t, bool on) {
     return mt_fail(MT_EARG, "requires_grad: only leaf tensors can stop requiring grad; this one comes from %s "
                             "(use x:detach() for a copy outside the graph)", m->grad_fn->name);
   }
-  if (on && !mt_is_floating((mt_dtype)t->dtype))
-    return mt_fail(MT_EDTYPE, "requires_grad: only floating point tensors can require gradients, got %s",
+  if (on && !mt_is_inexact((mt_dtype)t->dtype))
+    return mt_fail(MT_EDTYPE, "requires_grad: only floating point tensors (and complex ones) can require gradients, got %s",
                    mt_dtype_name((mt_dtype)t->dtype));
   if (!m && !on) return MT_OK;
   mt_status st = mtg_meta_get(t, &m);

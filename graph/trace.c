@@ -67,6 +67,8 @@ static struct mtg_trace_ver *ver_of(mtg_trace *t, const mt_storage *s) {
  * use) or written by a traced op (only the new version is kept). */
 static void see(mtg_trace *t, const mt_tensor *x, bool written) {
   if (!x || (x->flags & MT_TF_WRAPPED)) return;
+  if (mt_is_complex((mt_dtype)x->dtype)) /* every traced value passes here: the JIT's complex gate */
+    mtg_trace_refuse("complex tensors (%s) are not compiled by the JIT", mt_dtype_name((mt_dtype)x->dtype));
   struct mtg_trace_ver *v = ver_of(t, x->storage);
   if (v) {
     if (!written && v->v != x->storage->version)

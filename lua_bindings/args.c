@@ -411,7 +411,8 @@ static const struct {
   const char *alias;
   mt_dtype d;
 } dtype_aliases[] = {{"float", MT_FLOAT32}, {"double", MT_FLOAT64}, {"half", MT_FLOAT16}, {"long", MT_INT64},
-                     {"int", MT_INT32},     {"short", MT_INT16},    {"uint8", MT_UINT8},  {"byte", MT_UINT8}};
+                     {"int", MT_INT32},     {"short", MT_INT16},    {"uint8", MT_UINT8},  {"byte", MT_UINT8},
+                     {"cfloat", MT_COMPLEX64}, {"cdouble", MT_COMPLEX128}};
 
 int mtl_dtype_from_string(const char *s) {
   if (strncmp(s, "torch.", 6) == 0) s += 6;

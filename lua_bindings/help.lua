@@ -23,7 +23,7 @@ H.NAMESPACES = {
   "torch.utils.tensorboard", "torch.experiment", "torch.plot", "torch.plot.ticks", "torch.vision",
   "torch.vision.io", "torch.vision.datasets", "torch.vision.utils", "torch.vision.tv_tensors",
   "torch.vision.transforms", "torch.vision.transforms.v2", "torch.vision.transforms.v2.functional",
-  "torch.vision.models", "torch.vision.ops",
+  "torch.vision.models", "torch.vision.ops", "torch.fft",
 }
 local IS_NAMESPACE = {}
 for _, n in ipairs(H.NAMESPACES) do IS_NAMESPACE[n] = true end

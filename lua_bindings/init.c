@@ -115,6 +115,7 @@ int luaopen_torch(lua_State *L) {
   mtl_open_amp(L, torch_idx, methods_idx);
   mtl_open_foreach(L, torch_idx, methods_idx);
   mtl_open_fused(L, torch_idx, methods_idx);
+  mtl_open_complex(L, torch_idx, methods_idx);
 
   lua_pushvalue(L, methods_idx);
   lua_setfield(L, torch_idx, "Tensor");

@@ -3,6 +3,7 @@
  * Options: dtype=, device=, requires_grad=. */
 #include <string.h>
 
+#include "cplx.h"
 #include "graph.h"
 #include "mtl.h"
 
@@ -16,11 +17,20 @@ void mtl_apply_requires_grad(lua_State *L, int opt, int tidx) {
 #define SEEN_INT 2
 #define SEEN_FLOAT 4
 
+/* In a complex dtype a list of two numbers is one complex number {re, im}
+ * (what x:totable() gives back). */
+static bool is_pair(lua_State *L, int idx, bool pairs) {
+  if (!pairs || lua_type(L, idx) != LUA_TTABLE || mtl_to_tensor(L, idx) || lua_rawlen(L, idx) != 2) return false;
+  int a = lua_rawgeti(L, idx, 1), b = lua_rawgeti(L, idx, 2);
+  lua_pop(L, 2);
+  return a == LUA_TNUMBER && b == LUA_TNUMBER;
+}
+
 /* Walks value at idx at depth d: records the shape from the first element
  * chain, checks every sub-list against it, and ORs the kinds of leaves. */
-static void scan(lua_State *L, int idx, int d, int64_t *shape, int *ndim, int *seen) {
+static void scan(lua_State *L, int idx, int d, int64_t *shape, int *ndim, int *seen, bool pairs) {
   int t = lua_type(L, idx);
-  if (t == LUA_TTABLE && !mtl_to_tensor(L, idx)) {
+  if (t == LUA_TTABLE && !mtl_to_tensor(L, idx) && !is_pair(L, idx, pairs)) {
     int64_t n = (int64_t)lua_rawlen(L, idx);
     if (d >= MT_MAXDIM) luaL_error(L, "tensor: nested tables deeper than %d levels", MT_MAXDIM);
     if (d == *ndim) {
@@ -34,7 +44,7 @@ static void scan(lua_State *L, int idx, int d, int64_t *shape, int *ndim, int *s
     luaL_checkstack(L, 4, "tensor: nesting too deep");
     for (int64_t i = 1; i <= n; i++) {
       lua_rawgeti(L, idx, i);
-      scan(L, lua_gettop(L), d + 1, shape, ndim, seen);
+      scan(L, lua_gettop(L), d + 1, shape, ndim, seen, pairs);
       lua_pop(L, 1);
     }
     return;
@@ -43,6 +53,8 @@ static void scan(lua_State *L, int idx, int d, int64_t *shape, int *ndim, int *s
     luaL_error(L, "tensor: ragged nested tables (a number where a list was expected at depth %d)", d + 1);
   if (t == LUA_TNUMBER)
     *seen |= lua_isinteger(L, idx) ? SEEN_INT : SEEN_FLOAT;
+  else if (t == LUA_TTABLE && !mtl_to_tensor(L, idx))
+    *seen |= SEEN_FLOAT; /* a pair */
   else if (t == LUA_TBOOLEAN)
     *seen |= SEEN_BOOL;
   else if (mtl_to_tensor(L, idx) && mt_numel(mtl_to_tensor(L, idx)) == 1)
@@ -51,13 +63,14 @@ static void scan(lua_State *L, int idx, int d, int64_t *shape, int *ndim, int *s
     luaL_error(L, "tensor: expected numbers, booleans or nested tables, found a %s", luaL_typename(L, idx));
 }
 
-/* Writes the leaves in row-major order into a float64 or int64 buffer. */
-static void fill(lua_State *L, int idx, int d, int ndim, double *fd, int64_t *fi, int64_t *pos) {
+/* Writes the leaves in row-major order into a float64 or int64 buffer;
+ * with pairs, two float64 (re, im) per leaf. */
+static void fill(lua_State *L, int idx, int d, int ndim, double *fd, int64_t *fi, int64_t *pos, bool pairs) {
   if (d < ndim) {
     int64_t n = (int64_t)lua_rawlen(L, idx);
     for (int64_t i = 1; i <= n; i++) {
       lua_rawgeti(L, idx, i);
-      fill(L, lua_gettop(L), d + 1, ndim, fd, fi, pos);
+      fill(L, lua_gettop(L), d + 1, ndim, fd, fi, pos, pairs);
       lua_pop(L, 1);
     }
     return;
@@ -65,6 +78,24 @@ static void fill(lua_State *L, int idx, int d, int ndim, double *fd, int64_t *fi
   double v;
   int64_t iv;
   mt_tensor *t = mtl_to_tensor(L, idx);
+  if (pairs) {
+    double im = 0;
+    if (lua_type(L, idx) == LUA_TTABLE && !t) {
+      lua_rawgeti(L, idx, 1), lua_rawgeti(L, idx, 2);
+      v = lua_tonumber(L, -2), im = lua_tonumber(L, -1);
+      lua_pop(L, 2);
+    } else if (t) {
+      mt_tensor *c = NULL;
+      MTL_CHECK(L, mt_to_dtype(t, MT_COMPLEX128, true, &c));
+      v = ((double *)mt_data(c))[0], im = ((double *)mt_data(c))[1];
+      mt_release(c);
+    } else {
+      v = lua_type(L, idx) == LUA_TBOOLEAN ? lua_toboolean(L, idx) : lua_tonumber(L, idx);
+    }
+    fd[2 * *pos] = v, fd[2 * *pos + 1] = im;
+    (*pos)++;
+    return;
+  }
   if (t) {
     mt_scalar s;
     MTL_CHECK(L, mt_item(t, &s));
@@ -99,7 +130,9 @@ static int l_tensor(lua_State *L) {
   }
   int64_t shape[MT_MAXDIM];
   int ndim = 0, seen = 0;
-  scan(L, 1, 0, shape, &ndim, &seen);
+  mt_dtype asked = mtl_opt_dtype(L, 0, 0, opt, "dtype", MT_NDTYPE);
+  bool pairs = asked != MT_NDTYPE && mt_is_complex(asked);
+  scan(L, 1, 0, shape, &ndim, &seen, pairs);
   mt_dtype dflt = (seen & SEEN_FLOAT) ? mt_default_dtype()
                   : (seen & SEEN_INT) ? MT_INT64
                   : (seen & SEEN_BOOL) ? MT_BOOL
@@ -107,11 +140,11 @@ static int l_tensor(lua_State *L) {
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dflt);
   mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
   /* stage in int64 (exact) when all leaves are integers/bools, else float64 */
-  bool ints = !(seen & SEEN_FLOAT);
+  bool ints = !(seen & SEEN_FLOAT) && !pairs;
   mt_tensor *stage = NULL, *o = NULL;
-  MTL_CHECK_OP(L, "tensor", mt_empty(shape, ndim, ints ? MT_INT64 : MT_FLOAT64, mt_cpu(), &stage));
+  MTL_CHECK_OP(L, "tensor", mt_empty(shape, ndim, pairs ? MT_COMPLEX128 : ints ? MT_INT64 : MT_FLOAT64, mt_cpu(), &stage));
   int64_t pos = 0;
-  fill(L, 1, 0, ndim, ints ? NULL : (double *)mt_data(stage), ints ? (int64_t *)mt_data(stage) : NULL, &pos);
+  fill(L, 1, 0, ndim, ints ? NULL : (double *)mt_data(stage), ints ? (int64_t *)mt_data(stage) : NULL, &pos, pairs);
   mt_status st = mt_empty(shape, ndim, dt, dev, &o);
   if (!st) st = mt_copy_(o, stage);
   if (st) mtl_fail(L, st, stage, o, NULL, NULL);
@@ -128,11 +161,19 @@ static int create(lua_State *L, int first, const char *op, int kind /* 0 empty 1
   int last = opt ? opt - 1 : lua_gettop(L);
   mt_scalar v = mt_sint(kind == 2 ? 1 : 0);
   mt_dtype dflt = mt_default_dtype();
+  double im = 0;
+  bool cplx = false;
   if (kind == 3) {
     /* full(shape, value) */
     if (last < first + 1) return luaL_error(L, "full: expected a shape and a fill value");
     int vi = last--;
-    if (lua_type(L, vi) == LUA_TBOOLEAN) {
+    if (is_pair(L, vi, true) && last >= first) { /* a complex value {re, im} */
+      lua_rawgeti(L, vi, 1), lua_rawgeti(L, vi, 2);
+      v = mt_sfloat(lua_tonumber(L, -2)), im = lua_tonumber(L, -1);
+      lua_pop(L, 2);
+      cplx = true;
+      dflt = mt_complex_of(mt_default_dtype());
+    } else if (lua_type(L, vi) == LUA_TBOOLEAN) {
       v = mt_sbool(lua_toboolean(L, vi));
       dflt = MT_BOOL;
     } else if (lua_isinteger(L, vi)) {
@@ -149,10 +190,14 @@ static int create(lua_State *L, int first, const char *op, int kind /* 0 empty 1
   mt_dtype dt = mtl_opt_dtype(L, 0, 0, opt, "dtype", dflt);
   mt_device dev = mtl_opt_device(L, 0, 0, opt, "device");
   mt_tensor *o = NULL;
+  if (cplx && !mt_is_complex(dt))
+    return luaL_error(L, "full: a complex fill value {%f, %f} needs a complex dtype, got %s", mt_scalar_f(v), im,
+                      mt_dtype_name(dt));
   if (kind == 0)
     MTL_CHECK_OP(L, op, mt_empty(shape, nd, dt, dev, &o));
   else
     MTL_CHECK_OP(L, op, mt_full(shape, nd, v, dt, dev, &o));
+  if (cplx) MTL_CHECK_OP(L, op, mt_complex_fill_(o, mt_scalar_f(v), im));
   if (MTG_TRACING()) mtg_trace_full(o, mt_scalar_f(v)); /* a constant of a compiled graph (empty: zeros) */
   mtl_push_tensor(L, o);
   mtl_apply_requires_grad(L, opt, lua_gettop(L));

@@ -66,7 +66,8 @@ static bool listed(const char *const *list, const char *name) {
 
 #define GATE_READY 1
 #define GATE_CROSS 2
-#define GATE_AUTOCAST 2 /* the op's autocast policy (l_autocast.c) sits above this many bits */
+#define GATE_COMPLEX 4  /* takes complex tensors (l_complex.c's list) */
+#define GATE_AUTOCAST 3 /* the op's autocast policy (l_autocast.c) sits above this many bits */
 
 /* Calls visit on each tensor among the arguments and in the array part of
  * table arguments (torch.cat({a, b})); stops at the first nonzero result. */
@@ -94,6 +95,12 @@ static int scan(lua_State *L, int (*visit)(lua_State *, const mt_tensor *, void 
 }
 
 static int is_cuda(lua_State *L, const mt_tensor *t, void *ctx) { return mt_tdevice(t).type == MT_CUDA; }
+
+static int is_complex(lua_State *L, const mt_tensor *t, void *ctx) {
+  if (!mt_is_complex((mt_dtype)t->dtype)) return 0;
+  *(mt_dtype *)ctx = (mt_dtype)t->dtype;
+  return 1;
+}
 
 typedef struct {
   bool seen;
@@ -135,6 +142,9 @@ static int gate(lua_State *L) {
       }
     }
   }
+  mt_dtype cdt;
+  if (mt_complex_seen && !((int)lua_tointeger(L, lua_upvalueindex(2)) & GATE_COMPLEX) && scan(L, is_complex, &cdt))
+    return luaL_error(L, "%s: %s tensors are not supported", r->name, mt_dtype_name(cdt));
   if (mtl_autocast_mask) {
     int ac = (int)lua_tointeger(L, lua_upvalueindex(2)) >> GATE_AUTOCAST;
     if (ac) mtl_autocast_args(L, ac, r->name);
@@ -150,7 +160,7 @@ void mtl_push_gated(lua_State *L, const mtl_reg *r) {
   int op = mt_op_find(r->name);
   bool ready = op >= 0 ? mt_ops[op].dev == MT_DEV_CUDA : listed(cuda_ready, r->name);
   int flags = (ready ? GATE_READY : 0) | (listed(cross_device, r->name) ? GATE_CROSS : 0) |
-              mtl_autocast_flags(r->name) << GATE_AUTOCAST;
+              (mtl_complex_ready(r->name) ? GATE_COMPLEX : 0) | mtl_autocast_flags(r->name) << GATE_AUTOCAST;
   lua_pushlightuserdata(L, (void *)r);
   lua_pushinteger(L, flags);
   lua_pushcclosure(L, gate, 2);

@@ -4,6 +4,7 @@
  * implementations in that package. Calls record through mtg_call, so
  * autograd and the JIT see the ops. Arguments are positional; dims come
  * as a mask over the complex dims (bit d: 0-based dim d). */
+#include "cpu/fft_kernels.h"
 #include "fft.h"
 #include "graph.h"
 #include "mtl.h"
@@ -28,10 +29,10 @@ static int l_c2c(lua_State *L) {
   return 1;
 }
 
-/* _fft.fft_r2c(x, mask, norm) */
+/* _fft.fft_r2c(x, mask, norm[, two_sided]) */
 static int l_r2c(lua_State *L) {
   const mt_tensor *x = mtl_check_tensor(L, 1, "fft_r2c");
-  mt_args a = {.i = {luaL_checkinteger(L, 2), norm_arg(L, 3)}, .ni = 2};
+  mt_args a = {.i = {luaL_checkinteger(L, 2), norm_arg(L, 3), lua_toboolean(L, 4)}, .ni = 3};
   mtl_push_tensor(L, one(L, MT_OP_fft_r2c, x, &a));
   return 1;
 }
@@ -41,6 +42,17 @@ static int l_c2r(lua_State *L) {
   const mt_tensor *x = mtl_check_tensor(L, 1, "fft_c2r");
   mt_args a = {.i = {luaL_checkinteger(L, 2), luaL_checkinteger(L, 3), norm_arg(L, 4)}, .ni = 3};
   mtl_push_tensor(L, one(L, MT_OP_fft_c2r, x, &a));
+  return 1;
+}
+
+/* _fft.set_measure(on) -> the plans cached so far; on: FFTW_MEASURE for new plans */
+static int l_set_measure(lua_State *L) {
+  int n = mt_fft_plan_count();
+  if (!lua_isnone(L, 1)) {
+    mt_fft_clear_plans();
+    mt_fft_set_measure(lua_toboolean(L, 1));
+  }
+  lua_pushinteger(L, n);
   return 1;
 }
 
@@ -63,10 +75,14 @@ static const mtl_reg regs[] = {
      "torch._fft.fft_c2c(x, mask, forward, norm) -- internal: complex-to-complex transform of a real view [..., 2] "
      "over the 0-based dims of mask; norm 0 none, 1 1/sqrt(n), 2 1/n"},
     {"fft_r2c", l_r2c, MTL_FN,
-     "torch._fft.fft_r2c(x, mask, norm) -- internal: onesided real-to-complex transform; a real view [..., 2]"},
+     "torch._fft.fft_r2c(x, mask, norm[, two_sided]) -- internal: real-to-complex transform, onesided unless "
+     "two_sided; a real view [..., 2]"},
     {"fft_c2r", l_c2r, MTL_FN,
      "torch._fft.fft_c2r(x, mask, lastn, norm) -- internal: Hermitian-half real view to a real signal of lastn "
      "points along the last transformed dim"},
+    {"set_measure", l_set_measure, MTL_FN,
+     "torch._fft.set_measure([on]) -- internal: the number of cached FFTW plans; with on, drops them and plans "
+     "new ones with FFTW_MEASURE (true) or FFTW_ESTIMATE (false, the default)"},
     {NULL, NULL, 0, NULL}};
 
 /* torch.<name> entries implemented in Lua, with their help lines */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cplx.h"
 #include "cuda/mt_cuda.h"
 #include "mtl.h"
 
@@ -18,6 +19,9 @@ typedef struct {
   int mode; /* 0 int, 1 float fixed, 2 float int-valued, 3 sci, 4 bool */
   int width;
   bool summarize;
+  /* complex: mode and width are the real parts', these the imaginary
+   * parts' (formatted apart, as PyTorch does: "1.0000+2.0000j") */
+  int imode, iwidth;
 } fmt;
 
 static void format_value(const fmt *f, double v, char *buf, size_t n) {
@@ -40,6 +44,26 @@ static void format_value(const fmt *f, double v, char *buf, size_t n) {
 
 /* int64 values beyond 2^53 print exactly through this path */
 static void format_elem(const fmt *f, const mt_tensor *t, const int64_t *idx, char *buf, size_t n) {
+  if (mt_is_complex(f->dt)) { /* the real part right-aligned, the imaginary part signed, then j */
+    int64_t off = 0;
+    for (int i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
+    const char *p = mt_data(t) + off * (int64_t)mt_elsize(t);
+    double re = f->dt == MT_COMPLEX64 ? ((const float *)p)[0] : ((const double *)p)[0];
+    double im = f->dt == MT_COMPLEX64 ? ((const float *)p)[1] : ((const double *)p)[1];
+    fmt fr = *f, fi = *f;
+    fi.mode = f->imode;
+    char rb[48], ib[48];
+    format_value(&fr, re, rb, sizeof rb);
+    format_value(&fi, im, ib, sizeof ib);
+    size_t k = 0, pad = strlen(rb) < (size_t)f->width ? (size_t)f->width - strlen(rb) : 0;
+    for (; k < pad && k + 1 < n; k++) buf[k] = ' ';
+    buf[k] = 0;
+    strncat(buf, rb, n - 1 - strlen(buf));
+    if (ib[0] != '-') strncat(buf, "+", n - 1 - strlen(buf));
+    strncat(buf, ib, n - 1 - strlen(buf));
+    strncat(buf, "j", n - 1 - strlen(buf));
+    return;
+  }
   if (f->dt == MT_INT64) {
     int64_t off = 0;
     for (int i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
@@ -84,14 +108,32 @@ static void stat_elem(void *p, const mt_tensor *t, const int64_t *idx) {
 
 static void width_elem(void *p, const mt_tensor *t, const int64_t *idx) {
   stats *s = p;
-  char buf[64];
+  char buf[128];
   format_elem(s->f, t, idx, buf, sizeof buf);
   int w = (int)strlen(buf);
   if (w > s->width) s->width = w;
 }
 
+static fmt make_fmt(const mt_tensor *t);
+
+/* A complex tensor's formatter: one for its real parts, one for its
+ * imaginary parts (their widths). */
+static fmt complex_fmt(const mt_tensor *t) {
+  fmt f = {(mt_dtype)t->dtype, 1, 1, mt_numel(t) > THRESHOLD, 1, 1};
+  mt_tensor *p = NULL, *re = NULL, *im = NULL;
+  if (mt_complex_pairs(t, &p) || mt_select(p, p->ndim - 1, 0, &re) || mt_select(p, p->ndim - 1, 1, &im)) {
+    mt_release(p), mt_release(re);
+    return f;
+  }
+  fmt fr = make_fmt(re), fi = make_fmt(im);
+  mt_release(p), mt_release(re), mt_release(im);
+  f.mode = fr.mode, f.width = fr.width, f.imode = fi.mode, f.iwidth = fi.width + 2;
+  return f;
+}
+
 static fmt make_fmt(const mt_tensor *t) {
-  fmt f = {(mt_dtype)t->dtype, 0, 1, mt_numel(t) > THRESHOLD};
+  if (mt_is_complex((mt_dtype)t->dtype)) return complex_fmt(t);
+  fmt f = {(mt_dtype)t->dtype, 0, 1, mt_numel(t) > THRESHOLD, 0, 0};
   int64_t idx[MT_MAXDIM] = {0};
   if (t->dtype == MT_BOOL) {
     f.mode = 4;
@@ -118,7 +160,7 @@ static void emit(luaL_Buffer *b, const mt_tensor *t, const fmt *f, int d, int64_
   if (d == t->ndim - 1) {
     /* items are the shown elements plus, when summarizing, one " ..." item;
      * rows wrap after per_line items, as PyTorch's printer does */
-    int per_line = (LINEWIDTH - indent) / (f->width + 2);
+    int per_line = (LINEWIDTH - indent) / (f->width + f->iwidth + 2);
     if (per_line < 1) per_line = 1;
     bool elide = f->summarize && n > 2 * EDGE;
     int64_t nitems = elide ? 2 * EDGE + 1 : n;
@@ -136,9 +178,9 @@ static void emit(luaL_Buffer *b, const mt_tensor *t, const fmt *f, int d, int64_
         continue;
       }
       idx[d] = elide && k > EDGE ? n - (nitems - k) : k;
-      char buf[64];
+      char buf[128];
       format_elem(f, t, idx, buf, sizeof buf);
-      for (int s = (int)strlen(buf); s < f->width; s++) luaL_addchar(b, ' ');
+      for (int s = (int)strlen(buf); s < f->width && !f->iwidth; s++) luaL_addchar(b, ' ');
       luaL_addstring(b, buf);
     }
   } else {
@@ -179,7 +221,7 @@ static int t_tostring(lua_State *L) {
   int64_t numel = mt_numel(t), idx[MT_MAXDIM] = {0};
   fmt f = make_fmt(v);
   if (t->ndim == 0) {
-    char buf[64];
+    char buf[128];
     format_elem(&f, v, idx, buf, sizeof buf);
     luaL_addstring(&b, buf);
   } else if (numel == 0) {
@@ -204,7 +246,7 @@ static int t_tostring(lua_State *L) {
     luaL_addstring(&b, ")");
   }
   mt_dtype dt = (mt_dtype)t->dtype;
-  if (dt != mt_default_dtype() && dt != MT_INT64 && dt != MT_BOOL) {
+  if (dt != mt_default_dtype() && dt != MT_INT64 && dt != MT_BOOL && dt != mt_complex_of(mt_default_dtype())) {
     luaL_addstring(&b, ", dtype=");
     luaL_addstring(&b, mt_dtype_name(dt));
   } else if (numel == 0 && dt != mt_default_dtype()) {

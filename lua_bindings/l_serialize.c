@@ -4,11 +4,15 @@
  * file; engine resources live in userdata boxes so a Lua error frees them. */
 #include <string.h>
 
+#include "cplx.h"
 #include "io/safetensors.h"
 #include "cuda/mt_cuda.h"
 #include "mtl.h"
 
 #define STRUCTURE_KEY "moontorch.structure"
+/* safetensors has no complex128 code: such tensors are written as F64
+ * [..., 2] (view_as_real) and their names listed, one a line, here */
+#define COMPLEX128_KEY "moontorch.complex128"
 
 static const char *check_path(lua_State *L, int idx, const char *fn) {
   if (lua_type(L, idx) != LUA_TSTRING)
@@ -23,6 +27,7 @@ static int l_save(lua_State *L) {
   mtl_encode_structure(L, 1); /* 3: {name, tensor} list, 4: structure JSON or nil */
   int n = (int)lua_rawlen(L, 3);
   mt_st_item *items = lua_newuserdatauv(L, sizeof *items * (size_t)(n ? n : 1), 0);
+  lua_newtable(L); /* 6: the complex128 names */
   for (int i = 0; i < n; i++) {
     lua_rawgeti(L, 3, i + 1);
     lua_rawgeti(L, -1, 1);
@@ -37,15 +42,42 @@ static int l_save(lua_State *L) {
       lua_rawseti(L, -4, 2); /* the pair */
       items[i].t = h;
     }
+    if (items[i].t->dtype == MT_COMPLEX128) { /* its pairs, anchored in the pair; its name listed */
+      mt_tensor *c = NULL, *p = NULL;
+      if (memchr(items[i].name, '\n', items[i].name_len))
+        return luaL_error(L, "torch.save: %s: a complex128 tensor's name holds a line break", path);
+      mt_status st = mt_contiguous(items[i].t, &c);
+      if (!st) st = mt_complex_pairs(c, &p);
+      mt_release(c);
+      if (st) return luaL_error(L, "torch.save: %s: %s", path, mt_errmsg());
+      mtl_push_tensor(L, p);
+      lua_rawseti(L, -4, 2);
+      items[i].t = p;
+      lua_pushlstring(L, items[i].name, items[i].name_len);
+      lua_rawseti(L, 6, (lua_Integer)lua_rawlen(L, 6) + 1);
+    }
     lua_pop(L, 3);
   }
-  mt_st_meta meta = {STRUCTURE_KEY, NULL, strlen(STRUCTURE_KEY), 0};
+  luaL_Buffer names; /* 7: the complex128 names, one a line */
+  luaL_buffinit(L, &names);
+  for (lua_Integer k = 1, m = (lua_Integer)lua_rawlen(L, 6); k <= m; k++) {
+    lua_rawgeti(L, 6, k);
+    luaL_addvalue(&names);
+    luaL_addchar(&names, '\n');
+  }
+  luaL_pushresult(&names);
+  mt_st_meta meta[2] = {{STRUCTURE_KEY, NULL, strlen(STRUCTURE_KEY), 0}, {COMPLEX128_KEY, NULL, strlen(COMPLEX128_KEY), 0}};
   int nmeta = 0;
   if (lua_isstring(L, 4)) {
-    meta.val = lua_tolstring(L, 4, &meta.vlen);
+    meta[0].val = lua_tolstring(L, 4, &meta[0].vlen);
     nmeta = 1;
   }
-  if (mt_st_save(path, items, n, &meta, nmeta) != MT_OK) return luaL_error(L, "torch.save: %s: %s", path, mt_errmsg());
+  if (lua_rawlen(L, -1) > 0) {
+    meta[nmeta] = meta[1];
+    meta[nmeta].val = lua_tolstring(L, -1, &meta[nmeta].vlen);
+    nmeta++;
+  }
+  if (mt_st_save(path, items, n, meta, nmeta) != MT_OK) return luaL_error(L, "torch.save: %s: %s", path, mt_errmsg());
   return 0;
 }
 
@@ -72,6 +104,23 @@ static int l_load(lua_State *L) {
     f->tensors[i] = NULL;
     mtl_push_tensor(L, t);
     lua_rawset(L, 3);
+  }
+  for (int i = 0; i < f->h.nmeta; i++) { /* complex128 tensors written as their pairs */
+    const mt_st_meta *m = &f->h.meta[i];
+    if (m->klen != strlen(COMPLEX128_KEY) || memcmp(m->key, COMPLEX128_KEY, m->klen) != 0) continue;
+    for (const char *p = m->val, *end = m->val + m->vlen, *nl; p < end; p = nl + 1) {
+      if (!(nl = memchr(p, '\n', (size_t)(end - p)))) nl = end;
+      lua_pushlstring(L, p, (size_t)(nl - p));
+      mt_tensor *t = lua_rawget(L, 3) != LUA_TNIL ? mtl_to_tensor(L, -1) : NULL, *c = NULL;
+      if (t && t->dtype == MT_FLOAT64 && mt_view_as_complex(t, &c) == MT_OK) {
+        mt_release(c->base);
+        c->base = NULL;
+        lua_pushlstring(L, p, (size_t)(nl - p));
+        mtl_push_tensor(L, c);
+        lua_rawset(L, 3);
+      }
+      lua_pop(L, 1);
+    }
   }
   for (int i = 0; i < f->h.nmeta; i++) {
     const mt_st_meta *m = &f->h.meta[i];

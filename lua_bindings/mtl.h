@@ -210,6 +210,10 @@ void mtl_open_autocast(lua_State *L, int torch_idx, int methods_idx); /* l_autoc
 void mtl_open_amp(lua_State *L, int torch_idx, int methods_idx);      /* l_amp.c: GradScaler's fused op */
 void mtl_open_foreach(lua_State *L, int torch_idx, int methods_idx);  /* l_foreach.c: _foreach_norm, _foreach_mul_ */
 void mtl_open_fused(lua_State *L, int torch_idx, int methods_idx);    /* l_fused.c: fused Adam, cuBLASLt */
+void mtl_open_complex(lua_State *L, int torch_idx, int methods_idx);  /* l_complex.c: complex views, constructors */
+/* Whether the function `name` accepts complex tensors (l_complex.c's list;
+ * the gate refuses them for every other one). */
+bool mtl_complex_ready(const char *name);
 void mtl_open_options(lua_State *L, int torch_idx, int methods_idx);  /* args.c: torch._check_options, the audit */
 void mtl_open_public(lua_State *L, int torch_idx, int methods_idx);   /* l_public.c: torch._public */
 /* l_public.c: records that the Lua chunk (function) at idx is a library

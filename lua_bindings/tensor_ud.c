@@ -318,7 +318,8 @@ static void open_dtypes(lua_State *L, int torch_idx) {
   lua_setfield(L, LUA_REGISTRYINDEX, "mtl.dtypes");
   static const struct { const char *alias; mt_dtype d; } al[] = {
       {"float", MT_FLOAT32}, {"double", MT_FLOAT64}, {"half", MT_FLOAT16}, {"long", MT_INT64},
-      {"int", MT_INT32},     {"short", MT_INT16},    {"byte", MT_UINT8}};
+      {"int", MT_INT32},     {"short", MT_INT16},    {"byte", MT_UINT8}, {"cfloat", MT_COMPLEX64},
+      {"cdouble", MT_COMPLEX128}};
   for (size_t i = 0; i < sizeof al / sizeof *al; i++) {
     mtl_push_dtype(L, al[i].d);
     lua_setfield(L, torch_idx, al[i].alias);
@@ -422,7 +423,7 @@ static int t_compare_error(lua_State *L) {
  * autograd ones of mtl_autograd_getprop. The metatable's __properties lists
  * them for the REPL's completion (which never calls __index). */
 static const char *const properties[] = {"shape", "dtype",   "device",  "ndim",    "is_cuda",      "T", "mT",
-                                         "requires_grad", "grad", "grad_fn", "is_leaf", "retains_grad", NULL};
+                                         "requires_grad", "grad", "grad_fn", "is_leaf", "retains_grad", "real", "imag", NULL};
 
 /* ---- attributes ----
  * A tensor may carry a table of named attributes (a tv_tensor's kind, a
@@ -528,6 +529,12 @@ static int t_index(lua_State *L) {
       mtl_push_tensor(L, o);
       return 1;
     }
+    if (strcmp(k, "real") == 0 || strcmp(k, "imag") == 0) { /* PyTorch's attributes: views of the parts */
+      mt_tensor *o = NULL;
+      MTL_CHECK_OP(L, k, mtg_complex_part(t, k[0] == 'i', &o));
+      mtl_push_tensor(L, o);
+      return 1;
+    }
     if (mtl_autograd_getprop(L, t, k)) return 1;
     if (mtl_push_attrs(L, 1)) {
       lua_pushvalue(L, 2);
@@ -609,9 +616,46 @@ static void push_scalar(lua_State *L, mt_scalar s) {
     lua_pushinteger(L, (lua_Integer)s.v.i);
 }
 
+/* A complex value as the table {re, im} (totable's and item's form). */
+static void push_complex(lua_State *L, double re, double im) {
+  lua_createtable(L, 2, 0);
+  lua_pushnumber(L, re);
+  lua_rawseti(L, -2, 1);
+  lua_pushnumber(L, im);
+  lua_rawseti(L, -2, 2);
+}
+
+static void push_complex_at(lua_State *L, const mt_tensor *t, const int64_t *idx) {
+  int64_t off = 0;
+  for (int i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
+  const char *p = mt_data(t) + off * (int64_t)mt_elsize(t);
+  if (t->dtype == MT_COMPLEX64)
+    push_complex(L, ((const float *)p)[0], ((const float *)p)[1]);
+  else
+    push_complex(L, ((const double *)p)[0], ((const double *)p)[1]);
+}
+
 static int m_item(lua_State *L) {
   mt_tensor *t = mtl_check_tensor(L, 1, "item");
   MTL_JIT_SYNC(L, "item");
+  if (mt_is_complex((mt_dtype)t->dtype)) { /* {re, im} */
+    if (mt_numel(t) != 1) {
+      mt_scalar s;
+      MTL_CHECK(L, mt_item(t, &s)); /* its error */
+    }
+    mt_tensor *h = NULL;
+    MTL_CHECK(L, mt_to_dtype(t, MT_COMPLEX128, true, &h));
+    if (mt_tdevice(h).type != MT_CPU) {
+      mt_tensor *c = NULL;
+      mt_status st = mt_cuda_to_device(h, mt_cpu(), false, &c);
+      mt_release(h);
+      MTL_CHECK(L, st);
+      h = c;
+    }
+    push_complex(L, ((const double *)mt_data(h))[0], ((const double *)mt_data(h))[1]);
+    mt_release(h);
+    return 1;
+  }
   mt_scalar s;
   MTL_CHECK(L, mt_item(t, &s));
   push_scalar(L, s);
@@ -620,6 +664,10 @@ static int m_item(lua_State *L) {
 
 /* Pushes element at linear position idx[] of t as a Lua value. */
 static void push_elem(lua_State *L, const mt_tensor *t, const int64_t *idx) {
+  if (mt_is_complex((mt_dtype)t->dtype)) {
+    push_complex_at(L, t, idx);
+    return;
+  }
   if (t->dtype == MT_INT64) {
     int64_t off = 0;
     for (int i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
@@ -805,7 +853,8 @@ static int m_type(lua_State *L) {
     static const char *names[MT_NDTYPE] = {"torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor",
                                            "torch.BFloat16Tensor", "torch.CharTensor", "torch.ShortTensor",
                                            "torch.IntTensor", "torch.LongTensor", "torch.ByteTensor",
-                                           "torch.BoolTensor", "torch.UInt16Tensor"};
+                                           "torch.BoolTensor", "torch.UInt16Tensor",
+                                           "torch.ComplexFloatTensor", "torch.ComplexDoubleTensor"};
     lua_pushstring(L, names[t->dtype]);
     return 1;
   }

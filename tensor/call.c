@@ -607,12 +607,12 @@ static mt_status call_image_equalize(const mt_tensor *const *in, int n, const mt
 }
 
 /* ---- fft (fft.h): fft_c2c i = {dims mask, forward, norm}; fft_r2c i =
- * {dims mask, norm}; fft_c2r i = {dims mask, last dim's points, norm} ---- */
+ * {dims mask, norm, two-sided}; fft_c2r i = {dims mask, last dim's points, norm} ---- */
 static mt_status call_fft_c2c(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_fft_c2c(in[0], a->i[0], a->i[1] != 0, (mt_fft_norm)a->i[2], &outs[0]);
 }
 static mt_status call_fft_r2c(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
-  return mt_fft_r2c(in[0], a->i[0], (mt_fft_norm)a->i[1], &outs[0]);
+  return mt_fft_r2c(in[0], a->i[0], (mt_fft_norm)a->i[1], a->i[2] != 0, &outs[0]);
 }
 static mt_status call_fft_c2r(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {
   return mt_fft_c2r(in[0], a->i[0], a->i[1], (mt_fft_norm)a->i[2], &outs[0]);

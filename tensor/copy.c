@@ -3,6 +3,7 @@
  * conversion. One generated kernel per (dst, src) dtype pair. */
 #include <string.h>
 
+#include "cplx.h"
 #include "cpu/dtypes.h"
 #include "cuda/mt_cuda.h"
 #include "iter.h"
@@ -54,17 +55,28 @@ static void copy_same(char **d, const int64_t *s, int64_t n, void *ctx) {
   case 1: for (int64_t i = 0; i < n; i++) d[0][i * s[0]] = d[1][i * s[1]]; break;
   case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(d[0] + i * s[0]) = *(uint16_t *)(d[1] + i * s[1]); break;
   case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(d[0] + i * s[0]) = *(uint32_t *)(d[1] + i * s[1]); break;
-  default: for (int64_t i = 0; i < n; i++) *(uint64_t *)(d[0] + i * s[0]) = *(uint64_t *)(d[1] + i * s[1]); break;
+  case 8: for (int64_t i = 0; i < n; i++) *(uint64_t *)(d[0] + i * s[0]) = *(uint64_t *)(d[1] + i * s[1]); break;
+  default: for (int64_t i = 0; i < n; i++) memcpy(d[0] + i * s[0], d[1] + i * s[1], es); break;
   }
 }
 
+/* Whether a copy goes by parts (complex.c): casts to or from complex, and
+ * complex copies on a device (whose kernels know the real dtypes). */
+static bool by_parts(const mt_tensor *dst, const mt_tensor *src) {
+  bool cd = mt_is_complex((mt_dtype)dst->dtype), cs = mt_is_complex((mt_dtype)src->dtype);
+  if (!cd && !cs) return false;
+  return dst->dtype != src->dtype || mt_tdevice(dst).type == MT_CUDA || mt_tdevice(src).type == MT_CUDA;
+}
+
 mt_status mt_copy_nb_(mt_tensor *dst, const mt_tensor *src, bool non_blocking) {
+  if (by_parts(dst, src)) return mt_complex_copy_(dst, src, non_blocking);
   if (mt_tdevice(dst).type == MT_CUDA || mt_tdevice(src).type == MT_CUDA)
     return mt_cuda_copy_(dst, src, non_blocking);
   return mt_copy_(dst, src);
 }
 
 mt_status mt_copy_(mt_tensor *dst, const mt_tensor *src) {
+  if (by_parts(dst, src)) return mt_complex_copy_(dst, src, false);
   if (mt_tdevice(dst).type == MT_CUDA || mt_tdevice(src).type == MT_CUDA) return mt_cuda_copy_(dst, src, false);
   if (!mt_same_device(mt_tdevice(dst), mt_tdevice(src))) {
     char a[32], b[32];
@@ -96,6 +108,7 @@ mt_status mt_copy_(mt_tensor *dst, const mt_tensor *src) {
 
 /* fill: makes a one-element source of the right bytes and broadcasts it */
 mt_status mt_fill_(mt_tensor *dst, mt_scalar s) {
+  if (mt_is_complex((mt_dtype)dst->dtype)) return mt_complex_fill_(dst, mt_scalar_f(s), 0);
   if (mt_tdevice(dst).type == MT_CUDA) return mt_cuda_fill_(dst, s);
   char pat[8];
   switch ((mt_dtype)dst->dtype) {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cplx.h"
 #include "cpu/dtypes.h"
 #include "cpu/kernels.h"
 #include "cuda/cuda_index.h"
@@ -15,8 +16,15 @@
 #define UNDEF (-1)
 
 /* PyTorch: a lower-priority group (0-dim tensors, then wrapped numbers) only
- * raises the result when it belongs to a higher category. */
+ * raises the result when it belongs to a higher category; a complex one
+ * over a floating one keeps the floating one's width (complex64 for the
+ * 16-bit floats, which have no complex dtype here). */
 static int combine(int higher, int lower) {
+  if (higher != UNDEF && mt_is_complex((mt_dtype)higher)) return higher;
+  if (lower != UNDEF && mt_is_complex((mt_dtype)lower)) {
+    if (higher != UNDEF && mt_is_floating((mt_dtype)higher)) return (int)mt_complex_of((mt_dtype)higher);
+    return lower;
+  }
   if (higher != UNDEF && mt_is_floating((mt_dtype)higher)) return higher;
   if (lower == UNDEF) return higher;
   if (higher == MT_BOOL || mt_is_floating((mt_dtype)lower))
@@ -123,9 +131,17 @@ static bool fast_unary(mt_op op, const mt_tensor *x, const double *p, mt_tensor 
   return true;
 }
 
+/* The engine's complex gate for elementwise ops (every device passes here):
+ * an op without complex kernels refuses complex operands by name. */
+static mt_status complex_cdt(mt_op op, mt_dtype dt) {
+  if (mt_complex_op(op)) return MT_OK;
+  return mt_fail(MT_EDTYPE, "%s: %s tensors are not supported", mt_ops[op].name, mt_dtype_name(dt));
+}
+
 mt_status mt_unary_cdt(mt_op op, mt_dtype dt, mt_dtype *cdt) {
   const mt_opinfo *info = &mt_ops[op];
   *cdt = dt;
+  if (mt_is_complex(dt)) return complex_cdt(op, dt);
   if ((info->flags & MT_F_INTONLY) && mt_is_floating(dt))
     return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s", info->name,
                    mt_dtype_name(dt));
@@ -140,6 +156,7 @@ mt_status mt_binary_cdt(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_dty
   const mt_opinfo *info = &mt_ops[op];
   mt_dtype rt = mt_result_type(a, b);
   *cdt = rt;
+  if (mt_is_complex(rt)) return complex_cdt(op, rt);
   if ((info->flags & MT_F_INTONLY) && mt_is_floating(rt))
     return mt_fail(MT_EDTYPE, "%s: only integer and bool tensors are supported, got %s and %s", info->name,
                    mt_dtype_name((mt_dtype)a->dtype), mt_dtype_name((mt_dtype)b->dtype));
@@ -163,7 +180,8 @@ mt_status mt_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **
   mt_tensor *xin;
   mt_status st = mt_to_dtype(x, cdt, false, &xin);
   if (st) return st;
-  st = run_ew(info->name, k, (void *)p, is_predicate(op) ? MT_BOOL : cdt, &xin, 1, out);
+  mt_dtype odt = is_predicate(op) ? MT_BOOL : (op == MT_OP_abs || op == MT_OP_angle) ? mt_complex_part(cdt) : cdt;
+  st = run_ew(info->name, k, (void *)p, odt, &xin, 1, out);
   mt_release(xin);
   return st;
 }
@@ -188,7 +206,7 @@ static mt_status any_vs_zero(mt_op cmp, const mt_tensor *b, bool *any) {
  * errors, as in PyTorch's CPU path; b is in the compute dtype cdt. */
 static mt_status check_int_operands(mt_op op, mt_dtype cdt, const mt_tensor *b) {
   bool div = op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder;
-  if (mt_is_floating(cdt) || !(div || op == MT_OP_pow)) return MT_OK;
+  if (mt_is_inexact(cdt) || !(div || op == MT_OP_pow)) return MT_OK;
   bool any = false;
   mt_status st = any_vs_zero(div ? MT_OP_eq : MT_OP_lt, b, &any);
   if (st || !any) return st;
@@ -311,6 +329,8 @@ DEF_SELECT(uint8_t)
 DEF_SELECT(uint16_t)
 DEF_SELECT(uint32_t)
 DEF_SELECT(uint64_t)
+typedef struct { uint64_t lo, hi; } pair128; /* complex128 */
+DEF_SELECT(pair128)
 
 /* where on CUDA: every operand but 0-dim host ones (values) on one device;
  * a and b already in the result dtype. */
@@ -353,8 +373,8 @@ mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b
   if (!st && cuda) {
     st = where_cuda(cond, ac, bc, out);
   } else if (!st) {
-    static const mt_loop_fn by_size[9] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,
-                                          [8] = select_uint64_t};
+    static const mt_loop_fn by_size[17] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,
+                                           [8] = select_uint64_t, [16] = select_pair128};
     mt_tensor *ins[3] = {(mt_tensor *)cond, ac, bc};
     st = run_ew("where", by_size[mt_dtype_size(rt)], NULL, rt, ins, 3, out);
   }

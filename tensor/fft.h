@@ -24,6 +24,7 @@ typedef struct mt_fft_problem {
   mt_fft_kind kind;
   bool dbl; /* float64 (fftw3) or float32 (fftw3f) */
   int sign;
+  bool full; /* r2c: oshape is the whole spectrum; the bins past n/2 are filled as conjugates */
   int ndim, nt;
   int64_t ishape[MT_MAXDIM], oshape[MT_MAXDIM];
   int tdims[MT_MAXDIM];
@@ -33,9 +34,10 @@ typedef struct mt_fft_problem {
  * float64) over the dims of mask (bits over x's dims but its last):
  * forward (exp(-i...)) or backward, scaled by norm. */
 mt_status mt_fft_c2c(const mt_tensor *x, int64_t mask, bool forward, mt_fft_norm norm, mt_tensor **out);
-/* The forward transform of real x over the dims of mask, onesided: the last
- * transformed dim of size n gives n / 2 + 1 bins; result a real view. */
-mt_status mt_fft_r2c(const mt_tensor *x, int64_t mask, mt_fft_norm norm, mt_tensor **out);
+/* The forward transform of real x over the dims of mask: onesided, the last
+ * transformed dim of size n gives n / 2 + 1 bins; full, all n (the rest
+ * filled by Hermitian symmetry). The result is a real view. */
+mt_status mt_fft_r2c(const mt_tensor *x, int64_t mask, mt_fft_norm norm, bool full, mt_tensor **out);
 /* The backward transform of Hermitian-half x (real view) over the dims of
  * mask to a real result whose last transformed dim has lastn points (x's
  * must be lastn / 2 + 1); the imaginary parts of its self-conjugate bins are

@@ -49,12 +49,14 @@ typedef enum mt_dtype {
   MT_UINT8,
   MT_BOOL,
   MT_UINT16, /* after bool: the older dtypes keep their numbers */
+  MT_COMPLEX64,  /* two float32: re, im (docs/api/complex.md) */
+  MT_COMPLEX128, /* two float64 */
   MT_NDTYPE
 } mt_dtype;
 
 /* Per-dtype facts, indexed by mt_dtype (dtype.c): the sizes and
- * categories (0 bool, 1 integral, 2 floating) are tables so that the hot
- * paths inline them. */
+ * categories (0 bool, 1 integral, 2 floating, 3 complex) are tables so that
+ * the hot paths inline them. */
 extern const uint8_t mt_dtype_sizes[MT_NDTYPE];
 extern const uint8_t mt_dtype_categories[MT_NDTYPE];
 static inline size_t mt_dtype_size(mt_dtype d) { return mt_dtype_sizes[d]; }
@@ -62,7 +64,18 @@ const char *mt_dtype_name(mt_dtype d); /* "float32", ... */
 int mt_dtype_from_name(const char *name); /* -1 if unknown */
 static inline bool mt_is_floating(mt_dtype d) { return mt_dtype_categories[d] == 2; }
 bool mt_is_integral(mt_dtype d); /* ints, uint8 and uint16, not bool */
-/* Category: 0 bool, 1 integer, 2 floating. */
+static inline bool mt_is_complex(mt_dtype d) { return mt_dtype_categories[d] == 3; }
+/* Floating or complex: the dtypes that can require gradients. */
+static inline bool mt_is_inexact(mt_dtype d) { return mt_dtype_categories[d] >= 2; }
+/* complex64 -> float32, complex128 -> float64; other dtypes unchanged. */
+mt_dtype mt_complex_part(mt_dtype d);
+/* The complex dtype holding d: float64 -> complex128, float32, float16,
+ * bfloat16 and the integers -> complex64; complex dtypes unchanged. */
+mt_dtype mt_complex_of(mt_dtype d);
+/* Set once any complex tensor exists: the bindings' gate looks for complex
+ * arguments only from then on. */
+extern bool mt_complex_seen;
+/* Category: 0 bool, 1 integer, 2 floating, 3 complex. */
 int mt_dtype_category(mt_dtype d);
 mt_dtype mt_promote_types(mt_dtype a, mt_dtype b);
 mt_dtype mt_default_dtype(void);

@@ -3,6 +3,7 @@
  * groups, and one of three layouts runs: rows (reduced elements contiguous;
  * long rows cut in chunks run in parallel), columns (innermost kept dim
  * contiguous), or a contiguous copy with the reduced dims last, then rows. */
+#include "cplx.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,11 +249,46 @@ static mt_status cast_arg(const mt_tensor *x, int dtype, mt_tensor **out) {
   return mt_to_dtype(x, dtype >= 0 ? (mt_dtype)dtype : (mt_dtype)x->dtype, false, out);
 }
 
+/* sum or mean of complex xc: the same reduction of its [..., 2] pairs
+ * (every dim but the pairs' when dims are not given), seen as complex. */
+static mt_status complex_sum(const char *op, const mt_tensor *xc, const int *dims, int ndims, bool keepdim, bool mean,
+                             mt_tensor **out) {
+  int all[MT_MAXDIM];
+  if (ndims == 0) {
+    if (xc->ndim == 0) return mt_deliver(op, mt_retain((mt_tensor *)xc), out);
+    for (int i = 0; i < xc->ndim; i++) all[i] = i;
+    dims = all, ndims = xc->ndim;
+  }
+  int wrapped[MT_MAXDIM];
+  mt_status st = MT_OK;
+  for (int i = 0; i < ndims && !st; i++) st = mt_wrap_dim(op, dims[i], xc->ndim, &wrapped[i]);
+  mt_tensor *p = NULL, *r = NULL, *c = NULL;
+  mt_dtype part = mt_complex_part((mt_dtype)xc->dtype);
+  if (!st) st = mt_complex_pairs(xc, &p);
+  if (!st) st = reduce_op(op, MT_R_SUM, p, wrapped, ndims, keepdim, part, mean, &r, NULL);
+  if (!st) st = mt_contiguous(r, &c);
+  mt_tensor *v = NULL;
+  if (!st) st = mt_view_as_complex(c, &v);
+  mt_release(p), mt_release(r), mt_release(c);
+  if (!st) {
+    mt_release(v->base); /* a result of its own, not a view for autograd */
+    v->base = NULL;
+    return mt_deliver(op, v, out);
+  }
+  return st;
+}
+
 static mt_status sum_like(const char *op, mt_rkind kind, const mt_tensor *x, const int *dims, int ndims, bool keepdim,
                           int dtype, mt_tensor **out) {
   mt_tensor *xc = NULL;
   mt_status st = cast_arg(x, dtype, &xc);
   if (st) return st;
+  if (mt_is_complex((mt_dtype)xc->dtype)) {
+    st = kind == MT_R_SUM ? complex_sum(op, xc, dims, ndims, keepdim, false, out)
+                          : mt_fail(MT_EDTYPE, "%s: %s tensors are not supported", op, mt_dtype_name((mt_dtype)xc->dtype));
+    mt_release(xc);
+    return st;
+  }
   mt_dtype outdt = mt_is_floating((mt_dtype)xc->dtype) || dtype >= 0 ? (mt_dtype)xc->dtype : MT_INT64;
   st = reduce_op(op, kind, xc, dims, ndims, keepdim, outdt, false, out, NULL);
   mt_release(xc);
@@ -269,12 +305,13 @@ mt_status mt_prod(const mt_tensor *x, const int *dims, int ndims, bool keepdim, 
 
 mt_status mt_mean(const mt_tensor *x, const int *dims, int ndims, bool keepdim, int dtype, mt_tensor **out) {
   mt_dtype dt = dtype >= 0 ? (mt_dtype)dtype : (mt_dtype)x->dtype;
-  if (!mt_is_floating(dt))
+  if (!mt_is_inexact(dt))
     return mt_fail(MT_EDTYPE, "mean: needs a floating dtype, got %s (convert with x:float() or pass dtype=)",
                    mt_dtype_name(dt));
   mt_tensor *xc = NULL;
   mt_status st = cast_arg(x, dtype, &xc);
-  if (!st) st = reduce_op("mean", MT_R_SUM, xc, dims, ndims, keepdim, dt, true, out, NULL);
+  if (!st && mt_is_complex(dt)) st = complex_sum("mean", xc, dims, ndims, keepdim, true, out);
+  else if (!st) st = reduce_op("mean", MT_R_SUM, xc, dims, ndims, keepdim, dt, true, out, NULL);
   mt_release(xc);
   return st;
 }

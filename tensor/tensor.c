@@ -340,6 +340,7 @@ mt_status mt_empty(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, m
     return mt_fail(MT_ENOMEM, "shape %s is too large", mt_shape_str(shape, ndim, b, sizeof b));
   }
   size_t es = mt_dtype_size(dt);
+  if (mt_is_complex(dt)) mt_complex_seen = true;
   if ((uint64_t)n > (uint64_t)(INT64_MAX / 2) / es)
     return mt_fail(MT_ENOMEM, "shape %s is too large", mt_shape_str(shape, ndim, b, sizeof b));
   size_t nbytes = (size_t)n * es;
@@ -465,6 +466,8 @@ double mt_get_f64(const mt_tensor *t, const int64_t *idx) {
   case MT_UINT8: return *(const uint8_t *)p;
   case MT_BOOL: return *(const uint8_t *)p != 0;
   case MT_UINT16: return *(const uint16_t *)p;
+  case MT_COMPLEX64: return *(const float *)p; /* the real part */
+  case MT_COMPLEX128: return *(const double *)p;
   default: return 0;
   }
 }

@@ -52,6 +52,11 @@ end
 -- x [B, T] (real) or [B, T, 2] (a complex signal's real view) padded by p
 -- on both sides of T with mode
 local function pad_signal(x, p, mode, cplx)
+  if mode == "reflect" and not cplx and p > 0 and p < x:size(2) then
+    -- two flipped slices and a cat: one pass, where F.pad's general path is slower
+    local n = x:size(2)
+    return torch.cat({x:narrow(2, 2, p):flip(2), x, x:narrow(2, n - p, p):flip(2)}, 2)
+  end
   if cplx then
     local y = F.pad(x:transpose(2, 3), {p, p}, mode)
     return y:transpose(2, 3)

@@ -48,7 +48,8 @@ end
 local function options(fname, names, ...)
   local args = table.pack(...)
   local o = {}
-  if args.n >= 1 and type(args[args.n]) == "table" and not torch.is_tensor(args[args.n]) then
+  -- a trailing table without a [1] holds options (a list is a positional s= or dim=)
+  if args.n >= 1 and type(args[args.n]) == "table" and not torch.is_tensor(args[args.n]) and args[args.n][1] == nil then
     local t = args[args.n]
     for k, v in pairs(t) do
       local ok = false
@@ -137,6 +138,13 @@ end
 -- ---- the c2c family ----
 
 local function c2c_n(fname, x, dims, sizes, norm, forward)
+  if forward and not is_complex(x) then -- real input: a two-sided r2c (Hermitian fill in C)
+    x = floating(x)
+    for i, d in ipairs(dims) do
+      if sizes[i] then x = resize(x, d, sizes[i]) end
+    end
+    return complex_of(C.fft_r2c(x, mask_of(dims), norm_code(fname, norm, true), true))
+  end
   local xr = as_real_view(x)
   for i, d in ipairs(dims) do
     if sizes[i] then xr = resize(xr, d, sizes[i]) end

@@ -7,6 +7,7 @@
 
 #include "cpu/dtypes.h"
 #include "cpu/ewmath.h"
+#include "cplx.h"
 #include "cpu/kernels.h"
 
 /* One kernel per registry row and dtype from the row's expression
@@ -99,6 +100,7 @@ static void init_table(void) {
 #undef MT_COMPARE
 
 mt_loop_fn mt_cpu_binary_kernel(mt_op op, mt_dtype dt) {
+  if (mt_is_complex(dt)) return mt_cpu_complex_kernel(op, dt);
   static int ready;
   if (!ready) {
     init_table();

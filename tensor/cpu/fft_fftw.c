@@ -155,6 +155,35 @@ static void scale_range(void *vctx, int64_t b, int64_t e) {
   }
 }
 
+/* Two-sided r2c: out (complex, shape oshape) holds bins 0..n/2 of the last
+ * transformed dim; each later bin k is the conjugate of the bin at the
+ * mirrored index (n_j - k_j) mod n_j of every transformed dim j. */
+#define FILL(T)                                                                                                        \
+  static void fill_##T(const mt_fft_problem *p, T *o) {                                                               \
+    int nd = p->ndim, last = p->tdims[p->nt - 1];                                                                     \
+    int64_t str[MT_MAXDIM], k[MT_MAXDIM] = {0}, s = 1, n = p->oshape[last], half = n / 2 + 1;                        \
+    bool is_t[MT_MAXDIM] = {false};                                                                                   \
+    for (int t = 0; t < p->nt; t++) is_t[p->tdims[t]] = true;                                                          \
+    for (int d = nd - 1; d >= 0; d--) str[d] = s, s *= p->oshape[d];                                                   \
+    int64_t rows = s / n, sl = str[last];                                                                             \
+    for (int64_t r = 0; r < rows; r++) { /* k runs over every dim but last */                                         \
+      int64_t dst = 0, src = 0;                                                                                       \
+      for (int d = 0; d < nd; d++)                                                                                    \
+        if (d != last) dst += k[d] * str[d], src += (is_t[d] ? (p->oshape[d] - k[d]) % p->oshape[d] : k[d]) * str[d]; \
+      for (int64_t j = half; j < n; j++) {                                                                            \
+        int64_t a = dst + j * sl, b = src + (n - j) * sl;                                                             \
+        o[2 * a] = o[2 * b], o[2 * a + 1] = -o[2 * b + 1];                                                            \
+      }                                                                                                               \
+      for (int d = nd - 1; d >= 0; d--) {                                                                             \
+        if (d == last) continue;                                                                                      \
+        if (++k[d] < p->oshape[d]) break;                                                                             \
+        k[d] = 0;                                                                                                     \
+      }                                                                                                               \
+    }                                                                                                                 \
+  }
+FILL(float)
+FILL(double)
+
 /* Fills the key's transform and batch dims from p (strides in elements
  * of each side); the batch dim `split` gets extent len. */
 static void fill_key(const mt_fft_problem *p, int split, int64_t len, plan_key *k) {
@@ -218,6 +247,10 @@ mt_status mt_fft_cpu_run(const mt_fft_problem *p, void *in, void *out) {
   if (!st) st = mt_parallel_for(chunks, 1, run_chunks, &c);
   for (int i = 0; i < 2; i++)
     if (owned[i]) destroy(p->dbl, c.plan[i]);
+  if (!st && p->full) {
+    if (p->dbl) fill_double(p, out);
+    else fill_float(p, out);
+  }
   if (!st && p->scale != 1) {
     scale_ctx s = {out, p->dbl, p->scale};
     int64_t reals = p->kind == MT_FFT_C2R ? onumel : 2 * onumel;

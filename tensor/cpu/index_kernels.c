@@ -92,10 +92,12 @@ DEF_MOVE_KERNELS(uint8_t)
 DEF_MOVE_KERNELS(uint16_t)
 DEF_MOVE_KERNELS(uint32_t)
 DEF_MOVE_KERNELS(uint64_t)
+typedef struct { uint64_t lo, hi; } b128; /* complex128 */
+DEF_MOVE_KERNELS(b128)
 
 /* the kernel of family fam for elements of es bytes */
 #define BY_SIZE(fam, es)                                                                                               \
-  ((es) == 1 ? fam##_uint8_t : (es) == 2 ? fam##_uint16_t : (es) == 4 ? fam##_uint32_t : fam##_uint64_t)
+  ((es) == 1 ? fam##_uint8_t : (es) == 2 ? fam##_uint16_t : (es) == 4 ? fam##_uint32_t : (es) == 8 ? fam##_uint64_t : fam##_b128)
 
 mt_loop_fn mt_cpu_gather_kernel(size_t elsize) { return BY_SIZE(gather, elsize); }
 mt_loop_fn mt_cpu_masked_fill_kernel(size_t elsize) { return BY_SIZE(mfill, elsize); }

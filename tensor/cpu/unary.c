@@ -10,6 +10,7 @@
 
 #include "cpu/dtypes.h"
 #include "cpu/ewmath.h"
+#include "cplx.h"
 #include "cpu/kernels.h"
 
 /* ---- vector math, generated for float8 (ps, f8) and double4 (pd, d4) ---- */
@@ -228,6 +229,7 @@ static void init_table(void) {
 #undef MT_UNARY_P
 
 mt_loop_fn mt_cpu_unary_kernel(mt_op op, mt_dtype dt) {
+  if (mt_is_complex(dt)) return mt_cpu_complex_kernel(op, dt);
   static int ready;
   if (!ready) { /* idempotent: racing initialisers write the same values */
     init_table();

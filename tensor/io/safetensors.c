@@ -15,12 +15,12 @@ static const struct {
   unsigned size;
 } codes[] = {{"F32", MT_FLOAT32, 4}, {"F64", MT_FLOAT64, 8}, {"F16", MT_FLOAT16, 2}, {"BF16", MT_BFLOAT16, 2},
              {"I8", MT_INT8, 1},     {"I16", MT_INT16, 2},   {"I32", MT_INT32, 4},   {"I64", MT_INT64, 8},
-             {"U8", MT_UINT8, 1},    {"BOOL", MT_BOOL, 1},   {"U16", MT_UINT16, 2}};
+             {"U8", MT_UINT8, 1},    {"BOOL", MT_BOOL, 1},   {"U16", MT_UINT16, 2},  {"C64", MT_COMPLEX64, 8}};
 #define NCODES (int)(sizeof codes / sizeof codes[0])
 
 /* valid safetensors dtypes that moontorch has no tensor type for */
 static const char *const foreign[] = {"U16",     "U32",     "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
-                                      "F6_E2M3", "F6_E3M2", "F4",  "C64",     NULL};
+                                      "F6_E2M3", "F6_E3M2", "F4",  NULL};
 
 const char *mt_st_dtype_code(mt_dtype d) {
   for (int i = 0; i < NCODES; i++)

@@ -12,7 +12,7 @@ local unary = {
   neg = R, abs = F, sign = F, exp = R, exp2 = R, expm1 = R, log = P, log2 = P, log10 = P, log1p = P,
   sqrt = P, rsqrt = P, sin = R, cos = R, tan = U, asin = U, acos = U, atan = R, sinh = R, cosh = R,
   tanh = R, sigmoid = R, relu = F, gelu = R, gelu_tanh = R, silu = R, erf = R, erfc = R, floor = F,
-  ceil = F, round = F, trunc = F, frac = F, reciprocal = P, square = R, sinc = R,
+  ceil = F, round = F, trunc = F, frac = F, reciprocal = P, square = R, sinc = R, conj = R, angle = F, sgn = F,
 }
 for name, make in pairs(unary) do
   local fn = function(x) return torch[name](x) end

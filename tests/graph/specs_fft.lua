@@ -16,6 +16,8 @@ return {
     {fn = function(x) return C.fft_r2c(x, 1, 1) end, inputs = function() return {R(7)} end},
     {fn = function(x) return C.fft_r2c(x, 3, 2) end, inputs = function() return {R(3, 6)} end},
     {fn = function(x) return C.fft_r2c(x, 2, 0) end, inputs = function() return {R(3, 5)} end},
+    {fn = function(x) return C.fft_r2c(x, 1, 0, true) end, inputs = function() return {R(7)} end, second_order = true},
+    {fn = function(x) return C.fft_r2c(x, 3, 1, true) end, inputs = function() return {R(4, 5)} end},
   },
   fft_c2r = {
     {fn = function(x) return C.fft_c2r(x, 1, 8, 2) end, inputs = function() return {R(5, 2)} end, second_order = true},
