@@ -6,8 +6,9 @@
  * for CPU float32/float64 inputs outside autograd and torch.compile, and
  * the engine-op path otherwise; this file checks its arguments again and
  * never crashes on bad input.
- *   torch.audio._spectral.power(x [B, T], window [n_fft], hop, power)
- *     -> [B, frames, n_fft / 2 + 1], frames = (T - n_fft) / hop + 1 */
+ *   torch.audio._spectral.power(x [B, T], window [n_fft], hop, power[, pad])
+ *     -> [B, frames, n_fft / 2 + 1], frames = (T + 2 pad - n_fft) / hop + 1
+ * with pad samples of reflect padding on both sides read in place. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,22 +23,34 @@ enum { BLOCK = 64 }; /* frames framed, transformed and reduced at once by one th
 typedef struct {
   const void *x, *w;
   void *out;
-  int64_t len, nfft, hop, nf, K;
+  int64_t len, nfft, hop, nf, K, pad; /* pad: reflect padding on both sides, virtual */
   double power;
   bool dbl;
   mt_status st; /* the first failure of a worker (written under no lock: any one suffices) */
 } job;
 
+/* reflect(t, n): the sample of a signal of n > pad samples that reflect
+ * padding puts at position t (t may be < 0 or >= n) */
+static inline int64_t reflect(int64_t t, int64_t n) {
+  if (t < 0) return -t;
+  if (t >= n) return 2 * (n - 1) - t;
+  return t;
+}
+
 /* frame_T(j, buf, first, n): frames first .. first+n-1 (global: batch row
- * g / nf, frame g % nf) windowed into the n rows of buf */
+ * g / nf, frame g % nf) windowed into the n rows of buf; frames that reach
+ * into the virtual reflect padding read mirrored samples */
 #define FRAME_FN(T)                                                                  \
   static void frame_##T(const job *j, T *buf, int64_t first, int64_t n) {           \
-    const T *x = j->x, *w = j->w;                                                    \
+    const T *w = j->w;                                                               \
     for (int64_t i = 0; i < n; i++) {                                                \
-      int64_t g = first + i;                                                         \
-      const T *src = x + (g / j->nf) * j->len + (g % j->nf) * j->hop;                \
+      int64_t g = first + i, start = (g % j->nf) * j->hop - j->pad;                  \
+      const T *row = (const T *)j->x + (g / j->nf) * j->len;                         \
       T *dst = buf + i * j->nfft;                                                    \
-      for (int64_t k = 0; k < j->nfft; k++) dst[k] = src[k] * w[k];                  \
+      if (start >= 0 && start + j->nfft <= j->len)                                   \
+        for (int64_t k = 0; k < j->nfft; k++) dst[k] = row[start + k] * w[k];        \
+      else                                                                           \
+        for (int64_t k = 0; k < j->nfft; k++) dst[k] = row[reflect(start + k, j->len)] * w[k]; \
     }                                                                                \
   }
 
@@ -106,17 +119,18 @@ static int l_power(lua_State *L) {
   mt_tensor *x = check_t(L, 1, 2, "signal"), *w = check_t(L, 2, 1, "window");
   lua_Integer hop = luaL_checkinteger(L, 3);
   double power = luaL_checknumber(L, 4);
+  lua_Integer pad = luaL_optinteger(L, 5, 0);
   int64_t B = x->shape[0], T = x->shape[1], nfft = w->shape[0];
   if (w->dtype != x->dtype) luaL_error(L, "%s: the window's dtype differs from the signal's", FN);
-  if (hop < 1 || nfft < 1 || T < nfft || !(power > 0))
-    luaL_error(L, "%s: bad sizes (T %I, n_fft %I, hop %I, power %f)", FN, (lua_Integer)T, (lua_Integer)nfft,
-               hop, power);
-  int64_t nf = (T - nfft) / hop + 1, K = nfft / 2 + 1;
+  if (hop < 1 || nfft < 1 || pad < 0 || (pad > 0 && pad >= T) || T + 2 * pad < nfft || !(power > 0))
+    luaL_error(L, "%s: bad sizes (T %I, n_fft %I, hop %I, reflect pad %I, power %f)", FN, (lua_Integer)T,
+               (lua_Integer)nfft, hop, pad, power);
+  int64_t nf = (T + 2 * pad - nfft) / hop + 1, K = nfft / 2 + 1;
   int64_t shape[3] = {B, nf, K};
   mt_tensor *out = NULL;
   MTL_CHECK_OP(L, FN, mt_empty(shape, 3, (mt_dtype)x->dtype, mt_cpu(), &out));
   job j = {.x = mt_data(x), .w = mt_data(w), .out = mt_data(out), .len = T, .nfft = nfft, .hop = hop, .nf = nf,
-           .K = K, .power = power, .dbl = x->dtype == MT_FLOAT64, .st = MT_OK};
+           .K = K, .pad = pad, .power = power, .dbl = x->dtype == MT_FLOAT64, .st = MT_OK};
   mt_status st = run(&j, B * nf);
   if (st != MT_OK) mtl_fail(L, st, out, NULL, NULL, NULL);
   mtl_push_tensor(L, out);
@@ -125,8 +139,8 @@ static int l_power(lua_State *L) {
 
 static const mtl_reg regs[] = {
     {"power", l_power, MTL_FN,
-     "torch.audio._spectral.power(x, window, hop, power) -- [B, frames, n_fft/2+1]: |rfft(frame * window)|^power "
-     "of the frames of a contiguous CPU float32/float64 signal [B, T] (already padded)"},
+     "torch.audio._spectral.power(x, window, hop, power[, pad=0]) -- [B, frames, n_fft/2+1]: |rfft(frame * window)|^power "
+     "of the frames of a contiguous CPU float32/float64 signal [B, T], reflect-padded by pad on both sides"},
     {NULL, NULL, 0, NULL}};
 
 /* require "torch.audio._spectral" */

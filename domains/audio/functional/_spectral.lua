@@ -46,16 +46,16 @@ local function with(t, ...)
   return r
 end
 
--- prepared(fname, waveform, o) -> the signal [B, T'] padded as the STFT
--- frames it, the window of n_fft points (scaled by the normalization) and
+-- prepared(fname, waveform, o[, skip_center]) -> the signal [B, T'] padded
+-- as the STFT frames it (but for the center padding with skip_center), the window of n_fft points (scaled by the normalization) and
 -- the batch shape; o: spectrogram's options
-local function prepared(fname, waveform, o)
+local function prepared(fname, waveform, o, skip_center)
   local shape = waveform:size()
   local x = waveform
   if o.pad > 0 then x = NF.pad(x, {o.pad, o.pad}) end
   x = x:reshape(-1, x:size(-1))
   local window = S.window_for(fname, o.window, o.win_length, o.n_fft, x)
-  if o.center then x = S.center_pad(fname, x, o.n_fft, o.pad_mode) end
+  if o.center and not skip_center then x = S.center_pad(fname, x, o.n_fft, o.pad_mode) end
   local frame_norm, window_norm = S.norms(fname, o.normalized)
   if frame_norm then window = window * (1 / math.sqrt(o.n_fft)) end
   if window_norm then window = window / window:pow(2):sum():sqrt() end
@@ -76,9 +76,12 @@ M._spectrum_view = spectrum_view
 -- (the C fast path where it applies) and the batch shape
 local function power_frames(fname, waveform, o)
   if o.onesided then
-    local x, window, lead = prepared(fname, waveform, o)
-    if x:size(-1) >= o.n_fft then
-      local p = S.fast_power(x, window, o.hop_length, o.power)
+    -- reflect center padding is read in place by the C path
+    local inplace = o.center and o.pad_mode == "reflect" and o.n_fft // 2 < waveform:size(-1) + 2 * o.pad
+    local x, window, lead = prepared(fname, waveform, o, inplace)
+    local rp = inplace and o.n_fft // 2 or 0
+    if x:size(-1) + 2 * rp >= o.n_fft then
+      local p = S.fast_power(x, window, o.hop_length, o.power, rp)
       if p then return p, lead end
     end
   end

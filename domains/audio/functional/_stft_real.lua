@@ -93,16 +93,17 @@ end
 
 local C -- torch.audio._spectral, the C fast path (loaded on first use)
 
--- fast_power(x [B, T'], window, hop, power) -> [B, frames, freq] through
--- the C fast path, or nil where the engine ops must run (not CPU float32 /
--- float64, autograd recording, torch.compile tracing)
-function S.fast_power(x, window, hop, power)
+-- fast_power(x [B, T'], window, hop, power[, reflect_pad]) -> [B, frames,
+-- freq] through the C fast path (reflect_pad: samples of reflect padding
+-- it reads in place on both sides), or nil where the engine ops must run
+-- (not CPU float32 / float64, autograd recording, torch.compile tracing)
+function S.fast_power(x, window, hop, power, reflect_pad)
   if x.is_cuda or (x.dtype ~= torch.float32 and x.dtype ~= torch.float64) then return nil end
   if (torch.is_grad_enabled() and (x.requires_grad or window.requires_grad)) or torch.compiler.is_compiling() then
     return nil
   end
   C = C or require "torch.audio._spectral"
-  return C.power(x:contiguous(), window:contiguous(), hop, power)
+  return C.power(x:contiguous(), window:contiguous(), hop, power, reflect_pad or 0)
 end
 
 -- power_of(spec_view [..., 2], power) -> |z|^power (power 1: |z|)
