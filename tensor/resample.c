@@ -35,7 +35,7 @@ static double bessel_i0(double x) {
 /* the weight at t = (idx - phase / new) * base, torchaudio's order of
  * operations in double; 0 where |t| >= lpw (its clamp, where the window
  * is 0) */
-static double tap_value(const mt_resample_args *a, double t, double scale) {
+static double tap_value(const mt_resample_args *a, double t, double scale, double i0_beta) {
   double lpw = (double)a->lpw, window;
   if (!(fabs(t) < lpw)) return 0;
   if (a->method == MT_RESAMPLE_HANN) {
@@ -43,7 +43,7 @@ static double tap_value(const mt_resample_args *a, double t, double scale) {
     window = c * c;
   } else { /* torchaudio holds beta, and computes I0(beta), in float32 */
     double r = t / lpw, beta = (double)(float)a->beta;
-    window = bessel_i0(beta * sqrt(1 - r * r)) / (double)(float)bessel_i0(beta);
+    window = bessel_i0(beta * sqrt(1 - r * r)) / i0_beta;
   }
   t *= M_PI;
   double sinc = t == 0 ? 1.0 : sin(t) / t;
@@ -54,7 +54,7 @@ static double tap_value(const mt_resample_args *a, double t, double scale) {
  * round it (its functional resample designs the filter in the waveform's
  * dtype); idx = (k - width) / orig, ph: the phase */
 static double tap_value_f32(const mt_resample_args *a, int64_t k, int64_t width, int64_t orig, int64_t nw,
-                            int64_t ph, double base, double scale) {
+                            int64_t ph, double base, double scale, double i0_beta) {
   float lpw = (float)a->lpw, idx = (float)(k - width) / (float)orig, window;
   float t = ((float)(-ph) / (float)nw + idx) * (float)base;
   if (!(fabsf(t) < lpw)) return 0;
@@ -63,7 +63,7 @@ static double tap_value_f32(const mt_resample_args *a, int64_t k, int64_t width,
     window = c * c;
   } else {
     float r = t / lpw, beta = (float)a->beta, s = sqrtf(1.0f - r * r);
-    window = (float)bessel_i0((double)(beta * s)) / (float)bessel_i0((double)beta);
+    window = (float)bessel_i0((double)(beta * s)) / (float)i0_beta;
   }
   t *= (float)M_PI;
   float sinc = t == 0 ? 1.0f : sinf(t) / t;
@@ -108,13 +108,19 @@ mt_status mt_resample_plan_make(const mt_resample_args *a, mt_resample_plan *p) 
     mt_resample_plan_free(p);
     return mt_fail(MT_ENOMEM, "resample: out of memory for the filter");
   }
-  double scale = base / (double)orig;
+  /* I0(beta) as torchaudio has it: beta and the result in float32 */
+  double i0b = a->method == MT_RESAMPLE_KAISER ? (double)(float)bessel_i0((double)(float)a->beta) : 1;
+  double scale = base / (double)orig, reach = (double)a->lpw * (double)orig / base;
   for (int64_t ph = 0; ph < nw; ph++) {
+    /* |t| < lpw only for k within reach of the phase's center (a tap of
+     * margin either side for rounding); the taps outside stay 0 */
+    double center = (double)width + (double)orig * (double)ph / (double)nw;
+    int64_t k0 = (int64_t)floor(center - reach) - 1, k1 = (int64_t)ceil(center + reach) + 2;
     int64_t lo = K, hi = -1;
-    for (int64_t k = 0; k < K; k++) {
+    for (int64_t k = k0 < 0 ? 0 : k0; k < (k1 < K ? k1 : K); k++) {
       double t = ((double)(-ph) / (double)nw + (double)(k - width) / (double)orig) * base;
-      double v = p->taps[ph * K + k] = a->design_f32 ? tap_value_f32(a, k, width, orig, nw, ph, base, scale)
-                                                     : tap_value(a, t, scale);
+      double v = p->taps[ph * K + k] = a->design_f32 ? tap_value_f32(a, k, width, orig, nw, ph, base, scale, i0b)
+                                                     : tap_value(a, t, scale, i0b);
       if (v != 0 && k < lo) lo = k;
       if (v != 0) hi = k;
     }

@@ -9,6 +9,7 @@
 #include "resample_kernels.h"
 
 enum { BLOCK = 2048 }; /* output samples per task */
+#define RK_LANES 8     /* partial sums of a dot product (one AVX2 float vector) */
 
 typedef struct rk_ctx {
   const mt_resample_plan *p;
@@ -19,12 +20,14 @@ typedef struct rk_ctx {
 } rk_ctx;
 
 /* tasks [b, e) of rows * blocks: outputs of one block of one row. Inside
- * the input: a dot product; at the edges, the taps that fall inside. */
+ * the input: a dot product over kmax taps (a multiple of RK_LANES, the
+ * phase's own padded with zeros) in RK_LANES partial sums, the same order
+ * for every output; at the edges, the phase's taps that fall inside. */
 #define RK_FORWARD(NAME, T)                                                                                            \
   static void NAME(void *vc, int64_t b, int64_t e) {                                                                   \
     const rk_ctx *c = vc;                                                                                              \
     const mt_resample_plan *p = c->p;                                                                                  \
-    int64_t L = c->g->in_len, O = c->g->out_len, nw = p->new_;                                                         \
+    int64_t L = c->g->in_len, O = c->g->out_len, nw = p->new_, km = c->kmax;                                           \
     for (int64_t t = b; t < e; t++) {                                                                                  \
       int64_t row = t / c->blocks, j0 = t % c->blocks * BLOCK, j1 = j0 + BLOCK < O ? j0 + BLOCK : O;                   \
       const T *x = (const T *)c->x + row * L;                                                                          \
@@ -32,11 +35,16 @@ typedef struct rk_ctx {
       int64_t f = j0 / nw, ph = j0 % nw;                                                                               \
       for (int64_t j = j0; j < j1; j++) {                                                                              \
         int64_t s = f * p->orig - c->g->pad_left + p->first[ph], n = p->count[ph];                                     \
-        const T *w = (const T *)c->w + ph * c->kmax;                                                                   \
+        const T *w = (const T *)c->w + ph * km;                                                                        \
         T acc = 0;                                                                                                     \
-        if (s >= 0 && s + n <= L) {                                                                                    \
+        if (s >= 0 && s + km <= L) {                                                                                   \
           const T *xs = x + s;                                                                                         \
-          _Pragma("omp simd reduction(+ : acc)") for (int64_t k = 0; k < n; k++) acc += w[k] * xs[k];                  \
+          T part[RK_LANES] = {0};                                                                                      \
+          for (int64_t k = 0; k < km; k += RK_LANES)                                                                   \
+            for (int u = 0; u < RK_LANES; u++) part[u] += w[k + u] * xs[k + u];                                        \
+          for (int h = RK_LANES / 2; h > 0; h /= 2) /* a tree: short latency */                                          \
+            for (int u = 0; u < h; u++) part[u] += part[u + h];                                                        \
+          acc = part[0];                                                                                               \
         } else {                                                                                                       \
           int64_t k0 = s < 0 ? -s : 0, k1 = s + n > L ? L - s : n;                                                     \
           for (int64_t k = k0; k < k1; k++) acc += w[k] * x[s + k];                                                    \
@@ -74,12 +82,14 @@ RK_FORWARD(forward_f64, double)
 RK_ADJOINT(adjoint_f32, float)
 RK_ADJOINT(adjoint_f64, double)
 
-/* The plan's non-zero taps packed kmax a phase, in float or double (a new
- * malloc'ed array, NULL when out of memory). */
+/* The plan's non-zero taps packed kmax a phase (the most a phase has,
+ * rounded up to RK_LANES; zeros after a phase's own), in float or double
+ * (a new malloc'ed array, NULL when out of memory). */
 static void *packed_taps(const mt_resample_plan *p, bool f64, int64_t *kmax) {
   int64_t m = 1;
   for (int64_t ph = 0; ph < p->new_; ph++)
     if (p->count[ph] > m) m = p->count[ph];
+  m = (m + RK_LANES - 1) / RK_LANES * RK_LANES;
   void *w = calloc((size_t)(m * p->new_), f64 ? sizeof(double) : sizeof(float));
   if (!w) return NULL;
   for (int64_t ph = 0; ph < p->new_; ph++)
@@ -99,9 +109,13 @@ static mt_status run(mt_dtype dt, const mt_resample_plan *p, const mt_rsmp_geo *
   void *w = packed_taps(p, f64, &c.kmax);
   if (!w) return mt_fail(MT_ENOMEM, "resample: out of memory for the filter");
   c.w = w;
+  /* tasks of less than ~2^16 multiply-adds are grouped (a small call runs
+   * on this thread: waking the team would cost more than the work) */
+  int64_t per = (adjoint ? g->out_len : (g->out_len < BLOCK ? g->out_len : BLOCK)) * c.kmax + 1;
+  int64_t grain = per >= (1 << 16) ? 1 : ((1 << 16) + per - 1) / per;
   mt_status st;
-  if (adjoint) st = mt_parallel_for(g->rows, 1, f64 ? adjoint_f64 : adjoint_f32, &c);
-  else st = mt_parallel_for(g->rows * c.blocks, 1, f64 ? forward_f64 : forward_f32, &c);
+  if (adjoint) st = mt_parallel_for(g->rows, grain, f64 ? adjoint_f64 : adjoint_f32, &c);
+  else st = mt_parallel_for(g->rows * c.blocks, grain, f64 ? forward_f64 : forward_f32, &c);
   free(w);
   return st;
 }

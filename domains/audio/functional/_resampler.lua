@@ -17,7 +17,7 @@ return function(M, H)
 
   -- Resampler(orig_freq, new_freq[, opts]); design_f32 (internal:
   -- transforms.Resample's) fixes the filter's design precision
-  function M.Resampler(orig_freq, new_freq, opts, design_f32)
+  local function new(_, orig_freq, new_freq, opts, design_f32)
     local fname = "torch.audio.functional.Resampler"
     local self = setmetatable({}, Resampler)
     self.orig = H.check_freq(fname, "orig_freq", orig_freq)
@@ -29,6 +29,7 @@ return function(M, H)
     self:reset()
     return self
   end
+  M.Resampler = setmetatable(Resampler, {__call = new})
 
   -- drops the signal in progress
   function Resampler:reset()
