@@ -143,12 +143,19 @@ end
 
 -- to_db(x): torchaudio's AmplitudeToDB("power", top_db=80) over [..., n, time]
 -- (torch.audio.functional.amplitude_to_DB when the build has it)
+-- (its CPU fast path, outside autograd and compile: one C pass and a
+-- floor pass over the items that share a maximum)
 local function to_db(x)
+  local shape = x:size()
+  local packed = x:dim() > 2 and shape[#shape - 2] or 1
+  if not x.is_cuda and (x.dtype == torch.float32 or x.dtype == torch.float64) and x:dim() >= 2
+     and not (torch.is_grad_enabled() and x.requires_grad) and not torch.compiler.is_compiling() then
+    local C = require "torch.audio._spectral"
+    return C.db(x:contiguous():view(-1, packed * shape[#shape - 1] * shape[#shape]), 10.0, 1e-10, 80.0):view(shape)
+  end
   local F = require "torch.audio.functional"
   if F.amplitude_to_DB then return F.amplitude_to_DB(x, 10.0, 1e-10, 0.0, 80.0) end
   local db = x:clamp(1e-10):log10() * 10.0
-  local shape = db:size()
-  local packed = db:dim() > 2 and shape[#shape - 2] or 1
   local v = db:reshape(-1, packed, shape[#shape - 1], shape[#shape])
   local floor = v:amax({2, 3, 4}) - 80.0
   return torch.maximum(v, floor:view(-1, 1, 1, 1)):reshape(shape)

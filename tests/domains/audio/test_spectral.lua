@@ -158,6 +158,22 @@ test("the C fast path (CPU, no autograd) equals the engine-op path (autograd) fo
   end
 end)
 
+test("MFCC and LFCC: the C decibel path (top_db floor per item) equals the engine-op path", function()
+  for _, dt in ipairs{f32, f64} do
+    for _, shape in ipairs{{3000}, {2, 3000}, {2, 3, 3000}} do
+      local x = torch.randn(shape, {dtype = dt})
+      x:narrow(-1, 1, 1000):mul_(1e-6) -- quiet parts, so the 80 dB floor applies
+      for _, make in ipairs{function() return T.MFCC{n_mfcc = 13, melkwargs = {n_mels = 40}} end,
+                            function() return T.LFCC{n_lfcc = 13, n_filter = 40} end} do
+        local m = G.with_default(dt, make)
+        local fast = m(x)
+        local slow = m(x:clone():requires_grad_())
+        check_close(fast, slow:detach(), {rtol = dt == f32 and 1e-4 or 1e-10, atol = dt == f32 and 1e-3 or 1e-9})
+      end
+    end
+  end
+end)
+
 -- chunks(n, seed) -> random chunk sizes (some 0 and 1) summing to n
 local function chunks(n, seed)
   local sizes, left, k = {}, n, seed
