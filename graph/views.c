@@ -5,6 +5,7 @@
  * through x[{...}] = v and y:narrow(...):mul_(2). */
 #include <string.h>
 
+#include "cplx.h"
 #include "deriv.h"
 #include "layout.h"
 #include "trace.h"
@@ -26,6 +27,18 @@ mt_status mtg_apply_view(const int64_t *a, const mt_tensor *t, mt_tensor **out) 
   case MTG_VK_AS_STRIDED: {
     int nd = (int)a[1];
     return mt_as_strided(t, nd, a + 3, a + 3 + nd, t->offset + a[2], out);
+  }
+  case MTG_VK_AS_STRIDED_PARTS: { /* a real view of complex t, through its pairs */
+    int nd = (int)a[1];
+    mt_tensor *p = NULL;
+    mt_status st = mt_complex_pairs(t, &p);
+    if (!st) st = mt_as_strided(p, nd, a + 3, a + 3 + nd, p->offset + a[2], out);
+    if (!st) {
+      mt_release((*out)->base); /* a view of t, not of the pairs */
+      (*out)->base = mt_retain(t->base ? t->base : (mt_tensor *)t);
+    }
+    mt_release(p);
+    return st;
   }
   default: return mt_fail(MT_EARG, "internal error: unknown view kind %d", (int)a[0]);
   }
@@ -128,7 +141,7 @@ static mt_status record_view(const int64_t *a, const mt_tensor *t, mt_tensor *ou
   if (!mtg_any_requires_grad(ins, 1)) return MT_OK;
   mt_status st;
   mt_op op = a[0] < MT_NOPS ? (mt_op)a[0] : MT_OP_view;
-  mtg_node *n = mtg_record1(a[0] == MTG_VK_AS_STRIDED ? "AsStridedBackward0" : mtg_backward_name(op), d_view, ins, 1,
+  mtg_node *n = mtg_record1(a[0] >= MTG_VK_AS_STRIDED ? "AsStridedBackward0" : mtg_backward_name(op), d_view, ins, 1,
                             out, &st);
   if (n) memcpy(n->i, a, sizeof n->i);
   return st;
@@ -415,9 +428,10 @@ mt_status mtg_attach_inplace(mtg_node *f, mt_tensor *v) {
     c->in[i] = f->in[i];
   }
   int64_t *a = c->i;
-  a[0] = MTG_VK_AS_STRIDED;
+  bool parts = mt_is_complex((mt_dtype)b->dtype) && !mt_is_complex((mt_dtype)v->dtype); /* x.real, x.imag */
+  a[0] = parts ? MTG_VK_AS_STRIDED_PARTS : MTG_VK_AS_STRIDED;
   a[1] = v->ndim;
-  a[2] = v->offset - b->offset;
+  a[2] = v->offset - b->offset * (parts ? 2 : 1);
   for (int i = 0; i < v->ndim; i++) {
     a[3 + i] = v->shape[i];
     a[3 + v->ndim + i] = v->strides[i];

@@ -8,6 +8,9 @@
 
 /* a = {MTG_VK_AS_STRIDED, ndim, offset relative to the input, shape..., strides...} */
 #define MTG_VK_AS_STRIDED MT_NOPS
+/* the same on the [..., 2] real pairs of a complex tensor (a write through
+ * x.real or x.imag): the offset and strides count real elements */
+#define MTG_VK_AS_STRIDED_PARTS (MT_NOPS + 1)
 
 /* Applies view a to t (engine only, not recorded). */
 mt_status mtg_apply_view(const int64_t *a, const mt_tensor *t, mt_tensor **out);

@@ -38,7 +38,8 @@ static const char *const complex_ready[] = {
     "resolve_conj", "resolve_neg", "sgn", "eq", "ne", "isfinite", "isnan", "isinf", "sum", "mean", "allclose",
     "isclose", "equal",
     /* this file */
-    "view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "is_complex", NULL};
+    "view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "is_complex", "conj_physical",
+    "resolve_conj", "resolve_neg", "_complex_parts", NULL};
 
 bool mtl_complex_ready(const char *name) {
   for (const char *const *p = complex_ready; *p; p++)
@@ -97,6 +98,18 @@ static int l_resolve(lua_State *L) {
   return 1;
 }
 
+/* torch._complex_parts(name, a[, b]): elementwise op `name` computed by
+ * parts (the CUDA path) on any device, for tests of its arithmetic */
+static int l_complex_parts(lua_State *L) {
+  int op = mt_op_find(luaL_checkstring(L, 1));
+  if (op < 0) return luaL_error(L, "_complex_parts: unknown op '%s'", lua_tostring(L, 1));
+  mt_tensor *a = mtl_check_tensor(L, 2, "_complex_parts"), *b = lua_isnoneornil(L, 3) ? NULL : mtl_check_tensor(L, 3, "_complex_parts");
+  mt_tensor *o = NULL;
+  MTL_CHECK(L, mt_complex_ew_parts((mt_op)op, a, b, &o));
+  mtl_push_tensor(L, o);
+  return 1;
+}
+
 static int l_is_complex(lua_State *L) {
   lua_pushboolean(L, mt_is_complex((mt_dtype)mtl_check_tensor(L, 1, "is_complex")->dtype));
   return 1;
@@ -114,6 +127,7 @@ static const mtl_reg regs[] = {
     {"conj_physical", l_conj_physical, MTL_BOTH, "torch.conj_physical(z) -- the conjugate (= conj: never lazy here)"},
     {"resolve_conj", l_resolve, MTL_BOTH, "torch.resolve_conj(x) -- x (conjugation is never lazy here)"},
     {"resolve_neg", l_resolve, MTL_BOTH, "torch.resolve_neg(x) -- x (negation is never lazy here)"},
+    {"_complex_parts", l_complex_parts, MTL_FN, "torch._complex_parts(name, a[, b]) -- an elementwise op on complex operands by parts (the CUDA path), for tests"},
     {"is_complex", l_is_complex, MTL_BOTH, "torch.is_complex(x) -- true for complex64 and complex128 tensors"},
     {NULL, NULL, 0, NULL}};
 

@@ -38,4 +38,8 @@ bool mt_complex_op(mt_op op);
  * except abs and angle: the real part dtype, predicates: bool). */
 mt_loop_fn mt_cpu_complex_kernel(mt_op op, mt_dtype dt);
 
+/* op(a[, b]) for complex operands (b NULL: unary) by parts, with real ops
+ * on the real and imaginary parts (complex_parts.c): the CUDA path. */
+mt_status mt_complex_ew_parts(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out);
+
 #endif

@@ -168,7 +168,13 @@ mt_status mt_binary_cdt(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_dty
 }
 
 mt_status mt_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **out) {
-  if (mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) return mt_cuda_unary(op, x, p, out);
+  bool cuda = mt_tdevice(x).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA);
+  if (cuda && mt_is_complex((mt_dtype)x->dtype)) { /* by parts, through the real kernels */
+    mt_dtype cdt;
+    mt_status cst = mt_unary_cdt(op, (mt_dtype)x->dtype, &cdt);
+    return cst ? cst : mt_complex_ew_parts(op, x, NULL, out);
+  }
+  if (cuda) return mt_cuda_unary(op, x, p, out);
   mt_status fst;
   if (fast_unary(op, x, p, out, &fst)) return fst;
   const mt_opinfo *info = &mt_ops[op];
@@ -181,6 +187,11 @@ mt_status mt_unary_p(mt_op op, const mt_tensor *x, const double *p, mt_tensor **
   mt_status st = mt_to_dtype(x, cdt, false, &xin);
   if (st) return st;
   mt_dtype odt = is_predicate(op) ? MT_BOOL : (op == MT_OP_abs || op == MT_OP_angle) ? mt_complex_part(cdt) : cdt;
+  if (odt != cdt && mt_is_complex(cdt) && *out && mt_is_complex((mt_dtype)(*out)->dtype)) {
+    mt_release(xin);
+    return mt_fail(MT_EDTYPE, "%s: the result is real; in-place %s is not supported for complex tensors", info->name,
+                   info->name);
+  }
   st = run_ew(info->name, k, (void *)p, odt, &xin, 1, out);
   mt_release(xin);
   return st;
@@ -268,6 +279,10 @@ static bool fast_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_ten
 mt_status mt_binary(mt_op op, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA || (*out && mt_tdevice(*out).type == MT_CUDA)) {
     mt_dtype cdt; /* the integer checks need the compute dtype; other ops leave it to mt_cuda_binary */
+    if (mt_is_complex(mt_result_type(a, b))) { /* by parts, through the real kernels */
+      mt_status cst = mt_binary_cdt(op, a, b, &cdt);
+      return cst ? cst : mt_complex_ew_parts(op, a, b, out);
+    }
     bool checked = op == MT_OP_floor_divide || op == MT_OP_fmod || op == MT_OP_remainder || op == MT_OP_pow;
     mt_status st = checked ? mt_binary_cdt(op, a, b, &cdt) : MT_OK;
     if (checked && !st) st = check_int_operands(op, cdt, b);
@@ -370,7 +385,18 @@ mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b
   mt_status st = mt_to_dtype(a, rt, false, &ac);
   if (!st) st = mt_to_dtype(b, rt, false, &bc);
   bool cuda = mt_tdevice(cond).type == MT_CUDA || mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA;
-  if (!st && cuda) {
+  if (!st && cuda && mt_is_complex(rt)) { /* by parts: the CUDA kernels know the real dtypes */
+    mt_tensor *pa = NULL, *pb = NULL, *c2 = NULL, *pr = NULL, *r = NULL;
+    st = mt_complex_pairs(ac, &pa);
+    if (!st) st = mt_complex_pairs(bc, &pb);
+    if (!st) st = mt_unsqueeze(cond, cond->ndim, &c2);
+    if (!st) st = where_cuda(c2, pa, pb, &pr);
+    mt_tensor *prc = NULL;
+    if (!st) st = mt_contiguous(pr, &prc);
+    if (!st) st = mt_view_as_complex(prc, &r);
+    if (!st) mt_release(r->base), r->base = NULL, st = mt_deliver("where", r, out);
+    mt_release(pa), mt_release(pb), mt_release(c2), mt_release(pr), mt_release(prc);
+  } else if (!st && cuda) {
     st = where_cuda(cond, ac, bc, out);
   } else if (!st) {
     static const mt_loop_fn by_size[17] = {[1] = select_uint8_t, [2] = select_uint16_t, [4] = select_uint32_t,

@@ -1,7 +1,7 @@
 -- torch.fft._stft -- torch.stft and torch.istft with PyTorch 2.x's
 -- semantics: frames are a strided view of the (padded) signal, windowed
 -- once and transformed by one batched r2c (c2c for complex data); istft
--- inverts each frame, windows it, overlap-adds with F.fold and divides by
+-- inverts each frame, windows it, overlap-adds (K shifted adds) and divides by
 -- the window's squared overlap-add (refusing where it vanishes: NOLA).
 local torch = require "torch"
 local fft = require "torch.fft"
@@ -107,9 +107,21 @@ function M.stft(x, n_fft, ...)
   return rc and torch.view_as_complex(spec) or spec
 end
 
--- Overlap-add of frames [B, n_fft, nf] (hop apart) into [B, L]
-local function overlap_add(frames, n_fft, hop, L)
-  return F.fold(frames, {1, L}, {1, n_fft}, {stride = {1, hop}}):view(frames:size(1), L)
+-- Overlap-add of frames [B, nf, n] (hop apart) into [B, L]: each frame
+-- cut in K = ceil(n / hop) pieces of hop samples; piece k of frame f lands
+-- on hop block f + k, so the sum is K shifted adds (F.fold's general path
+-- is several times slower).
+local function overlap_add(frames, n, hop, L)
+  local B, nf = frames:size(1), frames:size(2)
+  local K = (n + hop - 1) // hop
+  if K * hop > n then frames = F.pad(frames, {0, K * hop - n}) end
+  local pieces = frames:reshape(B, nf, K, hop)
+  local y
+  for k = 0, K - 1 do
+    local part = F.pad(pieces:select(3, k + 1), {0, 0, k, K - 1 - k})
+    y = y and y + part or part
+  end
+  return y:reshape(B, (nf + K - 1) * hop):narrow(2, 1, L)
 end
 
 function M.istft(x, n_fft, ...)
@@ -141,14 +153,14 @@ function M.istft(x, n_fft, ...)
     if onesided then fail("istft", "cannot have onesided output if window or input is complex") end
     local frames = C.fft_c2c(spec, 4, false, code) * w:view(n_fft, 1)  -- [B, F, n_fft, 2]
     local B = frames:size(1)
-    local cols = frames:permute(1, 4, 3, 2):reshape(B, 2 * n_fft, nf)
-    y = F.fold(cols, {1, L}, {1, n_fft}, {stride = {1, hop}}):view(B, 2, L):transpose(2, 3)  -- [B, L, 2]
+    local parts = frames:permute(1, 4, 2, 3):reshape(2 * B, nf, n_fft)  -- re and im as signals
+    y = overlap_add(parts, n_fft, hop, L):view(B, 2, L):transpose(2, 3)  -- [B, L, 2]
   else
     if not onesided then spec = spec:narrow(3, 1, n_fft // 2 + 1) end
     local frames = C.fft_c2r(spec, 4, n_fft, code) * w  -- [B, F, n_fft]
-    y = overlap_add(frames:transpose(2, 3), n_fft, hop, L)
+    y = overlap_add(frames, n_fft, hop, L)
   end
-  local env = overlap_add((w * w):view(1, n_fft, 1):expand(1, n_fft, nf):contiguous(), n_fft, hop, L):view(L)
+  local env = overlap_add((w * w):view(1, 1, n_fft):expand(1, nf, n_fft), n_fft, hop, L):view(L)
   local start = o.center ~= false and n_fft // 2 or 0
   local stop
   if o.length ~= nil and o.length ~= false then

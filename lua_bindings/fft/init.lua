@@ -234,12 +234,7 @@ function M.rfft2(x, ...)
 end
 
 -- ihfft: the conjugate of rfft, normalized as an inverse transform
-function M.ihfft(x, ...)
-  local o = options("ihfft", ONE, ...)
-  local dims, sizes = one_dim("ihfft", x, o)
-  local y = r2c_n("ihfft", x, dims, sizes, o.norm, false)
-  return complex_of(y * torch.tensor({1, -1}, {dtype = y.dtype, device = y.device}))
-end
+
 
 -- ---- Hermitian input: c2r, the last listed dim of lastn points ----
 
@@ -286,6 +281,44 @@ function M.hfft(x, ...)
   local o = options("hfft", ONE, ...)
   local dims, sizes = one_dim("hfft", x, o)
   return c2r_n("hfft", x, dims, sizes, o.norm, true, true)
+end
+
+-- hfftn: irfftn of the conjugate, normalized as a forward transform (the
+-- last dim of dim is the Hermitian half)
+function M.hfftn(x, ...)
+  local o = options("hfftn", MANY, ...)
+  local dims, sizes = dims_sizes("hfftn", x:dim(), o.dim, o.s)
+  return c2r_n("hfftn", x, dims, sizes, o.norm, true, true)
+end
+
+function M.hfft2(x, ...)
+  local o = options("hfft2", MANY, ...)
+  local dims, sizes = dims_sizes("hfft2", x:dim(), o.dim, o.s, {-2, -1})
+  return c2r_n("hfft2", x, dims, sizes, o.norm, true, true)
+end
+
+-- ihfftn: the conjugate of rfftn, normalized as an inverse transform
+local function ihfft_n(fname, x, dims, sizes, norm)
+  local y = r2c_n(fname, x, dims, sizes, norm, false)
+  return complex_of(y * torch.tensor({1, -1}, {dtype = y.dtype, device = y.device}))
+end
+
+function M.ihfft(x, ...)
+  local o = options("ihfft", ONE, ...)
+  local dims, sizes = one_dim("ihfft", x, o)
+  return ihfft_n("ihfft", x, dims, sizes, o.norm)
+end
+
+function M.ihfftn(x, ...)
+  local o = options("ihfftn", MANY, ...)
+  local dims, sizes = dims_sizes("ihfftn", x:dim(), o.dim, o.s)
+  return ihfft_n("ihfftn", x, dims, sizes, o.norm)
+end
+
+function M.ihfft2(x, ...)
+  local o = options("ihfft2", MANY, ...)
+  local dims, sizes = dims_sizes("ihfft2", x:dim(), o.dim, o.s, {-2, -1})
+  return ihfft_n("ihfft2", x, dims, sizes, o.norm)
 end
 
 -- ---- frequencies and shifts ----
@@ -351,5 +384,6 @@ end
 M._options, M._is_complex, M._floating = options, is_complex, floating
 
 M.__help = "torch.fft -- discrete Fourier transforms (PyTorch's torch.fft): fft, ifft, rfft, irfft, fft2, ifft2, " ..
-  "fftn, ifftn, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, fftfreq, rfftfreq, fftshift, ifftshift"
+  "fftn, ifftn, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn, fftfreq, rfftfreq, " ..
+  "fftshift, ifftshift"
 return M

@@ -47,6 +47,40 @@ static inline c128 sgn128(c128 z) {
   double r = cabs(z);
   return r == 0 ? 0 : z / r;
 }
+/* a^b, exact for the small integer powers and square roots PyTorch also
+ * special-cases (z^2 is z*z, not exp(2 log z)) */
+static inline c64 pow64(c64 a, c64 b) {
+  if (cimagf(b) == 0) {
+    float e = crealf(b);
+    if (e == 0) return 1;
+    if (e == 1) return a;
+    if (e == 2) return a * a;
+    if (e == 3) return a * a * a;
+    if (e == 0.5f) return csqrtf(a);
+    if (e == -1) return 1.0f / a;
+    if (e == -2) return 1.0f / (a * a);
+  }
+  return cpowf(a, b);
+}
+static inline c128 pow128(c128 a, c128 b) {
+  if (cimag(b) == 0) {
+    double e = creal(b);
+    if (e == 0) return 1;
+    if (e == 1) return a;
+    if (e == 2) return a * a;
+    if (e == 3) return a * a * a;
+    if (e == 0.5) return csqrt(a);
+    if (e == -1) return 1.0 / a;
+    if (e == -2) return 1.0 / (a * a);
+  }
+  return cpow(a, b);
+}
+/* |z| of a complex64 in double: the squares cannot overflow or underflow
+ * there, so this is hypot's value rounded once, and it vectorizes */
+static inline float abs64(c64 z) {
+  double re = crealf(z), im = cimagf(z);
+  return (float)sqrt(re * re + im * im);
+}
 static inline bool finite64(c64 z) { return isfinite(crealf(z)) && isfinite(cimagf(z)); }
 static inline bool finite128(c128 z) { return isfinite(creal(z)) && isfinite(cimag(z)); }
 
@@ -61,7 +95,7 @@ static inline bool finite128(c128 z) { return isfinite(creal(z)) && isfinite(cim
   X(reciprocal, 1.0f / a, 1.0 / a, C)                                                                                  \
   X(square, a * a, a * a, C)                                                                                           \
   X(sgn, sgn64(a), sgn128(a), C)                                                                                       \
-  X(abs, cabsf(a), cabs(a), R)                                                                                         \
+  X(abs, abs64(a), cabs(a), R)                                                                                         \
   X(angle, cargf(a), carg(a), R)                                                                                       \
   X(isnan, isnan(crealf(a)) || isnan(cimagf(a)), isnan(creal(a)) || isnan(cimag(a)), B)                                \
   X(isinf, isinf(crealf(a)) || isinf(cimagf(a)), isinf(creal(a)) || isinf(cimag(a)), B)                                \
@@ -71,7 +105,7 @@ static inline bool finite128(c128 z) { return isfinite(creal(z)) && isfinite(cim
   X(sub, a - b, a - b, C)                                                                                              \
   X(mul, a * b, a * b, C)                                                                                              \
   X(div, a / b, a / b, C)                                                                                              \
-  X(pow, cpowf(a, b), cpow(a, b), C)                                                                                   \
+  X(pow, pow64(a, b), pow128(a, b), C)                                                                                   \
   X(eq, a == b, a == b, B)                                                                                             \
   X(ne, a != b, a != b, B)
 

@@ -245,8 +245,10 @@ mt_status mt_fft_cpu_run(const mt_fft_problem *p, void *in, void *out) {
     if (!c.plan[i]) st = mt_fail(MT_EARG, "fft: FFTW could not plan this transform");
   }
   if (!st) st = mt_parallel_for(chunks, 1, run_chunks, &c);
+  pthread_mutex_lock(&lock); /* destroying touches the planner's state too */
   for (int i = 0; i < 2; i++)
     if (owned[i]) destroy(p->dbl, c.plan[i]);
+  pthread_mutex_unlock(&lock);
   if (!st && p->full) {
     if (p->dbl) fill_double(p, out);
     else fill_float(p, out);

@@ -504,7 +504,7 @@ mt_status mt_cuda_to_device(const mt_tensor *t, mt_device dev, bool non_blocking
   }
   mt_tensor *o = NULL;
   mt_status st = mt_empty(t->shape, t->ndim, (mt_dtype)t->dtype, dev, &o);
-  if (!st) st = mt_cuda_copy_(o, t, non_blocking);
+  if (!st) st = mt_copy_nb_(o, t, non_blocking); /* complex tensors go by parts (copy.c) */
   if (st) {
     mt_release(o);
     return st;

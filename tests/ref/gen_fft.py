@@ -96,6 +96,12 @@ case("irfft2", [4, 4], cplx=True)
 case("irfft2", [3, 4, 5], cplx=True, s=[4, 7], norm="ortho")
 case("irfftn", [3, 4, 5], cplx=True)
 case("irfftn", [4, 5], cplx=True, dim=[1, 0], s=[6, 5])
+case("hfft2", [3, 4], cplx=True)
+case("hfftn", [2, 3, 4], cplx=True, s=[3, 7], norm="ortho")
+case("hfftn", [4, 5], cplx=True, dim=[1, 0])
+case("ihfft2", [4, 6])
+case("ihfftn", [3, 4, 5], norm="forward")
+case("ihfftn", [4, 6], dim=[1, 0], s=[5, 5])
 
 # frequencies and shifts (no gradient)
 misc = {

@@ -251,3 +251,47 @@ test("every other op refuses complex tensors by name instead of computing garbag
   check_error(function() Z:clamp(0, 1) end, "complex128 tensors are not supported")
   check_eq(Z:sum():item(), R.ops.sum, "the session goes on")
 end)
+
+test("the by-parts path (CUDA's: real kernels on the parts) agrees with the CPU kernels", function()
+  local specials = torch.tensor({{0, 0}, {1e300, 1e300}, {-2, 0}, {0, -3}, {1e-300, 2e-300}}, {dtype = torch.complex128})
+  for _, name in ipairs{"neg", "conj", "abs", "angle", "exp", "log", "sqrt", "rsqrt", "reciprocal", "square", "sgn",
+                        "isnan", "isinf", "isfinite"} do
+    check_close(torch._complex_parts(name, Z), torch[name](Z), {atol = 1e-12, rtol = 1e-12})
+    check_close(torch._complex_parts(name, Z:to(C64)), torch[name](Z:to(C64)), {atol = 1e-5, rtol = 1e-5})
+  end
+  for _, name in ipairs{"add", "sub", "mul", "div", "pow", "eq", "ne"} do
+    check_close(torch._complex_parts(name, Z, W), torch[name](Z, W), {atol = 1e-12, rtol = 1e-11})
+    check_close(torch._complex_parts(name, Z, RE), torch[name](Z, RE), {atol = 1e-12, rtol = 1e-11})
+  end
+  check_close(torch._complex_parts("mul", Z, torch.tensor(2.5)), Z * 2.5, {atol = 1e-12})
+  -- scaled division and |z|: no overflow or underflow to 0 where the naive forms would
+  check_close(torch._complex_parts("abs", specials), specials:abs(), {rtol = 1e-15})
+  check_close(torch._complex_parts("div", specials:narrow(1, 2, 4), specials:narrow(1, 2, 4)),
+              torch.ones(4, {dtype = torch.complex128}), {rtol = 1e-15})
+  check_close(torch._complex_parts("reciprocal", specials:narrow(1, 2, 4)), specials:narrow(1, 2, 4):reciprocal(),
+              {rtol = 1e-15})
+end)
+
+test("in place: arithmetic on complex tensors, writes through x.real / x.imag with gradients, abs_ refused", function()
+  local w = Z:clone()
+  w:mul_(2):add_(Z)
+  check_close(w, Z * 3, {atol = 1e-12})
+  check_error(function() RE:clone():add_(Z) end, "can't be cast to the output's dtype float64")
+  check_error(function() Z:clone():abs_() end, "in-place abs is not supported for complex tensors")
+  -- y.real *= 2, y.imag += 1, L = sum |y|: dL/dz = (2 * 2re + i (im + 1)) / |y| (closed form)
+  local z = Z:clone():requires_grad_()
+  local y = z * 1
+  y.real:mul_(2)
+  y.imag:add_(1)
+  y:abs():sum():backward()
+  local re, im = Z.real * 2, Z.imag + 1
+  local m = (re * re + im * im):sqrt()
+  check_close(z.grad, torch.complex(re * 2 / m, im / m), {atol = 1e-12})
+end)
+
+test("pow: exact small integer powers (z^2 = z z) and 0^0 = 1, as PyTorch", function()
+  local z = torch.tensor({{1, 2}, {3, 4}}, {dtype = C64})
+  check_eq((z ^ 2):totable(), {{-3, 4}, {-7, 24}})
+  check_eq((z ^ 3):totable(), {{-11, -2}, {-117, 44}})
+  check_eq((torch.zeros(1, {dtype = C128}) ^ 0):totable(), {{1, 0}})
+end)
