@@ -19,6 +19,42 @@ typedef struct rk_ctx {
   int64_t kmax, blocks;
 } rk_ctx;
 
+/* sum of w[k] * x[k], k < n (a multiple of RK_LANES), in RK_LANES partial
+ * sums added as a tree (lane u + lane u + 4, then + 2, then + 1): the same
+ * order with or without AVX2, for every output */
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+static inline float dot_float(const float *w, const float *x, int64_t n) {
+  __m256 a = _mm256_setzero_ps();
+  for (int64_t k = 0; k < n; k += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + k), _mm256_loadu_ps(x + k), a);
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+static inline double dot_double(const double *w, const double *x, int64_t n) {
+  __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
+  for (int64_t k = 0; k < n; k += 8) {
+    a = _mm256_fmadd_pd(_mm256_loadu_pd(w + k), _mm256_loadu_pd(x + k), a);
+    b = _mm256_fmadd_pd(_mm256_loadu_pd(w + k + 4), _mm256_loadu_pd(x + k + 4), b);
+  }
+  a = _mm256_add_pd(a, b);
+  __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+#else
+#define RK_DOT(T)                                                                                                      \
+  static inline T dot_##T(const T *w, const T *x, int64_t n) {                                                         \
+    T part[RK_LANES] = {0};                                                                                            \
+    for (int64_t k = 0; k < n; k += RK_LANES)                                                                          \
+      for (int u = 0; u < RK_LANES; u++) part[u] += w[k + u] * x[k + u];                                               \
+    for (int h = RK_LANES / 2; h > 0; h /= 2)                                                                          \
+      for (int u = 0; u < h; u++) part[u] += part[u + h];                                                              \
+    return part[0];                                                                                                    \
+  }
+RK_DOT(float)
+RK_DOT(double)
+#endif
+
 /* tasks [b, e) of rows * blocks: outputs of one block of one row. Inside
  * the input: a dot product over kmax taps (a multiple of RK_LANES, the
  * phase's own padded with zeros) in RK_LANES partial sums, the same order
@@ -38,13 +74,7 @@ typedef struct rk_ctx {
         const T *w = (const T *)c->w + ph * km;                                                                        \
         T acc = 0;                                                                                                     \
         if (s >= 0 && s + km <= L) {                                                                                   \
-          const T *xs = x + s;                                                                                         \
-          T part[RK_LANES] = {0};                                                                                      \
-          for (int64_t k = 0; k < km; k += RK_LANES)                                                                   \
-            for (int u = 0; u < RK_LANES; u++) part[u] += w[k + u] * xs[k + u];                                        \
-          for (int h = RK_LANES / 2; h > 0; h /= 2) /* a tree: short latency */                                          \
-            for (int u = 0; u < h; u++) part[u] += part[u + h];                                                        \
-          acc = part[0];                                                                                               \
+          acc = dot_##T(w, x + s, km);                                                                                 \
         } else {                                                                                                       \
           int64_t k0 = s < 0 ? -s : 0, k1 = s + n > L ? L - s : n;                                                     \
           for (int64_t k = k0; k < k1; k++) acc += w[k] * x[s + k];                                                    \

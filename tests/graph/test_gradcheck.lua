@@ -9,7 +9,8 @@
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "tests/graph"
 package.path = here .. "/?.lua;" .. package.path
 local specs = {}
-for _, family in ipairs({"elementwise", "views", "reduce", "movement", "index", "linalg", "nn", "attention", "vision", "fft"}) do
+for _, family in ipairs({"elementwise", "views", "reduce", "movement", "index", "linalg", "nn", "attention", "vision",
+                         "fft", "audio"}) do
   local ok, t = pcall(require, "specs_" .. family)
   if ok then
     for op, cases in pairs(t) do

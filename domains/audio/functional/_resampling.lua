@@ -60,12 +60,13 @@ local function check_waveform(fname, x)
 end
 
 -- the sinc filter over x: pad_left zeros before it, out_len samples kept.
--- The filter is designed in float32 arithmetic for a float32 waveform (as
--- torchaudio's functional resample, which designs it in the waveform's
--- dtype), else in float64, unless o.design_f32 says (transforms.Resample).
+-- The filter is designed in float64 arithmetic for a float64 waveform,
+-- else in float32 (torchaudio's functional resample designs it in the
+-- waveform's dtype; float16/bfloat16 are computed as float32), unless
+-- o.design_f32 says (transforms.Resample).
 local function sinc(x, orig, new, o, pad_left, out_len)
   local f32 = o.design_f32
-  if f32 == nil then f32 = x.dtype == torch.float32 end
+  if f32 == nil then f32 = x.dtype ~= torch.float64 end
   return C.audio_resample(x, orig, new, o.lowpass_filter_width, o.resampling_method, pad_left, out_len, o.rolloff,
     o.beta, f32)
 end

@@ -98,6 +98,27 @@ test("resample is linear and keeps a low tone (closed form)", function()
   check_close(y:narrow(1, 200, 1200), torch.sin(t2 * (2 * math.pi * 440)):narrow(1, 200, 1200), {atol = 2e-3, rtol = 0})
 end)
 
+test("resample under torch.compile equals eager (values and gradients), strided inputs", function()
+  local f = torch.compile(function(x) return F.resample(x * 2, 48000, 16000) + 1 end)
+  for _ = 1, 3 do
+    local x = torch.randn(2, 300)
+    check_close(f(x), F.resample(x * 2, 48000, 16000) + 1, {atol = 1e-6, rtol = 1e-6})
+  end
+  local g = torch.compile(function(x) local y = F.resample(x, 44100, 16000); return (y * y):sum() end)
+  for _ = 1, 3 do
+    local x = torch.randn(2, 500, {dtype = torch.float64})
+    local xc, xe = x:clone():requires_grad_(), x:clone():requires_grad_()
+    g(xc):backward()
+    local le = (F.resample(xe, 44100, 16000) ^ 2):sum()
+    le:backward()
+    check_close(xc.grad, xe.grad, {atol = 1e-12, rtol = 1e-12})
+  end
+  local base = torch.randn(400, 3, {dtype = torch.float64})
+  local xt = base:t() -- [3, 400], not contiguous
+  check(not xt:is_contiguous(), "a strided view")
+  check_close(F.resample(xt, 22050, 16000), F.resample(xt:contiguous(), 22050, 16000), {atol = 0, rtol = 0})
+end)
+
 test("float16 and bfloat16 waveforms are computed in float32 and keep their dtype", function()
   local x = torch.randn(2, 300)
   for _, dt in ipairs{torch.float16, torch.bfloat16} do
