@@ -300,6 +300,9 @@ static mt_status seed(const mt_tensor *o, const mt_tensor *g, int i, mt_tensor *
       return mt_fail(MT_EARG, "backward: a gradient can be implied only for outputs with one element; output %d "
                               "has shape %s (pass a gradient of that shape)", i + 1,
                      mt_shape_str(o->shape, o->ndim, a, sizeof a));
+    if (mt_is_complex((mt_dtype)o->dtype)) /* PyTorch: the loss must be real */
+      return mt_fail(MT_EARG, "backward: a gradient can be implied only for real outputs; output %d is %s (take "
+                              "its real part or abs, or pass a gradient)", i + 1, mt_dtype_name((mt_dtype)o->dtype));
   {
     mt_status st = mt_full(o->shape, o->ndim, mt_sfloat(1), (mt_dtype)o->dtype, mt_tdevice(o), out);
     if (!st) mtg_trace_full(*out, 1);

@@ -84,7 +84,7 @@ mt_status mtg_set_requires_grad(mt_tensor *t, bool on) {
                             "(use x:detach() for a copy outside the graph)", m->grad_fn->name);
   }
   if (on && !mt_is_inexact((mt_dtype)t->dtype))
-    return mt_fail(MT_EDTYPE, "requires_grad: only floating point tensors (and complex ones) can require gradients, got %s",
+    return mt_fail(MT_EDTYPE, "requires_grad: only floating point tensors can require gradients (and complex ones), got %s",
                    mt_dtype_name((mt_dtype)t->dtype));
   if (!m && !on) return MT_OK;
   mt_status st = mtg_meta_get(t, &m);

@@ -423,7 +423,9 @@ static int t_compare_error(lua_State *L) {
  * autograd ones of mtl_autograd_getprop. The metatable's __properties lists
  * them for the REPL's completion (which never calls __index). */
 static const char *const properties[] = {"shape", "dtype",   "device",  "ndim",    "is_cuda",      "T", "mT",
-                                         "requires_grad", "grad", "grad_fn", "is_leaf", "retains_grad", "real", "imag", NULL};
+                                         "requires_grad", "grad", "grad_fn", "is_leaf", "retains_grad", "real", NULL};
+/* x.imag is served too (t_index), but is no listed property: on the real
+ * tensors completion probes it is an error, as in PyTorch */
 
 /* ---- attributes ----
  * A tensor may carry a table of named attributes (a tv_tensor's kind, a

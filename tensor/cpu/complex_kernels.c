@@ -5,7 +5,9 @@
  * a kernel sees one dtype; abs and angle write the real part dtype,
  * predicates bool. Ops not listed here refuse complex operands. */
 #include <complex.h>
+#include <immintrin.h>
 #include <math.h>
+#include <sleef.h>
 #include <stdint.h>
 
 #include "cplx.h"
@@ -120,6 +122,49 @@ static inline bool finite128(c128 z) { return isfinite(creal(z)) && isfinite(cim
 UNARY_OPS(DEF_UN)
 BINARY_OPS(DEF_BIN)
 
+/* complex64 angle and exp on dense rows, 8 at a time through SLEEF (the
+ * scalar cargf / cexpf do not vectorize); other layouts and the tail take
+ * the generic kernels */
+static void un_angle_64v(char **d, const int64_t *s, int64_t n, void *ctx) {
+  int64_t i = 0;
+  if (s[0] == 4 && s[1] == 8) {
+    const float *x = (const float *)(const void *)d[1];
+    float *o = (float *)(void *)d[0];
+    for (; i + 8 <= n; i += 8) {
+      float re[8], im[8];
+      for (int k = 0; k < 8; k++) re[k] = x[2 * (i + k)], im[k] = x[2 * (i + k) + 1];
+      _mm256_storeu_ps(o + i, Sleef_atan2f8_u10avx2(_mm256_loadu_ps(im), _mm256_loadu_ps(re)));
+    }
+  }
+  char *dd[2] = {d[0] + i * s[0], d[1] + i * s[1]};
+  un_angle_64(dd, s, n - i, ctx);
+}
+
+static void un_exp_64v(char **d, const int64_t *s, int64_t n, void *ctx) {
+  int64_t i = 0;
+  if (s[0] == 8 && s[1] == 8) {
+    const float *x = (const float *)(const void *)d[1];
+    float *o = (float *)(void *)d[0];
+    for (; i + 8 <= n; i += 8) {
+      float re[8], im[8], c[8], sn[8], m[8];
+      for (int k = 0; k < 8; k++) re[k] = x[2 * (i + k)], im[k] = x[2 * (i + k) + 1];
+      Sleef___m256_2 sc = Sleef_sincosf8_u10avx2(_mm256_loadu_ps(im));
+      _mm256_storeu_ps(sn, sc.x), _mm256_storeu_ps(c, sc.y);
+      _mm256_storeu_ps(m, Sleef_expf8_u10avx2(_mm256_loadu_ps(re)));
+      for (int k = 0; k < 8; k++) {
+        if (!isfinite(re[k]) || !isfinite(im[k])) { /* C99's special values: the scalar cexpf */
+          c64 z = cexpf(CMPLXF(re[k], im[k]));
+          o[2 * (i + k)] = crealf(z), o[2 * (i + k) + 1] = cimagf(z);
+          continue;
+        }
+        o[2 * (i + k)] = m[k] * c[k], o[2 * (i + k) + 1] = m[k] * sn[k];
+      }
+    }
+  }
+  char *dd[2] = {d[0] + i * s[0], d[1] + i * s[1]};
+  un_exp_64(dd, s, n - i, ctx);
+}
+
 #define ROW_UN(name, e64, e128, k) [MT_OP_##name] = {un_##name##_64, un_##name##_128},
 #define ROW_BIN(name, e64, e128, k) [MT_OP_##name] = {bin_##name##_64, bin_##name##_128},
 static const mt_loop_fn table[MT_NOPS][2] = {UNARY_OPS(ROW_UN) BINARY_OPS(ROW_BIN)};
@@ -128,5 +173,7 @@ bool mt_complex_op(mt_op op) { return table[op][0] != NULL; }
 
 mt_loop_fn mt_cpu_complex_kernel(mt_op op, mt_dtype dt) {
   if (dt != MT_COMPLEX64 && dt != MT_COMPLEX128) return NULL;
+  if (dt == MT_COMPLEX64 && op == MT_OP_angle) return un_angle_64v;
+  if (dt == MT_COMPLEX64 && op == MT_OP_exp) return un_exp_64v;
   return table[op][dt == MT_COMPLEX128];
 }

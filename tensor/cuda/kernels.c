@@ -31,6 +31,11 @@ static const mt_cuda_dtinfo dts[MT_NDTYPE] = {
     [MT_UINT8] = {"unsigned char", "unsigned char", "(x)", "(unsigned char)(long long)(v)"},
     [MT_BOOL] = {"unsigned char", "bool", "((x) != 0)", "(unsigned char)((v) != 0)"},
     [MT_UINT16] = {"unsigned short", "unsigned short", "(x)", "(unsigned short)(long long)(v)"},
+    /* complex: kernels that move elements take them as CUDA's vector pairs;
+     * arithmetic on them does not compile (the engine does it by parts,
+     * tensor/complex_parts.c) */
+    [MT_COMPLEX64] = {"float2", "float2", "(x)", "(v)"},
+    [MT_COMPLEX128] = {"double2", "double2", "(x)", "(v)"},
 };
 
 

@@ -130,3 +130,11 @@ test("torch.compile runs complex functions eagerly (the JIT declines complex val
   check_close(g(RE), torch.view_as_real(torch.complex(RE, RE * 2):exp()):sum(3), {atol = 1e-12})
   check_close(g(RE), torch.view_as_real(torch.complex(RE, RE * 2):exp()):sum(3), {atol = 1e-12})
 end)
+
+test("backward of a complex scalar needs a gradient, as in PyTorch", function()
+  local z = Z:clone():requires_grad_()
+  check_error(function() (z * 2):sum():backward() end, "a gradient can be implied only for real outputs")
+  local s = (z * 2):sum()
+  s:backward(torch.tensor({1, 0}, {dtype = torch.complex128}))
+  check_close(z.grad, torch.full({3, 4}, {2, 0}, {dtype = torch.complex128}), {atol = 1e-12})
+end)
