@@ -5,6 +5,8 @@
 local F = {}
 
 local FAMILIES = {
+  "_mel",
+  "_spectral",
   "_resampling",
   "_filtering", "_effects", "_masking", "_convolve",
 }

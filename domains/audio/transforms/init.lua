@@ -5,6 +5,8 @@
 local T = {}
 
 local FAMILIES = {
+  "_mel",
+  "_spectral",
   "_resampling",
   "_filtering", "_misc",
 }
