@@ -50,6 +50,9 @@ static const char *const cuda_ready[] = {
     "_foreach_norm", "_foreach_mul_", /* cuda/foreach.c */
     /* autograd: the derivatives use the ops above */
     "backward", "retain_grad", "register_hook", "grad", "no_grad", "enable_grad", "save",
+    /* complex tensors (l_complex.c): views and metadata, and compositions of registry ops */
+    "view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "is_complex", "conj_physical",
+    "resolve_conj", "resolve_neg", "_complex_parts",
     /* compiled graphs run CUDA kernels (jit/codegen_cuda.c) */
     "explain", NULL};
 /* ...of which these move data between devices, so may mix them. */
