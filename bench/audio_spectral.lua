@@ -1,7 +1,8 @@
 -- bench/audio_spectral.lua -- torch.audio's MelSpectrogram (n_fft 400, hop
 -- 160, 80 mels), MFCC (40 coefficients over it) and kaldi.fbank on 8 clips
 -- of 10 s at 16 kHz, float32; the extra column is seconds of audio per
--- second. Peer: bench/peers/audio_spectral.py (torchaudio).
+-- second; with a GPU, MelSpectrogram and MFCC again on CUDA (device time).
+-- Peer: bench/peers/audio_spectral.py (torchaudio).
 package.path = "bench/?.lua;" .. package.path
 local torch = require "torch"
 local B = require "common"
@@ -24,5 +25,20 @@ for _, r in ipairs(rows) do
   if not only or only == r[1] then
     local t = B.time(r[2], 2, 5)
     B.report(r[1], t, r[3] / t, "audio_s/s")
+  end
+end
+
+if torch.cuda.is_available() then
+  local xc = x:to("cuda")
+  local melc, mfccc = mel:to("cuda"), mfcc:to("cuda")
+  local cuda_rows = {
+    {"melspectrogram_cuda_8x10s", function() local _ <close> = melc(xc) end},
+    {"mfcc_cuda_8x10s", function() local _ <close> = mfccc(xc) end},
+  }
+  for _, r in ipairs(cuda_rows) do
+    if not only or only == r[1] then
+      local t = B.cuda_ms(r[2], 20) / 1e3
+      B.report(r[1], t, 80 / t, "audio_s/s")
+    end
   end
 end

@@ -4,7 +4,7 @@ sizes, timed the same way."""
 import torch
 import torchaudio.compliance.kaldi as K
 import torchaudio.transforms as T
-from benchlib import report, setup, timeit
+from benchlib import cuda_time_ms, report, setup, timeit
 
 
 def main():
@@ -24,6 +24,12 @@ def main():
             if want(name):
                 t = timeit(fn, 2, 5)
                 report(name, t, secs / t, "audio_s/s")
+        if torch.cuda.is_available():
+            xc, melc, mfccc = x.cuda(), mel.cuda(), mfcc.cuda()
+            for name, fn in (("melspectrogram_cuda_8x10s", lambda: melc(xc)), ("mfcc_cuda_8x10s", lambda: mfccc(xc))):
+                if want(name):
+                    t = cuda_time_ms(fn, 20) / 1e3
+                    report(name, t, 80 / t, "audio_s/s")
 
 
 if __name__ == "__main__":
