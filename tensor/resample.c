@@ -98,33 +98,46 @@ mt_status mt_resample_plan_make(const mt_resample_args *a, mt_resample_plan *p) 
     return mt_fail(MT_EARG, "resample: the filter of %lld -> %lld Hz is too large", (long long)a->orig,
                    (long long)a->new_);
   int64_t width = (int64_t)w, K = 2 * width + orig;
-  if ((double)K * (double)nw > 1e8)
+  /* I0(beta) as torchaudio has it: beta and the result in float32 */
+  double i0b = a->method == MT_RESAMPLE_KAISER ? (double)(float)bessel_i0((double)(float)a->beta) : 1;
+  double scale = base / (double)orig, reach = (double)a->lpw * (double)orig / base;
+  /* a phase's taps are non-zero only within reach of its center: each row
+   * keeps that span (stride S, a tap of margin either side for rounding),
+   * not torchaudio's K taps, so 22050 -> 27562 Hz holds 11025 x 18 taps
+   * rather than 11025 x 13800 */
+  int64_t S = (int64_t)ceil(2 * reach) + 6;
+  if (S > K) S = K;
+  if ((double)S * (double)nw > 1e8)
     return mt_fail(MT_EARG, "resample: the filter of %lld -> %lld Hz (reduced %lld -> %lld) is too large",
                    (long long)a->orig, (long long)a->new_, (long long)orig, (long long)nw);
-  *p = (mt_resample_plan){.orig = orig, .new_ = nw, .width = width, .ntaps = K};
+  *p = (mt_resample_plan){.orig = orig, .new_ = nw, .width = width, .ntaps = S};
   p->first = calloc((size_t)nw, sizeof(int64_t)), p->count = calloc((size_t)nw, sizeof(int64_t));
-  p->taps = calloc((size_t)(K * nw), sizeof(double));
+  p->taps = calloc((size_t)(S * nw), sizeof(double));
   if (!p->first || !p->count || !p->taps) {
     mt_resample_plan_free(p);
     return mt_fail(MT_ENOMEM, "resample: out of memory for the filter");
   }
-  /* I0(beta) as torchaudio has it: beta and the result in float32 */
-  double i0b = a->method == MT_RESAMPLE_KAISER ? (double)(float)bessel_i0((double)(float)a->beta) : 1;
-  double scale = base / (double)orig, reach = (double)a->lpw * (double)orig / base;
   for (int64_t ph = 0; ph < nw; ph++) {
-    /* |t| < lpw only for k within reach of the phase's center (a tap of
-     * margin either side for rounding); the taps outside stay 0 */
     double center = (double)width + (double)orig * (double)ph / (double)nw;
     int64_t k0 = (int64_t)floor(center - reach) - 1, k1 = (int64_t)ceil(center + reach) + 2;
+    if (k0 < 0) k0 = 0;
+    if (k1 > K) k1 = K;
+    if (k1 - k0 > S) k1 = k0 + S;
+    double *row = p->taps + ph * S;
     int64_t lo = K, hi = -1;
-    for (int64_t k = k0 < 0 ? 0 : k0; k < (k1 < K ? k1 : K); k++) {
+    for (int64_t k = k0; k < k1; k++) {
       double t = ((double)(-ph) / (double)nw + (double)(k - width) / (double)orig) * base;
-      double v = p->taps[ph * K + k] = a->design_f32 ? tap_value_f32(a, k, width, orig, nw, ph, base, scale, i0b)
-                                                     : tap_value(a, t, scale, i0b);
+      double v = row[k - k0] = a->design_f32 ? tap_value_f32(a, k, width, orig, nw, ph, base, scale, i0b)
+                                             : tap_value(a, t, scale, i0b);
       if (v != 0 && k < lo) lo = k;
       if (v != 0) hi = k;
     }
-    p->first[ph] = hi < 0 ? 0 : lo, p->count[ph] = hi < 0 ? 0 : hi - lo + 1;
+    if (hi < 0) {
+      p->first[ph] = 0, p->count[ph] = 0;
+      continue;
+    }
+    memmove(row, row + (lo - k0), (size_t)(hi - lo + 1) * sizeof(double)); /* row[j] = tap lo + j */
+    p->first[ph] = lo, p->count[ph] = hi - lo + 1;
   }
   return MT_OK;
 }

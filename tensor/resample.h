@@ -22,9 +22,10 @@ typedef struct mt_resample_args {
   int64_t design_f32;
 } mt_resample_args;
 
-/* The filter: taps[p * ntaps + k] (double) is phase p's weight of input
- * sample f * orig + k - pad_left for output f * new + p; phase p's
- * non-zero taps are [first[p], first[p] + count[p]). */
+/* The filter: phase p's non-zero taps are those of input samples
+ * f * orig + k - pad_left, k in [first[p], first[p] + count[p]), for output
+ * f * new + p; taps[p * ntaps + j] (double) is the weight of k = first[p] + j
+ * (ntaps: the row stride, at least the most taps a phase has). */
 typedef struct mt_resample_plan {
   int64_t orig, new_, width, ntaps;
   int64_t *first, *count;
@@ -32,7 +33,8 @@ typedef struct mt_resample_plan {
 } mt_resample_plan;
 
 /* The plan of a (reduced inside); width = ceil(lpw * orig / (min(orig,
- * new) * rolloff)), ntaps = 2 * width + orig. Free with mt_resample_plan_free. */
+ * new) * rolloff)) (torchaudio's kernel has 2 * width + orig taps a phase,
+ * of which the plan keeps the non-zero span). Free with mt_resample_plan_free. */
 mt_status mt_resample_plan_make(const mt_resample_args *a, mt_resample_plan *p);
 void mt_resample_plan_free(mt_resample_plan *p);
 

@@ -124,7 +124,7 @@ static void *packed_taps(const mt_resample_plan *p, bool f64, int64_t *kmax) {
   if (!w) return NULL;
   for (int64_t ph = 0; ph < p->new_; ph++)
     for (int64_t k = 0; k < p->count[ph]; k++) {
-      double v = p->taps[ph * p->ntaps + p->first[ph] + k];
+      double v = p->taps[ph * p->ntaps + k];
       if (f64) ((double *)w)[ph * m + k] = v;
       else ((float *)w)[ph * m + k] = (float)v;
     }

@@ -33,7 +33,7 @@ static void *pack(const mt_resample_plan *p, size_t wsize, rsmpgeo *g, size_t *b
   for (int64_t ph = 0; ph < p->new_; ph++) q[ph] = (int32_t)p->first[ph], q[p->new_ + ph] = (int32_t)p->count[ph];
   for (int64_t ph = 0; ph < p->new_; ph++)
     for (int64_t k = 0; k < p->count[ph]; k++) {
-      double v = p->taps[ph * p->ntaps + p->first[ph] + k];
+      double v = p->taps[ph * p->ntaps + k];
       if (wsize == 4) ((float *)(buf + wts))[ph * m + k] = (float)v;
       else ((double *)(buf + wts))[ph * m + k] = v;
     }
