@@ -187,7 +187,7 @@ check: all
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DMT_SANITIZE" all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  MOONTORCH_ASAN=1 build-asan/moontorch tests/run.lua --engine build-asan/test_engine
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp MOONTORCH_ASAN=1 build-asan/moontorch tests/run.lua --engine build-asan/test_engine
 
 # Fuzzing: the parsers need only themselves and the error message (status.c),
 # so the fuzzers link those few files (no OpenMP, oneDNN or Lua).

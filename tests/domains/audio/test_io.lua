@@ -448,7 +448,10 @@ test("StreamReader: memory stays bounded over a 10-minute file", function()
   end
   check_eq(frames, 48000 * 600)
   -- the whole waveform as float32 is 230 MB
-  check(peak - before < 60, ("resident memory grew %.0f MB while streaming"):format(peak - before))
+  -- (the sanitizer build's allocator keeps up to 256 MB of freed chunks in
+  -- quarantine, so there the bound is loose; the normal build holds it to 60)
+  local bound = os.getenv("MOONTORCH_ASAN") and 256 + 60 or 60
+  check(peak - before < bound, ("resident memory grew %.0f MB while streaming"):format(peak - before))
 end)
 
 sh("rm -rf '" .. dir .. "'")
