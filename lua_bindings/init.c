@@ -74,6 +74,21 @@ static int l_package(lua_State *L) {
   return 1;
 }
 
+void mtl_new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction close) {
+  if (luaL_newmetatable(L, name)) {
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    if (close) {
+      lua_pushcfunction(L, close);
+      lua_setfield(L, -2, "__gc");
+      lua_pushcfunction(L, close);
+      lua_setfield(L, -2, "__close");
+    }
+  }
+  lua_pop(L, 1);
+}
+
 int luaopen_torch(lua_State *L) {
   lua_newtable(L); /* weak-keyed help table: function -> text */
   lua_newtable(L);

@@ -49,6 +49,10 @@ typedef struct mtl_reg {
 /* Registers a NULL-terminated table into torch (at index torch_idx) and the
  * Tensor method table (at methods_idx), recording help texts. */
 void mtl_register(lua_State *L, int torch_idx, int methods_idx, const mtl_reg *regs);
+/* Creates the metatable `name` of a handle userdata once: __index is a table
+ * of methods, and close (if not NULL) is both __gc and __close, so it must
+ * be safe to call twice. Leaves the stack as it was. */
+void mtl_new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction close);
 /* l_cuda.c: pushes r's function behind the gate: the options check and
  * the device check (r must outlive the Lua state: mtl_reg tables are
  * static). */

@@ -160,14 +160,7 @@ static const mtl_reg regs[] = {
 
 /* require "torch.audio._io" */
 int luaopen_torch_audio__io(lua_State *L) {
-  luaL_newmetatable(L, SOUND_MT);
-  luaL_newlib(L, sound_methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, s_close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, s_close);
-  lua_setfield(L, -2, "__close");
-  lua_pop(L, 1);
+  mtl_new_class(L, SOUND_MT, sound_methods, s_close);
   lua_newtable(L);
   mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
   return 1;

@@ -197,14 +197,7 @@ static const mtl_reg regs[] = {
 
 /* require "torch.audio._soxr" */
 int luaopen_torch_audio__soxr(lua_State *L) {
-  luaL_newmetatable(L, MT_SOXR);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, l_close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, l_close);
-  lua_setfield(L, -2, "__close");
-  lua_pop(L, 1);
+  mtl_new_class(L, MT_SOXR, methods, l_close);
   lua_newtable(L);
   mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
   return 1;

@@ -239,17 +239,8 @@ static const mtl_reg regs[] = {
 
 /* require "torch.utils.data._prefetch" -> {prefetcher=} */
 int luaopen_torch_utils_data__prefetch(lua_State *L) {
-  if (luaL_newmetatable(L, PF_MT)) {
-    static const luaL_Reg m[] = {{"put", pf_put}, {"take", pf_take}, {"close", pf_close}, {NULL, NULL}};
-    lua_newtable(L);
-    luaL_setfuncs(L, m, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, pf_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, pf_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
+  static const luaL_Reg m[] = {{"put", pf_put}, {"take", pf_take}, {"close", pf_close}, {NULL, NULL}};
+  mtl_new_class(L, PF_MT, m, pf_close);
   lua_newtable(L);
   mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
   return 1;

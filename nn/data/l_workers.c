@@ -429,29 +429,14 @@ static const mtl_reg regs[] = {
      "torch.utils.data._workers.spawn(n, fn) -- fork n DataLoader worker processes running fn(i, chan) (internal)"},
     {NULL, NULL, 0, NULL}};
 
-static void new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc) {
-  if (luaL_newmetatable(L, name)) {
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-    if (gc) {
-      lua_pushcfunction(L, gc);
-      lua_setfield(L, -2, "__gc");
-      lua_pushcfunction(L, gc);
-      lua_setfield(L, -2, "__close");
-    }
-  }
-  lua_pop(L, 1);
-}
-
 /* require "torch.utils.data._workers" -> {spawn=} */
 int luaopen_torch_utils_data__workers(lua_State *L) {
   static const luaL_Reg pm[] = {{"order", pool_order}, {"put", pool_put},     {"take", pool_take},
                                 {"pending", pool_pending}, {"pid", pool_pid}, {"close", pool_close},
                                 {"closed", pool_closed}, {NULL, NULL}};
   static const luaL_Reg cm[] = {{"recv", chan_recv}, {"send", chan_send}, {NULL, NULL}};
-  new_class(L, POOL_MT, pm, pool_close);
-  new_class(L, CHAN_MT, cm, NULL);
+  mtl_new_class(L, POOL_MT, pm, pool_close);
+  mtl_new_class(L, CHAN_MT, cm, NULL);
   lua_newtable(L);
   mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
   return 1;

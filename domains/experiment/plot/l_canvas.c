@@ -317,14 +317,7 @@ static const mtl_reg regs[] = {
 
 /* require "torch.plot._canvas" -> {new=, read=} */
 int luaopen_torch_plot__canvas(lua_State *L) {
-  luaL_newmetatable(L, CANVAS_MT);
-  luaL_newlib(L, canvas_methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, c_close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, c_close);
-  lua_setfield(L, -2, "__close");
-  lua_pop(L, 1);
+  mtl_new_class(L, CANVAS_MT, canvas_methods, c_close);
   lua_newtable(L);
   mtl_register(L, lua_gettop(L), lua_gettop(L), regs);
   return 1;
