@@ -14,11 +14,17 @@
 /* GC accounting. Lua sees a tensor as a few bytes of userdata, so on its
  * own it would let dropped tensors pile up. Whenever the bytes held by live
  * tensors reach twice what they were after the last full collection (and at
- * least GC_FLOOR, 16 MB), a full collection runs. This bounds memory at about twice
+ * least a floor), a full collection runs. This bounds memory at about twice
  * the live data in either collector mode; a per-allocation step does not in
  * generational mode, where a result still in a stack slot when its step runs
- * is promoted to old and survives until the next major collection. */
+ * is promoted to old and survives until the next major collection. The
+ * floor is 16 MB, or 256 MB while CUDA tensors hold device memory: a GPU
+ * step over small live data churns tens of MB of temporaries, and a full
+ * collection per call (a fraction of a millisecond) would cost more than
+ * its kernels; the caching allocator serves the next call from what one
+ * collection frees. */
 #define GC_FLOOR ((int64_t)16 << 20)
+#define GC_FLOOR_CUDA ((int64_t)256 << 20)
 static int64_t gc_threshold = GC_FLOOR;
 
 /* CPU and GPU bytes together: dropped GPU tensors are collected as promptly. */
@@ -27,8 +33,8 @@ static int64_t bytes_in_use(void) { return mt_cpu_bytes_in_use() + mt_cuda_bytes
 static void account(lua_State *L) {
   if (bytes_in_use() < gc_threshold) return;
   lua_gc(L, LUA_GCCOLLECT);
-  int64_t live = bytes_in_use();
-  gc_threshold = live * 2 > GC_FLOOR ? live * 2 : GC_FLOOR;
+  int64_t live = bytes_in_use(), floor = mt_cuda_bytes_in_use() > 0 ? GC_FLOOR_CUDA : GC_FLOOR;
+  gc_threshold = live * 2 > floor ? live * 2 : floor;
 }
 
 /* A tensor userdata is {magic, tensor*}. Checking the tag is several times

@@ -47,8 +47,17 @@ static mt_status check_filter(const mt_tensor *x, const mt_tensor *a, const mt_t
   return MT_OK;
 }
 
-/* Every a0 of a (contiguous, CPU) is nonzero. */
+/* Every a0 of a (contiguous) is nonzero; a CUDA a is read through a host
+ * copy (a few coefficients: one small synchronous copy per filter call). */
 static mt_status check_a0(const mt_tensor *a) {
+  if (mt_tdevice(a).type == MT_CUDA) {
+    mt_tensor *h = NULL;
+    mt_status st = mt_empty(a->shape, a->ndim, (mt_dtype)a->dtype, mt_cpu(), &h);
+    if (!st) st = mt_copy_(h, a);
+    if (!st) st = check_a0(h);
+    mt_release(h);
+    return st;
+  }
   for (int64_t c = 0; c < a->shape[0]; c++) {
     double a0 = a->dtype == MT_FLOAT64 ? ((const double *)mt_data(a))[c * a->shape[1]]
                                        : ((const float *)mt_data(a))[c * a->shape[1]];
@@ -80,7 +89,7 @@ mt_status mt_lfilter(const mt_tensor *x, const mt_tensor *a, const mt_tensor *b,
   mt_tensor *c[4], *y = NULL;
   st = contig(ins, c, 4);
   bool cpu = mt_tdevice(x).type != MT_CUDA;
-  if (!st && cpu && mode != MT_LF_FIR) st = check_a0(c[1]);
+  if (!st && mode != MT_LF_FIR) st = check_a0(c[1]);
   if (!st) st = mt_empty(x->shape, 3, (mt_dtype)x->dtype, mt_tdevice(x), &y);
   if (!st && g.N * g.C * g.len > 0) {
     if (cpu)

@@ -1,117 +1,25 @@
-/* l_spectral.c -- the C half of the power spectrogram's CPU fast path
- * (functional/_stft_real.lua): frames of an already padded signal are
- * windowed, transformed by the engine's FFTW runner (cpu/fft_kernels.h)
- * and reduced to |X|^power, a block of frames at a time so that the
- * scratch stays in cache; no intermediate tensors. The Lua side takes it
- * for CPU float32/float64 inputs outside autograd and torch.compile, and
- * the engine-op path otherwise; this file checks its arguments again and
- * never crashes on bad input.
- *   torch.audio._spectral.power(x [B, T], window [n_fft], hop, power[, pad])
+/* l_spectral.c -- the C half of the spectral fast paths
+ * (functional/_stft_real.lua, transforms/_mel.lua): the power spectrogram
+ * through the engine's one-pass op (mt_stft_power, CPU and CUDA), and the
+ * decibel conversion of MFCC / LFCC on the CPU. The Lua side takes them
+ * outside autograd and torch.compile; this file checks its arguments again
+ * and never crashes on bad input.
+ *   torch.audio._spectral.stft_power(x [B, T], window [n_fft], hop, power[, pad])
  *     -> [B, frames, n_fft / 2 + 1], frames = (T + 2 pad - n_fft) / hop + 1
  * with pad samples of reflect padding on both sides read in place. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/fft_kernels.h"
+#include "audio.h"
 #include "mtl.h"
 
-#define FN "torch.audio._spectral.power"
-
-enum { BLOCK = 64 }; /* frames framed, transformed and reduced at once by one thread */
-
-typedef struct {
-  const void *x, *w;
-  void *out;
-  int64_t len, nfft, hop, nf, K, pad; /* pad: reflect padding on both sides, virtual */
-  double power;
-  bool dbl;
-  mt_status st; /* the first failure of a worker (written under no lock: any one suffices) */
-} job;
-
-/* reflect(t, n): the sample of a signal of n > pad samples that reflect
- * padding puts at position t (t may be < 0 or >= n) */
-static inline int64_t reflect(int64_t t, int64_t n) {
-  if (t < 0) return -t;
-  if (t >= n) return 2 * (n - 1) - t;
-  return t;
-}
-
-/* frame_T(j, buf, first, n): frames first .. first+n-1 (global: batch row
- * g / nf, frame g % nf) windowed into the n rows of buf; frames that reach
- * into the virtual reflect padding read mirrored samples */
-#define FRAME_FN(T)                                                                  \
-  static void frame_##T(const job *j, T *buf, int64_t first, int64_t n) {           \
-    const T *w = j->w;                                                               \
-    for (int64_t i = 0; i < n; i++) {                                                \
-      int64_t g = first + i, start = (g % j->nf) * j->hop - j->pad;                  \
-      const T *row = (const T *)j->x + (g / j->nf) * j->len;                         \
-      T *dst = buf + i * j->nfft;                                                    \
-      if (start >= 0 && start + j->nfft <= j->len)                                   \
-        for (int64_t k = 0; k < j->nfft; k++) dst[k] = row[start + k] * w[k];        \
-      else                                                                           \
-        for (int64_t k = 0; k < j->nfft; k++) dst[k] = row[reflect(start + k, j->len)] * w[k]; \
-    }                                                                                \
-  }
-
-/* power_T(j, spec, first, n): the n spectra of spec (interleaved re, im)
- * to |X|^power in the output rows first .. first+n-1 */
-#define POWER_FN(T, SQRT, POW)                                                       \
-  static void power_##T(const job *j, const T *spec, int64_t first, int64_t n) {    \
-    T *out = (T *)j->out + first * j->K;                                             \
-    T half = (T)(j->power / 2);                                                      \
-    for (int64_t i = 0; i < n * j->K; i++) {                                         \
-      T re = spec[2 * i], im = spec[2 * i + 1], p = re * re + im * im;               \
-      out[i] = j->power == 2 ? p : j->power == 1 ? SQRT(p) : POW(p, half);           \
-    }                                                                                \
-  }
-
-FRAME_FN(float)
-FRAME_FN(double)
-POWER_FN(float, sqrtf, powf)
-POWER_FN(double, sqrt, pow)
-
-/* range(j, b, e): frames b..e-1, BLOCK at a time through this thread's
- * scratch (the FFT of a block is small enough to run in the calling thread) */
-static void range(void *vc, int64_t b, int64_t e) {
-  job *j = vc;
-  size_t es = j->dbl ? sizeof(double) : sizeof(float);
-  void *buf = NULL, *spec = NULL;
-  if (posix_memalign(&buf, 64, (size_t)BLOCK * (size_t)j->nfft * es) ||
-      posix_memalign(&spec, 64, (size_t)BLOCK * (size_t)j->K * 2 * es)) {
-    free(buf);
-    j->st = mt_fail(MT_ENOMEM, FN ": out of memory for the frame scratch");
-    return;
-  }
-  for (int64_t first = b; first < e && !j->st; first += BLOCK) {
-    int64_t n = e - first < BLOCK ? e - first : BLOCK;
-    if (j->dbl) frame_double(j, buf, first, n);
-    else frame_float(j, buf, first, n);
-    mt_fft_problem p = {.kind = MT_FFT_R2C, .dbl = j->dbl, .sign = -1, .ndim = 2, .nt = 1,
-                        .ishape = {n, j->nfft}, .oshape = {n, j->K}, .tdims = {1}, .scale = 1.0};
-    mt_status st = mt_fft_cpu_run(&p, buf, spec);
-    if (st) {
-      j->st = st;
-      break;
-    }
-    if (j->dbl) power_double(j, spec, first, n);
-    else power_float(j, spec, first, n);
-  }
-  free(buf);
-  free(spec);
-}
-
-/* run(j, total): all total frames of j over the engine's threads */
-static mt_status run(job *j, int64_t total) {
-  mt_status st = mt_parallel_for(total, BLOCK, range, j);
-  return st ? st : j->st;
-}
+#define FN "torch.audio._spectral.stft_power"
 
 static mt_tensor *check_t(lua_State *L, int idx, int ndim, const char *what) {
   mt_tensor *t = mtl_check_tensor(L, idx, FN);
-  if (t->ndim != ndim || mt_tdevice(t).type != MT_CPU || !mt_is_contiguous(t) ||
-      (t->dtype != MT_FLOAT32 && t->dtype != MT_FLOAT64))
-    luaL_error(L, "%s: the %s must be a contiguous %d-D float32/float64 CPU tensor", FN, what, ndim);
+  if (t->ndim != ndim || !mt_is_contiguous(t) || (t->dtype != MT_FLOAT32 && t->dtype != MT_FLOAT64))
+    luaL_error(L, "%s: the %s must be a contiguous %d-D float32/float64 tensor", FN, what, ndim);
   return t;
 }
 
@@ -120,19 +28,8 @@ static int l_power(lua_State *L) {
   lua_Integer hop = luaL_checkinteger(L, 3);
   double power = luaL_checknumber(L, 4);
   lua_Integer pad = luaL_optinteger(L, 5, 0);
-  int64_t B = x->shape[0], T = x->shape[1], nfft = w->shape[0];
-  if (w->dtype != x->dtype) luaL_error(L, "%s: the window's dtype differs from the signal's", FN);
-  if (hop < 1 || nfft < 1 || pad < 0 || (pad > 0 && pad >= T) || T + 2 * pad < nfft || !(power > 0))
-    luaL_error(L, "%s: bad sizes (T %I, n_fft %I, hop %I, reflect pad %I, power %f)", FN, (lua_Integer)T,
-               (lua_Integer)nfft, hop, pad, power);
-  int64_t nf = (T + 2 * pad - nfft) / hop + 1, K = nfft / 2 + 1;
-  int64_t shape[3] = {B, nf, K};
   mt_tensor *out = NULL;
-  MTL_CHECK_OP(L, FN, mt_empty(shape, 3, (mt_dtype)x->dtype, mt_cpu(), &out));
-  job j = {.x = mt_data(x), .w = mt_data(w), .out = mt_data(out), .len = T, .nfft = nfft, .hop = hop, .nf = nf,
-           .K = K, .pad = pad, .power = power, .dbl = x->dtype == MT_FLOAT64, .st = MT_OK};
-  mt_status st = run(&j, B * nf);
-  if (st != MT_OK) mtl_fail(L, st, out, NULL, NULL, NULL);
+  MTL_CHECK_OP(L, FN, mt_stft_power(x, w, hop, power, pad, &out));
   mtl_push_tensor(L, out);
   return 1;
 }
@@ -217,9 +114,9 @@ static const mtl_reg regs[] = {
     {"db", l_db, MTL_FN,
      "torch.audio._spectral.db(x, multiplier, amin[, top_db]) -- multiplier * log10(max(x, amin)) of a contiguous "
      "CPU float32/float64 [rows, cols], floored per row at top_db below the row's maximum"},
-    {"power", l_power, MTL_FN,
-     "torch.audio._spectral.power(x, window, hop, power[, pad=0]) -- [B, frames, n_fft/2+1]: |rfft(frame * window)|^power "
-     "of the frames of a contiguous CPU float32/float64 signal [B, T], reflect-padded by pad on both sides"},
+    {"stft_power", l_power, MTL_FN,
+     "torch.audio._spectral.stft_power(x, window, hop, power[, pad=0]) -- [B, frames, n_fft/2+1]: |rfft(frame * window)|^power "
+     "of the frames of a contiguous float32/float64 signal [B, T] (CPU or CUDA), reflect-padded by pad on both sides"},
     {NULL, NULL, 0, NULL}};
 
 /* require "torch.audio._spectral" */

@@ -2,8 +2,9 @@
  * kernel families reduce.cu and softmax.cu. tensor/reduce.c and
  * tensor/softmax.c check arguments and shape the results; this file only
  * lays out the launch: kept and reduced dims merged where contiguous, then
- * one block per output, one thread per output (when the outputs are the
- * contiguous dim), or two passes (few outputs of many elements). */
+ * one block per output, one warp per output (many rows of up to 4096),
+ * one thread per output (rows of up to 16 elements, or when the outputs are
+ * the contiguous dim), or two passes (few outputs of many elements). */
 #include <stdio.h>
 #include <string.h>
 
@@ -129,7 +130,15 @@ mt_status mt_cuda_reduce(int kind, const mt_tensor *x, uint32_t mask, double div
     return st;
   }
   void *args[] = {&px, &pv, &pi, &g};
+  if (g.nred <= 16 && g.nout >= 256) { /* a thread per output */
+    if ((st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_thread", &fn))) return st;
+    return mt_cuda_launch_grid(dev, fn, (g.nout + 255) / 256, 256, args, op);
+  }
   if (!inner_contig && g.nred >= 64) return reduce_cols(dev, kind, x, &g, acc, idx);
+  if (inner_contig && g.nred <= 4096 && g.nout >= 1024) { /* a warp per output */
+    if ((st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_warp", &fn))) return st;
+    return mt_cuda_launch_grid(dev, fn, (g.nout + 7) / 8, 256, args, op);
+  }
   if ((st = kernel_of(dev, kind, (mt_dtype)x->dtype, "mt_red_block", &fn))) return st;
   return mt_cuda_launch_grid(dev, fn, g.nout, block_threads(g.nred), args, op);
 }

@@ -187,6 +187,28 @@ extern "C" __global__ void mt_red_cols(const TX *x, ACC *vals, long long *idx, m
   }
 }
 
+// many outputs of few elements each: one thread per output (nred small)
+extern "C" __global__ void mt_red_thread(const TX *x, ACC *vals, long long *idx, mt_rgeo g) {
+  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < g.nout; o += (long long)gridDim.x * blockDim.x)
+    store(vals, idx, o, run(x, g, o, 0, g.nred, 1), g.div);
+}
+
+// many outputs of a few hundred elements: one warp per output, folded by shuffles
+extern "C" __global__ void mt_red_warp(const TX *x, ACC *vals, long long *idx, mt_rgeo g) {
+  unsigned lane = threadIdx.x & 31;
+  long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+  for (long long o = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); o < g.nout; o += warps) {
+    acc_t a = run(x, g, o, lane, g.nred, 32);
+    for (int s = 16; s > 0; s >>= 1) {
+      acc_t b;
+      b.v = __shfl_down_sync(0xffffffffu, a.v, s, 32);
+      b.i = __shfl_down_sync(0xffffffffu, a.i, s, 32);
+      combine(a, b);
+    }
+    if (lane == 0) store(vals, idx, o, a, g.div);
+  }
+}
+
 // second pass: one block per output folds its cpr partials
 extern "C" __global__ void mt_red_combine(const ACC *pv, const long long *pi, ACC *vals, long long *idx, mt_rgeo g) {
   for (long long o = blockIdx.x; o < g.nout; o += gridDim.x) {

@@ -130,8 +130,35 @@ test("reductions over outer dims (column sums of tall matrices): partial chunks,
   local x = torch.randn(5000, 9)
   x[{4321, 3}] = 0 / 0
   local m = x:cuda():amax(1):cpu()
-  check(m[3] ~= m[3], "NaN wins the column max")
+  local a, b = m[3]:item(), m[2]:item()
+  check(a ~= a and b == b, "NaN wins the column max")
   check_eq(x:cuda():argmax(1)[3]:item(), 4321)
+end)
+
+test("many short rows: a thread per output (2..16 elements) and a warp per output (17..4096), strided, ties, NaN", function()
+  torch.manual_seed(5)
+  for _, shape in ipairs{{8, 1001, 201, 2}, {3000, 7}, {2048, 16}, {1500, 17}, {1024, 201}, {1100, 4096}} do
+    for _, dt in ipairs{torch.float32, torch.float16, torch.int64} do
+      local x = dt == torch.int64 and torch.randint(-3, 4, shape) or torch.randn(table.unpack(shape)):to(dt)
+      local xg = x:cuda()
+      local what = table.concat(shape, "x") .. " " .. tostring(dt)
+      same(xg:sum(-1), x:sum(-1), dt, "sum " .. what)
+      if dt ~= torch.int64 then same(xg:mean(-1), x:mean(-1), dt, "mean " .. what) end
+      same(xg:amin(-1), x:amin(-1), dt, "amin " .. what)
+      check_close(xg:argmax(-1):cpu(), x:argmax(-1), {}, "argmax (first of ties) " .. what)
+      -- the same rows through a transposed view (rows not contiguous)
+      local t, tg = x:transpose(1, -1), xg:transpose(1, -1)
+      same(tg:sum(1), t:sum(1), dt, "sum over a strided dim " .. what)
+    end
+  end
+  local x = torch.randn(4000, 5)
+  x[{1234, 4}] = 0 / 0
+  local m = x:cuda():amax(-1):cpu()
+  local a, b = m[1234]:item(), m[1233]:item()
+  check(a ~= a and b == b, "NaN wins its own row's max only")
+  x = torch.randn(2000, 300)
+  x[{777, 299}] = 0 / 0
+  check_eq(x:cuda():argmax(-1)[777]:item(), 299, "argmax of a row with a NaN is the NaN's index (warp path)")
 end)
 
 test("softmax and log_softmax along every dim, float dtypes, strided input", function()

@@ -101,14 +101,18 @@ function F.amplitude_to_DB(x, multiplier, amin, db_multiplier, ...)
   check_number(fname, "amin", amin)
   check_number(fname, "db_multiplier", db_multiplier)
   local o = U.args(fname, {"top_db"}, nil, ...)
-  local db = torch.log10(torch.clamp(x, {min = amin})) * multiplier - multiplier * db_multiplier
+  local clamped <close> = torch.clamp(x, {min = amin}) -- temporaries freed at once (no GC wait)
+  local logs <close> = torch.log10(clamped)
+  local db = logs * multiplier
+  if db_multiplier ~= 0 then db = db - multiplier * db_multiplier end
   if not o.top_db then return db end
   check_number(fname, "top_db", o.top_db)
   if db:dim() < 2 then error(("%s: top_db needs a spectrogram [..., freq, time], got %d-d"):format(fname, db:dim()), 2) end
   local shape = db.shape
   local packed = db:dim() > 2 and db:size(-3) or 1
   local d4 = db:reshape(-1, packed, db:size(-2), db:size(-1))
-  local floor = (d4:amax({2, 3, 4}) - o.top_db):reshape(-1, 1, 1, 1)
+  local top <close> = d4:amax({2, 3, 4})
+  local floor <close> = (top - o.top_db):reshape(-1, 1, 1, 1)
   return torch.maximum(d4, floor):reshape(shape)
 end
 

@@ -85,7 +85,7 @@ local function power_frames(fname, waveform, o)
       if p then return p, lead end
     end
   end
-  local v, lead = spectrum_view(fname, waveform, o)
+  local v <close>, lead = spectrum_view(fname, waveform, o)
   return S.power_of(v, o.power), lead
 end
 

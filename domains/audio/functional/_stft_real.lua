@@ -82,7 +82,8 @@ function S.frames_spectrum(fname, x, window, n_fft, hop)
     error(("%s: the signal (%d samples after padding) is shorter than n_fft = %d"):format(fname, x:size(-1),
       n_fft), 4)
   end
-  return S.rfft_view(x:unfold(-1, n_fft, hop) * window)
+  local frames <close> = x:unfold(-1, n_fft, hop) * window -- freed at once (no GC wait)
+  return S.rfft_view(frames)
 end
 
 -- rfft_view(x [..., n]) -> the onesided spectrum of the last dim as a real
@@ -94,21 +95,24 @@ end
 local C -- torch.audio._spectral, the C fast path (loaded on first use)
 
 -- fast_power(x [B, T'], window, hop, power[, reflect_pad]) -> [B, frames,
--- freq] through the C fast path (reflect_pad: samples of reflect padding
--- it reads in place on both sides), or nil where the engine ops must run
--- (not CPU float32 / float64, autograd recording, torch.compile tracing)
+-- freq] through the engine's one-pass power spectrogram (reflect_pad:
+-- samples of reflect padding it reads in place on both sides; CPU or
+-- CUDA), or nil where the recorded ops must run (not float32 / float64,
+-- autograd recording, torch.compile tracing)
 function S.fast_power(x, window, hop, power, reflect_pad)
-  if x.is_cuda or (x.dtype ~= torch.float32 and x.dtype ~= torch.float64) then return nil end
+  if x.dtype ~= torch.float32 and x.dtype ~= torch.float64 then return nil end
+  if x.device ~= window.device then return nil end
   if (torch.is_grad_enabled() and (x.requires_grad or window.requires_grad)) or torch.compiler.is_compiling() then
     return nil
   end
   C = C or require "torch.audio._spectral"
-  return C.power(x:contiguous(), window:contiguous(), hop, power, reflect_pad or 0)
+  return C.stft_power(x:contiguous(), window:contiguous(), hop, power, reflect_pad or 0)
 end
 
 -- power_of(spec_view [..., 2], power) -> |z|^power (power 1: |z|)
 function S.power_of(v, power)
-  local p2 = (v * v):sum(-1)
+  local sq <close> = v * v
+  local p2 = sq:sum(-1)
   if power == 2 then return p2 end
   if power == 1 then return p2:sqrt() end
   return p2:pow(power / 2)

@@ -18,14 +18,22 @@ local function class(name)
   return C
 end
 
--- apply_fb(fb_t [n_out, n_in], spec [..., n_in, time]) -> [..., n_out, time]
-local function apply_fb(fb_t, spec, fname)
+-- apply_fb(fb_t [n_out, n_in], spec [..., n_in, time][, fb [n_in, n_out]])
+-- -> [..., n_out, time] (a transposed view, as torchaudio's, when spec is
+-- one; fb, the contiguous [n_in, n_out] matrix, then serves the product)
+local function apply_fb(fb_t, spec, fname, fb_plain)
   if spec:dim() < 2 or spec:size(-2) ~= fb_t:size(2) then
     error(("%s: expected a spectrogram [..., %d, time], got shape %s"):format(fname, fb_t:size(2),
       U.shape_str(spec)), 3)
   end
   local fb = fb_t
   if fb.device ~= spec.device or fb.dtype ~= spec.dtype then fb = fb:to(spec.device, spec.dtype) end
+  if spec:dim() > 2 and spec:stride(-2) == 1 and spec:transpose(-1, -2):is_contiguous() then
+    -- frames-major memory (a spectrogram's own layout): one [frames, n_in] x [n_in, n_out] product
+    local right = fb_plain or fb:t()
+    if right.device ~= spec.device or right.dtype ~= spec.dtype then right = right:to(spec.device, spec.dtype) end
+    return torch.matmul(spec:transpose(-1, -2), right):transpose(-1, -2)
+  end
   return torch.matmul(fb, spec)
 end
 M._apply_fb = apply_fb
@@ -56,7 +64,7 @@ function M.MelScale:forward(specgram)
   if self._fb_src ~= self.fb then -- fb^T, made again when fb is replaced (load_state_dict)
     self._fb_t, self._fb_src = self.fb:t():contiguous(), self.fb
   end
-  return apply_fb(self._fb_t, specgram, PREFIX .. "MelScale")
+  return apply_fb(self._fb_t, specgram, PREFIX .. "MelScale", self.fb)
 end
 function M.MelScale:extra_repr()
   return ("n_mels=%d, sample_rate=%s, f_min=%g, f_max=%g"):format(self.n_mels, self.sample_rate, self.f_min,
@@ -146,6 +154,10 @@ end
 -- (its CPU fast path, outside autograd and compile: one C pass and a
 -- floor pass over the items that share a maximum)
 local function to_db(x)
+  if x.is_cuda and x:dim() > 2 and x:stride(-2) == 1 and x:transpose(-1, -2):is_contiguous() then
+    -- frames-major memory: the same values computed along it (the top_db maximum spans both dims)
+    return to_db(x:transpose(-1, -2)):transpose(-1, -2)
+  end
   local shape = x:size()
   local packed = x:dim() > 2 and shape[#shape - 2] or 1
   if not x.is_cuda and (x.dtype == torch.float32 or x.dtype == torch.float64) and x:dim() >= 2
@@ -164,7 +176,7 @@ end
 -- cepstra(self, spec [..., n, time], log_offset?) -> [..., n_coef, time]
 local function cepstra(self, spec, use_log)
   if use_log then spec = (spec + 1e-6):log() else spec = to_db(spec) end
-  return apply_fb(self._dct_t(self), spec, self:_get_name())
+  return apply_fb(self._dct_t(self), spec, self:_get_name(), self.dct_mat)
 end
 
 local function dct_t(self)
@@ -229,7 +241,7 @@ function M.LFCC:__init(...)
 end
 function M.LFCC:forward(waveform)
   if self._fm_src ~= self.filter_mat then self._fm, self._fm_src = self.filter_mat:t():contiguous(), self.filter_mat end
-  local spec = apply_fb(self._fm, self.Spectrogram(waveform), PREFIX .. "LFCC")
+  local spec = apply_fb(self._fm, self.Spectrogram(waveform), PREFIX .. "LFCC", self.filter_mat)
   return cepstra(self, spec, self.log_lf)
 end
 

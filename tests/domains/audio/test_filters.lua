@@ -235,6 +235,10 @@ local function read_wav(path)
 end
 
 test("real speech (espeak-ng) through lowpass and highpass biquads matches torchaudio", function()
+  if not os.execute("command -v espeak-ng >/dev/null 2>&1") then
+    io.write("note: espeak-ng is not installed here; the real-speech filter test is skipped\n")
+    return
+  end
   local dir = os.tmpname()
   os.remove(dir)
   assert(os.execute("mkdir -p " .. dir))

@@ -5,6 +5,10 @@
 -- encoding and bit depth, FLAC, Ogg Vorbis, Opus and MP3 (lossy ones by
 -- SNR), loads from bytes, offsets, layouts, streaming, bad inputs.
 cpu_only("sound files")
+if not os.execute("command -v espeak-ng >/dev/null 2>&1") then -- scripts/setup.sh installs it; a bare GPU host lacks it
+  io.write("note: espeak-ng is not installed here; sound file tests skipped\n")
+  return
+end
 
 local A = torch.audio
 
