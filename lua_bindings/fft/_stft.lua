@@ -123,6 +123,7 @@ local function overlap_add(frames, n, hop, L)
   end
   return y:view(B, (nf + K - 1) * hop):narrow(2, 1, L)
 end
+M._overlap_add = overlap_add -- torch.audio's istft-like ops share it
 
 function M.istft(x, n_fft, ...)
   local o = fft._options("istft", ISTFT, ...)
