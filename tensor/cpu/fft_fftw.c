@@ -2,7 +2,8 @@
  * plan covers every transformed dim and the batch dims in place (no
  * copies), plans are cached per problem under one lock (FFTW's planner is
  * not thread-safe; executing a plan on new arrays is), and big batches are
- * split over the engine's threads, each running the plan of its chunk. */
+ * split over the engine's threads, each running the plan of its chunk; a
+ * multi-dim transform of too small a batch runs as 1-D passes instead. */
 #include <fftw3.h>
 #include <pthread.h>
 #include <stdlib.h>
