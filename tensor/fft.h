@@ -25,6 +25,7 @@ typedef struct mt_fft_problem {
   bool dbl; /* float64 (fftw3) or float32 (fftw3f) */
   int sign;
   bool full; /* r2c: oshape is the whole spectrum; the bins past n/2 are filled as conjugates */
+  bool inplace; /* the CPU kernels' own passes: in and out are one buffer (c2c) */
   int ndim, nt;
   int64_t ishape[MT_MAXDIM], oshape[MT_MAXDIM];
   int tdims[MT_MAXDIM];

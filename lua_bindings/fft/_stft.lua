@@ -108,21 +108,22 @@ function M.stft(x, n_fft, ...)
 end
 
 -- Overlap-add of frames [B, nf, n] (hop apart) into [B, L]: each frame
--- cut in K = ceil(n / hop) pieces of hop samples; piece k of frame f lands
--- on hop block f + k, so the sum is K shifted adds (F.fold's general path
--- is several times slower).
+-- cut in K = ceil(n / hop) pieces of at most hop samples; piece k of frame
+-- f lands on hop block f + k, so the sum is K in-place adds of strided
+-- views into one zeroed [B, nf + K - 1, hop] (no padded copies; F.fold's
+-- general path is several times slower). Autograd sees the adds as writes
+-- into views (CopySlices).
 local function overlap_add(frames, n, hop, L)
   local B, nf = frames:size(1), frames:size(2)
   local K = (n + hop - 1) // hop
-  if K * hop > n then frames = F.pad(frames, {0, K * hop - n}) end
-  local pieces = frames:reshape(B, nf, K, hop)
-  local y
+  local y = torch.zeros(B, nf + K - 1, hop, {dtype = frames.dtype, device = frames.device})
   for k = 0, K - 1 do
-    local part = F.pad(pieces:select(3, k + 1), {0, 0, k, K - 1 - k})
-    y = y and y + part or part
+    local len = math.min(hop, n - k * hop)
+    y:narrow(2, k + 1, nf):narrow(3, 1, len):add_(frames:narrow(3, k * hop + 1, len))
   end
-  return y:reshape(B, (nf + K - 1) * hop):narrow(2, 1, L)
+  return y:view(B, (nf + K - 1) * hop):narrow(2, 1, L)
 end
+M._overlap_add = overlap_add -- torch.audio's istft-like ops share it
 
 function M.istft(x, n_fft, ...)
   local o = fft._options("istft", ISTFT, ...)

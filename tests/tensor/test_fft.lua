@@ -134,6 +134,100 @@ test("big batches split over threads agree with a single transform per row", fun
   end
 end)
 
+-- ---- threads: batch chunks and 1-D passes (tensor/cpu/fft_fftw.c) ----
+
+-- fn() run with each thread count of ts; the previous count restored
+local function with_threads(ts, fn)
+  local saved = torch.get_num_threads()
+  local out = {}
+  for _, t in ipairs(ts) do
+    torch.set_num_threads(t)
+    local ok, r = pcall(fn)
+    if not ok then
+      torch.set_num_threads(saved)
+      error(r, 0)
+    end
+    out[t] = r
+  end
+  torch.set_num_threads(saved)
+  return out
+end
+
+-- the DFT of complex x ({re, im} float64 matrices) along dim 1 (rows):
+-- D x with D[j][k] = exp(sign 2 pi i j k / n), the closed form
+local function dft_rows(x, sign)
+  local n = x[1]:size(1)
+  local k = torch.arange(0, n, {dtype = torch.float64})
+  local ang = torch.outer(k, k) * (sign * 2 * math.pi / n)
+  local c, s = ang:cos(), ang:sin()
+  return {c:matmul(x[1]) - s:matmul(x[2]), c:matmul(x[2]) + s:matmul(x[1])}
+end
+
+-- the 2-d DFT of a matrix pair (rows, then columns through transposes)
+local function dft2(x, sign)
+  local r = dft_rows(x, sign)
+  local t = dft_rows({r[1]:t(), r[2]:t()}, sign)
+  return torch.stack({t[1]:t(), t[2]:t()}, -1)
+end
+
+test("batched transforms split over 2, 3 and 4 threads equal the single-thread result bit for bit", function()
+  torch.manual_seed(7)
+  local C = torch._fft
+  local cases = {
+    -- odd batch counts; rows of 201 bins (8-byte steps: chunk starts must keep 16-byte alignment)
+    {"r2c 7x101x400", function(x) return C.fft_r2c(x, 4, 0) end, torch.randn(7, 101, 400)},
+    {"c2r 7x101x201 -> 400", function(x) return C.fft_c2r(x, 4, 400, 2) end, torch.randn(7, 101, 201, 2)},
+    {"c2c 5x33x100 float64 ortho", function(x) return C.fft_c2c(x, 4, true, 1) end,
+     torch.randn(5, 33, 100, 2, {dtype = torch.float64})},
+    -- strided input: transposed, the batch dim not outermost
+    {"c2c strided 7x99x64", function(x) return C.fft_c2c(x, 4, false, 2) end, torch.randn(99, 7, 64, 2):transpose(1, 2)},
+    -- two-sided r2c (fft of a real signal): each chunk fills its own conjugate half
+    {"r2c full 65x1000", function(x) return C.fft_r2c(x, 2, 2, true) end, torch.randn(65, 1000)},
+    {"rfft2 9x64x64", function(x) return C.fft_r2c(x, 6, 0) end, torch.randn(9, 64, 64)},
+  }
+  for _, c in ipairs(cases) do
+    local r = with_threads({1, 2, 3, 4}, function() return c[2](c[3]) end)
+    for t = 2, 4 do
+      check(torch.equal(r[t], r[1]), ("%s: %d threads differ from 1 thread by %g"):format(c[1], t,
+        (r[t] - r[1]):abs():max():item()))
+    end
+  end
+  -- and the split result is the transform: rows against the closed-form DFT
+  local x = torch.randn(67, 300, {dtype = torch.float64})
+  local y = with_threads({3}, function() return C.fft_r2c(x, 2, 2, true) end)[3]
+  for _, row in ipairs {1, 23, 67} do
+    local ref = dft_rows({x[row]:view(300, 1), torch.zeros(300, 1, {dtype = torch.float64})}, -1)
+    check_close(y[row], torch.cat({ref[1], ref[2]}, 2) / 300, {rtol = 1e-10, atol = 1e-12})
+  end
+end)
+
+test("multi-dim transforms with fewer batch entries than threads (1-D passes) match the closed-form DFT", function()
+  torch.manual_seed(8)
+  local C = torch._fft
+  local x = torch.randn(1, 190, 260, {dtype = torch.float64})
+  local z = torch.randn(2, 64, 48, 2, {dtype = torch.float64})
+  local r = with_threads({1, 3}, function()
+    return {C.fft_r2c(x, 6, 2), C.fft_c2c(z, 6, false, 1), C.fft_c2r(C.fft_r2c(x, 6, 0), 6, 260, 2),
+            C.fft_r2c(x:transpose(2, 3), 6, 0)}
+  end)
+  for _, t in ipairs {1, 3} do
+    local rfft2, ifft2, back, strided = table.unpack(r[t])
+    local ref = dft2({x[1], torch.zeros(190, 260, {dtype = torch.float64})}, -1)
+    check_close(rfft2[1], ref:narrow(2, 1, 131) / (190 * 260), {rtol = 1e-10, atol = 1e-14})
+    for b = 1, 2 do
+      local refc = dft2({z[b]:select(3, 1), z[b]:select(3, 2)}, 1)
+      check_close(ifft2[b], refc / math.sqrt(64 * 48), {rtol = 1e-10, atol = 1e-12})
+    end
+    check_close(back, x, {rtol = 1e-10, atol = 1e-12})
+    local reft = dft2({x[1]:t(), torch.zeros(260, 190, {dtype = torch.float64})}, -1)
+    check_close(strided[1], reft:narrow(2, 1, 96), {rtol = 1e-10, atol = 1e-9})
+  end
+  -- float32 within 1e-5 of float64 on 3 threads
+  local xf = x:float()
+  local yf = with_threads({3}, function() return C.fft_r2c(xf, 6, 2) end)[3]
+  check_close(yf:double(), r[1][1], {rtol = 1e-5, atol = 1e-6})
+end)
+
 test("bad arguments are errors naming the function and the values", function()
   local x = torch.randn(4, 5)
   check_error(function() torch.fft.fft(x, {norm = "bogus"}) end, "invalid normalization mode: 'bogus'")

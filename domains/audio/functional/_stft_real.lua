@@ -130,10 +130,9 @@ function S.full_from_half(v, n_fft)
 end
 
 -- overlap_add(frames [B, F, n], hop, L) -> [B, L]: the frames summed at
--- their offsets f * hop
+-- their offsets f * hop (torch.istft's: in-place adds of strided views)
 local function overlap_add(frames, hop, L)
-  local B, n = frames:size(1), frames:size(3)
-  return NF.fold(frames:transpose(2, 3), {1, L}, {1, n}, {stride = {1, hop}}):view(B, L)
+  return require("torch.fft._stft")._overlap_add(frames, frames:size(3), hop, L)
 end
 
 -- istft_view(fname, v [B, F, K, 2], n_fft, hop, window [n_fft], length?,
