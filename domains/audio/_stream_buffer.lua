@@ -79,7 +79,8 @@ end
 function Buffer:pop()
   if self.frames == 0 then return false end
   if self.n then return drop_oldest(self) end
-  local x = self.head == self.tail and self.q[self.head] or torch.cat(table.move(self.q, self.head, self.tail, 1, {}), 1)
+  local x = self.q[self.head]
+  if self.tail > self.head then x = torch.cat(table.move(self.q, self.head, self.tail, 1, {}), 1) end
   self:clear()
   return x
 end

@@ -37,12 +37,12 @@ local CODECS = {
 -- an FFmpeg packet holds (torchaudio 0.13 reads through FFmpeg), so that
 -- buffers fill, and drop their oldest chunks, as torchaudio's do. PCM
 -- (WAV, AIFF...): 4096 bytes of whole frames (FFmpeg's raw PCM demuxers);
--- the compressed codecs: their usual frame (FLAC's block, MP3's granules,
+-- the compressed codecs: their usual frame (FLAC's block, MP3's frame,
 -- Vorbis's long block, Opus's 20 ms), which vary in files that chose others.
 local PACKET = {FLAC = 4096, MP3 = 1152, VORBIS = 1024, OPUS = 960}
 local function packet_frames(info)
   if PACKET[info.encoding] then return PACKET[info.encoding] end
-  local bytes = (info.encoding == "ULAW" or info.encoding == "ALAW") and 1 or math.max((info.bits_per_sample + 7) // 8, 1)
+  local bytes = math.max((info.bits_per_sample + 7) // 8, 1) -- mu-law and A-law: 8 bits
   return math.max(4096 // (bytes * math.max(info.num_channels, 1)), 1)
 end
 
@@ -231,10 +231,15 @@ end
 -- missing from its buffer (no packets, so nothing is ever dropped), or
 -- false at its end
 local function next_chunk(self, o)
-  local want = o.buf.n or o.n
+  local want = o.buf.n or math.huge -- frames_per_chunk -1: the whole file
   while not o.eof and o.buf.frames < want do
-    local need = want - o.buf.frames
-    if o.rate then need = math.ceil(need * self.info.sample_rate / o.rate) end
+    local need
+    if not o.buf.n then
+      need = o.buf.frames == 0 and o.n or 65536
+    else
+      need = want - o.buf.frames
+      if o.rate then need = math.ceil(need * self.info.sample_rate / o.rate) end
+    end
     feed(self, self.fname .. ".stream", o, need, false)
   end
   return o.buf:pop()

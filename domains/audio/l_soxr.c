@@ -56,14 +56,16 @@ static bool reserve(sx_buf *b, int64_t nb, int64_t more, size_t esize) {
 /* feeds n samples of each of s's nch channels (in[c], or in NULL: drains
  * s) into b[0..nch), FEED at a time; out[] is scratch for nch pointers.
  * Returns NULL or soxr's error. */
-static const char *pump(soxr_t s, int64_t nch, const char *const *in, int64_t n, sx_buf *b, double ratio,
-                        size_t esize, const void **inp, void **outp) {
+static const char *pump(soxr_t s, int64_t nch, const char *const *in, int64_t n, sx_buf *b, double ratio, size_t esize,
+                        const void **inp, void **outp) {
   int64_t done_in = 0, chunk = (int64_t)ceil(FEED * ratio) + 1024;
   if (b[0].grow && !reserve(b, nch, (int64_t)ceil((double)n * ratio) + 1024, esize)) return "out of memory";
   for (;;) {
     int64_t room = chunk;
-    if (!b[0].grow) room = b[0].cap - b[0].len;
-    else if (!reserve(b, nch, chunk, esize)) return "out of memory";
+    if (!b[0].grow)
+      room = b[0].cap - b[0].len;
+    else if (!reserve(b, nch, chunk, esize))
+      return "out of memory";
     if (room == 0) return NULL;
     int64_t feed = in ? (n - done_in < FEED ? n - done_in : FEED) : 0;
     for (int64_t c = 0; c < nch; c++) {
@@ -71,8 +73,8 @@ static const char *pump(soxr_t s, int64_t nch, const char *const *in, int64_t n,
       outp[c] = b[c].p + (size_t)b[c].len * esize;
     }
     size_t idone = 0, odone = 0;
-    soxr_error_t e = soxr_process(s, in ? (soxr_in_t)inp : NULL, (size_t)feed, &idone, (soxr_out_t)outp,
-                                  (size_t)room, &odone);
+    soxr_error_t e =
+        soxr_process(s, in ? (soxr_in_t)inp : NULL, (size_t)feed, &idone, (soxr_out_t)outp, (size_t)room, &odone);
     if (e) return e;
     if (in && feed > 0 && idone == 0 && odone == 0) return "no progress (internal)";
     done_in += (int64_t)idone;
@@ -180,8 +182,7 @@ static sx_stream *check_stream(lua_State *L) {
 static const char *pump_group(const sx_call *c, int64_t g, const char **in, const void **inp, void **outp) {
   int64_t r0 = group_start(c->st, g), r1 = group_start(c->st, g + 1);
   for (int64_t r = r0; c->x && r < r1; r++) in[r - r0] = (const char *)mt_data(c->x) + (size_t)(r * c->n) * c->esize;
-  return pump(c->st->s[g], r1 - r0, c->x ? in : NULL, c->n, c->out + r0, c->st->nw / c->st->orig, c->esize, inp,
-              outp);
+  return pump(c->st->s[g], r1 - r0, c->x ? in : NULL, c->n, c->out + r0, c->st->nw / c->st->orig, c->esize, inp, outp);
 }
 
 static void pump_groups(void *ctx, int64_t b, int64_t e) {
@@ -217,7 +218,11 @@ static int l_process(lua_State *L) {
             (x->shape[1] > 0 && !mt_is_contiguous(x)) || x->dtype != (st->f64 ? MT_FLOAT64 : MT_FLOAT32)))
     return luaL_error(L, "%s.process: expected a contiguous CPU %s tensor of %I rows", FN,
                       st->f64 ? "float64" : "float32", (lua_Integer)st->rows);
-  sx_call c = {st, x, x ? x->shape[1] : 0, st->f64 ? 8 : 4, calloc((size_t)st->rows, sizeof(sx_buf)),
+  sx_call c = {st,
+               x,
+               x ? x->shape[1] : 0,
+               st->f64 ? 8 : 4,
+               calloc((size_t)st->rows, sizeof(sx_buf)),
                calloc((size_t)st->ngroups, sizeof(char *))};
   const char *err = c.out && c.err ? NULL : "out of memory";
   for (int64_t r = 0; !err && r < st->rows; r++) c.out[r].grow = true;

@@ -21,8 +21,8 @@ typedef struct membuf {
 } membuf;
 
 struct mtd_sound {
-  SNDFILE *sf;   /* libsndfile's handle, or NULL: */
-  mtd_mpeg *mp;  /* MPEG audio's */
+  SNDFILE *sf;  /* libsndfile's handle, or NULL: */
+  mtd_mpeg *mp; /* MPEG audio's */
   SF_INFO sfinfo;
   mtd_sound_info info;
   membuf mem;

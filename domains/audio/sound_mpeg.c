@@ -74,16 +74,16 @@ void mtd_mpeg_close(mtd_mpeg *m) {
 
 /* the error of a failed open: closes m, says why */
 static mt_status open_failed(mtd_mpeg *m, const char *what, int err) {
-  const char *why = err == MPG123_DONE  ? "no whole audio frame in it"
+  const char *why = err == MPG123_DONE           ? "no whole audio frame in it"
                     : err == MPG123_ERR && m->mh ? mpg123_strerror(m->mh)
-                                                  : mpg123_plain_strerror(err);
+                                                 : mpg123_plain_strerror(err);
   mt_status st = mt_fail(MT_EIO, "MPEG audio that libmpg123 cannot %s (%s)", what, why);
   mtd_mpeg_close(m);
   return st;
 }
 
-mt_status mtd_mpeg_open(const char *path, const void *buf, size_t len, mtd_mpeg **out, int64_t *frames,
-                        int *channels, int *rate, int *layer) {
+mt_status mtd_mpeg_open(const char *path, const void *buf, size_t len, mtd_mpeg **out, int64_t *frames, int *channels,
+                        int *rate, int *layer) {
   *out = NULL;
   mtd_mpeg *m = calloc(1, sizeof *m);
   if (!m) return mt_fail(MT_ENOMEM, "out of memory");
@@ -95,8 +95,7 @@ mt_status mtd_mpeg_open(const char *path, const void *buf, size_t len, mtd_mpeg 
   int err = MPG123_OK;
   if (mpg123_init() != MPG123_OK || !(m->mh = mpg123_new(NULL, &err))) return open_failed(m, "start", err);
   mpg123_param(m->mh, MPG123_REMOVE_FLAGS, MPG123_AUTO_RESAMPLE, 0);
-  mpg123_param(m->mh, MPG123_ADD_FLAGS, MPG123_FORCE_FLOAT | MPG123_GAPLESS | MPG123_NO_FRANKENSTEIN | MPG123_QUIET,
-               0);
+  mpg123_param(m->mh, MPG123_ADD_FLAGS, MPG123_FORCE_FLOAT | MPG123_GAPLESS | MPG123_NO_FRANKENSTEIN | MPG123_QUIET, 0);
   if ((err = mpg123_replace_reader_handle(m->mh, io_read, io_seek, NULL)) != MPG123_OK ||
       (err = mpg123_open_handle(m->mh, m)) != MPG123_OK)
     return open_failed(m, "open", err);

@@ -19,8 +19,8 @@ bool mtd_mpeg_sniff(mtd_peek_fn peek, void *ctx);
 /* Opens the file at path, or the bytes buf[0..len) (path NULL; buf must
  * outlive the handle). *frames, *channels, *rate and *layer (1, 2 or 3)
  * describe it. */
-mt_status mtd_mpeg_open(const char *path, const void *buf, size_t len, mtd_mpeg **out, int64_t *frames,
-                        int *channels, int *rate, int *layer);
+mt_status mtd_mpeg_open(const char *path, const void *buf, size_t len, mtd_mpeg **out, int64_t *frames, int *channels,
+                        int *rate, int *layer);
 /* Decodes up to n interleaved float frames into dst; returns the frames
  * decoded: fewer than n only at the end, 0 there or where the stream is
  * too damaged to go on. */

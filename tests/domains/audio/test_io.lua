@@ -544,6 +544,13 @@ test("StreamReader: fill_buffer and pop_chunks after seek, with -1 and with samp
   for _, c in ipairs(drain(r4, {})) do got[#got + 1] = c[1] end
   local whole = A.functional.resample(A.load(p), 16000, 8000)
   check_close(torch.cat(got, 1):t(), whole, {atol = 1e-6, rtol = 0})
+  -- frames_per_chunk -1 with an upsampling rate: the whole file, one chunk
+  local r5 = A.StreamReader(p)
+  r5:add_basic_audio_stream{frames_per_chunk = -1, sample_rate = 32000}
+  local it = r5:stream()
+  local one = it()
+  check(it() == nil, "one chunk")
+  check_close(one:t(), A.functional.resample(A.load(p), 16000, 32000), {atol = 1e-6, rtol = 0})
   check_error(function() A.StreamReader(p):fill_buffer() end, "add an output stream first")
   check_error(function() A.StreamReader(p):process_packet() end, "add an output stream first")
 end)
