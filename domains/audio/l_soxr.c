@@ -136,8 +136,9 @@ static int l_resample(lua_State *L) {
   if (rows == 0 || m == 0) return 1;
   w.err = calloc((size_t)rows, sizeof(char *));
   if (!w.err) return luaL_error(L, "%s.resample: out of memory", FN);
-  /* short signals on this thread (waking the team would cost more) */
-  const char *err = mt_parallel_for(rows, w.n >= (1 << 14) ? 1 : rows, whole_rows, &w) ? mt_errmsg() : NULL;
+  /* tasks of at least 2^14 input samples (waking the team for less costs more than it saves) */
+  int64_t grain = w.n >= (1 << 14) ? 1 : ((1 << 14) + w.n - 1) / (w.n > 0 ? w.n : 1);
+  const char *err = mt_parallel_for(rows, grain, whole_rows, &w) ? mt_errmsg() : NULL;
   for (int64_t r = 0; !err && r < rows; r++) err = w.err[r];
   free(w.err);
   if (err) return luaL_error(L, "%s: soxr: %s", FN, err);
