@@ -43,7 +43,7 @@ $(BUILD)/repl/%.o: INC = $(INC_repl)
 # speed does not depend on where unrelated code put it (max_pool's backward
 # scatter ran 25% slower when its loop straddled a line)
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits -falign-functions=64 -falign-loops=64
-LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -ljpeg -lwebp -ldeflate -lsndfile -lsoxr -lfftw3f -lfftw3 -lz -lgomp -lm -ldl -lpthread
+LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -ljpeg -lwebp -ldeflate -lsndfile -lmpg123 -lsoxr -lfftw3f -lfftw3 -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c tensor/cuda/*.c))
@@ -197,11 +197,11 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -march=x86-64-v3 -fsanitize=fuzzer,address,unde
                -Wall -Wextra -Werror -Wno-unused-parameter -Itensor -DMTD_JPEG_PART_PIXELS=64 -DMTD_FUZZ_NO_CRC
 FUZZ_LIB := tensor/io/json.c tensor/io/safetensors.c domains/vision/idx.c domains/vision/png_decode.c \
             domains/vision/png_fast.c domains/vision/png_inflate.c domains/vision/png_rows.c \
-            domains/vision/jpeg.c domains/vision/webp.c domains/audio/sound.c tensor/status.c
+            domains/vision/jpeg.c domains/vision/webp.c domains/audio/sound.c domains/audio/sound_mpeg.c tensor/status.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_image.h $(FUZZ_LIB) $(HEADERS)
 	@mkdir -p build-fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpng -ljpeg -lwebp -ldeflate -lsndfile -lz -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpng -ljpeg -lwebp -ldeflate -lsndfile -lmpg123 -lz -lm
 
 fuzz: build-fuzz/fuzz_safetensors build-fuzz/fuzz_idx build-fuzz/fuzz_png build-fuzz/fuzz_inflate build-fuzz/fuzz_jpeg \
       build-fuzz/fuzz_webp build-fuzz/fuzz_audio

@@ -3,8 +3,11 @@
 -- of frames_per_chunk frames ([frames, channels]; the last one may be
 -- shorter), read straight from the file, so memory stays bounded however
 -- long it is. One source stream (the audio); several output streams may
--- read it, each at its own chunk size and sample format.
+-- read it, each at its own chunk size and sample format. The lower level
+-- of torchaudio's (process_packet, fill_buffer, is_buffer_ready,
+-- pop_chunks) goes through each output stream's buffer (_stream_buffer.lua).
 local torch = require "torch"
+local Buffer = require "torch.audio._stream_buffer"
 
 -- torch.audio.io's opener (loaded on use: io.lua loads this file)
 local function open(...) return require("torch.audio.io")._open(...) end
@@ -30,6 +33,19 @@ local CODECS = {
   MP3 = function() return "mp3", "fltp" end,
 }
 
+-- the source frames of one packet, process_packet's unit of reading: what
+-- an FFmpeg packet holds (torchaudio 0.13 reads through FFmpeg), so that
+-- buffers fill, and drop their oldest chunks, as torchaudio's do. PCM
+-- (WAV, AIFF...): 4096 bytes of whole frames (FFmpeg's raw PCM demuxers);
+-- the compressed codecs: their usual frame (FLAC's block, MP3's frame,
+-- Vorbis's long block, Opus's 20 ms), which vary in files that chose others.
+local PACKET = {FLAC = 4096, MP3 = 1152, VORBIS = 1024, OPUS = 960}
+local function packet_frames(info)
+  if PACKET[info.encoding] then return PACKET[info.encoding] end
+  local bytes = math.max((info.bits_per_sample + 7) // 8, 1) -- mu-law and A-law: 8 bits
+  return math.max(4096 // (bytes * math.max(info.num_channels, 1)), 1)
+end
+
 local function new(src, opts)
   local fname = "torch.audio.StreamReader"
   torch._check_options(fname, opts or {}, "format option buffer_size")
@@ -37,6 +53,7 @@ local function new(src, opts)
   local self = setmetatable({src = src, info = h:info(), outs = {}, fname = fname}, R)
   h:close()
   self.num_src_streams, self.num_out_streams = 1, 0
+  self.packet = packet_frames(self.info)
   self.default_audio_stream, self.default_video_stream = 1, false
   return self
 end
@@ -90,8 +107,11 @@ function R:add_basic_audio_stream(opts)
     rate = false
   end
   local h = open(self.fname, self.src)
-  self.outs[#self.outs + 1] = {h = h, n = n == -1 and math.max(self.info.num_frames, 1) or n, dtype = dtype,
-                               rate = rate, format = opts.format or "fltp"}
+  local all = n == -1
+  self.outs[#self.outs + 1] = {
+    h = h, n = all and math.max(self.info.num_frames, 1) or n, dtype = dtype, rate = rate,
+    format = opts.format or "fltp", buf = Buffer.new(not all and n, b ~= -1 and b),
+    resampler = rate and torch.audio.functional.Resampler(self.info.sample_rate, rate) or nil, eof = false}
   self.num_out_streams = #self.outs
 end
 R.add_audio_stream = R.add_basic_audio_stream
@@ -124,31 +144,116 @@ function R:seek(t, mode)
   for _, o in ipairs(self.outs) do
     local ok, err = pcall(o.h.seek, o.h, frame)
     if not ok then error(("%s.seek: %s"):format(self.fname, tostring(err)), 2) end
+    o.buf:clear()
+    o.eof, o.fed = false, false
+    if o.resampler then o.resampler:reset() end
   end
 end
 
--- the next chunk of output stream o, or false at its end
-local function next_chunk(o, src_rate)
-  local want = o.n
-  if o.rate then want = math.ceil(o.n * src_rate / o.rate) end
-  local ok, x = pcall(o.h.read, o.h, want, o.dtype, false)
-  if not ok then error("torch.audio.StreamReader.stream: " .. tostring(x), 3) end
-  if x.shape[1] == 0 then return false end
-  if o.rate then
-    x = torch.audio.functional.resample(x:t():float(), src_rate, o.rate):t():contiguous()
+-- reads up to `frames` source frames into output stream o's buffer
+-- (resampled when o asks for another rate; trim: drop the oldest chunks
+-- over its size). At the source's end, flushes o's resampler and marks o
+-- at its end. Returns whether the source still had frames.
+local function feed(self, fname, o, frames, trim)
+  if o.eof then return false end
+  local ok, x = pcall(o.h.read, o.h, math.max(frames, 1), o.dtype, false)
+  if not ok then error(fname .. ": " .. tostring(x), 3) end
+  local got = x.shape[1] > 0
+  if o.resampler then
+    if got then
+      x, o.fed = o.resampler:process(x:t():float()):t():contiguous(), true
+    elseif o.fed then
+      x, o.fed = o.resampler:flush():t():contiguous(), false
+    end
   end
-  return x
+  o.eof = not got
+  o.buf:push(x, trim)
+  return got
+end
+
+local function check_outs(self, what)
+  if #self.outs == 0 then
+    error(("%s.%s: add an output stream first (add_basic_audio_stream)"):format(self.fname, what), 3)
+  end
+end
+
+-- process_packet([timeout, backoff]) -> 0, or 1 at the source's end:
+-- decodes one packet of the source into every output stream's buffer
+-- (timeout and backoff are accepted for torchaudio's sake: a file is never
+-- temporarily unavailable). At the end, the resampling streams flush.
+-- Over buffer_chunk_size chunks, a buffer drops its oldest ones.
+function R:process_packet(timeout, backoff)
+  check_outs(self, "process_packet")
+  local any = false
+  for _, o in ipairs(self.outs) do
+    if feed(self, self.fname .. ".process_packet", o, self.packet, true) then any = true end
+  end
+  return any and 0 or 1
+end
+
+-- process_all_packets(): process_packet until the source's end
+function R:process_all_packets()
+  while self:process_packet() == 0 do end
+end
+
+-- is_buffer_ready() -> whether every output stream holds a whole chunk
+-- (frames_per_chunk = -1: any frame)
+function R:is_buffer_ready()
+  for _, o in ipairs(self.outs) do
+    if not o.buf:ready() then return false end
+  end
+  return true
+end
+
+-- fill_buffer([timeout, backoff]) -> 0 once every output stream holds a
+-- chunk, 1 if the source ended first (torchaudio 0.13's _fill_buffer,
+-- public in 2.x)
+function R:fill_buffer(timeout, backoff)
+  check_outs(self, "fill_buffer")
+  while not self:is_buffer_ready() do
+    local code = self:process_packet(timeout, backoff)
+    if code ~= 0 then return code end
+  end
+  return 0
+end
+R._fill_buffer = R.fill_buffer
+
+-- pop_chunks() -> one chunk per output stream ([frames, channels]; false
+-- for a stream whose buffer is empty); a chunk has frames_per_chunk
+-- frames, fewer only at the end (-1: every frame buffered)
+function R:pop_chunks()
+  local chunks = {}
+  for k, o in ipairs(self.outs) do chunks[k] = o.buf:pop() end
+  return table.unpack(chunks, 1, #self.outs)
+end
+
+-- output stream o's next chunk for stream(): reads exactly the frames
+-- missing from its buffer (no packets, so nothing is ever dropped), or
+-- false at its end
+local function next_chunk(self, o)
+  local want = o.buf.n or math.huge -- frames_per_chunk -1: the whole file
+  while not o.eof and o.buf.frames < want do
+    local need
+    if not o.buf.n then
+      need = o.buf.frames == 0 and o.n or 65536
+    else
+      need = want - o.buf.frames
+      if o.rate then need = math.ceil(need * self.info.sample_rate / o.rate) end
+    end
+    feed(self, self.fname .. ".stream", o, need, false)
+  end
+  return o.buf:pop()
 end
 
 -- stream() -> an iterator: each step yields one chunk per output stream
 -- ([frames, channels]; false for a stream already at its end), until every
--- stream is at its end
+-- stream is at its end. Chunks already buffered (process_packet) come first.
 function R:stream(timeout, backoff)
-  if #self.outs == 0 then error(self.fname .. ".stream: add an output stream first (add_basic_audio_stream)", 2) end
+  check_outs(self, "stream")
   return function()
     local chunks, any = {}, false
     for k, o in ipairs(self.outs) do
-      chunks[k] = next_chunk(o, self.info.sample_rate)
+      chunks[k] = next_chunk(self, o)
       any = any or chunks[k] ~= false
     end
     if not any then return nil end

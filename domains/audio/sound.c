@@ -1,14 +1,17 @@
 /* sound.c -- reading sound files through libsndfile: opening a path or a
  * byte range (virtual IO over memory), torchaudio's metadata, seeking, and
  * reading frames in bounded chunks into any layout of float32/float64 or
- * the raw integer samples. No Lua and no tensors: the fuzz target links it
- * alone (with tensor/status.c). */
+ * the raw integer samples. MPEG audio (MP3), which libsndfile would decode
+ * through a libmpg123 that prints on stderr, goes to sound_mpeg.c. No Lua
+ * and no tensors: the fuzz target links it alone (with tensor/status.c). */
 #include <math.h>
 #include <sndfile.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sound.h"
+#include "sound_mpeg.h"
 
 #define CHUNK_BYTES ((size_t)1 << 18) /* the interleaved staging buffer */
 
@@ -18,7 +21,8 @@ typedef struct membuf {
 } membuf;
 
 struct mtd_sound {
-  SNDFILE *sf;
+  SNDFILE *sf;  /* libsndfile's handle, or NULL: */
+  mtd_mpeg *mp; /* MPEG audio's */
   SF_INFO sfinfo;
   mtd_sound_info info;
   membuf mem;
@@ -80,11 +84,60 @@ static void describe(int format, mtd_sound_info *in) {
   if (major == SF_FORMAT_FLAC) in->encoding = "FLAC";
 }
 
+/* peeking at a file's bytes before choosing its reader: a path's FILE, or
+ * a byte range */
+typedef struct peeker {
+  FILE *f;
+  const unsigned char *buf;
+  size_t len;
+} peeker;
+
+static bool peek(void *ctx, size_t at, unsigned char *dst, size_t n) {
+  peeker *p = ctx;
+  if (!p->f) {
+    if (at > p->len || n > p->len - at) return false;
+    memcpy(dst, p->buf + at, n);
+    return true;
+  }
+  return at <= (size_t)INT64_MAX && fseeko(p->f, (off_t)at, SEEK_SET) == 0 && fread(dst, 1, n, p->f) == n;
+}
+
+/* whether the file at path, or buf[0..len), is MPEG audio */
+static bool is_mpeg(const char *path, const void *buf, size_t len) {
+  peeker p = {path ? fopen(path, "rb") : NULL, buf, len};
+  if (path && !p.f) return false;
+  bool yes = mtd_mpeg_sniff(peek, &p);
+  if (p.f) fclose(p.f);
+  return yes;
+}
+
+/* opens MPEG audio through sound_mpeg.c, filling s's info as libsndfile would */
+static mt_status open_mpeg(mtd_sound *s, const char *path, const void *buf, size_t len) {
+  int64_t frames;
+  int channels, rate, layer;
+  mt_status st = mtd_mpeg_open(path, buf, len, &s->mp, &frames, &channels, &rate, &layer);
+  if (st) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", mt_errmsg());
+    return mt_fail(st, "not a sound file, or not one libsndfile reads (%s)", why);
+  }
+  static const int layers[] = {SF_FORMAT_MPEG_LAYER_I, SF_FORMAT_MPEG_LAYER_II, SF_FORMAT_MPEG_LAYER_III};
+  s->sfinfo.frames = frames, s->sfinfo.channels = channels, s->sfinfo.samplerate = rate;
+  s->sfinfo.format = SF_FORMAT_MPEG | layers[layer - 1];
+  return MT_OK;
+}
+
 mt_status mtd_sound_open(const char *path, const void *buf, size_t len, mtd_sound **out) {
   *out = NULL;
   mtd_sound *s = calloc(1, sizeof *s);
   if (!s) return mt_fail(MT_ENOMEM, "out of memory");
-  if (path) {
+  if (is_mpeg(path, buf, len)) {
+    mt_status st = open_mpeg(s, path, buf, len);
+    if (st) {
+      free(s);
+      return st;
+    }
+  } else if (path) {
     s->sf = sf_open(path, SFM_READ, &s->sfinfo);
   } else {
     static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
@@ -92,7 +145,7 @@ mt_status mtd_sound_open(const char *path, const void *buf, size_t len, mtd_soun
     s->mem.len = (sf_count_t)len;
     s->sf = sf_open_virtual(&vio, SFM_READ, &s->sfinfo, &s->mem);
   }
-  if (!s->sf) {
+  if (!s->sf && !s->mp) {
     mt_status st = mt_fail(MT_EIO, "not a sound file, or not one libsndfile reads (%s)", sf_strerror(NULL));
     free(s);
     return st;
@@ -117,6 +170,7 @@ const mtd_sound_info *mtd_sound_info_of(const mtd_sound *s) { return &s->info; }
 void mtd_sound_close(mtd_sound *s) {
   if (!s) return;
   if (s->sf) sf_close(s->sf);
+  mtd_mpeg_close(s->mp);
   free(s->stage);
   free(s);
 }
@@ -124,6 +178,7 @@ void mtd_sound_close(mtd_sound *s) {
 mt_status mtd_sound_seek(mtd_sound *s, int64_t frame) {
   if (frame < 0 || frame > s->info.frames)
     return mt_fail(MT_EINDEX, "frame %lld is outside the sound's 0..%lld", (long long)frame, (long long)s->info.frames);
+  if (s->mp) return mtd_mpeg_seek(s->mp, frame);
   if (sf_seek(s->sf, frame, SEEK_SET) < 0)
     return mt_fail(MT_EIO, "cannot seek to frame %lld (%s)", (long long)frame, sf_strerror(s->sf));
   return MT_OK;
@@ -175,9 +230,11 @@ static via route(const mtd_sound *s, mt_dtype dt) {
   }
 }
 
-/* reads up to n interleaved frames in the libsndfile type of v; returns
- * the frames read */
-static sf_count_t readf(SNDFILE *sf, via v, void *dst, sf_count_t n) {
+/* reads up to n interleaved frames in the libsndfile type of v (MPEG
+ * audio: floats, the only type routed there); returns the frames read */
+static sf_count_t readf(const mtd_sound *s, via v, void *dst, sf_count_t n) {
+  SNDFILE *sf = s->sf;
+  if (s->mp) return mtd_mpeg_read(s->mp, dst, n);
   switch (v) {
   case AS_DOUBLE:
     return sf_readf_double(sf, dst, n);
@@ -290,7 +347,7 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
   size_t esize = v == AS_DOUBLE ? 8 : v == AS_SHORT || v == AS_U8 || v == FLOAT_OF_SHORT ? 2 : 4; /* as read */
   if (v <= AS_SHORT && cstride == 1 && tstride == C) {
     while (done < n) {
-      sf_count_t k = readf(s->sf, v, (char *)dst + (size_t)(done * C) * esize, n - done);
+      sf_count_t k = readf(s, v, (char *)dst + (size_t)(done * C) * esize, n - done);
       if (k <= 0) break;
       done += k;
     }
@@ -301,7 +358,7 @@ mt_status mtd_sound_read(mtd_sound *s, mt_dtype dt, void *dst, int64_t n, int64_
   int64_t chunk = (int64_t)(CHUNK_BYTES / esize) / C;
   if (chunk < 1) return mt_fail(MT_EARG, "too many channels (%lld)", (long long)C);
   while (done < n) {
-    sf_count_t k = readf(s->sf, v, s->stage, n - done < chunk ? n - done : chunk);
+    sf_count_t k = readf(s, v, s->stage, n - done < chunk ? n - done : chunk);
     if (k <= 0) break;
     scatter(v, s->stage, C, k, dst, done, cstride, tstride);
     done += k;

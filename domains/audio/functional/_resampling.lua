@@ -95,14 +95,6 @@ local function soxr_back(y, lead, like)
   return y:reshape(shape):to{device = like.device, dtype = like.dtype}
 end
 
--- exactly n samples of y [rows, m]: cut, or zeros added at the end
-local function fit(y, n)
-  local m = y.shape[2]
-  if m == n then return y end
-  if m > n then return y:narrow(2, 1, n):contiguous() end
-  return torch.cat({y, torch.zeros(y.shape[1], n - m, {dtype = y.dtype})}, 2)
-end
-
 local function out_length(new, len, orig) return (new * len + orig - 1) // orig end
 
 -- resample(waveform, orig_freq, new_freq[, opts]): torchaudio.functional.resample
@@ -122,11 +114,8 @@ function M._resample(fname, waveform, orig, new, o)
   local len = waveform.shape[waveform:dim()]
   if o.resampling_method == "soxr_hq" then
     local rows, lead = soxr_rows(fname, waveform)
-    local s <close> = (require "torch.audio._soxr").stream(ro, rn, math.max(rows.shape[1], 1),
-      rows.dtype == torch.float64)
-    if rows.shape[1] == 0 then return soxr_back(rows:narrow(2, 1, 0), lead, waveform) end
-    local y = torch.cat({s:process(rows), s:process()}, 2)
-    return soxr_back(fit(y, out_length(rn, len, ro)), lead, waveform)
+    local y = (require "torch.audio._soxr").resample(rows, ro, rn, out_length(rn, len, ro))
+    return soxr_back(y, lead, waveform)
   end
   return sinc(waveform, ro, rn, o, width, out_length(rn, len, ro))
 end

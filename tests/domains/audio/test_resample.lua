@@ -218,6 +218,32 @@ test("soxr_hq: lengths, dtypes, batches, and streaming gives the whole signal's 
   end
 end)
 
+test("soxr_hq: a batch gives each row's samples alone, bit for bit, on any number of threads", function()
+  local threads = torch.get_num_threads()
+  local ok, err = pcall(function()
+    for _, p in ipairs{{48000, 16000}, {44100, 48000}} do
+      for _, dt in ipairs{torch.float32, torch.float64} do
+        -- long enough (> 2^14 samples) that the rows run on the thread team
+        local x = torch.randn(5, 20000, {dtype = dt})
+        local alone = {}
+        torch.set_num_threads(1)
+        for r = 1, 5 do alone[r] = F.resample(x[r], p[1], p[2], {resampling_method = "soxr_hq"}) end
+        for _, n in ipairs{1, 2, 3} do
+          torch.set_num_threads(n)
+          local whole = F.resample(x, p[1], p[2], {resampling_method = "soxr_hq"})
+          local streamed_y = streamed(F.Resampler(p[1], p[2], {resampling_method = "soxr_hq"}), x, {20000})
+          for r = 1, 5 do
+            check_close(whole[r], alone[r], {atol = 0, rtol = 0})
+            check_close(streamed_y[r], alone[r], {atol = 0, rtol = 0})
+          end
+        end
+      end
+    end
+  end)
+  torch.set_num_threads(threads)
+  if not ok then error(err, 0) end
+end)
+
 test("soxr_hq agrees with the sinc filter in the passband and refuses gradients", function()
   local t = torch.arange(0, 8000, {dtype = torch.float64}) / 16000
   local x = torch.sin(t * (2 * math.pi * 300)) + torch.sin(t * (2 * math.pi * 2000)) * 0.5
