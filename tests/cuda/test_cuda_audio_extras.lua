@@ -45,3 +45,17 @@ test("flanger, phaser and vad on CUDA match the CPU", function()
   local got, want = AF.vad(v:cuda(), 16000), AF.vad(v, 16000)
   check_eq(got:size(-1), want:size(-1))
 end)
+
+test("beamforming on CUDA matches the CPU", function()
+  torch.manual_seed(3)
+  local f = torch.float64
+  local spec = torch.complex(torch.randn(2, 3, 5, 40, {dtype = f}), torch.randn(2, 3, 5, 40, {dtype = f}))
+  local mask = torch.rand(2, 5, 40, {dtype = f})
+  local ps, pn = AF.psd(spec, mask), AF.psd(spec, 1 - mask)
+  local function c(x) return torch.view_as_real(x) end
+  same(c(AF.psd(spec:cuda(), mask:cuda())), c(ps), f64)
+  local w = AF.mvdr_weights_souden(ps, pn, 1)
+  same(c(AF.mvdr_weights_souden(ps:cuda(), pn:cuda(), 1)), c(w), {rtol = 1e-8, atol = 1e-10})
+  same(c(AF.rtf_power(ps:cuda(), pn:cuda(), 2)), c(AF.rtf_power(ps, pn, 2)), {rtol = 1e-8, atol = 1e-10})
+  same(c(AF.apply_beamforming(w:cuda(), spec:cuda())), c(AF.apply_beamforming(w, spec)), f64)
+end)

@@ -3,7 +3,8 @@
 torch.audio.functional (tests/domains/audio/test_extras.lua):
 detect_pitch_frequency, loudness, sliding_window_cmn, dither (TPDF, its
 deterministic density), flanger, phaser, vad, edit_distance,
-spectral_centroid.
+spectral_centroid, and the beamforming functions (psd, mvdr weights,
+rtf_power, rtf_evd, apply_beamforming).
 
     cd tests/ref && /usr/bin/python3 gen_audio_extras.py   # writes audio_extras.lua
 
@@ -197,6 +198,39 @@ OUT["edit_words"] = lua([wa, wb, F.edit_distance(wa, wb)])
 cx = rand((2, 3000), 14)
 OUT["centroid"] = lua(F.spectral_centroid(cx, 16000, 0, torch.hamming_window(256), 256, 128, 256).flatten(),
                       single=True)
+
+# beamforming (complex128; reference channels 0-based here, 1-based in Lua) -------
+def crand(shape, seed, scale=1.0):
+    return torch.complex(rand(shape, seed, torch.float64, scale), rand(shape, seed + 1, torch.float64, scale))
+
+
+def cflat(z):
+    return {"re": z.real.flatten(), "im": z.imag.flatten()}
+
+
+bspec = crand((2, 3, 5, 40), 30)  # [batch, channel, freq, time]
+bmask = rand((2, 5, 40), 32, torch.float64).abs()
+bnoise = rand((2, 5, 40), 33, torch.float64).abs()
+psd_s = F.psd(bspec, bmask)
+psd_n = F.psd(bspec, bnoise) + 0.1 * torch.eye(3, dtype=torch.complex128)
+OUT["bf_psd"] = lua(cflat(psd_s))
+OUT["bf_psd_n"] = lua(cflat(psd_n))
+OUT["bf_psd_nomask"] = lua(cflat(F.psd(bspec)))
+OUT["bf_psd_unnorm"] = lua(cflat(F.psd(bspec, bmask, normalize=False)))
+OUT["bf_souden"] = lua(cflat(F.mvdr_weights_souden(psd_s, psd_n, 1)))
+refw = rand((2, 3), 34, torch.float64).abs()
+OUT["bf_souden_tensor"] = lua(cflat(F.mvdr_weights_souden(psd_s, psd_n, refw, diagonal_loading=False)))
+rtf = F.rtf_power(psd_s, psd_n, 0)
+OUT["bf_rtf_power"] = lua(cflat(rtf))
+OUT["bf_rtf_power_1"] = lua(cflat(F.rtf_power(psd_s, psd_n, 2, n_iter=1)))
+OUT["bf_rtf_power_5"] = lua(cflat(F.rtf_power(psd_s, psd_n, refw, n_iter=5, diagonal_loading=False)))
+OUT["bf_rtf_evd"] = lua(cflat(F.rtf_evd(psd_s)))
+OUT["bf_mvdr_rtf"] = lua(cflat(F.mvdr_weights_rtf(rtf, psd_n)))
+OUT["bf_mvdr_rtf_ref"] = lua(cflat(F.mvdr_weights_rtf(rtf, psd_n, 1)))
+OUT["bf_mvdr_rtf_tensor"] = lua(cflat(F.mvdr_weights_rtf(rtf, psd_n, refw)))
+w = F.mvdr_weights_souden(psd_s, psd_n, 1)
+OUT["bf_apply"] = lua(cflat(F.apply_beamforming(w, bspec)))
+OUT["bf_apply_f32"] = lua(cflat(F.apply_beamforming(w.to(torch.complex64), bspec.to(torch.complex64))), single=True)
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "audio_extras.lua")
 with open(path, "w") as f:

@@ -238,3 +238,98 @@ test("spectral_centroid (functional, float32, a Hamming window) matches torchaud
   local y = AF.spectral_centroid(rand({2, 3000}, 14), 16000, 0, torch.hamming_window(256), 256, 128, 256)
   close(y, "centroid")
 end)
+
+---------------------------------------------------------------------------
+-- beamforming: complex128 inputs as the generator makes them
+
+local function crand(shape, seed) return torch.complex(rand(shape, seed, f64), rand(shape, seed + 1, f64)) end
+
+local function cref(name, like)
+  local v = R[name]
+  local dt = like.dtype == torch.complex64 and f32 or f64
+  return torch.complex(torch.tensor(v.re, {dtype = dt}), torch.tensor(v.im, {dtype = dt})):reshape(like:size())
+end
+
+local function cclose(y, name)
+  local tol = y.dtype == torch.complex64 and tol32 or tol64
+  check_close(torch.view_as_real(y), torch.view_as_real(cref(name, y)), tol)
+end
+
+local function beam_inputs()
+  local spec = crand({2, 3, 5, 40}, 30)
+  local mask = rand({2, 5, 40}, 32, f64):abs()
+  local noise = rand({2, 5, 40}, 33, f64):abs()
+  local psd_s = AF.psd(spec, mask)
+  local eye = torch.complex(torch.eye(3, {dtype = f64}) * 0.1, torch.zeros(3, 3, {dtype = f64}))
+  local psd_n = AF.psd(spec, noise) + eye
+  return spec, mask, psd_s, psd_n, rand({2, 3}, 34, f64):abs()
+end
+
+test("psd matches torchaudio (mask normalized or not, no mask)", function()
+  local spec, mask, psd_s, psd_n = beam_inputs()
+  check_shape(psd_s, {2, 5, 3, 3})
+  cclose(psd_s, "bf_psd")
+  cclose(psd_n, "bf_psd_n")
+  cclose(AF.psd(spec), "bf_psd_nomask")
+  cclose(AF.psd(spec, mask, false), "bf_psd_unnorm")
+  check_error(function() AF.psd(spec, mask:narrow(3, 1, 10)) end, "mask must be [..., freq, time]")
+  check_error(function() AF.psd(spec.real) end, "specgram must be a complex tensor")
+end)
+
+test("mvdr_weights_souden, rtf_power, mvdr_weights_rtf match torchaudio (channel index 1-based here)", function()
+  local _, _, psd_s, psd_n, refw = beam_inputs()
+  cclose(AF.mvdr_weights_souden(psd_s, psd_n, 2), "bf_souden")
+  cclose(AF.mvdr_weights_souden(psd_s, psd_n, refw, {diagonal_loading = false}), "bf_souden_tensor")
+  local rtf = AF.rtf_power(psd_s, psd_n, 1)
+  cclose(rtf, "bf_rtf_power")
+  cclose(AF.rtf_power(psd_s, psd_n, 3, 1), "bf_rtf_power_1")
+  cclose(AF.rtf_power(psd_s, psd_n, refw, {n_iter = 5, diagonal_loading = false}), "bf_rtf_power_5")
+  cclose(AF.mvdr_weights_rtf(rtf, psd_n), "bf_mvdr_rtf")
+  cclose(AF.mvdr_weights_rtf(rtf, psd_n, 2), "bf_mvdr_rtf_ref")
+  cclose(AF.mvdr_weights_rtf(rtf, psd_n, {reference_channel = refw}), "bf_mvdr_rtf_tensor")
+  check_error(function() AF.mvdr_weights_souden(psd_s, psd_n, 4) end, "reference_channel 4 is out of range 1..3")
+  check_error(function() AF.mvdr_weights_souden(psd_s, psd_n:narrow(-3, 1, 2), 1) end, "one shape")
+  check_error(function() AF.rtf_power(psd_s, psd_n, 1, 0) end, "n_iter must be a positive integer")
+end)
+
+test("rtf_evd: torchaudio's top eigenvector up to a unit phase", function()
+  local _, _, psd_s = beam_inputs()
+  local v = AF.rtf_evd(psd_s)
+  local want = cref("bf_rtf_evd", v)
+  local inner = (want:conj() * v):sum(-1):abs()
+  check_close(inner, torch.ones(2, 5, {dtype = f64}), tol64)
+  -- and an eigenvector: psd_s v = lambda v with lambda real
+  local pv = (psd_s * v:unsqueeze(-2)):sum(-1)
+  local lambda = (v:conj() * pv):sum(-1)
+  check_close(torch.view_as_real(pv), torch.view_as_real(v * lambda:unsqueeze(-1)), {rtol = 1e-8, atol = 1e-9})
+end)
+
+test("apply_beamforming matches torchaudio (complex128, complex64)", function()
+  local spec, _, psd_s, psd_n = beam_inputs()
+  local w = AF.mvdr_weights_souden(psd_s, psd_n, 2)
+  cclose(AF.apply_beamforming(w, spec), "bf_apply")
+  cclose(AF.apply_beamforming(w:to(torch.complex64), spec:to(torch.complex64)), "bf_apply_f32")
+  check_error(function() AF.apply_beamforming(w:narrow(-2, 1, 4), spec) end, "does not fit specgram")
+end)
+
+test("beamforming is differentiable (gradcheck through solve, float64)", function()
+  local _, _, psd_s, psd_n = beam_inputs()
+  local re = psd_s.real:narrow(1, 1, 1):narrow(2, 1, 2):contiguous():requires_grad_(true)
+  local im = psd_s.imag:narrow(1, 1, 1):narrow(2, 1, 2):contiguous()
+  local n = psd_n:narrow(1, 1, 1):narrow(2, 1, 2)
+  check(torch.autograd.gradcheck(function(r)
+    return torch.view_as_real(AF.mvdr_weights_souden(torch.complex(r, im), n, 1))
+  end, {re}))
+end)
+
+test("PSD, SoudenMVDR and RTFMVDR transforms give the functions' torchaudio values", function()
+  local spec, mask, psd_s, psd_n, refw = beam_inputs()
+  cclose(T.PSD()(spec, mask), "bf_psd")
+  cclose(T.PSD{multi_mask = true}(spec, mask:unsqueeze(-3):expand(2, 3, 5, 40)), "bf_psd")
+  cclose(T.PSD()(spec), "bf_psd_nomask")
+  cclose(T.SoudenMVDR()(spec, psd_s, psd_n, 2), "bf_apply")
+  local rtf = AF.rtf_power(psd_s, psd_n, 1)
+  local w = AF.mvdr_weights_rtf(rtf, psd_n, refw)
+  check_close(torch.view_as_real(T.RTFMVDR()(spec, rtf, psd_n, refw)),
+    torch.view_as_real(AF.apply_beamforming(cref("bf_mvdr_rtf_tensor", w), spec)), tol64)
+end)
