@@ -9,6 +9,7 @@ local FAMILIES = {
   "_spectral",
   "_resampling",
   "_filtering", "_effects", "_masking", "_convolve",
+  "_pitch", "_loudness", "_cmn", "_dither", "_effects_mod", "_vad", "_edit_distance", "_beamforming",
 }
 
 for _, family in ipairs(FAMILIES) do

@@ -9,6 +9,7 @@ local FAMILIES = {
   "_spectral",
   "_resampling",
   "_filtering", "_misc",
+  "_loudness", "_cmn", "_vad", "_beamforming",
 }
 
 for _, family in ipairs(FAMILIES) do
