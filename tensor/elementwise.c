@@ -377,6 +377,15 @@ static mt_status where_cuda(const mt_tensor *cond, const mt_tensor *a, const mt_
   return mt_deliver("where", r, out);
 }
 
+/* *t, when a 0-dim CPU tensor, replaced by its copy on dev (reference passed on). */
+static mt_status host_value_to(mt_tensor **t, mt_device dev) {
+  if ((*t)->ndim != 0 || mt_tdevice(*t).type != MT_CPU) return MT_OK;
+  mt_tensor *moved = NULL;
+  mt_status st = mt_cuda_to_device(*t, dev, false, &moved);
+  if (!st) mt_release(*t), *t = moved;
+  return st;
+}
+
 mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b, mt_tensor **out) {
   if (cond->dtype != MT_BOOL && cond->dtype != MT_UINT8)
     return mt_fail(MT_EDTYPE, "where: condition must be a bool tensor, got %s", mt_dtype_name((mt_dtype)cond->dtype));
@@ -387,7 +396,10 @@ mt_status mt_where(const mt_tensor *cond, const mt_tensor *a, const mt_tensor *b
   bool cuda = mt_tdevice(cond).type == MT_CUDA || mt_tdevice(a).type == MT_CUDA || mt_tdevice(b).type == MT_CUDA;
   if (!st && cuda && mt_is_complex(rt)) { /* by parts: the CUDA kernels know the real dtypes */
     mt_tensor *pa = NULL, *pb = NULL, *c2 = NULL, *pr = NULL, *r = NULL;
-    st = mt_complex_pairs(ac, &pa);
+    mt_device dev = mt_tdevice(mt_tdevice(cond).type == MT_CUDA ? cond : mt_tdevice(a).type == MT_CUDA ? a : b);
+    st = host_value_to(&ac, dev); /* a 0-dim host value's pairs are 1-D: move it first */
+    if (!st) st = host_value_to(&bc, dev);
+    if (!st) st = mt_complex_pairs(ac, &pa);
     if (!st) st = mt_complex_pairs(bc, &pb);
     if (!st) st = mt_unsqueeze(cond, cond->ndim, &c2);
     if (!st) st = where_cuda(c2, pa, pb, &pr);

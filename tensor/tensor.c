@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cplx.h"
 #include "cuda/mt_cuda.h"
 #include "mt.h"
 
@@ -395,8 +396,9 @@ mt_status mt_empty_like(const mt_tensor *t, mt_tensor **out) {
 mt_status mt_zeros(const int64_t *shape, int ndim, mt_dtype dt, mt_device dev, mt_tensor **out) {
   mt_status st = mt_empty(shape, ndim, dt, dev, out);
   if (st) return st;
-  if (dev.type == MT_CUDA) {
-    if ((st = mt_cuda_fill_(*out, mt_sint(0)))) {
+  if (dev.type == MT_CUDA) { /* complex by parts: the fill kernel knows the real dtypes */
+    st = mt_is_complex(dt) ? mt_complex_fill_(*out, 0, 0) : mt_cuda_fill_(*out, mt_sint(0));
+    if (st) {
       mt_release(*out);
       *out = NULL;
     }

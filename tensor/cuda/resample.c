@@ -2,7 +2,9 @@
  * on CUDA tensors through resample.cu: the plan's non-zero taps packed with
  * their phase tables into one buffer, sent in one asynchronous copy, then
  * one launch (a block per 256 outputs, or inputs for the adjoint, of a
- * row). Inputs are contiguous float32 or float64. */
+ * row); the tables are cached per filter and device. Inputs are contiguous
+ * float32 or float64. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +43,21 @@ static void *pack(const mt_resample_plan *p, size_t wsize, rsmpgeo *g, size_t *b
   return buf;
 }
 
-static mt_status upload(const mt_resample_plan *p, mt_device dev, size_t wsize, rsmpgeo *g, mt_tensor **tabs) {
-  size_t n = 0;
-  void *buf = pack(p, wsize, g, &n);
-  if (!buf) return mt_fail(MT_ENOMEM, "resample: out of memory for the filter");
+/* Uploaded filter tables, by their packed bytes and device: a filter is
+ * sent once, and the device copy outlives every call, so a CUDA graph
+ * captured around a resample (a compiled graph) replays with valid tables
+ * (a per-call upload from a freed host buffer would not). */
+enum { MAX_TABLES = 64 };
+static struct table {
+  int dev;
+  size_t bytes;
+  void *host;      /* the packed bytes (the key) */
+  mt_tensor *tabs; /* their device copy */
+} tables[MAX_TABLES];
+static int ntables;
+static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static mt_status copy_up(mt_device dev, const void *buf, size_t n, mt_tensor **tabs) {
   int64_t len = (int64_t)n;
   mt_status st = mt_empty(&len, 1, MT_UINT8, dev, tabs);
   if (!st) {
@@ -52,7 +65,34 @@ static mt_status upload(const mt_resample_plan *p, mt_device dev, size_t wsize, 
     st = mt_cuda_check(mt_cu.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)mt_data(*tabs), buf, n, s.handle), dev.index,
                        "resample");
   }
-  free(buf); /* staged by the driver before MemcpyHtoDAsync returned */
+  return st;
+}
+
+/* *tabs: a new reference to the device tables of p (cached; g gets kmax
+ * and the weights' offset). Past MAX_TABLES filters, and during a
+ * capture, an upload per call; a captured upload's host bytes are never
+ * freed (the graph's copy node reads them at each replay). */
+static mt_status upload(const mt_resample_plan *p, mt_device dev, size_t wsize, rsmpgeo *g, mt_tensor **tabs) {
+  size_t n = 0;
+  void *buf = pack(p, wsize, g, &n);
+  if (!buf) return mt_fail(MT_ENOMEM, "resample: out of memory for the filter");
+  pthread_mutex_lock(&tables_lock);
+  for (int i = 0; i < ntables; i++)
+    if (tables[i].dev == dev.index && tables[i].bytes == n && memcmp(tables[i].host, buf, n) == 0) {
+      *tabs = mt_retain(tables[i].tabs);
+      pthread_mutex_unlock(&tables_lock);
+      free(buf);
+      return MT_OK;
+    }
+  bool capturing = mt_cuda_capturing(dev.index);
+  mt_status st = copy_up(dev, buf, n, tabs);
+  if (!st && ntables < MAX_TABLES && !capturing) { /* a captured copy only runs when the graph does */
+    tables[ntables++] = (struct table){dev.index, n, buf, mt_retain(*tabs)};
+    buf = NULL;
+  }
+  pthread_mutex_unlock(&tables_lock);
+  if (!capturing) free(buf); /* staged by the driver before MemcpyHtoDAsync returned */
+  /* while capturing, buf stays allocated: the graph's copy node reads it at every replay */
   return st;
 }
 
