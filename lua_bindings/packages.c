@@ -35,6 +35,7 @@ static const struct {
     {"torch.fft", "lua_bindings/fft"},
     {"torch.vision", "domains/vision"},
     {"torch.audio", "domains/audio"},
+    {"torch.rl", "domains/rl"},
     {"torch.experiment", "domains/experiment"},
     {"torch.utils.tensorboard", "domains/experiment/tensorboard"},
     {"torch.plot", "domains/experiment/plot"},
