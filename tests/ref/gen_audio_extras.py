@@ -16,35 +16,21 @@ the result starts at that position, no trigger gives an empty result): the
 2.x loop is written out below around 0.13's own _measure, which 2.x keeps."""
 import math
 import os
-import subprocess
-import tempfile
-import wave
 
 import torch
 import torchaudio.functional as F
 from torchaudio.functional.filtering import _measure
-from reflib import lua
+from reflib import espeak_int16, lcg, lua
 
 torch.set_num_threads(1)
 
 
 def speech():
     """1 s of espeak-ng speech at 22050 Hz as int16 values."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "speech.wav")
-        subprocess.run(["espeak-ng", "-w", path, "the quick brown fox jumps over the lazy dog"], check=True)
-        with wave.open(path) as w:
-            assert w.getframerate() == 22050 and w.getsampwidth() == 2 and w.getnchannels() == 1
-            raw = w.readframes(w.getnframes())
+    raw = espeak_int16("the quick brown fox jumps over the lazy dog")
     return torch.frombuffer(bytearray(raw), dtype=torch.int16)[:22050].clone()
 
 
-def lcg(n, seed):
-    s, out = seed, []
-    for _ in range(n):
-        s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
-        out.append((s >> 11) / 2.0**53 * 2 - 1)
-    return out
 
 
 def rand(shape, seed, dtype=torch.float32, scale=1.0):

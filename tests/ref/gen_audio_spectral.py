@@ -14,39 +14,23 @@ InverseMelScale follows torchaudio 2.x (relu of lstsq's solution), which
 torch 1.13's torch.linalg.lstsq computes here; gen_audio_spectral_2x.py
 checks the same cases against torchaudio 2.x itself."""
 import os
-import subprocess
-import tempfile
-import wave
 
 import torch
 import torchaudio.compliance.kaldi as K
 import torchaudio.functional as F
 import torchaudio.transforms as T
-from reflib import lua
+from reflib import espeak_int16, lcg, lua
 
 torch.set_num_threads(1)
 
 
 def speech():
     """0.5 s of espeak-ng speech at 22050 Hz as int16 values."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "speech.wav")
-        subprocess.run(["espeak-ng", "-w", path, "the quick brown fox jumps over the lazy dog"], check=True)
-        with wave.open(path) as w:
-            assert w.getframerate() == 22050 and w.getsampwidth() == 2 and w.getnchannels() == 1
-            raw = w.readframes(w.getnframes())
+    raw = espeak_int16("the quick brown fox jumps over the lazy dog")
     x = torch.frombuffer(bytearray(raw), dtype=torch.int16)[:11025]
     return x
 
 
-def lcg(n, seed):
-    """n uniform values in [-1, 1) from a 64-bit LCG (the Lua test repeats
-    it exactly: integer arithmetic wraps mod 2^64 there too)."""
-    s, out = seed, []
-    for _ in range(n):
-        s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
-        out.append((s >> 11) / 2.0**53 * 2 - 1)
-    return out
 
 
 def rand(shape, seed, dtype=torch.float32, scale=1.0, absolute=False):

@@ -18,17 +18,11 @@ import os
 import torch
 import torchaudio
 import torchaudio.transforms as T
-from reflib import lua
+from reflib import lcg, lua
 
 assert int(torchaudio.__version__.split(".")[0]) >= 2, "needs torchaudio 2.x, got " + torchaudio.__version__
 
 
-def lcg(n, seed):
-    s, out = seed, []
-    for _ in range(n):
-        s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
-        out.append((s >> 11) / 2.0**53 * 2 - 1)
-    return out
 
 
 def rand_abs(shape, seed, dtype):

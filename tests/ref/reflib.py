@@ -2,7 +2,11 @@
 values (from PyTorch results) as Lua literals the test runner's ref() loads.
 NaN becomes 0/0 and infinities math.huge (the loader provides `math`)."""
 import math
+import os
 import re
+import subprocess
+import tempfile
+import wave
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -59,3 +63,23 @@ def gen_image(shape, seed, dtype, mods=None):
     if mods == "const":
         t[..., 0, :, :] = 77 if dtype == "uint8" else 0.3
     return t
+
+
+def lcg(n, seed):
+    """n uniform values in [-1, 1) from a 64-bit LCG (the Lua tests repeat
+    it exactly: integer arithmetic wraps mod 2^64 there too)."""
+    s, out = seed, []
+    for _ in range(n):
+        s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
+        out.append((s >> 11) / 2.0**53 * 2 - 1)
+    return out
+
+
+def espeak_int16(text):
+    """espeak-ng speaking text: its 16-bit mono samples (bytes) at 22050 Hz."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "speech.wav")
+        subprocess.run(["espeak-ng", "-w", path, text], check=True)
+        with wave.open(path) as w:
+            assert w.getframerate() == 22050 and w.getsampwidth() == 2 and w.getnchannels() == 1
+            return w.readframes(w.getnframes())

@@ -6,6 +6,7 @@
 -- float64, so every frame is one tensor op wide rather than a step.
 local torch = require "torch"
 local U = require "torch.nn.util"
+local CK = require "torch.audio.functional._checks"
 
 local F = {}
 local P = "torch.audio.functional."
@@ -64,10 +65,7 @@ end
 -- sliding-window mean (and divided by its standard deviation with norm_vars)
 function F.sliding_window_cmn(specgram, ...)
   local fname = P .. "sliding_window_cmn"
-  if not torch.is_tensor(specgram) or specgram:dim() < 2 or not specgram:is_floating_point() then
-    error(("%s: specgram must be a floating-point tensor [..., time, freq], got %s"):format(fname,
-      torch.is_tensor(specgram) and tostring(specgram.dtype) .. " " .. U.shape_str(specgram) or type(specgram)), 2)
-  end
+  CK.float_tensor(fname, "specgram", specgram, 2, "[..., time, freq]")
   local o = U.args(fname, {"cmn_window", "min_cmn_window", "center", "norm_vars"},
     {cmn_window = 600, min_cmn_window = 100, center = false, norm_vars = false}, ...)
   U.size(fname, "cmn_window", o.cmn_window, 1)

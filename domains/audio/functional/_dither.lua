@@ -5,6 +5,7 @@
 -- first-order noise shaping (each sample plus the previous one's error).
 local torch = require "torch"
 local U = require "torch.nn.util"
+local CK = require "torch.audio.functional._checks"
 
 local F = {}
 local P = "torch.audio.functional."
@@ -28,10 +29,7 @@ end
 -- previous sample's quantization error with noise_shaping
 function F.dither(waveform, ...)
   local fname = P .. "dither"
-  if not torch.is_tensor(waveform) or waveform:dim() < 1 or not waveform:is_floating_point() then
-    error(("%s: waveform must be a floating-point tensor [..., time], got %s"):format(fname,
-      torch.is_tensor(waveform) and tostring(waveform.dtype) .. " " .. U.shape_str(waveform) or type(waveform)), 2)
-  end
+  CK.float_tensor(fname, "waveform", waveform, 1, "[..., time]")
   local o = U.args(fname, {"density_function", "noise_shaping"}, {density_function = "TPDF", noise_shaping = false},
     ...)
   U.choice(fname, "density_function", o.density_function, "TPDF RPDF GPDF")

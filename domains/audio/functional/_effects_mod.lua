@@ -13,12 +13,7 @@ local U = require "torch.nn.util"
 local F = {}
 local P = "torch.audio.functional."
 
-local function check_waveform(fname, x, min_dim, dims)
-  if not torch.is_tensor(x) or x:dim() < min_dim or not x:is_floating_point() then
-    error(("%s: waveform must be a floating-point tensor %s, got %s"):format(fname, dims,
-      torch.is_tensor(x) and tostring(x.dtype) .. " " .. U.shape_str(x) or type(x)), 3)
-  end
-end
+local CK = require "torch.audio.functional._checks"
 
 local function in_range(fname, what, v, lo, hi)
   U.number(fname, what, v)
@@ -79,7 +74,7 @@ end
 -- decay=0.4, mod_speed=0.5, sinusoidal=true]) -> [..., time]
 function F.phaser(waveform, sample_rate, ...)
   local fname = P .. "phaser"
-  check_waveform(fname, waveform, 1, "[..., time]")
+  CK.float_tensor(fname, "waveform", waveform, 1, "[..., time]")
   U.number(fname, "sample_rate", sample_rate)
   local o = U.args(fname, {"gain_in", "gain_out", "delay_ms", "decay", "mod_speed", "sinusoidal"},
     {gain_in = 0.4, gain_out = 0.74, delay_ms = 3.0, decay = 0.4, mod_speed = 0.5, sinusoidal = true}, ...)
@@ -147,7 +142,7 @@ end
 -- -> [..., channel, time] (at most 4 channels)
 function F.flanger(waveform, sample_rate, ...)
   local fname = P .. "flanger"
-  check_waveform(fname, waveform, 2, "[..., channel, time]")
+  CK.float_tensor(fname, "waveform", waveform, 2, "[..., channel, time]")
   U.number(fname, "sample_rate", sample_rate)
   local o = U.args(fname, {"delay", "depth", "regen", "width", "speed", "phase", "modulation", "interpolation"},
     {delay = 0.0, depth = 2.0, regen = 0.0, width = 71.0, speed = 0.5, phase = 25.0, modulation = "sinusoidal",

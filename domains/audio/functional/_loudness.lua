@@ -4,6 +4,7 @@
 -- LKFS and a relative gate 10 LU below the absolutely gated level).
 local torch = require "torch"
 local U = require "torch.nn.util"
+local CK = require "torch.audio.functional._checks"
 local FI = require "torch.audio.functional._filtering"
 
 local F = {}
@@ -30,12 +31,8 @@ end
 -- time] (1 to 5 channels, in BS.1770's order)
 function F.loudness(waveform, sample_rate)
   local fname = P .. "loudness"
-  if not torch.is_tensor(waveform) or waveform:dim() < 2 or not waveform:is_floating_point() then
-    error(("%s: waveform must be a floating-point tensor [..., channels, time], got %s"):format(fname,
-      torch.is_tensor(waveform) and tostring(waveform.dtype) .. " " .. U.shape_str(waveform) or type(waveform)), 2)
-  end
-  U.number(fname, "sample_rate", sample_rate)
-  if sample_rate <= 0 then error(("%s: sample_rate must be positive, got %g"):format(fname, sample_rate), 2) end
+  CK.float_tensor(fname, "waveform", waveform, 2, "[..., channels, time]")
+  CK.positive_rate(fname, sample_rate)
   local C = waveform:size(-2)
   if C > 5 then error(("%s: at most 5 channels are supported, got %d"):format(fname, C), 2) end
   local gate_samples = round_even(0.4 * sample_rate)

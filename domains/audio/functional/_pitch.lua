@@ -5,6 +5,7 @@
 -- windows of a long signal never sit in memory at once.
 local torch = require "torch"
 local U = require "torch.nn.util"
+local CK = require "torch.audio.functional._checks"
 local NF = require "torch.nn.functional"
 
 local F = {}
@@ -65,10 +66,7 @@ end
 -- the pitch in Hz of each frame of frame_time seconds
 function F.detect_pitch_frequency(waveform, sample_rate, ...)
   local fname = P .. "detect_pitch_frequency"
-  if not torch.is_tensor(waveform) or waveform:dim() < 1 or not waveform:is_floating_point() then
-    error(("%s: waveform must be a floating-point tensor [..., time], got %s"):format(fname,
-      torch.is_tensor(waveform) and tostring(waveform.dtype) .. " " .. U.shape_str(waveform) or type(waveform)), 2)
-  end
+  CK.float_tensor(fname, "waveform", waveform, 1, "[..., time]")
   U.number(fname, "sample_rate", sample_rate)
   local o = U.args(fname, {"frame_time", "win_length", "freq_low", "freq_high"},
     {frame_time = 1e-2, win_length = 30, freq_low = 85, freq_high = 3400}, ...)

@@ -7,6 +7,7 @@
 -- on the host, as torchaudio's does, and stops at the trigger.
 local torch = require "torch"
 local U = require "torch.nn.util"
+local CK = require "torch.audio.functional._checks"
 local NF = require "torch.nn.functional"
 
 local F = {}
@@ -129,12 +130,8 @@ end
 -- channel of one recording); [..., 0] when no speech triggers
 function F.vad(waveform, sample_rate, ...)
   local fname = P .. "vad"
-  if not torch.is_tensor(waveform) or waveform:dim() < 1 or not waveform:is_floating_point() then
-    error(("%s: waveform must be a floating-point tensor [..., time], got %s"):format(fname,
-      torch.is_tensor(waveform) and tostring(waveform.dtype) .. " " .. U.shape_str(waveform) or type(waveform)), 2)
-  end
-  U.number(fname, "sample_rate", sample_rate)
-  if sample_rate <= 0 then error(("%s: sample_rate must be positive, got %g"):format(fname, sample_rate), 2) end
+  CK.float_tensor(fname, "waveform", waveform, 1, "[..., time]")
+  CK.positive_rate(fname, sample_rate)
   local o = U.args(fname, NAMES, DEFAULTS, ...)
   local s = setup(fname, sample_rate, o)
   local shape = waveform:size()
