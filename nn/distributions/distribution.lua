@@ -129,9 +129,11 @@ local function make_index(C)
   end
 end
 
+-- The name errors use: the class's __fullname (a subclass in another
+-- package sets one), else torch.distributions.<Name>.
 local function name_of(o)
   local c = rawget(o, "__name") and o or getmetatable(o)
-  return "torch.distributions." .. c.__name
+  return rawget(c, "__fullname") or "torch.distributions." .. c.__name
 end
 M.name_of = name_of
 
@@ -151,7 +153,7 @@ function M.extend(Base, name)
   return setmetatable(C, {__index = Base, __call = construct})
 end
 
--- Wraps the public methods and getters of the classes (a list) so errors
+-- Wraps the public methods of the classes (a list) so errors
 -- name the class at the caller's line. Called once all classes are made.
 function M.publish(classes)
   for _, C in ipairs(classes) do
@@ -161,7 +163,6 @@ function M.publish(classes)
         C[k] = U.public(v, name_of)
       end
     end
-    for k, v in pairs(C.__props) do rawset(C.__props, k, U.public(v, name_of)) end
   end
 end
 

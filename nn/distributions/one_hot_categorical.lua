@@ -17,7 +17,7 @@ OneHotCategorical.has_enumerate_support = true
 -- OneHotCategorical(probs[, logits, validate_args]) or
 -- OneHotCategorical{logits=...}: as Categorical.
 function OneHotCategorical:__init(...)
-  local fname = "torch.distributions." .. getmetatable(self).__name
+  local fname = B.name_of(self)
   local o = U.args(fname, {"probs", "logits", "validate_args"}, nil, ...)
   self._categorical = Categorical(o.probs, o.logits, {validate_args = o.validate_args})
   local c = self._categorical

@@ -22,7 +22,7 @@ end
 -- TransformedDistribution(base_distribution, transforms[, validate_args]):
 -- transforms is one Transform or a list of them.
 function TD:__init(base, transforms, ...)
-  local fname = "torch.distributions." .. getmetatable(self).__name
+  local fname = B.name_of(self)
   local o = U.args(fname, {"validate_args"}, nil, ...)
   if type(base) ~= "table" or not base.batch_shape then
     error(fname .. ": base_distribution must be a distribution, got " .. type(base), 0)

@@ -35,8 +35,8 @@ local function check_cache(fname, cache_size)
 end
 
 function Transform:__init(...)
-  local o = U.args("torch.distributions." .. getmetatable(self).__name, {"cache_size"}, nil, ...)
-  self._cache_size = check_cache("torch.distributions." .. getmetatable(self).__name, o.cache_size)
+  local o = U.args(B.name_of(self), {"cache_size"}, nil, ...)
+  self._cache_size = check_cache(B.name_of(self), o.cache_size)
 end
 
 -- _cached_call(x) -> y = t(x); remembers (x, y) when cache_size is 1.
