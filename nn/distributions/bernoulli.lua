@@ -28,16 +28,8 @@ function Bernoulli:__init(...)
   self:_setup((rawget(self, "probs") or self.logits).shape, {}, o.validate_args)
 end
 
-Bernoulli:property("probs", function(self)
-  local p = B.logits_to_probs(self.logits, true)
-  rawset(self, "probs", p)
-  return p
-end)
-Bernoulli:property("logits", function(self)
-  local l = B.probs_to_logits(self.probs, true)
-  rawset(self, "logits", l)
-  return l
-end)
+Bernoulli:lazy_property("probs", function(self) return B.logits_to_probs(self.logits, true) end)
+Bernoulli:lazy_property("logits", function(self) return B.probs_to_logits(self.probs, true) end)
 Bernoulli:property("param_shape", function(self) return (rawget(self, "probs") or self.logits).shape end)
 Bernoulli:property("mean", function(self) return self.probs end)
 Bernoulli:property("variance", function(self) return self.probs * (1 - self.probs) end)

@@ -50,16 +50,8 @@ function Categorical:__init(...)
 end
 
 -- probs and logits: the one not given is computed on first use.
-Categorical:property("probs", function(self)
-  local p = B.logits_to_probs(self.logits)
-  rawset(self, "probs", p)
-  return p
-end)
-Categorical:property("logits", function(self)
-  local l = B.probs_to_logits(self.probs)
-  rawset(self, "logits", l)
-  return l
-end)
+Categorical:lazy_property("probs", function(self) return B.logits_to_probs(self.logits) end)
+Categorical:lazy_property("logits", function(self) return B.probs_to_logits(self.probs) end)
 Categorical:property("param_shape", function(self) return (rawget(self, "probs") or self.logits).shape end)
 Categorical:property("support", function(self) return constraints.integer_interval(1, self._num_events) end)
 

@@ -174,6 +174,21 @@ M.Distribution = Distribution
 Distribution.extend = M.extend
 function Distribution:property(name, fn) self.__props[name] = fn end
 
+-- Class:lazy_property(name, fn): a property computed once, with gradients
+-- enabled (as PyTorch's lazy_property: a value first needed inside
+-- sample()'s no_grad still carries the graph), then stored in the instance.
+function Distribution:lazy_property(name, fn)
+  self.__props[name] = function(obj)
+    local v
+    do
+      local g <close> = torch.enable_grad()
+      v = fn(obj)
+    end
+    rawset(obj, name, v)
+    return v
+  end
+end
+
 Distribution.has_rsample = false
 Distribution.has_enumerate_support = false
 Distribution.arg_constraints = {}

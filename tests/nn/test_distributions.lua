@@ -270,3 +270,13 @@ test("validate_args: bad parameters and values raise errors naming the distribut
   D.Distribution.set_default_validate_args(true)
   check(ok, "set_default_validate_args(false) turns validation off")
 end)
+
+test("probs first needed inside sample() still carry gradients (lazy properties use enable_grad)", function()
+  local logits = torch.tensor({0.0, 1.0, 2.0}, {dtype = torch.float64, requires_grad = true})
+  local c = D.Categorical{logits = logits}
+  c:sample({2})
+  check(c.probs.requires_grad, "probs computed under sample's no_grad keep their graph")
+  c.probs[1]:backward()
+  local p = torch.softmax(torch.tensor({0.0, 1.0, 2.0}, f64), 1)
+  check_close(logits.grad, (torch.tensor({1.0, 0.0, 0.0}, f64) - p) * p[1], {atol = 1e-12})
+end)
