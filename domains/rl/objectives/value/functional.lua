@@ -80,17 +80,21 @@ local function as_float(mask, like) return mask:to(like.dtype) end
 
 -- scan(a, b, init) -> g with g_t = a_t + b_t g_{t+1} along dim -2 and
 -- g_{T+1} = init (a tensor of one step, or nil for 0): the loop form,
--- backwards in time.
+-- backwards in time. Without autograd the steps are written into one
+-- result tensor (thousands of live step tensors would make each garbage
+-- collection step slower); with it they are stacked.
 local function scan_loop(a, b, init)
   local T = a.shape[a:dim() - 1]
-  local out = {}
+  local grad = torch.is_grad_enabled() and (a.requires_grad or (torch.is_tensor(b) and b.requires_grad)
+                                             or (init ~= nil and init.requires_grad))
+  local out = grad and {} or torch.empty_like(a)
   local g = init
   for t = T, 1, -1 do
     local at_, bt = at(a, t), at(b, t)
     if g == nil then g = at_ else g = at_ + bt * g end
-    out[t] = g
+    if grad then out[t] = g else out:select(-2, t):copy_(g) end
   end
-  return torch.stack(out, -2)
+  return grad and torch.stack(out, -2) or out
 end
 
 -- The same recurrence in log2(T) whole-tensor steps (a doubling scan):
