@@ -149,7 +149,8 @@ test("transforms: forward, inverse and log|det J| of Tanh, Sigmoid, Exp, Affine"
   check_close(a(x), T(r.affine), TOL)
   check_close(a.inv(x), T(r.affine_inv), TOL)
   check_close(a:log_abs_det_jacobian(x, a(x)), T(r.affine_ladj), TOL)
-  local a1 = D.AffineTransform(torch.tensor({0.5, -1.0, 2.0}, f64), torch.tensor({2.0, -0.5, 3.0}, f64), {event_dim = 1})
+  local a1 = D.AffineTransform(torch.tensor({0.5, -1.0, 2.0}, f64), torch.tensor({2.0, -0.5, 3.0}, f64),
+                               {event_dim = 1})
   check_close(a1:log_abs_det_jacobian(x, a1(x)), T(r.affine_ed1_ladj), TOL)
   check(a.inv.inv == a, "t.inv.inv is t")
 end)
@@ -244,7 +245,8 @@ end)
 
 test("validate_args: bad parameters and values raise errors naming the distribution", function()
   check_error(function() D.Normal(torch.zeros(2), torch.tensor({1.0, -1.0})) end,
-              "torch.distributions.Normal: expected parameter scale (tensor of shape (2,)) to satisfy the constraint GreaterThan(lower_bound=0.0)")
+              "torch.distributions.Normal: expected parameter scale (tensor of shape (2,)) to satisfy the "
+              .. "constraint GreaterThan(lower_bound=0.0)")
   check_error(function() D.Categorical(torch.tensor({0.5, -0.1, 0.6})) end, "constraint Simplex()")
   check_error(function() D.Categorical(torch.tensor({0.5, 0.5}), torch.zeros(2)) end, "either probs or logits")
   check_error(function() D.Categorical(torch.tensor(1.0)) end, "at least one dimension")
