@@ -26,6 +26,7 @@ static const struct {
 } pkgs[] = {
     {"torch.nn", "nn"},
     {"torch.optim", "nn/optim"},
+    {"torch.distributions", "nn/distributions"},
     {"torch.amp", "nn/amp"},
     {"torch.autocast", "=torch.amp.autocast"},
     {"torch.cuda.amp", "nn/amp/cuda.lua"},
