@@ -33,7 +33,7 @@ static mt_tensor *check_buf(lua_State *L, int idx, const char *what, unsigned dt
     luaL_error(L, "%s: %s must have shape [%I, %I] (num_envs, %s)", FN, what, (lua_Integer)rows,
                (lua_Integer)cols, what);
   }
-  if (mt_tdevice(t).type != MT_CPU || !mt_is_contiguous(t) || !(dtypes & (1u << t->dtype)))
+  if (mt_tdevice(t).type != MT_CPU || (!mt_is_contiguous(t) && mt_numel(t) > 0) || !(dtypes & (1u << t->dtype)))
     luaL_error(L, "%s: %s must be a contiguous CPU tensor of a supported dtype", FN, what);
   return t;
 }

@@ -170,9 +170,9 @@ static void step_one(job *j, int64_t i) {
     j->was_reset[i] = 1, j->truncated[i] = 0;
     return;
   }
-  if (j->act->dtype == MT_FLOAT64) {
+  if (nu > 0 && j->act->dtype == MT_FLOAT64) {
     memcpy(d->ctrl, (const double *)mt_data(j->act) + i * nu, sizeof(double) * (size_t)nu);
-  } else {
+  } else if (nu > 0) {
     const float *a = (const float *)mt_data(j->act) + i * nu;
     for (int k = 0; k < nu; k++) d->ctrl[k] = a[k];
   }
