@@ -1,5 +1,5 @@
 /* sim.c -- N copies of a MuJoCo model stepped on the engine's threads
- * (mt_parallel_for, one copy per item). Follows Gymnasium's MujocoEnv:
+ * (mt_parallel_team; each thread takes the next copy). Follows Gymnasium's MujocoEnv:
  * ctrl is the action as given (MuJoCo itself clamps it to ctrlrange where
  * ctrllimited), then frame_skip mj_step calls; reset is mj_resetData plus
  * uniform noise, then mj_forward. MuJoCo reports fatal errors through
@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,7 @@ typedef struct job {
   mt_tensor *obs;
   uint8_t *truncated, *was_reset;
   int kind; /* 0 reset, 1 step, 2 set state */
+  atomic_llong next; /* the next copy to take */
   pthread_mutex_t lock;
 } job;
 
@@ -207,15 +209,25 @@ static void guarded(job *j, int64_t i) {
   if (j->kind != 0 || !j->mask || j->mask[i]) write_obs(s, i, j->obs);
 }
 
-static void run_range(void *ctx, int64_t b, int64_t e) {
-  for (int64_t i = b; i < e; i++) guarded(ctx, i);
+/* one thread of the team: takes the next copy until none is left (copies
+ * cost unequal times, contacts and resets; a busy core gets fewer) */
+static void run_thread(void *ctx, int ith, int nth) {
+  job *j = ctx;
+  for (;;) {
+    int64_t i = atomic_fetch_add(&j->next, 1);
+    if (i >= j->s->n || mt_interrupted()) return;
+    guarded(j, i);
+  }
 }
 
 /* runs job j over all copies; MT_EARG when a copy's MuJoCo call failed */
 static mt_status run(job *j) {
   j->s->failed = -1;
   pthread_mutex_init(&j->lock, NULL);
-  mt_status st = mt_parallel_for(j->s->n, 1, run_range, j);
+  int nth = mt_get_num_threads();
+  atomic_init(&j->next, 0);
+  mt_status st = mt_parallel_team(nth < j->s->n ? nth : (int)j->s->n, run_thread, j);
+  if (st == MT_OK && mt_interrupted()) st = mt_fail(MT_EINTR, "interrupted");
   pthread_mutex_destroy(&j->lock);
   if (st == MT_OK && j->s->failed >= 0) st = MT_EARG;
   return st;
