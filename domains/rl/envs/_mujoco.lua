@@ -44,7 +44,7 @@ end
 -- MujocoEnv(xml_path, {num_envs=1, frame_skip=1, seed=nil,
 -- reset_noise_scale=0, reward_fn=nil, done_fn=nil, max_episode_steps=1000,
 -- dtype=torch.float64, autoreset_mode="next_step"})
-function M.MujocoEnv(xml_path, opts)
+local function new(xml_path, opts)
   if type(xml_path) ~= "string" then fail("xml_path must be a string (a MuJoCo XML file), got %s", type(xml_path)) end
   opts = opts or {}
   if type(opts) ~= "table" then fail("options must be a table, got %s", type(opts)) end
@@ -228,5 +228,7 @@ function E:__tostring()
   return ("MujocoEnv('%s', num_envs=%d, nq=%d, nv=%d, nu=%d, frame_skip=%d)"):format(self.xml_path, self.num_envs,
     self._info.nq, self._info.nv, self._info.nu, self.frame_skip)
 end
+
+M.MujocoEnv = setmetatable(E, {__call = function(_, xml_path, opts) return new(xml_path, opts) end})
 
 return M
