@@ -36,6 +36,12 @@ local function fail(fmt, ...)
   error(where .. "MujocoEnv: " .. fmt:format(...), 0)
 end
 
+-- sim:method(...), its errors raised again at the user's line
+local function call(sim, method, ...)
+  local ok, err = pcall(sim[method], sim, ...)
+  if not ok then fail("%s", (tostring(err):gsub("^.-MujocoEnv[.:]%s*", "", 1))) end
+end
+
 local function check_fn(v, name)
   if v ~= nil and type(v) ~= "function" then fail("%s must be a function, got %s", name, type(v)) end
   return v
@@ -124,7 +130,7 @@ function E:reset(opts)
   if seed == nil and not self._started then seed = self._seed end
   if seed ~= nil and math.type(seed) ~= "integer" then fail("reset: seed must be an integer, got %s", tostring(seed)) end
   local obs = torch.empty({self.num_envs, self._info.nq + self._info.nv}, {dtype = self.dtype})
-  self._sim:reset(obs, seed)
+  call(self._sim, "reset", obs, seed)
   self._started = true
   self._obs = obs
   return obs
@@ -170,7 +176,7 @@ function E:step(actions)
   local prev = self._obs
   local obs = torch.empty({n, self._info.nq + self._info.nv}, {dtype = self.dtype})
   local truncated, was_reset = torch.empty({n}, {dtype = torch.bool}), torch.empty({n}, {dtype = torch.bool})
-  self._sim:step(a, obs, truncated, was_reset)
+  call(self._sim, "step", a, obs, truncated, was_reset)
   local reward, terminated
   if self.reward_fn then
     reward = check_out(self.reward_fn(prev, actions, obs, self), "reward_fn", n):to(self.dtype):masked_fill(was_reset, 0)
@@ -188,7 +194,7 @@ function E:step(actions)
     self._sim:set_done(done)
   elseif done:any():item() then
     info.final_obs = obs:clone()
-    self._sim:reset(obs, nil, done)
+    call(self._sim, "reset", obs, nil, done)
   end
   self._obs = obs
   return obs, reward, terminated, truncated, info
@@ -205,7 +211,7 @@ function E:set_state(qpos, qvel)
     return t:detach():cpu():to(torch.float64):contiguous()
   end
   local obs = torch.empty({self.num_envs, info.nq + info.nv}, {dtype = self.dtype})
-  self._sim:set_state(prep(qpos, info.nq, "qpos"), prep(qvel, info.nv, "qvel"), obs)
+  call(self._sim, "set_state", prep(qpos, info.nq, "qpos"), prep(qvel, info.nv, "qvel"), obs)
   self._started = true
   self._obs = obs
   return obs

@@ -271,3 +271,36 @@ test("bad input: clear errors naming MujocoEnv and the values", function()
   local o = env:step(torch.zeros(2, 21))
   check_shape(o, {2, 55})
 end)
+
+-- MuJoCo's fatal errors (mju_error) would exit the process by default
+test("a MuJoCo error inside a step raises a Lua error, naming the env; the env goes on", function()
+  local model = [[<mujoco model="tinystack"><size nstack="%d"/><worldbody>
+    <body pos="0 0 1"><joint type="free"/><geom type="sphere" size="0.1"/></body>
+    <body pos="0 0 2"><joint type="free"/><geom type="sphere" size="0.1"/></body>
+    <geom type="plane" size="5 5 0.1"/></worldbody></mujoco>]]
+  local path = os.tmpname()
+  local function write(nstack) local f = io.open(path, "w"); f:write(model:format(nstack)); f:close() end
+  -- the smallest stack MuJoCo loads the model with: contacts need more
+  local lo, hi = 10, 1000000
+  while hi - lo > 1 do
+    local mid = (lo + hi) // 2
+    write(mid)
+    if pcall(envs.MujocoEnv, path) then hi = mid else lo = mid end
+  end
+  write(lo)
+  check_error(function() envs.MujocoEnv(path) end, "Stack overflow")
+  write(hi)
+  local env = envs.MujocoEnv(path, {num_envs = 2})
+  os.remove(path)
+  env:reset()
+  local err
+  for _ = 1, 1000 do
+    local ok, e = pcall(env.step, env, torch.zeros(2, 0))
+    if not ok then err = e; break end
+  end
+  check(err ~= nil, "the spheres reach the floor and overflow the stack")
+  check(err:find("MujocoEnv: step: env 1: MuJoCo error: Stack overflow", 1, true) ~= nil, err)
+  local o, _, _, _, info = env:step(torch.zeros(2, 0))
+  check_eq(info.reset:tolist(), {true, true})
+  check_eq(o[1][3]:item(), 1)
+end)
