@@ -551,30 +551,34 @@ local function indexer(fname, idx, bs)
   error(fmt("%s: index must be a number, a {from, to} range or a bool/int64 tensor, got a %s", fname, type(idx)), 3)
 end
 
-local function index(self, idx, fname)
-  local f, nb = indexer(fname or "TensorDict.index", idx, self.batch_size)
+-- A TensorDict of f(leaf) for every leaf, whose batch size nb replaces the
+-- leading #self.batch_size dims (nested TensorDicts keep their extra dims).
+local function index_with(self, f, nb)
   local nlead = #self.batch_size
-  local function go(td)
+  local function go(td, bs)
     local k, d = td._k, td._d
     local nk, nd = {}, {}
     for i = 1, #k do
       local v = d[k[i]]
       nk[i] = k[i]
       if is_td(v) then
-        local r = go(v)
         local vb = {}
-        local rb = nb
-        for j = 1, #rb do vb[j] = rb[j] end
+        for j = 1, #nb do vb[j] = nb[j] end
         for j = nlead + 1, #v.batch_size do vb[#vb + 1] = v.batch_size[j] end
-        r.batch_size = size_of(vb)
-        nd[k[i]] = r
+        nd[k[i]] = go(v, size_of(vb))
       else
         nd[k[i]] = f(v)
       end
     end
-    return new(nk, nd, nb, td.device)
+    return new(nk, nd, bs, td.device)
   end
-  return go(self)
+  return go(self, nb)
+end
+TensorDict._index_with = index_with
+
+local function index(self, idx, fname)
+  local f, nb = indexer(fname or "TensorDict.index", idx, self.batch_size)
+  return index_with(self, f, nb)
 end
 
 -- index(i) -> TensorDict: i a number (dim 1 dropped), a {from, to} range,
@@ -587,26 +591,26 @@ function TD:set_at(idx, other)
   local fname = "TensorDict.set_at"
   local _, _, norm = indexer(fname, idx, self.batch_size)
   if type(other) == "table" and not is_td(other) then other = TensorDict(other) end
-  local function go(dst, src, path)
-    local k, d = src._k, src._d
+  local key = type(norm) == "table" and {norm} or norm
+  TensorDict._zip_leaves(self, other, function(mine, v) mine[key] = v end, fname)
+  return self
+end
+
+-- _zip_leaves(dst, src, fn, fname): fn(dst_leaf, src_leaf, name) for every
+-- leaf of src; a key of src missing from dst is an error naming fname.
+function TensorDict._zip_leaves(dst, src, fn, fname)
+  local function go(a, b, path)
+    local k, d = b._k, b._d
     for i = 1, #k do
       local name = k[i]
-      local mine = dst._d[name]
-      if mine == nil then
-        error(fmt("%s: key '%s' is not in the TensorDict written to", fname, path and path .. "." .. name or name), 4)
-      end
+      local mine = a._d[name]
+      local full = path and path .. "." .. name or name
+      if mine == nil then error(fmt("%s: key '%s' is not in the TensorDict written to", fname, full), 4) end
       local v = d[name]
-      if is_td(v) then
-        go(mine, v, path and path .. "." .. name or name)
-      elseif type(norm) == "table" then
-        mine[{norm}] = v
-      else
-        mine[norm] = v
-      end
+      if is_td(v) then go(mine, v, full) else fn(mine, v, name) end
     end
   end
-  go(self, other, nil)
-  return self
+  go(dst, src, nil)
 end
 
 ---------------------------------------------------------------------------

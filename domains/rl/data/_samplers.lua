@@ -149,8 +149,7 @@ function PS:sample(storage, batch_size)
       p_sum, p_min), 3)
   end
   local index = self._sum:scan_lower_bound(torch.rand(batch_size, {dtype = f64}), p_sum, len)
-  local w = (self._sum:get(index) / p_min):pow(-self.beta):float()
-  return index, {_weight = w}
+  return index, {_weight = self._sum:weights(index, p_min, self.beta)}
 end
 
 -- update_priority(index, priority): index a number, table or int64 tensor

@@ -6,6 +6,8 @@
 local torch = require "torch"
 local TensorDict = require("torch.rl.tensordict").TensorDict
 local U = require "torch.rl.data._util"
+local Rows = require "torch.rl.data._rows"
+local gather, scatter, gather_all = Rows.gather, Rows.scatter, Rows.gather_all
 
 local S = {}
 
@@ -86,7 +88,9 @@ end
 local function alloc_like(x, n, single, dev)
   local s = {n}
   for i = single and 1 or 2, x:dim() do s[#s + 1] = x:size(i) end
-  return torch.zeros(s, {dtype = x.dtype, device = dev})
+  local t = torch.empty(s, {dtype = x.dtype, device = dev})
+  if dev == "cpu" then Rows.hugepages(t) end -- before the first touch: random rows then miss the TLB less
+  return t:zero_()
 end
 
 local function alloc(self, data, single)
@@ -105,9 +109,26 @@ local function alloc(self, data, single)
       return src
     end
     self._data = TensorDict(build(data), bs, {device = dev})
+    self._leaves = nil
   else
     error(("LazyTensorStorage: can store tensors or TensorDicts, got a %s"):format(type(data)), 4)
   end
+end
+
+-- x's rows at the int64 tensor index from src's rows (in C for contiguous
+-- CPU tensors of one dtype, else index_copy_)
+local function write_rows(x, index, src)
+  if src.dtype ~= x.dtype then src = src:to(x.dtype) end
+  if scatter(x, index, src) then return end
+  local n = index:numel()
+  if src:dim() == 0 or src:size(1) ~= n then
+    error(("LazyTensorStorage: %d positions to write but the data has shape %s"):format(n, tostring(src.shape)), 5)
+  end
+  x:index_copy_(1, index:to(x.device), src:to(x.device))
+end
+
+local function read_rows(x, index)
+  return gather(x, index) or x:index_select(1, index:to(x.device))
 end
 
 -- set(index, data): index a number (data one entry) or an int64 tensor of
@@ -120,10 +141,14 @@ function LazyTensorStorage:set(index, data)
     if not torch.is_tensor(data) then
       error(("LazyTensorStorage: this storage holds tensors, got a %s"):format(U.is_td(data) and "TensorDict" or type(data)), 3)
     end
-    if single then d[index] = data else d:index_copy_(1, index:to(d.device), data:to(d.device)) end
+    if single then d[index] = data else write_rows(d, index, data) end
   else
     if not U.is_td(data) then error(("LazyTensorStorage: this storage holds TensorDicts, got a %s"):format(type(data)), 3) end
-    if single then d:set_at(index, data) else d:set_at(index:to(self.device), data) end
+    if single then
+      d:set_at(index, data)
+    else
+      TensorDict._zip_leaves(d, data, function(mine, v) write_rows(mine, index, v) end, "LazyTensorStorage")
+    end
   end
 end
 
@@ -131,9 +156,26 @@ end
 function LazyTensorStorage:get(index)
   local d = self._data
   if not d then error("LazyTensorStorage: the storage is empty", 3) end
-  if self.device ~= "cpu" then index = index:to(self.device) end
-  if torch.is_tensor(d) then return d:index_select(1, index) end
-  return d:index(index)
+  if torch.is_tensor(d) then return read_rows(d, index) end
+  local nb = {index:numel()}
+  for i = 2, #d.batch_size do nb[i] = d.batch_size[i] end
+  local leaves = self._leaves
+  if not leaves then -- the leaves in _index_with's order, listed once
+    leaves = {}
+    local function walk(td)
+      for _, k in ipairs(td._k) do
+        local v = td._d[k]
+        if U.is_td(v) then walk(v) else leaves[#leaves + 1] = v end
+      end
+    end
+    walk(d)
+    self._leaves = leaves
+  end
+  local got, j = gather_all(leaves, index), 0
+  return TensorDict._index_with(d, function(v)
+    j = j + 1
+    return got[j] or read_rows(v, index)
+  end, setmetatable(nb, getmetatable(d.batch_size)))
 end
 
 -- The stored rows 1..len (views): what SliceSampler reads.
@@ -150,7 +192,7 @@ end
 
 function LazyTensorStorage:state_dict() return {data = self._data or false, len = self._len} end
 function LazyTensorStorage:load_state_dict(sd)
-  self._data = sd.data or nil
+  self._data, self._leaves = sd.data or nil, nil
   if self._data and self.device ~= "cpu" then self._data = self._data:to(self.device) end
   self._len = sd.len or 0
 end
