@@ -382,7 +382,8 @@ function TD:update(other)
   if is_td(other) then
     local k, d = other._k, other._d
     for i = 1, #k do
-      local name, v = k[i], d[name]
+      local name = k[i]
+      local v = d[name]
       local mine = self._d[name]
       if is_td(v) and is_td(mine) then mine:update(v) else self:set(name, v) end
     end
