@@ -15,9 +15,9 @@ local join = C.join
 local type, rawget, rawset, setmetatable, getmetatable = type, rawget, rawset, setmetatable, getmetatable
 local fmt = string.format
 
-local TD = {}             -- methods
-local MT = {__name = "TensorDict"}
-local TensorDict = setmetatable({}, {__index = TD})
+local TD = {__name = "TensorDict"} -- the class: methods, and TensorDict.stack, .cat, ...
+local MT = {__name = "TensorDict"} -- the instances' metatable (__index at the end)
+local TensorDict = TD
 
 local function is_td(v) return getmetatable(v) == MT end
 
@@ -122,7 +122,7 @@ function from_table(fname, src, bs, dev, prefix)
 end
 
 -- TensorDict(source, batch_size[, {device=}]) -- see docs/api/rl.tensordict.md
-setmetatable(TensorDict, {__index = TD, __call = function(_, source, batch_size, opts)
+setmetatable(TD, {__call = function(_, source, batch_size, opts)
   local fname = "TensorDict"
   if is_td(source) then return source:clone() end
   if source ~= nil and (type(source) ~= "table" or getmetatable(source) ~= nil) then
@@ -755,11 +755,11 @@ local function join_tds(fname, tds, d, stack, nbs, nlead)
     end
     ds[j] = t._d
   end
-  local out = join(ds, k, d - 1, stack, fname)
-  local nk = {}
+  local out, skipped = join(ds, k, d - 1, stack, fname)
+  local nk = table.move(k, 1, #k, 1, {})
+  if skipped == 0 then return new(nk, out, nbs, first.device) end
   for i = 1, #k do
     local name = k[i]
-    nk[i] = name
     if out[name] == nil then -- a nested TensorDict
       local subs = {}
       for j = 1, n do
@@ -903,5 +903,7 @@ MT.__newindex = function(t, key, v)
     t:set_at(key, v)
   end
 end
+
+TD.__index = MT.__index -- marks TD as a class for help() and the API reference
 
 return {TensorDict = TensorDict}

@@ -18,7 +18,6 @@ end
 -- SumSegmentTree(capacity) / MinSegmentTree(capacity): see l_segment_tree.c
 function D.SumSegmentTree(capacity) return ST.new(capacity, false) end
 function D.MinSegmentTree(capacity) return ST.new(capacity, true) end
-D.TensorDict = require("torch.rl.tensordict").TensorDict
 D._util = U
 
 return D
