@@ -724,18 +724,28 @@ function TD:squeeze(dim)
 end
 
 -- unbind(dim) -> a list of TensorDicts, one per entry of batch dim dim
+-- (views; one unbind call per leaf)
 function TD:unbind(dim)
   local bs = self.batch_size
   local d = bdim("TensorDict.unbind", dim or 1, bs)
-  local out = {}
-  for i = 1, bs[d] do
-    out[i] = map(self, function(v) return v:select(d, i) end, function(b)
-      local r = {}
-      for j = 1, #b do if j ~= d then r[#r + 1] = b[j] end end
-      return size_of(r)
-    end, self.device)
+  local n = bs[d]
+  local function go(td)
+    local b = td.batch_size
+    local r = {}
+    for j = 1, #b do if j ~= d then r[#r + 1] = b[j] end end
+    local ds = {}
+    for i = 1, n do ds[i] = {} end
+    local k = td._k
+    for x = 1, #k do
+      local v = td._d[k[x]]
+      local parts = is_td(v) and go(v) or v:unbind(d)
+      for i = 1, n do ds[i][k[x]] = parts[i] end
+    end
+    local out = {}
+    for i = 1, n do out[i] = new(table.move(k, 1, #k, 1, {}), ds[i], size_of(i == 1 and r or table.move(r, 1, #r, 1, {})), td.device) end
+    return out
   end
-  return out
+  return go(self)
 end
 
 ---------------------------------------------------------------------------
