@@ -1,7 +1,7 @@
 -- torch.rl.data -- TorchRL's replay buffers: ReplayBuffer,
 -- TensorDictReplayBuffer, PrioritizedReplayBuffer,
--- TensorDictPrioritizedReplayBuffer; storages ListStorage and
--- LazyTensorStorage; RoundRobinWriter; samplers RandomSampler,
+-- TensorDictPrioritizedReplayBuffer; storages ListStorage,
+-- LazyTensorStorage and LazyMemmapStorage; RoundRobinWriter; samplers RandomSampler,
 -- SamplerWithoutReplacement, PrioritizedSampler, SliceSampler; and the
 -- segment trees. This table gathers the files named below.
 local U = require "torch.rl.data._util"
