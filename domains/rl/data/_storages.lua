@@ -197,12 +197,13 @@ function LazyTensorStorage:_empty()
   self._len = 0
 end
 
-function LazyTensorStorage:state_dict() return {data = self._data or false, len = self._len} end
+function LazyTensorStorage:state_dict() return {data = self._data or false, len = self._len, last = self._last or 0} end
 -- load_state_dict(sd): the saved rows copied into tensors of this storage's
 -- own kind (its device; files for LazyMemmapStorage)
 function LazyTensorStorage:load_state_dict(sd)
   local src = sd.data or nil
   self._leaves, self._len = nil, sd.len or 0
+  self._last = (sd.last or 0) > 0 and sd.last or nil
   if not src then self._data = nil; return end
   local rows = torch.is_tensor(src) and src:size(1) or src.batch_size[1]
   if rows ~= self.max_size then

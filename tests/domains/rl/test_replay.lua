@@ -308,6 +308,15 @@ test("SliceSampler returns contiguous slices inside one trajectory", function()
   long:extend(TensorDict({step = torch.arange(1, n + 1), next = {done = done}}, {n}))
   check_error(function() long:sample(7) end, "no stored trajectory has 7 steps (the longest has 6)")
   check_error(function() D.SliceSampler({num_slices = 2, slice_len = 3}) end, "exactly one of num_slices and slice_len")
+  -- a full ring buffer: the newest row (4) and the oldest (5) are not consecutive steps
+  local ring = D.TensorDictReplayBuffer({storage = D.LazyTensorStorage(10), sampler = D.SliceSampler({slice_len = 5})})
+  ring:extend(TensorDict({step = torch.arange(1, 15), next = {done = torch.zeros(14, 1, {dtype = torch.bool})}}, {14}))
+  for _ = 1, 20 do
+    local st = ring:sample(10).step:view(2, 5)
+    for r = 1, 2 do
+      check_eq((st[r] - st[r][1]):totable(), {0, 1, 2, 3, 4}, "consecutive steps across the ring")
+    end
+  end
 end)
 
 ---------------------------------------------------------------------------
