@@ -76,6 +76,32 @@ test("sum and min segment trees match brute-force sums and minima", function()
   check(tostring(s) == "SumSegmentTree(capacity=37)", tostring(s))
 end)
 
+test("scan_lower_bound agrees with a linear search at every capacity", function()
+  math.randomseed(17)
+  for _, cap in ipairs({1, 3, 7, 8, 9, 64, 100}) do
+    local s = D.SumSegmentTree(cap)
+    local vals = {}
+    for i = 1, cap do vals[i] = math.random(0, 4) + 0.0 end
+    vals[math.random(1, cap)] = 1.0 -- at least one positive leaf
+    s:update(torch.arange(1, cap + 1), torch.tensor(vals, {dtype = f64}))
+    local total, masses = 0, {}
+    for i = 1, cap do total = total + vals[i] end
+    for m = 0, total * 2 - 1 do masses[#masses + 1] = m / 2 end -- every boundary and midpoint
+    local got = s:scan_lower_bound(torch.tensor(masses, {dtype = f64})):totable()
+    for k, mass in ipairs(masses) do
+      local run, want = 0, cap
+      for i = 1, cap do
+        run = run + vals[i]
+        if run > mass then want = i; break end
+      end
+      check_eq(got[k], want, ("capacity %d, mass %g"):format(cap, mass))
+    end
+    -- scale and limit: uniforms times the sum, clamped to the first leaves
+    local u = s:scan_lower_bound(torch.tensor({0.0, 0.999999}, {dtype = f64}), total, math.max(1, cap - 1)):totable()
+    check(u[2] <= math.max(1, cap - 1), "limit clamps")
+  end
+end)
+
 test("segment tree errors name the tree and the values", function()
   local s = D.SumSegmentTree(4)
   check_error(function() s:update(torch.tensor({5}), torch.tensor({1.0}, {dtype = f64})) end,
