@@ -62,7 +62,7 @@ function M.advantage(self, td)
     adv = td:get(self.tensor_keys.advantage)
   end
   if self.normalize_advantage and adv:numel() > 1 then
-    adv = (adv - adv:mean()) / adv:std():clamp_min(1e-6)
+    adv = (adv - adv:mean()) / adv:std():clamp(1e-6, math.huge)
   end
   return adv
 end

@@ -166,7 +166,7 @@ function GAE:_estimate(fname, td)
   local adv, target = VF.vec_generalized_advantage_estimate(self.gamma, self.lmbda, v, nv, r, d:to(torch.bool),
                                                             {terminated = t:to(torch.bool)})
   if self.average_gae then
-    adv = (adv - adv:mean()) / adv:std():clamp_min(1e-4)
+    adv = (adv - adv:mean()) / adv:std():clamp(1e-4, math.huge)
   end
   return adv, target
 end
