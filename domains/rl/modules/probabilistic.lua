@@ -51,7 +51,7 @@ function PTM:__init(...)
                    {out_keys = {"action"}, return_log_prob = false, log_prob_key = "action_log_prob",
                     default_interaction_type = X.DETERMINISTIC}, ...)
   local cls = o.distribution_class
-  if cls == nil then error(fname .. ": distribution_class is required (e.g. torch.rl.modules.TanhNormal)", 2) end
+  if not cls then error(fname .. ": distribution_class is required (e.g. torch.rl.modules.TanhNormal)", 2) end
   self._dist = dist_keys(fname, o.in_keys)
   self.in_keys = {}
   for i, e in ipairs(self._dist) do self.in_keys[i] = e.key end
