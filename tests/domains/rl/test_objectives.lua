@@ -403,3 +403,85 @@ test("bad input: missing keys, wrong options and updaters without targets give c
               "pass action_spec")
   check_error(function() O.SACLoss(M.Actor(mlp(R.td3.actor)), critic) end, "must be a ProbabilisticActor")
 end)
+
+---------------------------------------------------------------- learning
+
+-- a one-step contextual bandit: observation +-1, action 1 pays when the
+-- observation is positive, action 2 when it is negative.
+local function bandit(n)
+  local s = torch.randint(0, 2, {n, 1}):double() * 2 - 1
+  local good = s:view(-1):gt(0):long():mul(-1):add(2)
+  return s, good
+end
+local function one_step(s, r)
+  local n = s.shape[1]
+  return {observation = s, reward = r, terminated = torch.ones(n, 1, {dtype = torch.bool}),
+          done = torch.ones(n, 1, {dtype = torch.bool})}
+end
+
+test("DQNLoss + SoftUpdate + Adam learn a contextual bandit", function()
+  torch.manual_seed(1)
+  local qa = M.QValueActor(M.MLP{in_features = 1, out_features = 2, num_cells = {16}}:double(),
+                           {action_space = "categorical"})
+  local loss = O.DQNLoss(qa)
+  local up = O.SoftUpdate(loss, {tau = 0.05})
+  local opt = torch.optim.Adam(qa:parameters(), {lr = 0.02})
+  for _ = 1, 150 do
+    local s, good = bandit(32)
+    local a = torch.randint(1, 3, {32})
+    local td = TD({observation = s, action = a, next = one_step(s, a:eq(good):double():view(32, 1))}, {32})
+    opt:zero_grad(); loss(td).loss:backward(); opt:step(); up:step()
+  end
+  local s, good = bandit(200)
+  local td = TD({observation = s}, {200})
+  qa(td)
+  check(td.action:eq(good):double():mean():item() > 0.95)
+end)
+
+test("ClipPPOLoss with GAE learns a contextual bandit", function()
+  torch.manual_seed(2)
+  local actor = M.ProbabilisticActor{module = M.TensorDictModule(M.MLP{in_features = 1, out_features = 2,
+    num_cells = {16}}:double(), {"observation"}, {"logits"}), in_keys = {"logits"},
+    distribution_class = D.Categorical, return_log_prob = true}
+  local critic = M.ValueOperator(M.MLP{in_features = 1, out_features = 1, num_cells = {16}}:double())
+  local loss = O.ClipPPOLoss(actor, critic)
+  local opt = torch.optim.Adam(loss:parameters(), {lr = 0.01})
+  for _ = 1, 60 do
+    local s, good = bandit(64)
+    local td = TD({observation = s}, {64})
+    torch.no_grad(function() M.set_exploration_type(M.ExplorationType.RANDOM, function() actor(td) end) end)
+    td:set("next", one_step(s, td.action:eq(good):double():view(64, 1)))
+    for _ = 1, 4 do
+      local o = loss(td)
+      opt:zero_grad(); (o.loss_objective + o.loss_entropy + o.loss_critic):backward(); opt:step()
+    end
+  end
+  local p = actor:get_dist(TD({observation = torch.tensor({{1.0}, {-1.0}}, f64)}, {2})).probs
+  check(p[1][1]:item() > 0.95 and p[2][2]:item() > 0.95, tostring(p))
+end)
+
+test("SACLoss with automatic alpha finds the best action of a continuous bandit", function()
+  torch.manual_seed(3)
+  local pnet = M.TensorDictModule(M.MLP{in_features = 1, out_features = 2, num_cells = {16}}:double(),
+                                  {"observation"}, {"p"})
+  local split = M.TensorDictModule(function(p) return p:narrow(-1, 1, 1), F.softplus(p:narrow(-1, 2, 1)) + 1e-3 end,
+                                   {"p"}, {"loc", "scale"})
+  local actor = M.ProbabilisticActor{module = M.TensorDictSequential(pnet, split), in_keys = {"loc", "scale"},
+                                     distribution_class = M.TanhNormal}
+  local q = M.ValueOperator(M.MLP{in_features = 2, out_features = 1, num_cells = {32}}:double(), {"observation", "action"})
+  local loss = O.SACLoss(actor, q)
+  local up = O.SoftUpdate(loss, {tau = 0.05})
+  local opt = torch.optim.Adam(loss:parameters(), {lr = 0.01})
+  local alpha0 = loss.log_alpha:exp():item()
+  for _ = 1, 800 do
+    local s = torch.zeros(64, 1, f64)
+    local a = torch.rand(64, 1, f64) * 2 - 1
+    local td = TD({observation = s, action = a, next = one_step(s, -(a - 0.5):pow(2) * 10)}, {64})
+    local o = loss(td)
+    opt:zero_grad(); (o.loss_actor + o.loss_qvalue + o.loss_alpha):backward(); opt:step(); up:step()
+  end
+  local td = TD({observation = torch.zeros(1, 1, f64)}, {1})
+  actor(td)
+  check(math.abs(td.action:item() - 0.5) < 0.2, "action " .. td.action:item())
+  check(loss.log_alpha:exp():item() < alpha0, "alpha was tuned down")
+end)
