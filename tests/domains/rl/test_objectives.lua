@@ -324,6 +324,33 @@ test("SACLoss: gradients -- actor loss to the actor only, Q loss to the online c
   near(loss.log_alpha.grad, -(-c.entropy - 2))
 end)
 
+test("ClipPPOLoss / KLPENPPOLoss: Monte-Carlo entropy and KL for a TanhNormal policy (no closed form)", function()
+  torch.manual_seed(4)
+  local n = 5
+  local W = torch.randn(3, 4, f64)
+  local actor = M.ProbabilisticActor{module = M.TensorDictModule(function(x)
+      local p = x:mm(W)
+      return p:narrow(-1, 1, 2), p:narrow(-1, 3, 2):exp()
+    end, {"observation"}, {"loc", "scale"}), in_keys = {"loc", "scale"}, distribution_class = M.TanhNormal}
+  local critic = M.ValueOperator(M.MLP{in_features = 3, out_features = 1, num_cells = {4}}:double())
+  local obs = torch.randn(n, 3, f64)
+  local old_loc, old_scale = torch.randn(n, 2, f64) * 0.3, torch.rand(n, 2, f64) + 0.5
+  local td = TD({observation = obs, action = torch.rand(n, 2, f64) * 1.6 - 0.8, action_log_prob = -torch.rand(n, f64),
+                 loc = old_loc, scale = old_scale, advantage = torch.randn(n, 1, f64),
+                 value_target = torch.randn(n, 1, f64)}, {n})
+  local eps = torch.randn(1, n, 2, f64)
+  local p = obs:mm(W)
+  local cur = M.TanhNormal(p:narrow(-1, 1, 2), p:narrow(-1, 3, 2):exp())
+  local prev = M.TanhNormal(old_loc, old_scale)
+  local out
+  with_noise({eps}, function() out = O.ClipPPOLoss(actor, critic)(td) end)
+  local x = (p:narrow(-1, 1, 2) + p:narrow(-1, 3, 2):exp() * eps):tanh()
+  near(out.entropy, -cur:log_prob(x):mean():item())
+  with_noise({eps, eps}, function() out = O.KLPENPPOLoss(actor, critic, {entropy_bonus = false})(td) end)
+  local xp = (old_loc + old_scale * eps):tanh()
+  near(out.kl, (prev:log_prob(xp) - cur:log_prob(xp)):mean():item())
+end)
+
 test("SoftUpdate moves the targets by tau toward the sources", function()
   local loss = sac_setup()
   local src, tgt = loss.qvalue_network:parameters()[1], loss.target_qvalue_network:parameters()[1]
