@@ -10,6 +10,7 @@ local F = require "torch.nn.functional"
 local K = require "torch.rl.modules.keys"
 local E = require "torch.rl.modules.exploration"
 local TDM = require "torch.rl.modules.tensordict_module"
+local D = require "torch.distributions"
 
 local M = {}
 local PREFIX = "torch.rl.modules."
@@ -110,7 +111,8 @@ M.EGreedyModule = EGreedy
 -- EGreedyModule(spec[, eps_init=1, eps_end=0.1, annealing_num_steps=1000,
 -- action_key="action", action_mask_key]): under RANDOM exploration (or
 -- none set) each batch element's action is replaced, with probability
--- eps, by spec:rand(). step(frames=1) lowers eps linearly to eps_end over
+-- eps, by spec:rand() (with action_mask_key, by a uniform draw among the
+-- allowed actions). step(frames=1) lowers eps linearly to eps_end over
 -- annealing_num_steps frames.
 function EGreedy:__init(spec, ...)
   local fname = PREFIX .. "EGreedyModule"
@@ -153,9 +155,15 @@ function EGreedy:forward(td)
   for i, s in ipairs(td.batch_size) do bs[i] = s end
   local cond = torch.rand(bs, {device = action.device}):lt(self.eps:item())
   for _ = #bs + 1, action:dim() do cond = cond:unsqueeze(-1) end
-  local r = self.spec:rand(bs)
+  local r
   if self.action_mask_key then
-    error(fname .. ": action masks are not supported yet; drop action_mask_key", 2)
+    -- a random action among the allowed ones (1-based; one-hot when the action is)
+    local mask = K.get(fname, td, self.action_mask_key)
+    local n = mask.shape[mask:dim()]
+    r = D.Categorical({probs = mask:to(torch.float32)}):sample()
+    if action:dim() > #bs then r = F.one_hot(r, n) end
+  else
+    r = self.spec:rand(bs)
   end
   td:set(self.action_key, torch.where(cond:expand_as(action), r:to(action.dtype):to(action.device), action))
   return td

@@ -120,7 +120,7 @@ function M.args(fname, extra, ...)
   for _, n in ipairs(extra) do names[#names + 1] = n end
   for _, n in ipairs(M.NAMES) do names[#names + 1] = n end
   local o = U.args(fname, names, nil, ...)
-  if o.reduction ~= nil and o.reduction ~= "mean" then error(fname .. ": only reduction=\"mean\" is supported", 3) end
+  C.check_unsupported(fname, o)
   if o.clip_value ~= nil and o.clip_value ~= false then error(fname .. ": clip_value is not supported", 3) end
   return o
 end

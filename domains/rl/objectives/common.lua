@@ -34,6 +34,17 @@ function M.check_loss_function(fname, name, v)
   return v
 end
 
+-- check_unsupported(fname, o): TorchRL options these losses accept only
+-- at their defaults (reduction="mean", separate_losses=false).
+function M.check_unsupported(fname, o)
+  if o.reduction ~= nil and o.reduction ~= "mean" then
+    error(("%s: only reduction=\"mean\" is supported, got %s"):format(fname, tostring(o.reduction)), 3)
+  end
+  if o.separate_losses then
+    error(fname .. ": separate_losses=true is not supported (networks that share parameters get every loss's gradient)", 3)
+  end
+end
+
 local clone_module = require("torch.nn.transformer")._clone_module
 
 -- frozen(module, fn, ...) -> fn(...)'s results, with module's parameters

@@ -22,6 +22,7 @@ function DDPGLoss:__init(actor_network, value_network, ...)
   local fname = PREFIX .. "DDPGLoss"
   local o = U.args(fname, {"loss_function", "delay_actor", "delay_value", "gamma", "separate_losses", "reduction"},
                    {loss_function = "l2", delay_actor = false, delay_value = true}, ...)
+  C.check_unsupported(fname, o)
   C.module_check(fname, "actor_network", actor_network)
   C.module_check(fname, "value_network", value_network)
   self.loss_function = C.check_loss_function(fname, "loss_function", o.loss_function)

@@ -25,6 +25,7 @@ function DQNLoss:__init(value_network, ...)
   local fname = PREFIX .. "DQNLoss"
   local o = U.args(fname, {"loss_function", "delay_value", "double_dqn", "action_space", "gamma", "priority_key",
                            "reduction"}, {loss_function = "l2", delay_value = true, double_dqn = false}, ...)
+  C.check_unsupported(fname, o)
   C.module_check(fname, "value_network", value_network)
   self.loss_function = C.check_loss_function(fname, "loss_function", o.loss_function)
   self.delay_value, self.double_dqn = o.delay_value, o.double_dqn

@@ -4,10 +4,12 @@
 -- updaters SoftUpdate and HardUpdate. torch.rl.objectives.value holds the
 -- value estimators (loaded on first use).
 local M = require("torch")._package("torch.rl.objectives")
+-- common.lua's helpers for the loss files, not public names
+local INTERNAL = {PREFIX = true, out = true, frozen = true, module_check = true, check_loss_function = true,
+                  check_unsupported = true}
 for _, sub in ipairs{"common", "dqn", "ppo", "a2c", "ddpg", "td3", "sac", "utils"} do
   for k, v in pairs(require("torch.rl.objectives." .. sub)) do
-    if k:sub(1, 1) ~= "_" and k ~= "PREFIX" and k ~= "out" and k ~= "frozen" and k ~= "module_check"
-       and k ~= "check_loss_function" then M[k] = v end
+    if k:sub(1, 1) ~= "_" and not INTERNAL[k] then M[k] = v end
   end
 end
 return M

@@ -58,6 +58,7 @@ function SACLoss:__init(actor_network, qvalue_network, ...)
   local o = U.args(fname, SAC_NAMES, {num_qvalue_nets = 2, loss_function = "smooth_l1", alpha_init = 1.0,
                                       target_entropy = "auto", delay_actor = false, delay_qvalue = true}, ...)
   if o.value_network ~= nil then error(fname .. ": the version with a value_network (SAC v1) is not supported", 2) end
+  C.check_unsupported(fname, o)
   C.module_check(fname, "actor_network", actor_network)
   if type(actor_network.get_dist) ~= "function" then
     error(fname .. ": actor_network must be a ProbabilisticActor (it needs get_dist)", 2)
@@ -145,6 +146,7 @@ function DiscreteSACLoss:__init(actor_network, qvalue_network, ...)
                            "delay_qvalue", "gamma", "priority_key", "separate_losses", "reduction"},
                    {num_qvalue_nets = 2, loss_function = "smooth_l1", alpha_init = 1.0, target_entropy_weight = 0.98,
                     target_entropy = "auto", delay_qvalue = true}, ...)
+  C.check_unsupported(fname, o)
   C.module_check(fname, "actor_network", actor_network)
   if type(actor_network.get_dist) ~= "function" then
     error(fname .. ": actor_network must be a ProbabilisticActor (it needs get_dist)", 2)

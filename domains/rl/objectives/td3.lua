@@ -44,6 +44,7 @@ function TD3Loss:__init(actor_network, qvalue_network, ...)
                            "delay_actor", "delay_qvalue", "gamma", "priority_key", "separate_losses", "reduction"},
                    {num_qvalue_nets = 2, policy_noise = 0.2, noise_clip = 0.5, loss_function = "smooth_l1",
                     delay_actor = true, delay_qvalue = true}, ...)
+  C.check_unsupported(fname, o)
   C.module_check(fname, "actor_network", actor_network)
   C.module_check(fname, "qvalue_network", qvalue_network)
   U.size(fname, "num_qvalue_nets", o.num_qvalue_nets, 1)

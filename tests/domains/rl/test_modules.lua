@@ -174,6 +174,17 @@ test("EGreedyModule replaces about eps of the actions (RANDOM or no type) and no
   check(oh.action:sum(-1):eq(1):all():item(), "one-hot actions are replaced whole")
 end)
 
+test("EGreedyModule with an action mask draws random actions among the allowed ones only", function()
+  torch.manual_seed(6)
+  local n = 3000
+  local mask = torch.tensor({false, true, false, true}):expand({n, 4})
+  local td = TD({action = torch.full({n}, 2, {dtype = torch.int64}), mask = mask}, {n})
+  M.EGreedyModule(cat_spec(4), {eps_init = 1, eps_end = 1, action_mask_key = "mask"})(td)
+  check(td.action:eq(2):logical_or(td.action:eq(4)):all():item(), "only actions 2 and 4 are allowed")
+  local f4 = td.action:eq(4):double():mean():item()
+  check(math.abs(f4 - 0.5) < 0.05, "uniform among the allowed: " .. f4)
+end)
+
 test("bad input: missing keys, wrong module or spec, wrong sizes give clear errors", function()
   local m = M.TensorDictModule(function(x) return x end, {"observation"}, {"y"})
   check_error(function() m(TD({obs = torch.zeros(2, 1)}, {2})) end,

@@ -429,6 +429,8 @@ test("bad input: missing keys, wrong options and updaters without targets give c
   check_error(function() O.TD3Loss(M.Actor(mlp(R.td3.actor)), M.ValueOperator(mlp(R.td3.q1), {"observation", "action"})) end,
               "pass action_spec")
   check_error(function() O.SACLoss(M.Actor(mlp(R.td3.actor)), critic) end, "must be a ProbabilisticActor")
+  check_error(function() O.DQNLoss(loss.value_network, {reduction = "sum"}) end, "only reduction=\"mean\" is supported")
+  check_error(function() O.A2CLoss(actor, critic, {separate_losses = true}) end, "separate_losses=true is not supported")
 end)
 
 ---------------------------------------------------------------- learning
