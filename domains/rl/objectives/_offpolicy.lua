@@ -68,6 +68,7 @@ function M.setup_common(self, o)
   rawset(self, "_gamma", o.gamma)
   self:_init_keys(M.KEYS)
   self.default_value_estimator = C.ValueEstimators.TD0
+  self:make_value_estimator()
 end
 
 -- next_td(self, td) -> td's "next" sub-TensorDict (shallow copy), or an error.

@@ -125,12 +125,16 @@ function M.args(fname, extra, ...)
   return o
 end
 
+-- set_key_options(self, o): the *_key options, then the default value
+-- estimator (loss.value_estimator exists from the start, as TorchRL's
+-- property).
 function M.set_key_options(self, o)
   local keys = {}
   for _, n in ipairs{"advantage", "value_target", "value"} do
     if o[n .. "_key"] ~= nil then keys[n] = o[n .. "_key"] end
   end
   if next(keys) then self:set_keys(keys) end
+  if self._modules.map.critic_network then self:make_value_estimator() end
 end
 
 return M

@@ -399,6 +399,11 @@ test("GAE / TD0 / TD(lambda) estimator modules write advantage and value_target 
   torch.rl.objectives.value.TDLambdaEstimator({gamma = c.gamma, lmbda = 1, value_network = critic})(t3)
   torch.rl.objectives.value.TD1Estimator({gamma = c.gamma, value_network = critic})(t4)
   check_close(t3.value_target, t4.value_target, TOL)
+  -- each loss has its default estimator from the start, with the loss's gamma
+  local e = O.ClipPPOLoss(actor, critic, {gamma = 0.5}).value_estimator
+  check(getmetatable(e) == getmetatable(gae) and e.gamma == 0.5 and e.lmbda == 0.95)
+  local d = O.DQNLoss(M.QValueActor(mlp(R.dqn.q))).value_estimator
+  check(getmetatable(d) == getmetatable(td0) and d.gamma == 0.99)
 end)
 
 ---------------------------------------------------------------- bad input
