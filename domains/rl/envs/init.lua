@@ -60,9 +60,9 @@ local function new_env(id, cls_name, opts)
   if backend == "c" then
     self._c = C().new(id, n, self.autoreset_mode, seed)
   else
-    self._gen = torch.Generator(self.device)
+    self._gen = torch.Generator()
     self._gen:manual_seed(seed)
-    self._state = torch.zeros(n, def.nstate, {dtype = torch.float64, device = self.device})
+    self._state = ops.columns(torch.zeros(n, def.nstate, {dtype = torch.float64, device = self.device}))
     self._elapsed = torch.zeros(n, {dtype = torch.int64, device = self.device})
     self._done = torch.zeros(n, {dtype = torch.bool, device = self.device})
   end
@@ -89,10 +89,14 @@ function ClassicEnv:__tostring()
     self.num_envs, self.device, self.backend, self.autoreset_mode)
 end
 
--- uniforms for resets of the tensor backend
+-- the state columns a reset would give each copy (tensor backend): the
+-- uniforms come from the env's CPU generator
 function ClassicEnv:_fresh()
-  local u = torch.rand({self.num_envs, self._def.nstate}, {dtype = torch.float64, generator = self._gen})
-  return self._def.reset(u:to(self.device))
+  local u = {}
+  for k = 1, self._def.nstate do
+    u[k] = torch.rand({self.num_envs}, {dtype = torch.float64, generator = self._gen}):to(self.device)
+  end
+  return self._def.reset(u)
 end
 
 -- reset{seed=, reset_mask=} -> obs [N, nobs] float32. seed: env i (1-based)
@@ -123,13 +127,13 @@ function ClassicEnv:reset(opts)
   local fresh = self:_fresh()
   if mask then
     local m = mask:to(self.device)
-    self._state = torch.where(m:unsqueeze(2), fresh, self._state)
-    self._elapsed = torch.where(m, torch.zeros_like(self._elapsed), self._elapsed)
+    for k = 1, #fresh do self._state[k] = torch.where(m, fresh[k], self._state[k]) end
+    self._elapsed = torch.where(m, 0, self._elapsed)
     self._done = self._done:logical_and(m:logical_not())
   else
     self._state, self._elapsed, self._done = fresh, torch.zeros_like(self._elapsed), torch.zeros_like(self._done)
   end
-  return self._def.observe(self._state)
+  return ops.stack(self._def.observe(self._state))
 end
 
 -- The actions as the stepper takes them, or an error naming the env.
@@ -193,9 +197,10 @@ function ClassicEnv:step(actions)
       "reset{reset_mask=...}) before stepping it again"):format(self.id), 2)
   end
   local st = {state = self._state, elapsed = self._elapsed, done = self._done}
-  local nst, obs, r, term, trunc, final = ops.batch_step(def, st, a, self:_fresh(), self.autoreset_mode)
+  local act = def.n_actions and a or a:select(2, 1):contiguous()
+  local nst, obs, r, term, trunc, final = ops.batch_step(def, st, act, self:_fresh(), self.autoreset_mode)
   self._state, self._elapsed, self._done = nst.state, nst.elapsed, nst.done
-  return obs, r, term, trunc, {final_observation = final}
+  return ops.stack(obs), r, term, trunc, {final_observation = final and ops.stack(final)}
 end
 
 -- rand_action() -> actions drawn uniformly from the action spec
@@ -204,19 +209,28 @@ function ClassicEnv:rand_action() return self.action_spec:rand() end
 -- state() -> float64 [N, nstate]: each copy's Gymnasium state (env.state)
 function ClassicEnv:state()
   if self._c then return self._c:state() end
-  return self._state:clone()
+  return ops.stack(self._state)
 end
 
--- set_state(s): s float64 [N, nstate]; the copies become steppable and keep
--- their step counts (tests, and wrappers that restore a snapshot)
-function ClassicEnv:set_state(s)
+-- set_state(s[, elapsed]): s float64 [N, nstate], elapsed int64 [N] (the
+-- TimeLimit counts; default: kept). The copies become steppable (tests, and
+-- wrappers that restore a snapshot).
+function ClassicEnv:set_state(s, elapsed)
+  local fname = self.id .. ": set_state"
   local want = {self.num_envs, self._def.nstate}
   if not torch.is_tensor(s) or #s.shape ~= 2 or s.shape[1] ~= want[1] or s.shape[2] ~= want[2] then
-    error(("%s: set_state: the state must be a tensor of shape %s"):format(self.id, shape_str(want)), 2)
+    error(("%s: the state must be a tensor of shape %s"):format(fname, shape_str(want)), 2)
+  end
+  if elapsed ~= nil and (not torch.is_tensor(elapsed) or #elapsed.shape ~= 1 or elapsed.shape[1] ~= want[1]) then
+    error(("%s: elapsed must be a tensor of shape [%d]"):format(fname, want[1]), 2)
   end
   self._need_reset = false
-  if self._c then return self._c:set_state(s:to(torch.float64):cpu():contiguous()) end
-  self._state = s:to(torch.float64):to(self.device):clone()
+  if self._c then
+    return self._c:set_state(s:to(torch.float64):cpu():contiguous(),
+                             elapsed and elapsed:to(torch.int64):cpu():contiguous())
+  end
+  self._state = ops.columns(s:to(torch.float64):to(self.device))
+  if elapsed then self._elapsed = elapsed:to(torch.int64):to(self.device):clone() end
   self._done = torch.zeros_like(self._done)
 end
 
@@ -247,11 +261,18 @@ for _, c in ipairs(CLASSES) do
     return env
   end
 end
+-- public entry points: errors raised inside name the caller's line
+for _, m in ipairs{"reset", "step", "set_state", "state", "elapsed", "rand_action", "close"} do
+  ClassicEnv[m] = torch._public(ClassicEnv[m], function(self)
+    return (type(self) == "table" and self.id or "torch.rl.envs") .. "." .. m
+  end)
+end
+for _, c in ipairs(CLASSES) do E[c[1]] = torch._public(E[c[1]], "torch.rl.envs." .. c[1]) end
 E.Continuous_MountainCarEnv = E.MountainCarContinuousEnv -- Gymnasium's class name
 E.ClassicEnv = ClassicEnv
 
 -- make(id, opts): the env registered under Gymnasium's id
-function E.make(id, opts)
+E.make = function(id, opts)
   local cls = BY_ID[id]
   if not cls then
     local ids = {}
@@ -260,5 +281,6 @@ function E.make(id, opts)
   end
   return E[cls](opts)
 end
+E.make = torch._public(E.make, "torch.rl.envs.make")
 
 return E

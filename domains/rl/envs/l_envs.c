@@ -107,14 +107,17 @@ static int b_state(lua_State *L) {
   return 1;
 }
 
-/* b:set_state(s) -- s float64 [n, nstate]; the copies become steppable and
- * keep their step counts */
+/* b:set_state(s[, elapsed]) -- s float64 [n, nstate], elapsed int64 [n]
+ * (TimeLimit's counts; default: kept); the copies become steppable */
 static int b_set_state(lua_State *L) {
   mtd_rl_batch *b = check_batch(L);
   int ns = b->env->nstate;
   const double *s = (const double *)mt_data(check_dense(L, 2, MT_FLOAT64, -1, b->n * ns, "state"));
+  const int64_t *el = NULL;
+  if (!lua_isnoneornil(L, 3)) el = (const int64_t *)mt_data(check_dense(L, 3, MT_INT64, -1, b->n, "elapsed"));
   for (int64_t i = 0; i < b->n; i++) {
     for (int k = 0; k < ns; k++) b->state[k * b->npad + i] = s[i * ns + k];
+    if (el) b->elapsed[i] = el[i];
     b->done[i] = 0;
   }
   return 0;
