@@ -12,12 +12,13 @@ local only = arg and arg[1]
 local function want(name) return not only or only == "all" or only == name end
 
 local N = 4096
+local MODE = os.getenv("RL_AUTORESET") or "same_step"
 
 for _, dev in ipairs({"cpu", "cuda"}) do
   local name = dev == "cpu" and "cartpole_4096" or "cartpole_cuda_4096"
   if want(name) and (dev == "cpu" or torch.cuda.is_available()) then
     torch.manual_seed(0)
-    local env = torch.rl.envs.CartPoleEnv{num_envs = N, seed = 0, device = dev, autoreset_mode = "same_step"}
+    local env = torch.rl.envs.CartPoleEnv{num_envs = N, seed = 0, device = dev, autoreset_mode = MODE}
     env:reset()
     local actions = torch.empty(N, {dtype = torch.int64, device = dev})
     local fn = function() env:step(actions:random_(1, 3)) end
