@@ -60,7 +60,7 @@ static inline uint64_t mix64(uint64_t z) {
  * SplitMix64's output number 4e + k + 1 from that key; 53 bits each. */
 static void draw_uniforms(const mtd_rl_batch *b, int64_t i, double *u) {
   uint64_t key = mix64(b->seed + (uint64_t)i), ctr = b->episode[i] * MTD_RL_MAXSTATE;
-  for (int k = 0; k < b->env->nstate; k++) u[k] = (double)(mix64(key + (ctr + k + 1) * GOLDEN) >> 11) * 0x1p-53;
+  for (int k = 0; k < b->env->nstate; k++) u[k] = (double)(int64_t)(mix64(key + (ctr + k + 1) * GOLDEN) >> 11) * 0x1p-53;
 }
 
 static void load(const mtd_rl_batch *b, int64_t i, double *s) {
