@@ -168,18 +168,57 @@ function ClassicEnv:_check_actions(a)
   return a:contiguous()
 end
 
--- step(actions) -> obs [N, nobs] float32, reward [N] float32, terminated
--- [N] bool, truncated [N] bool, info. Gymnasium's TimeLimit sets
+-- The out list of step{out=}: the tensors the results are written into,
+-- each of the right shape, dtype and device, or an error naming the env.
+function ClassicEnv:_check_out(out)
+  local seen = self._out_seen -- the last list checked, and its tensors then
+  if seen and seen.list == out then
+    local same = #out == #seen
+    for k = 1, #seen do same = same and rawequal(out[k], seen[k]) end
+    if same then return out end
+  end
+  local fname = self.id .. ": step"
+  local n, nobs = self.num_envs, self._def.nobs
+  local want = {{{n, nobs}, torch.float32, "obs"}, {{n}, torch.float32, "reward"}, {{n}, torch.bool, "terminated"},
+                {{n}, torch.bool, "truncated"}}
+  if self.autoreset_mode == "same_step" then want[5] = {{n, nobs}, torch.float32, "final_observation"} end
+  if type(out) ~= "table" or #out ~= #want then
+    error(("%s: out must be a list of %d tensors (obs, reward, terminated, truncated%s)"):format(fname, #want,
+      #want == 5 and ", final_observation" or ""), 3)
+  end
+  for k, w in ipairs(want) do
+    local t = out[k]
+    local ok = torch.is_tensor(t) and t.dtype == w[2] and tostring(t.device) == self.device and t:is_contiguous()
+      and #t.shape == #w[1]
+    for d = 1, #w[1] do ok = ok and t.shape[d] == w[1][d] end
+    if not ok then
+      error(("%s: out[%d] (%s) must be a contiguous %s tensor of shape %s on %s"):format(fname, k, w[3],
+        tostring(w[2]), shape_str(w[1]), self.device), 3)
+    end
+  end
+  self._out_seen = {list = out, table.unpack(out)}
+  return out
+end
+
+-- step(actions[, {out=}]) -> obs [N, nobs] float32, reward [N] float32,
+-- terminated [N] bool, truncated [N] bool, info. Gymnasium's TimeLimit sets
 -- truncated; info.final_observation (same_step mode) holds each copy's
 -- observation before the reset (equal to obs where the copy did not end).
-function ClassicEnv:step(actions)
+-- out: the list of tensors to write the results into (as PyTorch's out=
+-- of a function with several results), so a loop allocates nothing.
+function ClassicEnv:step(actions, opts)
   if self._need_reset then
     error(self.id .. ": step before reset: call env:reset() first", 2)
   end
+  local out
+  if opts ~= nil then
+    opts = torch._check_options(self.id .. ": step", opts, "out")
+    out = opts.out and self:_check_out(opts.out)
+  end
   if self._c then
-    local obs, r, term, trunc, final = self._c:step(actions)
+    local obs, r, term, trunc, final = self._c:step(actions, out)
     if obs == false then -- not int64 / float [N, ...] on the CPU: check and convert
-      obs, r, term, trunc, final = self._c:step(self:_check_actions(actions))
+      obs, r, term, trunc, final = self._c:step(self:_check_actions(actions), out)
     end
     return obs, r, term, trunc, {final_observation = final}
   end
@@ -200,7 +239,12 @@ function ClassicEnv:step(actions)
   local act = def.n_actions and a or a:select(2, 1):contiguous()
   local nst, obs, r, term, trunc, final = ops.batch_step(def, st, act, self:_fresh(), self.autoreset_mode)
   self._state, self._elapsed, self._done = nst.state, nst.elapsed, nst.done
-  return ops.stack(obs), r, term, trunc, {final_observation = final and ops.stack(final)}
+  local res = {ops.stack(obs), r, term, trunc, final and ops.stack(final)}
+  if out then
+    for k = 1, #out do out[k]:copy_(res[k]) end
+    res = out
+  end
+  return res[1], res[2], res[3], res[4], {final_observation = res[5]}
 end
 
 -- rand_action() -> actions drawn uniformly from the action spec

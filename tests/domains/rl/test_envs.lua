@@ -436,6 +436,32 @@ test("the tensor backend autoresets (next_step) and truncates like the C env", f
   check_eq(t:elapsed():totable(), {0, 0, 0, 0}, "elapsed")
 end)
 
+test("step{out=} writes into the given tensors and equals a step that allocates", function()
+  for _, mode in ipairs{"same_step", "next_step"} do
+    local a_env = envs.AcrobotEnv{num_envs = 5, seed = 4, autoreset_mode = mode}
+    local b_env = envs.AcrobotEnv{num_envs = 5, seed = 4, autoreset_mode = mode}
+    a_env:reset(); b_env:reset()
+    local out = {torch.empty(5, 6), torch.empty(5), torch.empty(5, {dtype = torch.bool}), torch.empty(5, {dtype = torch.bool})}
+    if mode == "same_step" then out[5] = torch.empty(5, 6) end
+    local gen = torch.Generator()
+    gen:manual_seed(9)
+    for _ = 1, 30 do
+      local act = torch.randint(1, 4, {5}, {generator = gen})
+      local o1, r1, t1, tr1, i1 = a_env:step(act)
+      local o2, r2, t2, tr2, i2 = b_env:step(act, {out = out})
+      check(rawequal(o2, out[1]) and rawequal(r2, out[2]) and rawequal(t2, out[3]) and rawequal(tr2, out[4]),
+            "the out tensors are returned")
+      check(o1:eq(o2):all():item() and r1:eq(r2):all():item() and t1:eq(t2):all():item() and tr1:eq(tr2):all():item(),
+            mode .. ": same results")
+      if mode == "same_step" then check(rawequal(i2.final_observation, out[5]), "final observation in out[5]") end
+    end
+    check_error(function() b_env:step(torch.tensor({1, 1, 1, 1, 1}), {out = {out[1]}}) end, "out must be a list of")
+    local bad = {out[1], out[2], torch.empty(5), out[4], out[5]}
+    check_error(function() b_env:step(torch.tensor({1, 1, 1, 1, 1}), {out = bad}) end,
+                "out[3] (terminated) must be a contiguous torch.bool tensor of shape [5]")
+  end
+end)
+
 -- ---- specs ----
 
 test("specs: Gymnasium's observation boxes and actions (1-based Categorical, Bounded torques)", function()
