@@ -490,6 +490,10 @@ test("specs: Gymnasium's observation boxes and actions (1-based Categorical, Bou
   check(e.done_spec:get("terminated").dtype == torch.bool, "done spec")
   check(envs.OneHot(3):is_in(torch.tensor({0, 0, 1})) and not envs.OneHot(3):is_in(torch.tensor({1, 0, 1})), "OneHot")
   check(tostring(e.action_spec):find("values 1..2", 1, true), "Categorical prints its 1-based range")
+  check_error(function() envs.Categorical(0) end, "Categorical: n must be a positive integer, got 0")
+  check_error(function() envs.Bounded{low = 1, high = 0, shape = {2}} end, "Bounded: low must not exceed high")
+  check_error(function() envs.Bounded{high = 1} end, "Bounded: low is required")
+  check_error(function() envs.Unbounded{shap = {2}} end, "shape")
 end)
 
 test("make() and the classes agree; TimeLimits are Gymnasium's", function()
