@@ -109,7 +109,7 @@ end
 -- (the others keep their state; their observation is returned as is).
 function ClassicEnv:reset(opts)
   local fname = self.id .. ": reset"
-  opts = torch._check_options(fname, opts or {}, "seed reset_mask options")
+  opts = torch._check_options(fname, opts or {}, "seed reset_mask")
   local seed, mask = opts.seed, opts.reset_mask
   if seed ~= nil and math.type(seed) ~= "integer" then
     error(("%s: seed must be an integer, got %s"):format(fname, tostring(seed)), 2)
