@@ -158,6 +158,11 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/domains/experiment/plot/l_canvas.o: CFLAGS += $(CAIRO_CFLAGS)
 # torch.vision.utils' label text (domains/vision/l_text.c) is Cairo's too
 $(BUILD)/domains/vision/l_text.o: CFLAGS += $(CAIRO_CFLAGS)
+# torch.rl's classic-control envs evaluate Gymnasium's float64 equations
+# operation by operation, as NumPy does: no multiply-add contraction
+# (and no straight-line vectorization: it turns a few scalar stores and the
+# vector load after them into a store-forwarding stall)
+$(BUILD)/domains/rl/envs/%.o: CFLAGS += -O3 -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
