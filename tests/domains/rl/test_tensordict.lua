@@ -297,3 +297,19 @@ test("a TensorDict on CUDA keeps its leaves there", function()
   td.new = torch.zeros(3)
   check(tostring(td.new.device):match("^cuda"), "set moves to the device")
 end)
+
+test("stack and cat of long lists (more TensorDicts than Lua's minimum stack) give every row", function()
+  for _, n in ipairs{25, 300} do
+    local list = {}
+    for i = 1, n do
+      list[i] = torch.rl.TensorDict({a = torch.full({2, 3}, i), next = {b = torch.full({2}, -i)}}, {2})
+    end
+    local s = torch.rl.TensorDict.stack(list, 2)
+    check_eq(s.batch_size[1], 2); check_eq(s.batch_size[2], n)
+    check_close(s.a:select(3, 1):select(1, 2), torch.arange(1, n + 1):float())
+    check_close(s.next.b:select(1, 1), -torch.arange(1, n + 1):float())
+    local c = torch.rl.TensorDict.cat(list, 1)
+    check_eq(c.batch_size[1], 2 * n)
+    check_close(c.a:select(2, 1), torch.arange(1, n + 1):repeat_interleave(2):float())
+  end
+end)
