@@ -2,6 +2,7 @@
  * torch.save keeps in the safetensors metadata (docs/serialization.md).
  * Encoding collects the tensors to write; decoding rebuilds the value from
  * data only (nothing is executed) and checks every reference. */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,35 @@ static int hexdigit(char c) {
 
 static void dec_value(dec *d, const mt_json *v);
 
+/* The map on top of the stack, if it carries "__torch_class" = "torch.pkg.Name"
+ * (a library class that saved its raw fields, e.g. torch.rl.TensorDict), is
+ * replaced by Name.__load(map). Only torch.* names are looked up, through
+ * require, so a file can reach library classes only. */
+static void revive(dec *d) {
+  lua_State *L = d->L;
+  int t = lua_gettop(L);
+  lua_pushliteral(L, "__torch_class");
+  if (lua_rawget(L, t) != LUA_TSTRING) {
+    lua_pop(L, 1);
+    return;
+  }
+  size_t n;
+  const char *cls = lua_tolstring(L, -1, &n), *dot = strrchr(cls, '.');
+  int ok = n > 6 && !strncmp(cls, "torch.", 6) && dot && dot > cls + 5 && dot[1];
+  for (size_t i = 0; ok && i < n; i++) ok = cls[i] == '.' || cls[i] == '_' || isalnum((unsigned char)cls[i]);
+  if (!ok) bad(d, "__torch_class must name a torch.* class");
+  lua_getglobal(L, "require");
+  lua_pushlstring(L, cls, (size_t)(dot - cls));
+  lua_call(L, 1, 1);
+  if (lua_type(L, -1) != LUA_TTABLE || lua_getfield(L, -1, dot + 1) == LUA_TNIL || !lua_istable(L, -1) ||
+      lua_getfield(L, -1, "__load") != LUA_TFUNCTION)
+    luaL_error(L, "torch.load: %s: the file holds a %s, which this moontorch cannot load", d->path, cls);
+  lua_pushvalue(L, t);
+  lua_call(L, 1, 1);
+  lua_replace(L, t);
+  lua_settop(L, t);
+}
+
 /* Objects with a single tag: tensor, float, bytes, list, map. */
 static void dec_tagged(dec *d, const mt_json *v) {
   lua_State *L = d->L;
@@ -438,6 +468,7 @@ static void dec_tagged(dec *d, const mt_json *v) {
       dec_value(d, k->next);
       lua_rawset(L, -3);
     }
+    revive(d);
   } else {
     bad(d, "unknown tag");
   }
