@@ -158,6 +158,9 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/domains/experiment/plot/l_canvas.o: CFLAGS += $(CAIRO_CFLAGS)
 # torch.vision.utils' label text (domains/vision/l_text.c) is Cairo's too
 $(BUILD)/domains/vision/l_text.o: CFLAGS += $(CAIRO_CFLAGS)
+# torch.rl's classic-control envs evaluate Gymnasium's float64 equations
+# operation by operation, as NumPy does: no multiply-add contraction
+$(BUILD)/domains/rl/envs/%.o: CFLAGS += -ffp-contract=off
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
