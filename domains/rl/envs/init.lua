@@ -259,4 +259,7 @@ function E.make(id, opts)
   return E[cls](opts)
 end
 
+-- TensorDict-level envs, transforms and helpers (envs/_td_level.lua)
+for name, v in pairs(require "torch.rl.envs._td_level") do E[name] = v end
+
 return E
