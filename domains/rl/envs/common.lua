@@ -139,7 +139,13 @@ function EnvBase:full_reward_spec()
   return specs.Composite({reward = self.reward_spec}, {shape = with_batch(self.batch_size), device = self.device})
 end
 function EnvBase:full_done_spec() return self.done_spec end
-function EnvBase:observation_keys() return self.observation_spec:keys() end
+function EnvBase:observation_keys() return self:_finish_specs().observation_spec:keys() end
+
+-- _finish_specs() -> self, with every spec set (wrappers call it first)
+function EnvBase:_finish_specs()
+  self:_default_specs()
+  return self
+end
 
 function EnvBase:_name() return getmetatable(self).__name end
 
@@ -343,6 +349,10 @@ M.GymLikeEnv = GymLikeEnv
 --   _step(action) -> obs, reward, terminated[, truncated]  (tensors [*batch]
 --                          or [*batch, 1], or numbers/booleans)
 function GymLikeEnv:__init(opts) EnvBase.__init(self, opts) end
+function GymLikeEnv:_finish_specs()
+  self:_obs_composite()
+  return self
+end
 
 -- The observation spec as a Composite (a leaf spec names "observation").
 function GymLikeEnv:_obs_composite()

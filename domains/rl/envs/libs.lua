@@ -129,7 +129,7 @@ function SerialEnv:__init(n, create_env_fn, opts)
     end
     self.envs[i] = e
   end
-  local first = self.envs[1]
+  local first = self.envs[1]:_finish_specs()
   common.EnvBase.__init(self, {batch_size = with_batch({n}, table.unpack(first.batch_size)), device = first.device})
   self.num_workers = n
   self.observation_spec = expand(first.observation_spec, n, self.device)

@@ -561,6 +561,7 @@ function TransformedEnv:__init(env, transform)
     error(fmt("TransformedEnv: transform must be a transform, got a %s", type(transform)), 3)
   end
   common.EnvBase.__init(self, {batch_size = env.batch_size, device = env.device})
+  env:_finish_specs()
   self.base_env, self.transform = env, transform
   transform:set_container(self)
   self._validate_actions = false -- the base env checks its actions
