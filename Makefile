@@ -160,7 +160,9 @@ $(BUILD)/domains/experiment/plot/l_canvas.o: CFLAGS += $(CAIRO_CFLAGS)
 $(BUILD)/domains/vision/l_text.o: CFLAGS += $(CAIRO_CFLAGS)
 # torch.rl's classic-control envs evaluate Gymnasium's float64 equations
 # operation by operation, as NumPy does: no multiply-add contraction
-$(BUILD)/domains/rl/envs/%.o: CFLAGS += -ffp-contract=off
+# (and no straight-line vectorization: it turns a few scalar stores and the
+# vector load after them into a store-forwarding stall)
+$(BUILD)/domains/rl/envs/%.o: CFLAGS += -O3 -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)

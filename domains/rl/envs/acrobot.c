@@ -19,7 +19,10 @@
 /* uniform on [-0.1, 0.1) per component, then rounded to float32 (Gymnasium
  * draws in float64 and keeps .astype(np.float32)) */
 static void reset(double *s, const double *u) {
-  for (int k = 0; k < 4; k++) s[k] = (float)(-0.1 + (0.1 - -0.1) * u[k]);
+  s[0] = (float)(-0.1 + (0.1 - -0.1) * u[0]);
+  s[1] = (float)(-0.1 + (0.1 - -0.1) * u[1]);
+  s[2] = (float)(-0.1 + (0.1 - -0.1) * u[2]);
+  s[3] = (float)(-0.1 + (0.1 - -0.1) * u[3]);
 }
 
 /* Gymnasium's _dsdt: the derivative of (theta1, theta2, dtheta1, dtheta2)

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "env.h"
-#include "random.h"
 
 static const mtd_rl_env *const all_envs[] = {&mtd_rl_cartpole, &mtd_rl_acrobot, &mtd_rl_mountain_car,
                                              &mtd_rl_mountain_car_continuous, &mtd_rl_pendulum};
@@ -27,7 +26,8 @@ mt_status mtd_rl_batch_new(const mtd_rl_env *env, int64_t n, mtd_rl_autoreset mo
   mtd_rl_batch *b = calloc(1, sizeof *b);
   if (!b) return mt_fail(MT_ENOMEM, "%s: out of memory for %lld envs", env->name, (long long)n);
   b->env = env, b->n = n, b->mode = mode, b->seed = seed;
-  b->state = calloc((size_t)n * env->nstate, sizeof(double));
+  b->npad = (n + MTD_RL_BLOCK - 1) / MTD_RL_BLOCK * MTD_RL_BLOCK;
+  b->state = calloc((size_t)b->npad * env->nstate, sizeof(double));
   b->elapsed = calloc((size_t)n, sizeof(int64_t));
   b->episode = calloc((size_t)n, sizeof(uint64_t));
   b->done = calloc((size_t)n, 1);
@@ -45,28 +45,30 @@ void mtd_rl_batch_free(mtd_rl_batch *b) {
   free(b);
 }
 
-/* nstate uniforms on [0, 1) for copy i's next reset: Philox4x32-10 with key
- * seed + i and counter (episode, block, "rl"); 53 bits each. */
+/* SplitMix64's output function: a bijective mix of 64 bits. */
+static inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+/* nstate uniforms on [0, 1) for copy i's next reset, counter-based: copy i
+ * has the key mix64(seed + i) (0-based i, so copy i of a batch seeded s
+ * draws as a single env seeded s + i), and draw k of its episode e is
+ * SplitMix64's output number 4e + k + 1 from that key; 53 bits each. */
 static void draw_uniforms(const mtd_rl_batch *b, int64_t i, double *u) {
-  uint64_t key64 = b->seed + (uint64_t)i, ep = b->episode[i];
-  const uint32_t key[2] = {(uint32_t)key64, (uint32_t)(key64 >> 32)};
-  for (int k = 0; k < b->env->nstate; k += 2) {
-    const uint32_t ctr[4] = {(uint32_t)ep, (uint32_t)(ep >> 32), (uint32_t)(k / 2), 0x726cU};
-    uint32_t r[4];
-    mt_philox4x32_10(ctr, key, r);
-    for (int j = 0; j < 2 && k + j < b->env->nstate; j++) {
-      uint64_t bits = ((uint64_t)r[2 * j + 1] << 32) | r[2 * j];
-      u[k + j] = (double)(bits >> 11) * 0x1p-53;
-    }
-  }
+  uint64_t key = mix64(b->seed + (uint64_t)i), ctr = b->episode[i] * MTD_RL_MAXSTATE;
+  for (int k = 0; k < b->env->nstate; k++) u[k] = (double)(mix64(key + (ctr + k + 1) * GOLDEN) >> 11) * 0x1p-53;
 }
 
 static void load(const mtd_rl_batch *b, int64_t i, double *s) {
-  for (int k = 0; k < b->env->nstate; k++) s[k] = b->state[k * b->n + i];
+  for (int k = 0; k < b->env->nstate; k++) s[k] = b->state[k * b->npad + i];
 }
 
 static void store(mtd_rl_batch *b, int64_t i, const double *s) {
-  for (int k = 0; k < b->env->nstate; k++) b->state[k * b->n + i] = s[k];
+  for (int k = 0; k < b->env->nstate; k++) b->state[k * b->npad + i] = s[k];
 }
 
 /* Resets copy i into s (and its columns, counters and flags). */
@@ -94,11 +96,20 @@ void mtd_rl_batch_reset(mtd_rl_batch *b, const uint8_t *mask, bool seed_given, u
   }
 }
 
-/* Action i as the number the env's step takes. */
-static inline double action_of(const mtd_rl_batch *b, const void *actions, mt_dtype dt, int64_t i) {
-  if (b->env->n_actions) return (double)((const int64_t *)actions)[i];
-  int64_t j = i * b->env->action_dim;
-  return dt == MT_FLOAT64 ? ((const double *)actions)[j] : (double)((const float *)actions)[j];
+/* Actions i0 .. i0 + m - 1 as the numbers the env's step takes (the first
+ * entry of each continuous action), into a[0..m). */
+static void gather_actions(const mtd_rl_batch *b, const void *actions, mt_dtype dt, int64_t i0, int m, double *a) {
+  if (b->env->n_actions) {
+    const int64_t *src = (const int64_t *)actions + i0;
+    for (int j = 0; j < m; j++) a[j] = (double)src[j];
+    return;
+  }
+  int64_t d = b->env->action_dim;
+  if (dt == MT_FLOAT64) {
+    for (int j = 0; j < m; j++) a[j] = ((const double *)actions)[(i0 + j) * d];
+  } else {
+    for (int j = 0; j < m; j++) a[j] = ((const float *)actions)[(i0 + j) * d];
+  }
 }
 
 mt_status mtd_rl_batch_check(const mtd_rl_batch *b, const void *actions, mt_dtype dt) {
@@ -135,45 +146,74 @@ typedef struct step_ctx {
   const mtd_rl_out *out;
 } step_ctx;
 
-/* Steps copies [lo, hi): Gymnasium's vector-env step with a TimeLimit. */
+/* Steps the copies of blocks [lo, hi): Gymnasium's vector-env step with a
+ * TimeLimit. A block's lanes past n are stepped too (from zeros, with
+ * action 1 or 0) and dropped. */
 static void step_range(void *vctx, int64_t lo, int64_t hi) {
   step_ctx *c = vctx;
   mtd_rl_batch *b = c->b;
   const mtd_rl_env *e = b->env;
   const mtd_rl_out *o = c->out;
-  const int nobs = e->nobs;
-  for (int64_t i = lo; i < hi; i++) {
-    double s[MTD_RL_MAXSTATE], r;
-    float *obs = o->obs + i * nobs;
-    bool term;
-    if (b->done[i]) { /* next_step: this step is the reset */
-      reset_one(b, i, s);
-      e->observe(s, obs);
-      o->reward[i] = 0, o->terminated[i] = false, o->truncated[i] = false;
-      if (o->final_obs) memcpy(o->final_obs + i * nobs, obs, nobs * sizeof(float));
-      continue;
-    }
-    load(b, i, s);
-    e->step(s, action_of(b, c->actions, c->dt, i), &r, &term);
-    bool trunc = ++b->elapsed[i] >= e->max_episode_steps;
-    o->reward[i] = (float)r, o->terminated[i] = term, o->truncated[i] = trunc;
-    if (!(term || trunc)) {
-      store(b, i, s);
-      e->observe(s, obs);
-      if (o->final_obs) memcpy(o->final_obs + i * nobs, obs, nobs * sizeof(float));
-    } else if (b->mode == MTD_RL_SAME_STEP) {
-      e->observe(s, o->final_obs + i * nobs);
-      reset_one(b, i, s);
-      e->observe(s, obs);
+  const int nobs = e->nobs, ns = e->nstate;
+  for (int64_t blk = lo; blk < hi; blk++) {
+    const int64_t i0 = blk * MTD_RL_BLOCK;
+    const int m = (int)(b->n - i0 < MTD_RL_BLOCK ? b->n - i0 : MTD_RL_BLOCK);
+    double a[MTD_RL_BLOCK], rew[MTD_RL_BLOCK], s[MTD_RL_MAXSTATE];
+    bool term[MTD_RL_BLOCK];
+    gather_actions(b, c->actions, c->dt, i0, m, a);
+    for (int j = m; j < MTD_RL_BLOCK; j++) a[j] = e->n_actions > 0; /* padding lanes: a valid action */
+    double *col[MTD_RL_MAXSTATE];
+    for (int k = 0; k < ns; k++) col[k] = b->state + k * b->npad + i0;
+    if (e->step_block) {
+      e->step_block(col, a, rew, term);
+      for (int k = 0; k < ns; k++)
+        for (int j = m; j < MTD_RL_BLOCK; j++) col[k][j] = 0;
     } else {
-      store(b, i, s);
-      e->observe(s, obs);
-      b->done[i] = 1;
+      for (int j = 0; j < m; j++) {
+        rew[j] = 0, term[j] = false;
+        if (b->done[i0 + j]) continue;
+        load(b, i0 + j, s);
+        e->step(s, a[j], &rew[j], &term[j]);
+        store(b, i0 + j, s);
+      }
+    }
+    /* the stepped copies' observations, rewards and flags (a done copy's
+     * are replaced below) */
+    float *obs = o->obs + i0 * nobs;
+    if (e->observe_block) {
+      e->observe_block(col, obs, m);
+    } else {
+      for (int j = 0; j < m; j++) load(b, i0 + j, s), e->observe(s, obs + j * nobs);
+    }
+    if (o->final_obs) memcpy(o->final_obs + i0 * nobs, obs, (size_t)m * nobs * sizeof(float));
+    int64_t *elapsed = b->elapsed + i0;
+    bool *trunc = o->truncated + i0, *done = (bool *)o->terminated + i0;
+    uint8_t *was_done = b->done + i0;
+    for (int j = 0; j < m; j++) {
+      elapsed[j] += 1;
+      trunc[j] = elapsed[j] >= e->max_episode_steps;
+      done[j] = term[j]; /* o->terminated */
+      o->reward[i0 + j] = (float)rew[j];
+    }
+    /* the few copies that ended now or before */
+    for (int j = 0; j < m; j++) {
+      if (!(was_done[j] | term[j] | trunc[j])) continue;
+      const int64_t i = i0 + j;
+      if (was_done[j]) { /* next_step: this step is the reset */
+        reset_one(b, i, s);
+        e->observe(s, obs + j * nobs);
+        o->reward[i] = 0, o->terminated[i] = false, o->truncated[i] = false;
+      } else if (b->mode == MTD_RL_SAME_STEP) { /* final_obs keeps the last observation */
+        reset_one(b, i, s);
+        e->observe(s, obs + j * nobs);
+      } else {
+        was_done[j] = 1;
+      }
     }
   }
 }
 
 mt_status mtd_rl_batch_step(mtd_rl_batch *b, const void *actions, mt_dtype dt, const mtd_rl_out *out) {
   step_ctx c = {b, actions, dt, out};
-  return mt_parallel_for(b->n, 2048, step_range, &c);
+  return mt_parallel_for(b->npad / MTD_RL_BLOCK, 2048 / MTD_RL_BLOCK, step_range, &c);
 }

@@ -13,6 +13,9 @@
 
 #define MTD_RL_MAXSTATE 4
 #define MTD_RL_MAXOBS 6
+/* copies per block of a threaded step: enough independent lanes for the
+ * vector loops to run at the divider's throughput, not its latency */
+#define MTD_RL_BLOCK 32
 
 /* One environment's definition. The functions see one copy's state s
  * (MTD_RL_MAXSTATE doubles, a local copy of its column entries). */
@@ -29,8 +32,15 @@ typedef struct mtd_rl_env {
   /* advances s by action a (the 1-based index, or the first entry of a
    * continuous action); sets the reward and whether the episode ended */
   void (*step)(double *s, double a, double *reward, bool *terminated);
+  /* optional, instead of step: advances MTD_RL_BLOCK copies at once, their
+   * component k at col[k][0..MTD_RL_BLOCK) (vectorized; every lane is
+   * computed the same way, whatever the batch size or thread count) */
+  void (*step_block)(double *const *col, const double *a, double *reward, bool *terminated);
   /* the float32 observation of s */
   void (*observe)(const double *s, float *obs);
+  /* optional: the observations of a block's first m lanes (as step_block's
+   * col) into obs [m, nobs] */
+  void (*observe_block)(double *const *col, float *obs, int m);
 } mtd_rl_env;
 
 extern const mtd_rl_env mtd_rl_cartpole, mtd_rl_acrobot, mtd_rl_mountain_car, mtd_rl_mountain_car_continuous,
@@ -50,7 +60,8 @@ typedef struct mtd_rl_batch {
   const mtd_rl_env *env;
   int64_t n;
   mtd_rl_autoreset mode;
-  double *state;       /* nstate columns of n: component k of copy i at [k * n + i] */
+  int64_t npad;        /* n rounded up to whole blocks */
+  double *state;       /* nstate columns of npad: component k of copy i at [k * npad + i] */
   int64_t *elapsed;    /* steps since the copy's last reset (TimeLimit) */
   uint64_t *episode;   /* resets of copy i since seeding: its RNG counter */
   uint8_t *done;       /* ended and not yet reset */

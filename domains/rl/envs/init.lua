@@ -172,12 +172,14 @@ function ClassicEnv:step(actions)
   if self._need_reset then
     error(self.id .. ": step before reset: call env:reset() first", 2)
   end
-  local a = self:_check_actions(actions)
   if self._c then
-    local ok, obs, r, term, trunc, final = pcall(self._c.step, self._c, a)
-    if not ok then error(obs, 2) end
+    local obs, r, term, trunc, final = self._c:step(actions)
+    if obs == false then -- not int64 / float [N, ...] on the CPU: check and convert
+      obs, r, term, trunc, final = self._c:step(self:_check_actions(actions))
+    end
     return obs, r, term, trunc, {final_observation = final}
   end
+  local a = self:_check_actions(actions)
   local def = self._def
   if def.n_actions then
     if a:lt(1):logical_or(a:gt(def.n_actions)):any():item() then

@@ -65,12 +65,26 @@ static int b_reset(lua_State *L) {
   return 1;
 }
 
-/* b:step(actions) -> obs, reward, terminated, truncated[, final_obs] */
+/* The actions at idx when they are exactly what the stepper reads (a dense
+ * CPU tensor: int64 [n] for discrete envs, float32/float64 [n, action_dim]
+ * for continuous ones), else NULL. */
+static const mt_tensor *exact_actions(lua_State *L, int idx, const mtd_rl_batch *b) {
+  const mt_tensor *a = mtl_peek_tensor(L, idx);
+  const mtd_rl_env *e = b->env;
+  if (!a || mt_tdevice(a).type != MT_CPU || !mt_is_contiguous(a)) return NULL;
+  if (e->n_actions) return a->dtype == MT_INT64 && a->ndim == 1 && a->shape[0] == b->n ? a : NULL;
+  bool fl = a->dtype == MT_FLOAT32 || a->dtype == MT_FLOAT64;
+  return fl && a->ndim == 2 && a->shape[0] == b->n && a->shape[1] == e->action_dim ? a : NULL;
+}
+
+/* b:step(actions) -> obs, reward, terminated, truncated[, final_obs], or
+ * false alone when the actions need converting first (the Lua side checks
+ * and converts them, with messages naming the env) */
 static int b_step(lua_State *L) {
   mtd_rl_batch *b = check_batch(L);
   const mtd_rl_env *e = b->env;
-  const mt_tensor *a = e->n_actions ? check_dense(L, 2, MT_INT64, -1, b->n, "actions")
-                                    : check_dense(L, 2, MT_FLOAT32, MT_FLOAT64, b->n * e->action_dim, "actions");
+  const mt_tensor *a = exact_actions(L, 2, b);
+  if (!a) return lua_pushboolean(L, 0), 1;
   mt_dtype dt = (mt_dtype)a->dtype;
   if (mtd_rl_batch_check(b, mt_data(a), dt) != MT_OK) return luaL_error(L, "%s", mt_errmsg());
   mtd_rl_out o;
@@ -89,7 +103,7 @@ static int b_state(lua_State *L) {
   int ns = b->env->nstate;
   double *s = push_new(L, b->n, ns, MT_FLOAT64);
   for (int64_t i = 0; i < b->n; i++)
-    for (int k = 0; k < ns; k++) s[i * ns + k] = b->state[k * b->n + i];
+    for (int k = 0; k < ns; k++) s[i * ns + k] = b->state[k * b->npad + i];
   return 1;
 }
 
@@ -100,7 +114,7 @@ static int b_set_state(lua_State *L) {
   int ns = b->env->nstate;
   const double *s = (const double *)mt_data(check_dense(L, 2, MT_FLOAT64, -1, b->n * ns, "state"));
   for (int64_t i = 0; i < b->n; i++) {
-    for (int k = 0; k < ns; k++) b->state[k * b->n + i] = s[i * ns + k];
+    for (int k = 0; k < ns; k++) b->state[k * b->npad + i] = s[i * ns + k];
     b->done[i] = 0;
   }
   return 0;

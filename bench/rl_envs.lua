@@ -1,0 +1,27 @@
+-- bench/rl_envs.lua -- batched CartPole-v1 stepping: N = 4096 copies,
+-- random actions (drawn in place each step, random_), same-step autoreset, in env
+-- steps per second: the C env (domains/rl/envs/batch.c) on the CPU, and the
+-- tensor-op env (tensor_ops.lua) on CUDA when a GPU is present. Peer:
+-- bench/peers/rl_envs.py (the same dynamics as PyTorch tensor ops,
+-- CleanRL-style vectorized). TorchRL's ParallelEnv publishes about 1,000
+-- frames/s for comparison.
+package.path = "bench/?.lua;" .. package.path
+local torch = require "torch"
+local B = require "common"
+local only = arg and arg[1]
+local function want(name) return not only or only == "all" or only == name end
+
+local N = 4096
+
+for _, dev in ipairs({"cpu", "cuda"}) do
+  local name = dev == "cpu" and "cartpole_4096" or "cartpole_cuda_4096"
+  if want(name) and (dev == "cpu" or torch.cuda.is_available()) then
+    torch.manual_seed(0)
+    local env = torch.rl.envs.CartPoleEnv{num_envs = N, seed = 0, device = dev, autoreset_mode = "same_step"}
+    env:reset()
+    local actions = torch.empty(N, {dtype = torch.int64, device = dev})
+    local fn = function() env:step(actions:random_(1, 3)) end
+    local secs = dev == "cuda" and B.cuda_ms(fn, 20, 50) / 1e3 or B.time(fn, 50)
+    B.report(name, secs, N / secs, "steps/s")
+  end
+end
