@@ -23,8 +23,8 @@ end
 for _, row in ipairs({{"1m", 1000000}, {"10k", 10000}}) do
   local rb = buffer(row[2])
   local t = B.time(function() return rb:sample(256) end, 200)
-  B.report("rl_prb_sample256_" .. row[1], t, t * 1e3, "ms")
+  B.report("rl_prb_sample256_" .. row[1], t)
   local s, st = rb._sampler, rb._storage
   local ts = B.time(function() return s:sample(st, 256) end, 200)
-  B.report("rl_prb_sampler256_" .. row[1], ts, ts * 1e3, "ms")
+  B.report("rl_prb_sampler256_" .. row[1], ts)
 end

@@ -43,10 +43,10 @@ static bool fast_join(mt_tensor *const *ts, int n, int64_t d, int stack, mt_tens
   return true;
 }
 
-/* join(ds, keys, dim0, stack, fname) -> out: ds is a list of n leaf tables
+/* join(ds, keys, dim0, stack, fname) -> out, skipped: ds is a list of n leaf tables
  * (name -> value), keys the names to join; for each key whose value in ds[1]
  * is a tensor, out[key] = stack/cat of ds[1..n][key] along the 0-based dim0.
- * Keys holding other values are skipped (the caller recurses). Errors name
+ * Keys holding other values are skipped and counted (the caller recurses). Errors name
  * fname, the key and the position in the list. */
 static int l_join(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -61,7 +61,7 @@ static int l_join(lua_State *L) {
   int dtab = lua_gettop(L) + 1;
   for (int j = 0; j < n; j++) lua_rawgeti(L, 1, j + 1); /* the leaf tables at dtab .. dtab+n-1 */
   lua_createtable(L, 0, nk);
-  int out = lua_gettop(L);
+  int out = lua_gettop(L), skipped = 0;
   for (int k = 1; k <= nk; k++) {
     lua_rawgeti(L, 2, k);
     int key = lua_gettop(L);
@@ -71,6 +71,7 @@ static int l_join(lua_State *L) {
     lua_pop(L, 1);
     if (!ts[0]) {
       lua_pop(L, 1);
+      skipped++;
       continue;
     }
     for (int j = 1; j < n; j++) {
@@ -88,7 +89,8 @@ static int l_join(lua_State *L) {
     mtl_push_tensor(L, r);
     lua_rawset(L, out);
   }
-  return 1;
+  lua_pushinteger(L, skipped);
+  return 2;
 }
 
 static const mtl_reg regs[] = {

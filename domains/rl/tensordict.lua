@@ -15,9 +15,9 @@ local join = C.join
 local type, rawget, rawset, setmetatable, getmetatable = type, rawget, rawset, setmetatable, getmetatable
 local fmt = string.format
 
-local TD = {}             -- methods
-local MT = {__name = "TensorDict"}
-local TensorDict = setmetatable({}, {__index = TD})
+local TD = {__name = "TensorDict"} -- the class: methods, and TensorDict.stack, .cat, ...
+local MT = {__name = "TensorDict"} -- the instances' metatable (__index at the end)
+local TensorDict = TD
 
 local function is_td(v) return getmetatable(v) == MT end
 
@@ -122,7 +122,7 @@ function from_table(fname, src, bs, dev, prefix)
 end
 
 -- TensorDict(source, batch_size[, {device=}]) -- see docs/api/rl.tensordict.md
-setmetatable(TensorDict, {__index = TD, __call = function(_, source, batch_size, opts)
+setmetatable(TD, {__call = function(_, source, batch_size, opts)
   local fname = "TensorDict"
   if is_td(source) then return source:clone() end
   if source ~= nil and (type(source) ~= "table" or getmetatable(source) ~= nil) then
@@ -724,18 +724,28 @@ function TD:squeeze(dim)
 end
 
 -- unbind(dim) -> a list of TensorDicts, one per entry of batch dim dim
+-- (views; one unbind call per leaf)
 function TD:unbind(dim)
   local bs = self.batch_size
   local d = bdim("TensorDict.unbind", dim or 1, bs)
-  local out = {}
-  for i = 1, bs[d] do
-    out[i] = map(self, function(v) return v:select(d, i) end, function(b)
-      local r = {}
-      for j = 1, #b do if j ~= d then r[#r + 1] = b[j] end end
-      return size_of(r)
-    end, self.device)
+  local n = bs[d]
+  local function go(td)
+    local b = td.batch_size
+    local r = {}
+    for j = 1, #b do if j ~= d then r[#r + 1] = b[j] end end
+    local ds = {}
+    for i = 1, n do ds[i] = {} end
+    local k = td._k
+    for x = 1, #k do
+      local v = td._d[k[x]]
+      local parts = is_td(v) and go(v) or v:unbind(d)
+      for i = 1, n do ds[i][k[x]] = parts[i] end
+    end
+    local out = {}
+    for i = 1, n do out[i] = new(table.move(k, 1, #k, 1, {}), ds[i], size_of(i == 1 and r or table.move(r, 1, #r, 1, {})), td.device) end
+    return out
   end
-  return out
+  return go(self)
 end
 
 ---------------------------------------------------------------------------
@@ -755,11 +765,11 @@ local function join_tds(fname, tds, d, stack, nbs, nlead)
     end
     ds[j] = t._d
   end
-  local out = join(ds, k, d - 1, stack, fname)
-  local nk = {}
+  local out, skipped = join(ds, k, d - 1, stack, fname)
+  local nk = table.move(k, 1, #k, 1, {})
+  if skipped == 0 then return new(nk, out, nbs, first.device) end
   for i = 1, #k do
     local name = k[i]
-    nk[i] = name
     if out[name] == nil then -- a nested TensorDict
       local subs = {}
       for j = 1, n do
@@ -903,5 +913,7 @@ MT.__newindex = function(t, key, v)
     t:set_at(key, v)
   end
 end
+
+TD.__index = MT.__index -- marks TD as a class for help() and the API reference
 
 return {TensorDict = TensorDict}

@@ -233,7 +233,7 @@ function SS:__init(opts)
 end
 
 -- starts, lengths (int64 tensors) of the trajectories among rows 1..len
-local function trajectories(self, data, len)
+local function trajectories(self, data, len, last)
   local fname = "SliceSampler"
   local key = self.traj_key or self.end_key
   local v = data:get(key)
@@ -248,6 +248,9 @@ local function trajectories(self, data, len)
     ends = v:bool():nonzero():view(-1)
     if ends:numel() > 0 and ends[-1]:item() == len then ends = ends:narrow(1, 1, ends:numel() - 1) end
   end
+  -- a full buffer is a ring: the newest entry (before the writer's cursor)
+  -- and the oldest one after it belong to different times
+  if last and last < len then ends = torch.cat({ends, torch.tensor({last})}):unique() end
   ends = torch.cat({ends, torch.tensor({len})})
   local starts = torch.cat({torch.tensor({1}), ends:narrow(1, 1, ends:numel() - 1) + 1})
   return starts, ends - starts + 1
@@ -264,7 +267,8 @@ function SS:sample(storage, batch_size)
     error(fmt("%s: batch_size %d is not a multiple of %s %d", fname, batch_size, ns and "num_slices" or "slice_len", div), 3)
   end
   if ns then sl = batch_size // ns else ns = batch_size // sl end
-  local starts, lens = trajectories(self, storage:_content(), len)
+  local content = storage:_content()
+  local starts, lens = trajectories(self, content, len, storage._len == storage.max_size and storage._last or nil)
   local ok = self.strict_length and lens:ge(sl):nonzero():view(-1) or torch.arange(1, lens:numel() + 1)
   if ok:numel() == 0 then
     error(fmt("%s: no stored trajectory has %d steps (the longest has %d); lower slice_len or pass strict_length=false",

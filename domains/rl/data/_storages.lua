@@ -1,7 +1,8 @@
 -- torch.rl.data._storages -- where replay buffers keep their entries:
--- ListStorage (any Lua values, a list) and LazyTensorStorage (tensors or
+-- ListStorage (any Lua values, a list), LazyTensorStorage (tensors or
 -- TensorDicts in preallocated [max_size, ...] tensors on CPU or CUDA,
--- allocated on the first write from that batch's shapes). Rows are 1-based.
+-- allocated on the first write from that batch's shapes) and LazyMemmapStorage
+-- (the same over files mapped into memory). Rows are 1-based.
 -- Storages neither choose positions (writers) nor draw them (samplers).
 local torch = require "torch"
 local TensorDict = require("torch.rl.tensordict").TensorDict
@@ -84,34 +85,40 @@ function LazyTensorStorage:__repr()
   return ("LazyTensorStorage(max_size=%d, len=%d, device=%s)"):format(self.max_size, self._len, self.device)
 end
 
--- The [max_size, row...] zeros for rows shaped like x (one row if single).
-local function alloc_like(x, n, single, dev)
+-- The [max_size, row...] shape for rows shaped like x (one row if single).
+local function full_shape(x, n, single)
   local s = {n}
   for i = single and 1 or 2, x:dim() do s[#s + 1] = x:size(i) end
-  local t = torch.empty(s, {dtype = x.dtype, device = dev})
-  if dev == "cpu" then Rows.hugepages(t) end -- before the first touch: random rows then miss the TLB less
+  return s
+end
+
+-- A zeroed tensor of shape and dtype for the leaf `name` (a dotted key path).
+function LazyTensorStorage:_alloc_tensor(_, shape, dtype)
+  local t = torch.empty(shape, {dtype = dtype, device = self.device})
+  if self.device == "cpu" then Rows.hugepages(t) end -- before the first touch: random rows then miss the TLB less
   return t:zero_()
 end
 
 local function alloc(self, data, single)
-  local n, dev = self.max_size, self.device
+  local n = self.max_size
+  self._leaves = nil
   if torch.is_tensor(data) then
-    self._data = alloc_like(data, n, single, dev)
+    self._data = self:_alloc_tensor("data", full_shape(data, n, single), data.dtype)
   elseif U.is_td(data) then
     local bs = {n}
     for i = single and 1 or 2, #data.batch_size do bs[#bs + 1] = data.batch_size[i] end
-    local function build(td)
+    local function build(td, prefix)
       local src = {}
       for _, k in ipairs(td:keys()) do
         local v = td:get(k)
-        src[k] = U.is_td(v) and build(v) or alloc_like(v, n, single, dev)
+        local name = prefix and prefix .. "." .. k or k
+        src[k] = U.is_td(v) and build(v, name) or self:_alloc_tensor(name, full_shape(v, n, single), v.dtype)
       end
       return src
     end
-    self._data = TensorDict(build(data), bs, {device = dev})
-    self._leaves = nil
+    self._data = TensorDict(build(data, nil), bs, {device = self.device})
   else
-    error(("LazyTensorStorage: can store tensors or TensorDicts, got a %s"):format(type(data)), 4)
+    error(("%s: can store tensors or TensorDicts, got a %s"):format(getmetatable(self).__name, type(data)), 4)
   end
 end
 
@@ -190,11 +197,63 @@ function LazyTensorStorage:_empty()
   self._len = 0
 end
 
-function LazyTensorStorage:state_dict() return {data = self._data or false, len = self._len} end
+function LazyTensorStorage:state_dict() return {data = self._data or false, len = self._len, last = self._last or 0} end
+-- load_state_dict(sd): the saved rows copied into tensors of this storage's
+-- own kind (its device; files for LazyMemmapStorage)
 function LazyTensorStorage:load_state_dict(sd)
-  self._data, self._leaves = sd.data or nil, nil
-  if self._data and self.device ~= "cpu" then self._data = self._data:to(self.device) end
-  self._len = sd.len or 0
+  local src = sd.data or nil
+  self._leaves, self._len = nil, sd.len or 0
+  self._last = (sd.last or 0) > 0 and sd.last or nil
+  if not src then self._data = nil; return end
+  local rows = torch.is_tensor(src) and src:size(1) or src.batch_size[1]
+  if rows ~= self.max_size then
+    error(("%s.load_state_dict: the saved storage holds %d rows, this one max_size %d"):format(
+      getmetatable(self).__name, rows, self.max_size), 3)
+  end
+  if torch.is_tensor(src) then
+    self._data = self:_alloc_tensor("data", src.shape, src.dtype):copy_(src)
+    return
+  end
+  local function build(td, prefix)
+    local out = {}
+    for _, k in ipairs(td:keys()) do
+      local v = td:get(k)
+      local name = prefix and prefix .. "." .. k or k
+      out[k] = U.is_td(v) and build(v, name) or self:_alloc_tensor(name, v.shape, v.dtype):copy_(v)
+    end
+    return out
+  end
+  self._data = TensorDict(build(src, nil), src.batch_size, {device = self.device})
+end
+
+---------------------------------------------------------------------------
+-- LazyMemmapStorage(max_size[, {scratch_dir=}]): a LazyTensorStorage whose
+-- tensors are files mapped into memory: <scratch_dir>/<key>.memmap, or
+-- unnamed temporary files when no scratch_dir is given
+
+local LazyMemmapStorage = U.class("LazyMemmapStorage", LazyTensorStorage)
+S.LazyMemmapStorage = LazyMemmapStorage
+
+function LazyMemmapStorage:__init(max_size, opts)
+  if type(max_size) == "table" then opts, max_size = max_size, max_size.max_size end
+  local o = U.opts("LazyMemmapStorage", opts, "max_size scratch_dir device")
+  if o.device and tostring(o.device) ~= "cpu" then
+    error(("LazyMemmapStorage: files are mapped into CPU memory; device %s is not supported"):format(tostring(o.device)), 3)
+  end
+  LazyTensorStorage.__init(self, max_size)
+  self.scratch_dir = o.scratch_dir
+end
+
+function LazyMemmapStorage:_alloc_tensor(name, shape, dtype)
+  local M = require "torch.rl.data._memmap"
+  if self.scratch_dir then return M.open(self.scratch_dir .. "/" .. name .. ".memmap", shape, dtype) end
+  local path = os.tmpname()
+  return M.open(path, shape, dtype, true)
+end
+
+function LazyMemmapStorage:__repr()
+  return ("LazyMemmapStorage(max_size=%d, len=%d, scratch_dir=%s)"):format(self.max_size, self._len,
+    tostring(self.scratch_dir))
 end
 
 function ListStorage:_content()

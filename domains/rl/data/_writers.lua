@@ -20,6 +20,7 @@ function RoundRobinWriter:add(data)
   local st = self._storage
   local i = self._cursor
   st:set(i, data)
+  st._last = i -- the newest entry (SliceSampler splits trajectories after it)
   self._cursor = i % st.max_size + 1
   if st._len < st.max_size then st._len = st._len + 1 end
   return i
@@ -42,6 +43,7 @@ function RoundRobinWriter:extend(data)
   local index = (torch.arange(0, n - skip) + (self._cursor - 1 + skip)) % max + 1
   st:set(index, data)
   self._cursor = (self._cursor - 1 + n) % max + 1
+  st._last = (self._cursor - 2) % max + 1
   st._len = math.min(st._len + n, max)
   return index
 end

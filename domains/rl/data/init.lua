@@ -1,7 +1,7 @@
 -- torch.rl.data -- TorchRL's replay buffers: ReplayBuffer,
 -- TensorDictReplayBuffer, PrioritizedReplayBuffer,
--- TensorDictPrioritizedReplayBuffer; storages ListStorage and
--- LazyTensorStorage; RoundRobinWriter; samplers RandomSampler,
+-- TensorDictPrioritizedReplayBuffer; storages ListStorage,
+-- LazyTensorStorage and LazyMemmapStorage; RoundRobinWriter; samplers RandomSampler,
 -- SamplerWithoutReplacement, PrioritizedSampler, SliceSampler; and the
 -- segment trees. This table gathers the files named below.
 local U = require "torch.rl.data._util"
@@ -18,7 +18,6 @@ end
 -- SumSegmentTree(capacity) / MinSegmentTree(capacity): see l_segment_tree.c
 function D.SumSegmentTree(capacity) return ST.new(capacity, false) end
 function D.MinSegmentTree(capacity) return ST.new(capacity, true) end
-D.TensorDict = require("torch.rl.tensordict").TensorDict
 D._util = U
 
 return D

@@ -53,49 +53,62 @@ static int l_gather(lua_State *L) {
 }
 
 /* gather_all(xs, index) -> a list: for each tensor of the list xs, its rows
- * at index (as gather), or false for a tensor gather does not take; every
- * row of every tensor is prefetched first, so all the misses overlap. */
+ * at index (as gather), or false for a tensor gather does not take (or past
+ * the first MAX_JOBS). The copies of all tensors run as one sequence that
+ * prefetches AHEAD rows in advance, so the cache misses of a large storage
+ * overlap without the prefetched lines outgrowing the L1 cache. */
+#define MAX_JOBS 64
+#define AHEAD 32
+typedef struct job {
+  const char *src;
+  char *dst;
+  size_t row;
+} job;
+
 static int l_gather_all(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  int nx = (int)lua_rawlen(L, 1);
-  const mt_tensor *ix = mtl_check_tensor(L, 2, "_rows.gather_all");
-  if (ix->dtype != MT_INT64 || mt_tdevice(ix).type != MT_CPU || !mt_is_contiguous(ix))
-    return luaL_error(L, "_rows.gather_all: index must be a contiguous CPU int64 tensor");
-  const int64_t *p = (const int64_t *)mt_data(ix);
-  int64_t n = mt_numel(ix);
-  for (int j = 1; j <= nx; j++) { /* checks, then prefetches */
-    lua_rawgeti(L, 1, j);
-    const mt_tensor *x = mtl_check_tensor(L, -1, "_rows.gather_all");
-    size_t row = 0;
-    int64_t rows = layout(x, &row);
-    lua_pop(L, 1);
-    if (rows == 0) continue;
-    for (int64_t k = 0; k < n; k++)
-      if (p[k] < 1 || p[k] > rows)
-        return luaL_error(L, "_rows.gather_all: index %I is out of range 1..%I", (lua_Integer)p[k], (lua_Integer)rows);
-    const char *src = mt_data(x);
-    for (int64_t k = 0; k < n; k++) __builtin_prefetch(src + (size_t)(p[k] - 1) * row);
-  }
+  int nx = (int)lua_rawlen(L, 1), nj = 0;
+  int64_t n = 0;
+  const int64_t *p = check_index(L, 2, "_rows.gather_all", INT64_MAX, &n); /* each tensor's bound below */
+  job jobs[MAX_JOBS];
   lua_createtable(L, nx, 0);
   for (int j = 1; j <= nx; j++) {
     lua_rawgeti(L, 1, j);
-    const mt_tensor *x = mtl_to_tensor(L, -1);
+    const mt_tensor *x = mtl_check_tensor(L, -1, "_rows.gather_all");
     lua_pop(L, 1);
     size_t row = 0;
-    if (layout(x, &row) == 0) {
+    int64_t rows = layout(x, &row);
+    if (rows == 0 || nj == MAX_JOBS) {
       lua_pushboolean(L, 0);
     } else {
+      for (int64_t k = 0; k < n; k++)
+        if (p[k] > rows)
+          return luaL_error(L, "_rows.gather_all: index %I is out of range 1..%I", (lua_Integer)p[k], (lua_Integer)rows);
       int64_t shape[MT_MAXDIM];
       memcpy(shape, x->shape, sizeof shape);
       shape[0] = n;
       mt_tensor *out = NULL;
       MTL_CHECK_OP(L, "_rows.gather_all", mt_empty(shape, x->ndim, (mt_dtype)x->dtype, mt_cpu(), &out));
-      const char *src = mt_data(x);
-      char *dst = mt_data(out);
-      for (int64_t k = 0; k < n; k++) memcpy(dst + (size_t)k * row, src + (size_t)(p[k] - 1) * row, row);
+      jobs[nj++] = (job){mt_data(x), mt_data(out), row};
       mtl_push_tensor(L, out);
     }
     lua_rawseti(L, -2, j);
+  }
+  int ja = 0; /* the prefetch cursor (ja, ka) runs AHEAD rows before the copies */
+  int64_t ka = 0;
+  for (int a = 0; a < AHEAD && ja < nj; a++) {
+    __builtin_prefetch(jobs[ja].src + (size_t)(p[ka] - 1) * jobs[ja].row);
+    if (++ka == n) ka = 0, ja++;
+  }
+  for (int j = 0; j < nj; j++) {
+    const job *b = &jobs[j];
+    for (int64_t k = 0; k < n; k++) {
+      if (ja < nj) {
+        __builtin_prefetch(jobs[ja].src + (size_t)(p[ka] - 1) * jobs[ja].row);
+        if (++ka == n) ka = 0, ja++;
+      }
+      memcpy(b->dst + (size_t)k * b->row, b->src + (size_t)(p[k] - 1) * b->row, b->row);
+    }
   }
   return 1;
 }

@@ -12,6 +12,7 @@
 #include "mtl.h"
 
 #define TREE_MT "torch.rl.data.SegmentTree"
+#define GROUP 8 /* leaves searched by a linear scan at the bottom of scan_lower_bound */
 
 typedef struct segtree {
   int64_t cap;  /* leaves in use: 1..cap */
@@ -58,8 +59,8 @@ static int l_new(lua_State *L) {
 #ifdef MADV_HUGEPAGE
     if (s->t) madvise(s->t, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);
 #endif
-  } else {
-    s->t = malloc(bytes);
+  } else { /* cache-line aligned: a group of 8 leaves is one line */
+    s->t = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   }
   if (!s->t) return luaL_error(L, "%s: out of memory for %I leaves", name, cap);
   for (int64_t i = 0; i < 2 * s->size; i++) s->t[i] = neutral(s);
@@ -157,22 +158,32 @@ static int l_scan(lua_State *L) {
   const double *mp = (const double *)mt_data(mx), *t = s->t;
   int64_t *op = (int64_t *)mt_data(out);
   enum { B = 64 }; /* queries descending together */
+  /* the binary descent stops at nodes of `stop` leaves (one cache line of
+   * 8 doubles), whose leaves are then summed in turn: one memory miss at
+   * the bottom instead of three in a tree larger than the caches */
+  int stop = s->size >= GROUP ? GROUP : 1;
+  int64_t groups = s->size / stop; /* the first node index at that depth */
   for (int64_t b0 = 0; b0 < n; b0 += B) {
     int m = n - b0 < B ? (int)(n - b0) : B;
     int64_t node[B];
     double r[B];
     for (int q = 0; q < m; q++) node[q] = 1, r[q] = mp[b0 + q] * scale;
-    for (int64_t level = s->size; level > 1; level >>= 1)
+    for (int64_t level = s->size; level > stop; level >>= 1)
       for (int q = 0; q < m; q++) {
         int64_t l = 2 * node[q];
         double ls = t[l];
         int go_right = r[q] >= ls;
         r[q] -= ls * (double)go_right; /* arithmetic, not a branch: half of them would mispredict */
         node[q] = l + go_right;
-        __builtin_prefetch(t + 2 * node[q]); /* the next level's pair, while the other queries run */
+        /* the next level's pair (or the leaf group) while the other queries run */
+        __builtin_prefetch(level > 2 * stop ? t + 2 * node[q] : t + s->size + (node[q] - groups) * stop);
       }
-    for (int q = 0; q < m; q++) {
-      int64_t i = node[q] - s->size + 1;
+    for (int q = 0; q < m; q++) { /* the first leaf of the group whose running sum exceeds r */
+      const double *g = t + s->size + (node[q] - groups) * stop;
+      double acc = 0;
+      int c = 0;
+      for (int j = 0; j < stop; j++) acc += g[j], c += acc <= r[q];
+      int64_t i = (node[q] - groups) * stop + (c < stop ? c : stop - 1) + 1;
       op[b0 + q] = i > limit ? limit : i;
     }
   }

@@ -76,6 +76,32 @@ test("sum and min segment trees match brute-force sums and minima", function()
   check(tostring(s) == "SumSegmentTree(capacity=37)", tostring(s))
 end)
 
+test("scan_lower_bound agrees with a linear search at every capacity", function()
+  math.randomseed(17)
+  for _, cap in ipairs({1, 3, 7, 8, 9, 64, 100}) do
+    local s = D.SumSegmentTree(cap)
+    local vals = {}
+    for i = 1, cap do vals[i] = math.random(0, 4) + 0.0 end
+    vals[math.random(1, cap)] = 1.0 -- at least one positive leaf
+    s:update(torch.arange(1, cap + 1), torch.tensor(vals, {dtype = f64}))
+    local total, masses = 0, {}
+    for i = 1, cap do total = total + vals[i] end
+    for m = 0, total * 2 - 1 do masses[#masses + 1] = m / 2 end -- every boundary and midpoint
+    local got = s:scan_lower_bound(torch.tensor(masses, {dtype = f64})):totable()
+    for k, mass in ipairs(masses) do
+      local run, want = 0, cap
+      for i = 1, cap do
+        run = run + vals[i]
+        if run > mass then want = i; break end
+      end
+      check_eq(got[k], want, ("capacity %d, mass %g"):format(cap, mass))
+    end
+    -- scale and limit: uniforms times the sum, clamped to the first leaves
+    local u = s:scan_lower_bound(torch.tensor({0.0, 0.999999}, {dtype = f64}), total, math.max(1, cap - 1)):totable()
+    check(u[2] <= math.max(1, cap - 1), "limit clamps")
+  end
+end)
+
 test("segment tree errors name the tree and the values", function()
   local s = D.SumSegmentTree(4)
   check_error(function() s:update(torch.tensor({5}), torch.tensor({1.0}, {dtype = f64})) end,
@@ -308,6 +334,15 @@ test("SliceSampler returns contiguous slices inside one trajectory", function()
   long:extend(TensorDict({step = torch.arange(1, n + 1), next = {done = done}}, {n}))
   check_error(function() long:sample(7) end, "no stored trajectory has 7 steps (the longest has 6)")
   check_error(function() D.SliceSampler({num_slices = 2, slice_len = 3}) end, "exactly one of num_slices and slice_len")
+  -- a full ring buffer: the newest row (4) and the oldest (5) are not consecutive steps
+  local ring = D.TensorDictReplayBuffer({storage = D.LazyTensorStorage(10), sampler = D.SliceSampler({slice_len = 5})})
+  ring:extend(TensorDict({step = torch.arange(1, 15), next = {done = torch.zeros(14, 1, {dtype = torch.bool})}}, {14}))
+  for _ = 1, 20 do
+    local st = ring:sample(10).step:view(2, 5)
+    for r = 1, 2 do
+      check_eq((st[r] - st[r][1]):totable(), {0, 1, 2, 3, 4}, "consecutive steps across the ring")
+    end
+  end
 end)
 
 ---------------------------------------------------------------------------
@@ -381,4 +416,34 @@ test("dumps and loads restore storage, writer and sampler", function()
   os.remove(p2)
   check_eq(#lb2, 3)
   check_eq(lb2._storage._items, {1, 2, 3})
+end)
+
+test("LazyMemmapStorage keeps rows in files under scratch_dir", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  check(os.execute("mkdir -p '" .. dir .. "'"), "scratch dir")
+  local rb = D.TensorDictReplayBuffer({storage = D.LazyMemmapStorage(6, {scratch_dir = dir}), batch_size = 3})
+  local td = TensorDict({obs = torch.randn(4, 2), next = {done = torch.tensor({{true}, {false}, {true}, {false}})}}, {4})
+  rb:extend(td)
+  -- the file holds the rows: read it back as raw float32 bytes
+  local f = assert(io.open(dir .. "/obs.memmap", "rb"))
+  local bytes = f:read("a")
+  f:close()
+  check_eq(#bytes, 6 * 2 * 4)
+  local first = string.unpack("<f", bytes, 1)
+  check_close(first, td.obs[1][1]:item(), {rtol = 0, atol = 0})
+  check(io.open(dir .. "/next.done.memmap", "rb") ~= nil, "nested keys become dotted file names")
+  local s = rb:sample()
+  same(s.obs, td.obs:index_select(1, s:get("index")))
+  -- a state dict loads back into files
+  local path = os.tmpname()
+  rb:dumps(path)
+  local r2 = D.TensorDictReplayBuffer({storage = D.LazyMemmapStorage(6)})
+  r2:loads(path)
+  same(r2._storage._data.obs:narrow(1, 1, 4), td.obs)
+  check_error(function() D.TensorDictReplayBuffer({storage = D.LazyMemmapStorage(5)}):loads(path) end,
+    "LazyMemmapStorage.load_state_dict: the saved storage holds 6 rows, this one max_size 5")
+  os.remove(path)
+  check_error(function() D.LazyMemmapStorage(4, {device = "cuda"}) end, "device cuda is not supported")
+  os.execute("rm -rf '" .. dir .. "'")
 end)
