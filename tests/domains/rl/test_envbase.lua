@@ -231,3 +231,13 @@ test("bad input: clear errors naming the env and the values", function()
   end
   check_error(function() Lazy():reset() end, "Lazy: _reset is not implemented")
 end)
+
+test("a long rollout stacks 600 steps (TensorDict.stack of more TensorDicts than the C stack's default room)", function()
+  local env = E.GymEnv("Pendulum-v1", {num_envs = 2, seed = 1})
+  local r = env:rollout(600, nil, {break_when_any_done = false})
+  check_eq(r.batch_size, {2, 600})
+  -- Pendulum truncates at 200 steps: steps 200, 400 and 600 end each copy
+  local trunc = r.next.truncated:select(1, 1):squeeze(2)
+  check_eq(trunc:sum():item(), 3)
+  check(trunc[200]:item() and trunc[400]:item() and trunc[600]:item(), "TimeLimit truncation every 200 steps")
+end)
