@@ -193,6 +193,7 @@ function EnvBase:reset(td)
     if out:get(k) == nil then out:set(k, keep:to(self.device)) end
   end
   self._done = out:get("done"):reshape(shape):cpu()
+  self._any_done = mask ~= nil and self._done:any():item()
   return out
 end
 
@@ -202,7 +203,7 @@ end
 function EnvBase:step(td)
   self:_check_td("step", td)
   if self._done == nil then error(fmt("%s.step: step before reset: call env:reset() first", self:_name()), 2) end
-  if self._done:any():item() then
+  if self._any_done then
     error(fmt("%s.step: %d of the %d copies are done: reset them (env:reset(td) with a '_reset' mask, or " ..
       "step_and_maybe_reset) before stepping again", self:_name(), self._done:sum():item(), self._done:numel()), 2)
   end
@@ -215,6 +216,7 @@ function EnvBase:step(td)
     nxt:set("done", term:logical_or(trunc))
   end
   self._done = nxt:get("done"):reshape(with_batch(self.batch_size, 1)):cpu()
+  self._any_done = self._done:any():item() -- one read back per step
   td:set("next", nxt)
   return td
 end
@@ -254,7 +256,7 @@ function EnvBase:step_and_maybe_reset(td)
   td = self:step(td)
   local td_ = M.step_mdp(td)
   local done = td:get({"next", "done"})
-  if self._done:any():item() then
+  if self._any_done then
     td_:set("_reset", done:reshape(with_batch(self.batch_size, 1)))
     local r = self:reset(td_)
     td_:del("_reset")
@@ -296,7 +298,7 @@ function EnvBase:rollout(max_steps, policy, opts)
     if any_done then
       td = self:step(td)
       steps[#steps + 1] = td
-      if self._done:any():item() then break end
+      if self._any_done then break end
       td = M.step_mdp(td)
     else
       local cur, nxt = self:step_and_maybe_reset(td)

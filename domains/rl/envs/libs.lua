@@ -73,7 +73,9 @@ function GymEnv:_step(action)
     action = action:reshape(with_batch({1}, table.unpack(self.action_spec.shape)))
   end
   local ok, obs, r, term, trunc = pcall(self._env.step, self._env, action)
-  if not ok then error("GymEnv." .. tostring(obs), 3) end
+  if not ok then -- the C env's message, without its position, at the caller of env:step
+    error(fmt("GymEnv(%s).step: %s", self.env_name, (tostring(obs):gsub("^[^\n]-:%d+: ", ""))), 4)
+  end
   if not self._batched then obs = obs[1] end
   return obs, r, term, trunc
 end
