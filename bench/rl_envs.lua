@@ -12,16 +12,29 @@ local only = arg and arg[1]
 local function want(name) return not only or only == "all" or only == name end
 
 local N = 4096
+local MODE = os.getenv("RL_AUTORESET") or "same_step"
 
+-- rows: new result tensors each step, and results written into
+-- preallocated ones (step's out=, as TorchRL's step writes into its
+-- TensorDict)
 for _, dev in ipairs({"cpu", "cuda"}) do
-  local name = dev == "cpu" and "cartpole_4096" or "cartpole_cuda_4096"
-  if want(name) and (dev == "cpu" or torch.cuda.is_available()) then
-    torch.manual_seed(0)
-    local env = torch.rl.envs.CartPoleEnv{num_envs = N, seed = 0, device = dev, autoreset_mode = "same_step"}
-    env:reset()
-    local actions = torch.empty(N, {dtype = torch.int64, device = dev})
-    local fn = function() env:step(actions:random_(1, 3)) end
-    local secs = dev == "cuda" and B.cuda_ms(fn, 20, 50) / 1e3 or B.time(fn, 50)
-    B.report(name, secs, N / secs, "steps/s")
+  for _, reuse in ipairs({false, true}) do
+    local name = (dev == "cpu" and "cartpole_4096" or "cartpole_cuda_4096") .. (reuse and "_out" or "")
+    if want(name) and (dev == "cpu" or torch.cuda.is_available()) then
+      torch.manual_seed(0)
+      local env = torch.rl.envs.CartPoleEnv{num_envs = N, seed = 0, device = dev, autoreset_mode = MODE}
+      env:reset()
+      local actions = torch.empty(N, {dtype = torch.int64, device = dev})
+      local opts
+      if reuse then
+        local f32, b = {dtype = torch.float32, device = dev}, {dtype = torch.bool, device = dev}
+        local out = {torch.empty(N, 4, f32), torch.empty(N, f32), torch.empty(N, b), torch.empty(N, b)}
+        if MODE == "same_step" then out[5] = torch.empty(N, 4, f32) end
+        opts = {out = out}
+      end
+      local fn = function() env:step(actions:random_(1, 3), opts) end
+      local secs = dev == "cuda" and B.cuda_ms(fn, 20, 50) / 1e3 or B.time(fn, 50)
+      B.report(name, secs, N / secs, "steps/s")
+    end
   end
 end

@@ -47,18 +47,18 @@ def main():
     for dev in ("cpu", "cuda"):
         if dev == "cuda" and not torch.cuda.is_available():
             continue
-        name = "cartpole_4096" if dev == "cpu" else "cartpole_cuda_4096"
-        if not want(name):
-            continue
-        torch.manual_seed(0)
-        env = CartPole(N, dev)
+        for suffix in ("", "_out"):  # the peer allocates either way
+            name = ("cartpole_4096" if dev == "cpu" else "cartpole_cuda_4096") + suffix
+            if not want(name):
+                continue
+            torch.manual_seed(0)
+            env = CartPole(N, dev)
+            actions = torch.empty(N, dtype=torch.int64, device=dev)
 
-        actions = torch.empty(N, dtype=torch.int64, device=dev)
-
-        def fn():
-            env.step(actions.random_(0, 2))
-        secs = cuda_time_ms(fn, 20, 50) / 1e3 if dev == "cuda" else timeit(fn, 50)
-        report(name, secs, N / secs, "steps/s")
+            def fn():
+                env.step(actions.random_(0, 2))
+            secs = cuda_time_ms(fn, 20, 50) / 1e3 if dev == "cuda" else timeit(fn, 50)
+            report(name, secs, N / secs, "steps/s")
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ static inline uint64_t mix64(uint64_t z) {
  * SplitMix64's output number 4e + k + 1 from that key; 53 bits each. */
 static void draw_uniforms(const mtd_rl_batch *b, int64_t i, double *u) {
   uint64_t key = mix64(b->seed + (uint64_t)i), ctr = b->episode[i] * MTD_RL_MAXSTATE;
-  for (int k = 0; k < b->env->nstate; k++) u[k] = (double)(mix64(key + (ctr + k + 1) * GOLDEN) >> 11) * 0x1p-53;
+  for (int k = 0; k < b->env->nstate; k++) u[k] = (double)(int64_t)(mix64(key + (ctr + k + 1) * GOLDEN) >> 11) * 0x1p-53;
 }
 
 static void load(const mtd_rl_batch *b, int64_t i, double *s) {
@@ -123,10 +123,12 @@ mt_status mtd_rl_batch_check(const mtd_rl_batch *b, const void *actions, mt_dtyp
                             e->name, (long long)i + 1);
   if (e->n_actions) {
     const int64_t *a = actions;
-    for (int64_t i = 0; i < b->n; i++)
+    int64_t bad = 0; /* a branch-free count first: the loop vectorizes */
+    for (int64_t i = 0; i < b->n; i++) bad += (a[i] < 1) | (a[i] > e->n_actions);
+    for (int64_t i = 0; bad && i < b->n; i++)
       if (a[i] < 1 || a[i] > e->n_actions)
         return mt_fail(MT_EARG, "%s: action %lld of env %lld is outside the action spec (1 to %d; actions are "
-                                       "1-based)", e->name, (long long)a[i], (long long)i + 1, e->n_actions);
+                                "1-based)", e->name, (long long)a[i], (long long)i + 1, e->n_actions);
     return MT_OK;
   }
   int64_t m = b->n * e->action_dim;
@@ -134,7 +136,7 @@ mt_status mtd_rl_batch_check(const mtd_rl_batch *b, const void *actions, mt_dtyp
     double v = dt == MT_FLOAT64 ? ((const double *)actions)[j] : (double)((const float *)actions)[j];
     if (!(v >= e->action_low && v <= e->action_high))
       return mt_fail(MT_EARG, "%s: action %g of env %lld is outside the action spec [%g, %g]", e->name, v,
-                          (long long)(j / e->action_dim) + 1, e->action_low, e->action_high);
+                     (long long)(j / e->action_dim) + 1, e->action_low, e->action_high);
   }
   return MT_OK;
 }

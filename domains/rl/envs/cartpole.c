@@ -1,11 +1,10 @@
 /* cartpole.c -- Gymnasium's CartPole-v1 (Barto, Sutton and Anderson's
  * cart-pole): its constants, Euler integration in float64, float32
  * observations. Action 1 pushes left (Gymnasium's 0), 2 pushes right.
- * Stepped in blocks: SLEEF's vector sine and cosine (1 ulp, as the
- * engine's float64 sin and cos) and loops the compiler vectorizes. */
-#include <immintrin.h>
+ * Stepped in blocks, in loops the compiler vectorizes; sine and cosine
+ * by fdlibm's polynomial kernels where the pole is (|theta| <= pi/4: within
+ * an ulp of libm's), by libm's own elsewhere. */
 #include <math.h>
-#include <sleef.h>
 #include <string.h>
 
 #include "env.h"
@@ -31,16 +30,40 @@ static void reset(double *s, const double *u) {
   s[3] = -0.05 + (0.05 - -0.05) * u[3];
 }
 
+/* fdlibm's __kernel_sin and __kernel_cos (their published minimax
+ * coefficients) for |x| <= pi/4, written as plain expressions so that a
+ * loop over them vectorizes. */
+static inline double kernel_sin(double x) {
+  const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
+               S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
+               S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10;
+  double z = x * x, v = z * x, r = S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)));
+  return x + v * (S1 + z * r);
+}
+
+static inline double kernel_cos(double x) {
+  const double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
+               C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
+               C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+  double z = x * x, w = z * z, r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
+  double hz = 0.5 * z;
+  w = 1.0 - hz;
+  return w + (((1.0 - w) - hz) + z * r);
+}
+
 static void step_block(double *const *col, const double *a, double *reward, bool *terminated) {
   enum { B = MTD_RL_BLOCK };
   double x[B], x_dot[B], theta[B], theta_dot[B], costheta[B], sintheta[B], force[B];
   memcpy(x, col[0], sizeof x), memcpy(x_dot, col[1], sizeof x_dot);
   memcpy(theta, col[2], sizeof theta), memcpy(theta_dot, col[3], sizeof theta_dot);
-  for (int j = 0; j < B; j += 4) {
-    Sleef___m256d_2 sc = Sleef_sincosd4_u10avx2(_mm256_loadu_pd(theta + j));
-    _mm256_storeu_pd(sintheta + j, sc.x);
-    _mm256_storeu_pd(costheta + j, sc.y);
+  int far = 0;
+  for (int j = 0; j < B; j++) {
+    sintheta[j] = kernel_sin(theta[j]), costheta[j] = kernel_cos(theta[j]);
+    far |= fabs(theta[j]) > M_PI_4;
   }
+  if (far) /* each lane's values depend on its own angle only */
+    for (int j = 0; j < B; j++)
+      if (fabs(theta[j]) > M_PI_4) sintheta[j] = sin(theta[j]), costheta[j] = cos(theta[j]);
   for (int j = 0; j < B; j++) force[j] = a[j] == 2 ? FORCE_MAG : -FORCE_MAG;
   /* on local arrays, so the compiler sees no aliasing and vectorizes */
   for (int j = 0; j < B; j++) {

@@ -65,7 +65,7 @@ typedef struct mtd_rl_batch {
   int64_t *elapsed;    /* steps since the copy's last reset (TimeLimit) */
   uint64_t *episode;   /* resets of copy i since seeding: its RNG counter */
   uint8_t *done;       /* ended and not yet reset */
-  uint64_t seed;       /* copy i draws from Philox with key seed + i (0-based) */
+  uint64_t seed;       /* copy i (0-based) draws from the key mix64(seed + i): batch.c */
 } mtd_rl_batch;
 
 mt_status mtd_rl_batch_new(const mtd_rl_env *env, int64_t n, mtd_rl_autoreset mode, uint64_t seed,

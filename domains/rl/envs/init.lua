@@ -60,9 +60,9 @@ local function new_env(id, cls_name, opts)
   if backend == "c" then
     self._c = C().new(id, n, self.autoreset_mode, seed)
   else
-    self._gen = torch.Generator(self.device)
+    self._gen = torch.Generator()
     self._gen:manual_seed(seed)
-    self._state = torch.zeros(n, def.nstate, {dtype = torch.float64, device = self.device})
+    self._state = ops.columns(torch.zeros(n, def.nstate, {dtype = torch.float64, device = self.device}))
     self._elapsed = torch.zeros(n, {dtype = torch.int64, device = self.device})
     self._done = torch.zeros(n, {dtype = torch.bool, device = self.device})
   end
@@ -89,10 +89,14 @@ function ClassicEnv:__tostring()
     self.num_envs, self.device, self.backend, self.autoreset_mode)
 end
 
--- uniforms for resets of the tensor backend
+-- the state columns a reset would give each copy (tensor backend): the
+-- uniforms come from the env's CPU generator
 function ClassicEnv:_fresh()
-  local u = torch.rand({self.num_envs, self._def.nstate}, {dtype = torch.float64, generator = self._gen})
-  return self._def.reset(u:to(self.device))
+  local u = {}
+  for k = 1, self._def.nstate do
+    u[k] = torch.rand({self.num_envs}, {dtype = torch.float64, generator = self._gen}):to(self.device)
+  end
+  return self._def.reset(u)
 end
 
 -- reset{seed=, reset_mask=} -> obs [N, nobs] float32. seed: env i (1-based)
@@ -123,13 +127,13 @@ function ClassicEnv:reset(opts)
   local fresh = self:_fresh()
   if mask then
     local m = mask:to(self.device)
-    self._state = torch.where(m:unsqueeze(2), fresh, self._state)
-    self._elapsed = torch.where(m, torch.zeros_like(self._elapsed), self._elapsed)
+    for k = 1, #fresh do self._state[k] = torch.where(m, fresh[k], self._state[k]) end
+    self._elapsed = torch.where(m, 0, self._elapsed)
     self._done = self._done:logical_and(m:logical_not())
   else
     self._state, self._elapsed, self._done = fresh, torch.zeros_like(self._elapsed), torch.zeros_like(self._done)
   end
-  return self._def.observe(self._state)
+  return ops.stack(self._def.observe(self._state))
 end
 
 -- The actions as the stepper takes them, or an error naming the env.
@@ -164,18 +168,57 @@ function ClassicEnv:_check_actions(a)
   return a:contiguous()
 end
 
--- step(actions) -> obs [N, nobs] float32, reward [N] float32, terminated
--- [N] bool, truncated [N] bool, info. Gymnasium's TimeLimit sets
+-- The out list of step{out=}: the tensors the results are written into,
+-- each of the right shape, dtype and device, or an error naming the env.
+function ClassicEnv:_check_out(out)
+  local seen = self._out_seen -- the last list checked, and its tensors then
+  if seen and seen.list == out then
+    local same = #out == #seen
+    for k = 1, #seen do same = same and rawequal(out[k], seen[k]) end
+    if same then return out end
+  end
+  local fname = self.id .. ": step"
+  local n, nobs = self.num_envs, self._def.nobs
+  local want = {{{n, nobs}, torch.float32, "obs"}, {{n}, torch.float32, "reward"}, {{n}, torch.bool, "terminated"},
+                {{n}, torch.bool, "truncated"}}
+  if self.autoreset_mode == "same_step" then want[5] = {{n, nobs}, torch.float32, "final_observation"} end
+  if type(out) ~= "table" or #out ~= #want then
+    error(("%s: out must be a list of %d tensors (obs, reward, terminated, truncated%s)"):format(fname, #want,
+      #want == 5 and ", final_observation" or ""), 3)
+  end
+  for k, w in ipairs(want) do
+    local t = out[k]
+    local ok = torch.is_tensor(t) and t.dtype == w[2] and tostring(t.device) == self.device and t:is_contiguous()
+      and #t.shape == #w[1]
+    for d = 1, #w[1] do ok = ok and t.shape[d] == w[1][d] end
+    if not ok then
+      error(("%s: out[%d] (%s) must be a contiguous %s tensor of shape %s on %s"):format(fname, k, w[3],
+        tostring(w[2]), shape_str(w[1]), self.device), 3)
+    end
+  end
+  self._out_seen = {list = out, table.unpack(out)}
+  return out
+end
+
+-- step(actions[, {out=}]) -> obs [N, nobs] float32, reward [N] float32,
+-- terminated [N] bool, truncated [N] bool, info. Gymnasium's TimeLimit sets
 -- truncated; info.final_observation (same_step mode) holds each copy's
 -- observation before the reset (equal to obs where the copy did not end).
-function ClassicEnv:step(actions)
+-- out: the list of tensors to write the results into (as PyTorch's out=
+-- of a function with several results), so a loop allocates nothing.
+function ClassicEnv:step(actions, opts)
   if self._need_reset then
     error(self.id .. ": step before reset: call env:reset() first", 2)
   end
+  local out
+  if opts ~= nil then
+    opts = torch._check_options(self.id .. ": step", opts, "out")
+    out = opts.out and self:_check_out(opts.out)
+  end
   if self._c then
-    local obs, r, term, trunc, final = self._c:step(actions)
+    local obs, r, term, trunc, final = self._c:step(actions, out)
     if obs == false then -- not int64 / float [N, ...] on the CPU: check and convert
-      obs, r, term, trunc, final = self._c:step(self:_check_actions(actions))
+      obs, r, term, trunc, final = self._c:step(self:_check_actions(actions), out)
     end
     return obs, r, term, trunc, {final_observation = final}
   end
@@ -193,9 +236,15 @@ function ClassicEnv:step(actions)
       "reset{reset_mask=...}) before stepping it again"):format(self.id), 2)
   end
   local st = {state = self._state, elapsed = self._elapsed, done = self._done}
-  local nst, obs, r, term, trunc, final = ops.batch_step(def, st, a, self:_fresh(), self.autoreset_mode)
+  local act = def.n_actions and a or a:select(2, 1):contiguous()
+  local nst, obs, r, term, trunc, final = ops.batch_step(def, st, act, self:_fresh(), self.autoreset_mode)
   self._state, self._elapsed, self._done = nst.state, nst.elapsed, nst.done
-  return obs, r, term, trunc, {final_observation = final}
+  local res = {ops.stack(obs), r, term, trunc, final and ops.stack(final)}
+  if out then
+    for k = 1, #out do out[k]:copy_(res[k]) end
+    res = out
+  end
+  return res[1], res[2], res[3], res[4], {final_observation = res[5]}
 end
 
 -- rand_action() -> actions drawn uniformly from the action spec
@@ -204,19 +253,28 @@ function ClassicEnv:rand_action() return self.action_spec:rand() end
 -- state() -> float64 [N, nstate]: each copy's Gymnasium state (env.state)
 function ClassicEnv:state()
   if self._c then return self._c:state() end
-  return self._state:clone()
+  return ops.stack(self._state)
 end
 
--- set_state(s): s float64 [N, nstate]; the copies become steppable and keep
--- their step counts (tests, and wrappers that restore a snapshot)
-function ClassicEnv:set_state(s)
+-- set_state(s[, elapsed]): s float64 [N, nstate], elapsed int64 [N] (the
+-- TimeLimit counts; default: kept). The copies become steppable (tests, and
+-- wrappers that restore a snapshot).
+function ClassicEnv:set_state(s, elapsed)
+  local fname = self.id .. ": set_state"
   local want = {self.num_envs, self._def.nstate}
   if not torch.is_tensor(s) or #s.shape ~= 2 or s.shape[1] ~= want[1] or s.shape[2] ~= want[2] then
-    error(("%s: set_state: the state must be a tensor of shape %s"):format(self.id, shape_str(want)), 2)
+    error(("%s: the state must be a tensor of shape %s"):format(fname, shape_str(want)), 2)
+  end
+  if elapsed ~= nil and (not torch.is_tensor(elapsed) or #elapsed.shape ~= 1 or elapsed.shape[1] ~= want[1]) then
+    error(("%s: elapsed must be a tensor of shape [%d]"):format(fname, want[1]), 2)
   end
   self._need_reset = false
-  if self._c then return self._c:set_state(s:to(torch.float64):cpu():contiguous()) end
-  self._state = s:to(torch.float64):to(self.device):clone()
+  if self._c then
+    return self._c:set_state(s:to(torch.float64):cpu():contiguous(),
+                             elapsed and elapsed:to(torch.int64):cpu():contiguous())
+  end
+  self._state = ops.columns(s:to(torch.float64):to(self.device))
+  if elapsed then self._elapsed = elapsed:to(torch.int64):to(self.device):clone() end
   self._done = torch.zeros_like(self._done)
 end
 
@@ -247,11 +305,18 @@ for _, c in ipairs(CLASSES) do
     return env
   end
 end
+-- public entry points: errors raised inside name the caller's line
+for _, m in ipairs{"reset", "step", "set_state", "state", "elapsed", "rand_action", "close"} do
+  ClassicEnv[m] = torch._public(ClassicEnv[m], function(self)
+    return (type(self) == "table" and self.id or "torch.rl.envs") .. "." .. m
+  end)
+end
+for _, c in ipairs(CLASSES) do E[c[1]] = torch._public(E[c[1]], "torch.rl.envs." .. c[1]) end
 E.Continuous_MountainCarEnv = E.MountainCarContinuousEnv -- Gymnasium's class name
 E.ClassicEnv = ClassicEnv
 
 -- make(id, opts): the env registered under Gymnasium's id
-function E.make(id, opts)
+E.make = function(id, opts)
   local cls = BY_ID[id]
   if not cls then
     local ids = {}
@@ -260,6 +325,7 @@ function E.make(id, opts)
   end
   return E[cls](opts)
 end
+E.make = torch._public(E.make, "torch.rl.envs.make")
 
 -- TensorDict-level envs, transforms and helpers (envs/_td_level.lua)
 for name, v in pairs(require "torch.rl.envs._td_level") do E[name] = v end

@@ -77,22 +77,39 @@ static const mt_tensor *exact_actions(lua_State *L, int idx, const mtd_rl_batch 
   return fl && a->ndim == 2 && a->shape[0] == b->n && a->shape[1] == e->action_dim ? a : NULL;
 }
 
-/* b:step(actions) -> obs, reward, terminated, truncated[, final_obs], or
- * false alone when the actions need converting first (the Lua side checks
- * and converts them, with messages naming the env) */
+/* Output k of a step: a new tensor pushed, or entry k of the out list at
+ * index out (0: none), which must be a dense CPU tensor of dt with numel
+ * elements (envs/init.lua checks it first; here only its memory counts). */
+static void *push_out(lua_State *L, int out, int k, int64_t d0, int64_t d1, mt_dtype dt) {
+  if (!out) return push_new(L, d0, d1, dt);
+  lua_rawgeti(L, out, k);
+  const mt_tensor *t = mtl_peek_tensor(L, -1);
+  if (!t || mt_tdevice(t).type != MT_CPU || !mt_is_contiguous(t) || t->dtype != (int8_t)dt ||
+      mt_numel(t) != d0 * (d1 ? d1 : 1))
+    luaL_error(L, "torch.rl.envs: internal: out[%d] must be a dense CPU tensor of %lld elements", k,
+               (long long)(d0 * (d1 ? d1 : 1)));
+  return mt_data(t);
+}
+
+/* b:step(actions[, out]) -> obs, reward, terminated, truncated[, final_obs]
+ * (new tensors, or the tensors of the list out, written in place), or false
+ * alone when the actions need converting first (the Lua side checks and
+ * converts them, with messages naming the env) */
 static int b_step(lua_State *L) {
   mtd_rl_batch *b = check_batch(L);
   const mtd_rl_env *e = b->env;
   const mt_tensor *a = exact_actions(L, 2, b);
   if (!a) return lua_pushboolean(L, 0), 1;
+  int out = lua_istable(L, 3) ? 3 : 0;
+  lua_settop(L, 3);
   mt_dtype dt = (mt_dtype)a->dtype;
   if (mtd_rl_batch_check(b, mt_data(a), dt) != MT_OK) return luaL_error(L, "%s", mt_errmsg());
   mtd_rl_out o;
-  o.obs = push_new(L, b->n, e->nobs, MT_FLOAT32);
-  o.reward = push_new(L, b->n, 0, MT_FLOAT32);
-  o.terminated = push_new(L, b->n, 0, MT_BOOL);
-  o.truncated = push_new(L, b->n, 0, MT_BOOL);
-  o.final_obs = b->mode == MTD_RL_SAME_STEP ? push_new(L, b->n, e->nobs, MT_FLOAT32) : NULL;
+  o.obs = push_out(L, out, 1, b->n, e->nobs, MT_FLOAT32);
+  o.reward = push_out(L, out, 2, b->n, 0, MT_FLOAT32);
+  o.terminated = push_out(L, out, 3, b->n, 0, MT_BOOL);
+  o.truncated = push_out(L, out, 4, b->n, 0, MT_BOOL);
+  o.final_obs = b->mode == MTD_RL_SAME_STEP ? push_out(L, out, 5, b->n, e->nobs, MT_FLOAT32) : NULL;
   MTL_CHECK_OP(L, e->name, mtd_rl_batch_step(b, mt_data(a), dt, &o));
   return o.final_obs ? 5 : 4;
 }
@@ -107,14 +124,17 @@ static int b_state(lua_State *L) {
   return 1;
 }
 
-/* b:set_state(s) -- s float64 [n, nstate]; the copies become steppable and
- * keep their step counts */
+/* b:set_state(s[, elapsed]) -- s float64 [n, nstate], elapsed int64 [n]
+ * (TimeLimit's counts; default: kept); the copies become steppable */
 static int b_set_state(lua_State *L) {
   mtd_rl_batch *b = check_batch(L);
   int ns = b->env->nstate;
   const double *s = (const double *)mt_data(check_dense(L, 2, MT_FLOAT64, -1, b->n * ns, "state"));
+  const int64_t *el = NULL;
+  if (!lua_isnoneornil(L, 3)) el = (const int64_t *)mt_data(check_dense(L, 3, MT_INT64, -1, b->n, "elapsed"));
   for (int64_t i = 0; i < b->n; i++) {
     for (int k = 0; k < ns; k++) b->state[k * b->npad + i] = s[i * ns + k];
+    if (el) b->elapsed[i] = el[i];
     b->done[i] = 0;
   }
   return 0;

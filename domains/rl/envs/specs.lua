@@ -62,7 +62,6 @@ S.Bounded = Bounded
 function S.Bounded_new(opts)
   local self, o = new_spec(Bounded, "torch.rl.envs.specs.Bounded", opts, "low high shape dtype device")
   self.dtype = o.dtype or torch.float32
-  local n = self.shape[#self.shape] or 1
   local function bound(v, what)
     if v == nil then error("torch.rl.envs.specs.Bounded: " .. what .. " is required", 3) end
     if type(v) == "number" then v = torch.full(self.shape, v, {dtype = torch.float64}) end
@@ -74,7 +73,6 @@ function S.Bounded_new(opts)
     error("torch.rl.envs.specs.Bounded: low must not exceed high", 2)
   end
   self.space = {low = self.low, high = self.high}
-  local _ = n
   return self
 end
 
@@ -231,12 +229,16 @@ function Composite:_repr()
 end
 
 -- constructors are the call of the class: specs.Bounded{...}
-local function callable(cls, ctor) return setmetatable(cls, {__call = function(_, ...) return ctor(...) end}) end
-callable(Bounded, S.Bounded_new)
-callable(Unbounded, S.Unbounded_new)
-callable(Categorical, S.Categorical_new)
-callable(OneHot, S.OneHot_new)
-callable(Composite, S.Composite_new)
+-- (public entry points: errors raised inside name the caller's line)
+local function callable(cls, ctor, name)
+  local call = function(_, ...) return ctor(...) end
+  return setmetatable(cls, {__call = torch._public(call, "torch.rl.envs.specs." .. name)})
+end
+callable(Bounded, S.Bounded_new, "Bounded")
+callable(Unbounded, S.Unbounded_new, "Unbounded")
+callable(Categorical, S.Categorical_new, "Categorical")
+callable(OneHot, S.OneHot_new, "OneHot")
+callable(Composite, S.Composite_new, "Composite")
 S.Bounded_new, S.Unbounded_new, S.Categorical_new, S.OneHot_new, S.Composite_new = nil, nil, nil, nil, nil
 
 return S
