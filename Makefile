@@ -43,7 +43,7 @@ $(BUILD)/repl/%.o: INC = $(INC_repl)
 # speed does not depend on where unrelated code put it (max_pool's backward
 # scatter ran 25% slower when its loop straddled a line)
 KFLAGS  := -O3 -fno-math-errno -Wno-type-limits -falign-functions=64 -falign-loops=64
-LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -ljpeg -lwebp -ldeflate -lsndfile -lmpg123 -lsoxr -lfftw3f -lfftw3 -lz -lgomp -lm -ldl -lpthread
+LDLIBS  := $(CAIRO_LIBS) -ldnnl -lsleef -lpng -ljpeg -lwebp -ldeflate -lsndfile -lmpg123 -lsoxr -lmujoco -lfftw3f -lfftw3 -lz -lgomp -lm -ldl -lpthread
 LDFLAGS := $(SAN) -fopenmp
 
 ENGINE_SRC := $(sort $(wildcard tensor/*.c tensor/cpu/*.c tensor/io/*.c tensor/cuda/*.c))

@@ -58,7 +58,7 @@ static int l_join(lua_State *L) {
   if (n < 1) return luaL_error(L, "%s: expected a non-empty list of TensorDicts", fname);
   mt_tensor *small[SMALL], **ts = small;
   if (n > SMALL) ts = lua_newuserdatauv(L, sizeof *ts * (size_t)n, 0);
-  luaL_checkstack(L, n + 8, "TensorDict: too many TensorDicts to join"); /* n leaf tables go on the stack */
+  luaL_checkstack(L, n + 8, fname); /* n leaf tables, then a few working slots */
   int dtab = lua_gettop(L) + 1;
   for (int j = 0; j < n; j++) lua_rawgeti(L, 1, j + 1); /* the leaf tables at dtab .. dtab+n-1 */
   lua_createtable(L, 0, nk);

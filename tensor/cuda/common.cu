@@ -51,3 +51,13 @@ __device__ __forceinline__ unsigned mt_ballot32(bool p) { return (unsigned)(__ba
 #else
 __device__ __forceinline__ unsigned mt_ballot32(bool p) { return __ballot_sync(0xffffffffu, p); }
 #endif
+
+// mt_shfl_down32(v, s): v of the lane s above this one within its 32-lane
+// group, as __shfl_down_sync(0xffffffff, v, s, 32) on CUDA (HIP 5 lacks the
+// _sync forms; its __shfl_down with width 32 keeps 64-lane wavefronts' halves
+// apart). For the types both overload: int, long long, float, double.
+#ifdef __HIP__
+#define mt_shfl_down32(v, s) __shfl_down((v), (s), 32)
+#else
+#define mt_shfl_down32(v, s) __shfl_down_sync(0xffffffffu, (v), (s), 32)
+#endif

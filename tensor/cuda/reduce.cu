@@ -201,8 +201,8 @@ extern "C" __global__ void mt_red_warp(const TX *x, ACC *vals, long long *idx, m
     acc_t a = run(x, g, o, lane, g.nred, 32);
     for (int s = 16; s > 0; s >>= 1) {
       acc_t b;
-      b.v = __shfl_down_sync(0xffffffffu, a.v, s, 32);
-      b.i = __shfl_down_sync(0xffffffffu, a.i, s, 32);
+      b.v = mt_shfl_down32(a.v, s);
+      b.i = mt_shfl_down32(a.i, s);
       combine(a, b);
     }
     if (lane == 0) store(vals, idx, o, a, g.div);

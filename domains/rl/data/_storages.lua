@@ -143,6 +143,7 @@ end
 function LazyTensorStorage:set(index, data)
   local single = math.type(index) == "integer"
   if not self._data then alloc(self, data, single) end
+  if self.device ~= "cpu" and (torch.is_tensor(data) or U.is_td(data)) then data = data:to(self.device) end
   local d = self._data
   if torch.is_tensor(d) then
     if not torch.is_tensor(data) then

@@ -141,6 +141,14 @@ function OneHotCategorical:__init(...)
 end
 OneHotCategorical:property("deterministic_sample", function(self) return self.mode end)
 
+-- log_prob(value) -> log p of the argmax of value. Unlike the base class it
+-- accepts rsample()'s straight-through vectors, which are one-hot only up
+-- to rounding (1 + p - p).
+function OneHotCategorical:log_prob(value)
+  if not torch.is_tensor(value) then error(PREFIX .. "OneHotCategorical.log_prob: value must be a tensor", 2) end
+  return self._categorical:log_prob(value:argmax(-1))
+end
+
 local MaskedCategorical = D.Categorical:extend("MaskedCategorical")
 MaskedCategorical.__fullname = PREFIX .. "MaskedCategorical"
 M.MaskedCategorical = MaskedCategorical

@@ -1,8 +1,12 @@
--- torch.rl.modules -- TorchRL's policy building blocks. Submodules load on
--- first use. Minimal for now: the distributions of
--- torch.rl.modules.distributions (TanhNormal, IndependentNormal,
--- OneHotCategorical, MaskedCategorical) are fields; the networks and
--- actors (MLP, ProbabilisticActor, ...) add theirs here.
+-- torch.rl.modules -- TorchRL's policy building blocks: the distributions
+-- (TanhNormal, IndependentNormal, OneHotCategorical, MaskedCategorical),
+-- MLP, TensorDictModule / TensorDictSequential, Actor, ValueOperator,
+-- ProbabilisticActor, QValueModule / QValueActor, EGreedyModule, and the
+-- exploration type (set_exploration_type, ExplorationType).
 local M = require("torch")._package("torch.rl.modules")
-for k, v in pairs(require "torch.rl.modules.distributions") do M[k] = v end
+for _, sub in ipairs{"distributions", "models", "tensordict_module", "probabilistic", "actors", "exploration"} do
+  for k, v in pairs(require("torch.rl.modules." .. sub)) do
+    if k:sub(1, 1) ~= "_" then M[k] = v end
+  end
+end
 return M

@@ -20,7 +20,8 @@ local function same(a, b) check(torch.equal(a, b), "tensors differ:\n" .. tostri
 
 test("TensorDict builds from nested tables and checks every leaf against batch_size", function()
   local td = sample_td(4)
-  check_eq(td.batch_size, torch.Size and torch.Size({4}) or {4})
+  check_eq(td.batch_size, {4})
+  check_eq(tostring(td.batch_size), "torch.Size({4})")
   check_shape(td.obs, {4, 3})
   check_shape(td.next.obs, {4, 3})
   check(TensorDict.is_tensordict(td.next), "nested tables become TensorDicts")
@@ -295,4 +296,20 @@ test("a TensorDict on CUDA keeps its leaves there", function()
   same(s.obs:cpu(), torch.stack({td.obs, td.obs}, 1):cpu())
   td.new = torch.zeros(3)
   check(tostring(td.new.device):match("^cuda"), "set moves to the device")
+end)
+
+test("stack and cat of long lists (more TensorDicts than Lua's minimum stack) give every row", function()
+  for _, n in ipairs{25, 300} do
+    local list = {}
+    for i = 1, n do
+      list[i] = torch.rl.TensorDict({a = torch.full({2, 3}, i), next = {b = torch.full({2}, -i)}}, {2})
+    end
+    local s = torch.rl.TensorDict.stack(list, 2)
+    check_eq(s.batch_size[1], 2); check_eq(s.batch_size[2], n)
+    check_close(s.a:select(3, 1):select(1, 2), torch.arange(1, n + 1):float())
+    check_close(s.next.b:select(1, 1), -torch.arange(1, n + 1):float())
+    local c = torch.rl.TensorDict.cat(list, 1)
+    check_eq(c.batch_size[1], 2 * n)
+    check_close(c.a:select(2, 1), torch.arange(1, n + 1):unsqueeze(2):expand(n, 2):reshape(2 * n):float())
+  end
 end)
