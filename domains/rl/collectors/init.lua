@@ -120,7 +120,7 @@ function SyncDataCollector:__init(env, policy, opts)
   if total > 0 and total % fpb ~= 0 then self.total_frames = (total // fpb + 1) * fpb end -- as TorchRL: whole batches
   self.init_random_frames = opts.init_random_frames or 0
   self.exploration_type = torch._check_choice(fname, "exploration_type", opts.exploration_type or "random",
-    "random deterministic mode mean")
+    "random deterministic mode mean") -- torch.rl.modules.ExplorationType's values
   self.split_trajs = opts.split_trajs == true
   self.device = opts.device and tostring(opts.device)
   self.reset_at_each_iter = opts.reset_at_each_iter == true

@@ -8,7 +8,7 @@ local function add(mod, names)
     out[name] = mod[name]
   end
 end
-add(require "torch.rl.envs.common", "EnvBase GymLikeEnv step_mdp exploration_type set_exploration_type")
+add(require "torch.rl.envs.common", "EnvBase GymLikeEnv step_mdp exploration_type set_exploration_type ExplorationType")
 add(require "torch.rl.envs.libs", "GymEnv SerialEnv")
 add(require "torch.rl.envs.transforms", "Transform TransformedEnv Compose StepCounter RewardSum ObservationNorm " ..
   "VecNorm CatFrames DoubleToFloat InitTracker RewardScaling")

@@ -77,25 +77,12 @@ function M.step_mdp(td, opts)
   return out
 end
 
--- ---- exploration type (TorchRL's set_exploration_type) ----
-local EXPLORATION = "random deterministic mode mean"
-local exploration = "random"
-
--- exploration_type() -> "random" | "deterministic" | "mode" | "mean"
-function M.exploration_type() return exploration end
-
--- set_exploration_type(kind[, fn]): sets the mode policies read; with fn,
--- runs fn() under it and restores the previous one (also on error).
-function M.set_exploration_type(kind, fn)
-  torch._check_choice("torch.rl.envs.set_exploration_type", "kind", kind, EXPLORATION)
-  local prev = exploration
-  exploration = kind
-  if fn == nil then return prev end
-  local res = table.pack(pcall(fn))
-  exploration = prev
-  if not res[1] then error(res[2], 0) end
-  return table.unpack(res, 2, res.n)
-end
+-- ---- exploration type: torch.rl.modules' one global, which policies read
+-- (TorchRL has set_exploration_type in torchrl.envs.utils as well) ----
+local X = require "torch.rl.modules.exploration"
+M.ExplorationType = X.ExplorationType
+M.exploration_type = X.exploration_type
+M.set_exploration_type = X.set_exploration_type
 
 ---------------------------------------------------------------------------
 -- EnvBase
@@ -139,6 +126,35 @@ function EnvBase:full_reward_spec()
   return specs.Composite({reward = self.reward_spec}, {shape = with_batch(self.batch_size), device = self.device})
 end
 function EnvBase:full_done_spec() return self.done_spec end
+-- unbatch(spec, nb) -> spec without its first nb (batch) dims
+local function unbatch(sp, nb, dev)
+  local mt = getmetatable(sp)
+  local shape = {}
+  for i = nb + 1, #sp.shape do shape[#shape + 1] = sp.shape[i] end
+  if mt == specs.Composite then
+    local sub = {}
+    for _, k in ipairs(sp:keys()) do sub[k] = unbatch(sp:get(k), nb, dev) end
+    return specs.Composite(sub, {shape = shape, device = dev})
+  elseif mt == specs.Bounded then
+    local lo, hi = sp.low, sp.high
+    for _ = 1, nb do lo, hi = lo[1], hi[1] end
+    return specs.Bounded{low = lo, high = hi, shape = shape, dtype = sp.dtype, device = dev}
+  elseif mt == specs.Categorical then
+    return specs.Categorical(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
+  elseif mt == specs.OneHot then
+    return specs.OneHot(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
+  end
+  return specs.Unbounded{shape = shape, dtype = sp.dtype, device = dev}
+end
+M.unbatch_spec = unbatch
+
+-- the specs of one copy (TorchRL's *_spec_unbatched): what modules that
+-- draw per batch element (EGreedyModule) take
+function EnvBase:action_spec_unbatched() return unbatch(self.action_spec, #self.batch_size, self.device) end
+function EnvBase:observation_spec_unbatched()
+  return unbatch(self:_finish_specs().observation_spec, #self.batch_size, self.device)
+end
+
 function EnvBase:observation_keys() return self:_finish_specs().observation_spec:keys() end
 
 -- _finish_specs() -> self, with every spec set (wrappers call it first)
