@@ -20,7 +20,7 @@ local function C()
   return core
 end
 
-local OPTS = "num_envs seed device autoreset_mode backend"
+local OPTS = "num_envs seed device autoreset_mode backend compile"
 local MODES = "next_step same_step disabled"
 
 local ClassicEnv = {}
@@ -55,6 +55,10 @@ local function new_env(id, cls_name, opts)
     error(("%s: backend 'c' runs on the CPU (device %s asks for backend 'tensor')"):format(fname, self.device), 3)
   end
   self.backend = backend
+  if opts.compile and backend ~= "tensor" then
+    error(("%s: compile=true compiles the tensor ops (backend 'tensor'); the C env needs no compiling"):format(fname), 3)
+  end
+  self._compile = opts.compile and true or false
   self.max_episode_steps = def.max_episode_steps
   seed = seed or fresh_seed()
   if backend == "c" then
@@ -105,7 +109,7 @@ end
 -- (the others keep their state; their observation is returned as is).
 function ClassicEnv:reset(opts)
   local fname = self.id .. ": reset"
-  opts = torch._check_options(fname, opts or {}, "seed reset_mask options")
+  opts = torch._check_options(fname, opts or {}, "seed reset_mask")
   local seed, mask = opts.seed, opts.reset_mask
   if seed ~= nil and math.type(seed) ~= "integer" then
     error(("%s: seed must be an integer, got %s"):format(fname, tostring(seed)), 2)
@@ -235,9 +239,22 @@ function ClassicEnv:step(actions, opts)
     error(("%s: an env ended (terminated or truncated) and autoreset is disabled: call reset() (or " ..
       "reset{reset_mask=...}) before stepping it again"):format(self.id), 2)
   end
-  local st = {state = self._state, elapsed = self._elapsed, done = self._done}
   local act = def.n_actions and a or a:select(2, 1):contiguous()
-  local nst, obs, r, term, trunc, final = ops.batch_step(def, st, act, self:_fresh(), self.autoreset_mode)
+  local nst, obs, r, term, trunc, final
+  if self._compile then -- one compiled graph (tensor_ops.compiled_step)
+    self._cstep = self._cstep or ops.compiled_step(def, self.autoreset_mode)
+    local args, ns, nobs = {self._elapsed, self._done, act}, def.nstate, def.nobs
+    for k = 1, ns do args[#args + 1] = self._state[k] end
+    for _, col in ipairs(self:_fresh()) do args[#args + 1] = col end
+    local res = {self._cstep(table.unpack(args))}
+    nst = {elapsed = res[1], done = res[2], state = {table.unpack(res, 6, 5 + ns)}}
+    r, term, trunc = res[3], res[4], res[5]
+    obs = {table.unpack(res, 6 + ns, 5 + ns + nobs)}
+    if self.autoreset_mode == "same_step" then final = {table.unpack(res, 6 + ns + nobs, 5 + ns + 2 * nobs)} end
+  else
+    local st = {state = self._state, elapsed = self._elapsed, done = self._done}
+    nst, obs, r, term, trunc, final = ops.batch_step(def, st, act, self:_fresh(), self.autoreset_mode)
+  end
   self._state, self._elapsed, self._done = nst.state, nst.elapsed, nst.done
   local res = {ops.stack(obs), r, term, trunc, final and ops.stack(final)}
   if out then

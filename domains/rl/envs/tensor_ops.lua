@@ -42,7 +42,9 @@ do
     theta_dot = theta_dot + TAU * thetaacc
     local terminated = x:lt(-X_THRESHOLD):logical_or(x:gt(X_THRESHOLD))
       :logical_or(theta:lt(-THETA_THRESHOLD)):logical_or(theta:gt(THETA_THRESHOLD))
-    return {x, x_dot, theta, theta_dot}, torch.ones_like(x), terminated
+    -- reward 1 everywhere, made from a bool column: the JIT replays a
+    -- ones_like(x):to(float32) result as a 0-dim tensor (a JIT bug)
+    return {x, x_dot, theta, theta_dot}, terminated:to(torch.float64) * 0 + 1, terminated
   end
 
   function cartpole.observe(s)
@@ -138,7 +140,7 @@ do
     local terminated
     velocity = velocity + ((a:to(torch.float64) - 2) * 0.001 + (3 * position):cos() * (-0.0025))
     position, velocity, terminated = move(position, velocity, 0.5)
-    return {position, velocity}, torch.full_like(position, -1.0), terminated
+    return {position, velocity}, terminated:to(torch.float64) * 0 - 1, terminated -- -1 (see CartPole's reward)
   end
 
   -- float64 arithmetic on a float32 state (NumPy 1.x promotes its scalars)
@@ -230,5 +232,25 @@ function M.batch_step(env, st, action, fresh, mode)
   end
   return out, env.observe(out.state), reward:to(torch.float32), terminated, truncated, final
 end
+
+-- batch_step as one function of flat tensors, for torch.compile (whose
+-- guards see tensors, not tables): f(elapsed, done, action, state...,
+-- fresh...) -> elapsed, done, reward, terminated, truncated, state...,
+-- obs...[, final obs...]. compiled_step(env, mode) compiles it as one graph.
+function M.flat_step(env, mode)
+  local ns = env.nstate
+  return function(elapsed, done, action, ...)
+    local args = {...}
+    local st = {state = {table.unpack(args, 1, ns)}, elapsed = elapsed, done = done}
+    local out, obs, r, term, trunc, final = M.batch_step(env, st, action, {table.unpack(args, ns + 1, 2 * ns)}, mode)
+    local res = {out.elapsed, out.done, r, term, trunc}
+    for k = 1, ns do res[#res + 1] = out.state[k] end
+    for k = 1, #obs do res[#res + 1] = obs[k] end
+    for k = 1, final and #final or 0 do res[#res + 1] = final[k] end
+    return table.unpack(res)
+  end
+end
+
+function M.compiled_step(env, mode) return torch.compile(M.flat_step(env, mode), {fullgraph = true}) end
 
 return M

@@ -424,6 +424,34 @@ test("the tensor backend (device or backend='tensor') follows the C env from the
   end
 end)
 
+test("the tensor backend with compile=true (one compiled graph a step) equals the C env", function()
+  for _, mode in ipairs{"same_step", "next_step"} do
+    for _, id in ipairs(IDS) do
+      local n = 16
+      local c = envs.make(id, {num_envs = n, seed = 3, autoreset_mode = "disabled"})
+      local t = envs.make(id, {num_envs = n, seed = 3, autoreset_mode = mode, backend = "tensor", compile = true})
+      c:reset(); t:reset()
+      t:set_state(c:state())
+      local gen = torch.Generator()
+      gen:manual_seed(1)
+      torch.compiler.reset()
+      for _ = 1, 12 do
+        local a = rand_actions(id, n, gen)
+        local co, cr, ct = c:step(a)
+        local to, tr, tt, _, info = t:step(a)
+        if ct:any():item() then break end -- the C env (disabled) stops at the first end
+        check_close(to, co, TOL)
+        check_close(tr, cr, {atol = 1e-6, rtol = 1e-6})
+        check(tt:eq(ct):all():item(), id .. " terminated")
+        if mode == "same_step" then check_close(info.final_observation, co, TOL) end
+      end
+      local st = torch.compiler.stats()
+      check(st.compiled_calls >= 5 and st.eager_calls == 0, id .. " " .. mode .. ": compiled calls " .. st.compiled_calls)
+    end
+  end
+  check_error(function() envs.CartPoleEnv{compile = true} end, "compile=true compiles the tensor ops")
+end)
+
 test("the tensor backend autoresets (next_step) and truncates like the C env", function()
   local t = envs.PendulumEnv{num_envs = 4, seed = 2, backend = "tensor"}
   t:reset()
