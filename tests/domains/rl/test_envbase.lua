@@ -143,6 +143,42 @@ test("GymLikeEnv: a Lua env on tensors follows its closed form, with partial res
   check_eq(tostring(env.reward_spec.dtype), "torch.float32")
 end)
 
+test("rollout: auto_reset=false continues from a given TensorDict; break_when_all_done waits for every copy", function()
+  local env = Walk(2)
+  local acts = {}
+  for t = 1, 6 do acts[t] = torch.tensor({2, 2}) end
+  local r1 = env:rollout(2, scripted(acts), {break_when_any_done = false})
+  local last = r1:unbind(2)[2] -- the second step, with its "next"
+  local cont = env:rollout(2, scripted(acts), {auto_reset = false, tensordict = env:step_mdp(last),
+    break_when_any_done = false})
+  -- copy 1 went 0 -> 1 -> 2; continuing: 2 -> 3 (done), then reset 0 -> 1
+  check_close(cont.observation:select(1, 1):squeeze(2), {2, 0})
+  check_close(cont.next.observation:select(1, 1):squeeze(2), {3, 1})
+  check_error(function() env:rollout(2, nil, {auto_reset = false}) end, "auto_reset=false needs opts.tensordict")
+  -- copy 1 ends every 3 steps, copy 2 never (it alternates): all_done never holds, any_done at step 3
+  local alt = {}
+  for t = 1, 9 do alt[t] = torch.tensor({2, t % 2 + 1}) end
+  check_eq(Walk(2):rollout(9, scripted(alt)).batch_size, {2, 3})
+  check_eq(Walk(2):rollout(9, scripted(alt), {break_when_all_done = true}).batch_size, {2, 9})
+  local both = {}
+  for t = 1, 9 do both[t] = torch.tensor({2, 1}) end -- both end at step 3
+  check_eq(Walk(2):rollout(9, scripted(both), {break_when_all_done = true}).batch_size, {2, 3})
+end)
+
+test("SerialEnv set_seed seeds its envs in turn; TransformedEnv:append_transform extends the chain", function()
+  local s = E.SerialEnv(2, function() return E.GymEnv("CartPole-v1", {num_envs = 2}) end)
+  check_eq(s.batch_size, {2, 2})
+  check_eq(s:set_seed(7), 11)
+  local a = s:reset().observation
+  local b = E.GymEnv("CartPole-v1", {num_envs = 4, seed = 7}):reset().observation
+  check(torch.equal(a:reshape({4, 4}), b), "envs seeded 7, 8 and 9, 10 = one env of 4 copies seeded 7")
+  local t = E.TransformedEnv(E.GymEnv("CartPole-v1", {seed = 1}), E.StepCounter())
+  t:append_transform(E.RewardSum())
+  check_eq(t.observation_spec:keys(), {"episode_reward", "observation", "step_count"})
+  local r = t:rollout(3)
+  check_close(r.next.episode_reward:squeeze(-1), {1, 2, 3})
+end)
+
 test("set_seed makes resets repeatable and returns the next seed", function()
   local env = E.GymEnv("Acrobot-v1", {num_envs = 2})
   check_eq(env:set_seed(42), 44)
