@@ -264,7 +264,8 @@ test("bad input: clear errors naming the env and the values", function()
     self.action_spec = E.Categorical(2, {shape = {2}})
   end
   function Bad:_reset() return torch.zeros(2, 4) end
-  check_error(function() Bad():reset() end, "Bad._reset: observation 'observation' must have shape [2, 3], got [2, 4]")
+  check_error(function() Bad():reset() end,
+    "Bad._reset: observation 'observation' must have shape [2, 3], got [2, 4]")
   local Lazy = E.GymLikeEnv:extend("Lazy")
   function Lazy:__init()
     E.GymLikeEnv.__init(self, {batch_size = {1}})
