@@ -275,7 +275,7 @@ test("bad input: clear errors naming the env and the values", function()
   check_error(function() Lazy():reset() end, "Lazy: _reset is not implemented")
 end)
 
-test("a long rollout stacks 600 steps (TensorDict.stack of more TensorDicts than the C stack's default room)", function()
+test("a long rollout stacks 600 steps (more TensorDicts than the C stack's default room)", function()
   local env = E.GymEnv("Pendulum-v1", {num_envs = 2, seed = 1})
   local r = env:rollout(600, nil, {break_when_any_done = false})
   check_eq(r.batch_size, {2, 600})
