@@ -25,7 +25,7 @@ H.NAMESPACES = {
   "torch.vision.transforms", "torch.vision.transforms.v2", "torch.vision.transforms.v2.functional",
   "torch.vision.models", "torch.vision.ops", "torch.fft", "torch.audio", "torch.audio.io", "torch.audio.datasets",
   "torch.audio.functional", "torch.audio.transforms", "torch.distributions", "torch.rl", "torch.rl.data",
-  "torch.rl.envs", "torch.rl.modules", "torch.rl.objectives", "torch.rl.objectives.value",
+  "torch.rl.envs", "torch.rl.modules", "torch.rl.objectives", "torch.rl.objectives.value", "torch.rl.collectors",
 }
 local IS_NAMESPACE = {}
 for _, n in ipairs(H.NAMESPACES) do IS_NAMESPACE[n] = true end

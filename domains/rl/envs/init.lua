@@ -344,10 +344,14 @@ E.make = function(id, opts)
 end
 E.make = torch._public(E.make, "torch.rl.envs.make")
 
--- MujocoEnv and its specs (envs/_mujoco.lua)
-for name, v in pairs(require "torch.rl.envs._mujoco") do
-  if E[name] ~= nil then error("torch.rl.envs: " .. name .. " defined twice") end
-  E[name] = v
+-- the other families: MuJoCo (envs/_mujoco.lua) and the TensorDict-level
+-- envs, transforms and helpers (envs/_td_level.lua); a name defined twice
+-- is an error
+for _, family in ipairs({"_mujoco", "_td_level"}) do
+  for name, v in pairs(require("torch.rl.envs." .. family)) do
+    if E[name] ~= nil then error("torch.rl.envs: " .. name .. " defined twice") end
+    E[name] = v
+  end
 end
 
 return E
