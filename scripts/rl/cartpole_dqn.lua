@@ -6,8 +6,8 @@
 --       [--target-update 500] [--train-frequency 10] [--learning-starts 10000]
 --       [--start-e 1] [--end-e 0.05] [--exploration-fraction 0.5]
 --       [--eval-every 10000] [--eval-episodes 100] [--solve-return 475]
---       [--device cpu|cuda] [--threads 1] [--checkpoint PATH] [--resume]
---       [--tensorboard DIR] [--no-stop]
+--       [--device cpu|cuda] [--compile] [--threads 1] [--checkpoint PATH]
+--       [--resume] [--tensorboard DIR] [--no-stop]
 --
 -- The agent: a Q network (4 -> 120 -> 84 -> 2, ReLU) picks the action of the
 -- larger value; with probability epsilon (annealed linearly from --start-e to
@@ -27,6 +27,8 @@
 -- TensorBoard with --tensorboard DIR; a checkpoint is written at every
 -- evaluation and --resume continues from it. --threads defaults to 1: the
 -- network is tiny, and threads only add hand-off latency to each small op.
+-- --compile runs each training step (loss, backward, Adam step) as one graph
+-- compiled by torch.compile.
 local torch = require "torch"
 local here = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = here .. "/../?.lua;" .. package.path -- train_options.lua
@@ -41,11 +43,12 @@ local TensorDict = rl.TensorDict
 local o = {total_frames = 500000, seed = 1, lr = 2.5e-4, buffer_size = 10000, batch_size = 128, gamma = 0.99,
   target_update = 500, train_frequency = 10, learning_starts = 10000, start_e = 1.0, end_e = 0.05,
   exploration_fraction = 0.5, eval_every = 10000, eval_episodes = 100, solve_return = 475, device = "cpu",
-  threads = 1, checkpoint = "cartpole_dqn.ckpt", resume = false, tensorboard = nil, no_stop = false}
+  threads = 1, checkpoint = "cartpole_dqn.ckpt", resume = false, tensorboard = nil, no_stop = false, compile = false}
 options.parse(arg or {}, o, {total_frames = "int", seed = "int", lr = "num", buffer_size = "int", batch_size = "int",
   gamma = "num", target_update = "int", train_frequency = "int", learning_starts = "int", start_e = "num",
   end_e = "num", exploration_fraction = "num", eval_every = "int", eval_episodes = "int", solve_return = "num",
-  threads = "int"}, {resume = true, no_stop = true}, {tensorboard = true})
+  threads = "int"}, {resume = true, no_stop = true, compile = true},
+  {tensorboard = true})
 options.check_device(o)
 if o.threads then torch.set_num_threads(o.threads) end
 torch.manual_seed(o.seed)
@@ -62,6 +65,18 @@ local target_update = objectives.HardUpdate(loss_fn, {value_network_update_inter
 local optimizer = optim.Adam(qnet:parameters(), {lr = o.lr})
 local buffer = data.TensorDictReplayBuffer{storage = data.LazyTensorStorage(o.buffer_size, {device = o.device}),
   batch_size = o.batch_size}
+
+-- update(batch's tensors): one step on the DQN loss (compiled with --compile)
+local function update(obs, action, next_obs, reward, terminated, done)
+  local batch = TensorDict({observation = obs, action = action, next = {observation = next_obs, reward = reward,
+    terminated = terminated, done = done}}, {obs:size(1)})
+  local loss = loss_fn(batch).loss
+  optimizer:zero_grad()
+  loss:backward()
+  optimizer:step()
+  return loss
+end
+local run_update = o.compile and torch.compile(update) or update
 
 -- epsilon(frame): the exploration rate, linear from start_e to end_e
 local function epsilon(frame)
@@ -143,11 +158,9 @@ for frame = start_frame, o.total_frames do
 
   -- learn: a batch every train_frequency frames, the target copied every target_update
   if frame > o.learning_starts and frame % o.train_frequency == 0 then
-    local batch = buffer:sample():to(o.device)
-    local loss = loss_fn(batch).loss
-    optimizer:zero_grad()
-    loss:backward()
-    optimizer:step()
+    local b = buffer:sample():to(o.device)
+    local loss = run_update(b.observation, b.action, b.next.observation, b.next.reward, b.next.terminated,
+      b.next.done)
     if frame % 100 == 0 then log(frame, {loss = loss:item(), epsilon = epsilon(frame)}) end
   end
   if frame > o.learning_starts then target_update:step() end -- copies every target_update-th call

@@ -6,8 +6,8 @@
 --       [--gae-lambda 0.95] [--num-minibatches 4] [--update-epochs 4]
 --       [--clip-coef 0.2] [--ent-coef 0.01] [--vf-coef 0.5] [--max-grad-norm 0.5]
 --       [--eval-every 20480] [--eval-episodes 100] [--solve-return 475]
---       [--device cpu|cuda] [--threads 1] [--checkpoint PATH] [--resume]
---       [--tensorboard DIR] [--no-stop]
+--       [--device cpu|cuda] [--compile] [--threads 1] [--checkpoint PATH]
+--       [--resume] [--tensorboard DIR] [--no-stop]
 --
 -- The agent: an actor (4 -> 64 -> 64 -> 2 logits, tanh) samples actions from
 -- a Categorical; a critic (4 -> 64 -> 64 -> 1) estimates state values. Each
@@ -25,6 +25,8 @@
 -- (torch.experiment.log, TensorBoard with --tensorboard DIR), a checkpoint per
 -- evaluation and --resume work as in cartpole_dqn.lua. --threads defaults to
 -- 1: the networks are tiny, and threads only add hand-off latency.
+-- --compile runs each minibatch's update (loss, backward, clipping, Adam
+-- step) as one graph compiled by torch.compile.
 local torch = require "torch"
 local here = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = here .. "/../?.lua;" .. package.path -- train_options.lua
@@ -39,11 +41,12 @@ local TensorDict = rl.TensorDict
 local o = {total_frames = 500000, seed = 1, num_envs = 4, num_steps = 128, lr = 2.5e-4, gamma = 0.99,
   gae_lambda = 0.95, num_minibatches = 4, update_epochs = 4, clip_coef = 0.2, ent_coef = 0.01, vf_coef = 0.5,
   max_grad_norm = 0.5, eval_every = 20480, eval_episodes = 100, solve_return = 475, device = "cpu", threads = 1,
-  checkpoint = "cartpole_ppo.ckpt", resume = false, tensorboard = nil, no_stop = false}
+  checkpoint = "cartpole_ppo.ckpt", resume = false, tensorboard = nil, no_stop = false, compile = false}
 options.parse(arg or {}, o, {total_frames = "int", seed = "int", num_envs = "int", num_steps = "int", lr = "num",
   gamma = "num", gae_lambda = "num", num_minibatches = "int", update_epochs = "int", clip_coef = "num",
   ent_coef = "num", vf_coef = "num", max_grad_norm = "num", eval_every = "int", eval_episodes = "int",
-  solve_return = "num", threads = "int"}, {resume = true, no_stop = true}, {tensorboard = true})
+  solve_return = "num", threads = "int"}, {resume = true, no_stop = true, compile = true},
+  {tensorboard = true})
 options.check_device(o)
 torch.set_num_threads(o.threads)
 torch.manual_seed(o.seed)
@@ -76,6 +79,21 @@ local env = envs.make("CartPole-v1", {num_envs = o.num_envs, seed = o.seed, auto
 local batch_frames = o.num_envs * o.num_steps
 local iterations = o.total_frames // batch_frames
 local minibatch = batch_frames // o.num_minibatches
+
+-- update(obs, action, log_prob, advantage, value_target): one minibatch step
+-- on the PPO loss (compiled as one graph with --compile)
+local function update(obs, action, log_prob, advantage, value_target)
+  local mb = TensorDict({observation = obs, action = action, action_log_prob = log_prob, advantage = advantage,
+    value_target = value_target}, {obs:size(1)})
+  local out = loss_fn(mb)
+  local loss = out.loss_objective + out.loss_critic + out.loss_entropy
+  optimizer:zero_grad()
+  loss:backward()
+  nn.utils.clip_grad_norm_(params, o.max_grad_norm)
+  optimizer:step()
+  return loss
+end
+local run_update = o.compile and torch.compile(update) or update
 
 -- greedy(obs [N, 4]) -> the likeliest actions [N] (1-based)
 local function greedy(obs)
@@ -164,13 +182,7 @@ for iter = start_iter, iterations do
     local perm = torch.randperm(batch_frames)
     for m = 1, o.num_minibatches do
       local mb = flat:index(perm:narrow(1, (m - 1) * minibatch + 1, minibatch))
-      local out = loss_fn(mb)
-      local loss = out.loss_objective + out.loss_critic + out.loss_entropy
-      optimizer:zero_grad()
-      loss:backward()
-      nn.utils.clip_grad_norm_(params, o.max_grad_norm)
-      optimizer:step()
-      last_loss = loss
+      last_loss = run_update(mb.observation, mb.action, mb.action_log_prob, mb.advantage, mb.value_target)
     end
   end
 

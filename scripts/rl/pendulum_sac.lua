@@ -5,8 +5,8 @@
 --       [--buffer-size 1000000] [--batch-size 256] [--gamma 0.99] [--tau 0.005]
 --       [--learning-starts 5000] [--policy-lr 0.0003] [--q-lr 0.001]
 --       [--eval-every 5000] [--eval-episodes 10] [--solve-return -200]
---       [--device cpu|cuda] [--threads 1] [--checkpoint PATH] [--resume]
---       [--tensorboard DIR] [--no-stop]
+--       [--device cpu|cuda] [--compile] [--threads 1] [--checkpoint PATH]
+--       [--resume] [--tensorboard DIR] [--no-stop]
 --
 -- The agent: a policy network (3 -> 256 -> 256 -> mean and log-std) whose
 -- actions are a Normal squashed by tanh onto Pendulum's [-2, 2] (TanhNormal);
@@ -24,6 +24,8 @@
 -- seconds it took and stops (--no-stop trains on). Progress, metrics
 -- (torch.experiment.log, TensorBoard with --tensorboard DIR), a checkpoint per
 -- evaluation and --resume work as in cartpole_dqn.lua; --threads defaults to 1.
+-- --compile is not supported here yet: the update draws the policy's noise
+-- (rsample), which torch.compile does not replay yet; it is an error.
 local torch = require "torch"
 local here = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = here .. "/../?.lua;" .. package.path -- train_options.lua
@@ -37,11 +39,16 @@ local TensorDict = rl.TensorDict
 -- ---- options -------------------------------------------------------------
 local o = {total_steps = 50000, seed = 1, buffer_size = 1000000, batch_size = 256, gamma = 0.99, tau = 0.005,
   learning_starts = 5000, policy_lr = 3e-4, q_lr = 1e-3, eval_every = 5000, eval_episodes = 10, solve_return = -200,
-  device = "cpu", threads = 1, checkpoint = "pendulum_sac.ckpt", resume = false, tensorboard = nil, no_stop = false}
+  device = "cpu", threads = 1, checkpoint = "pendulum_sac.ckpt", resume = false, tensorboard = nil, no_stop = false, compile = false}
 options.parse(arg or {}, o, {total_steps = "int", seed = "int", buffer_size = "int", batch_size = "int",
   gamma = "num", tau = "num", learning_starts = "int", policy_lr = "num", q_lr = "num", eval_every = "int",
-  eval_episodes = "int", solve_return = "num", threads = "int"}, {resume = true, no_stop = true}, {tensorboard = true})
+  eval_episodes = "int", solve_return = "num", threads = "int"}, {resume = true, no_stop = true, compile = true},
+  {tensorboard = true})
 options.check_device(o)
+if o.compile then
+  error("--compile is not supported by pendulum_sac.lua yet: SAC's update draws the policy's noise (rsample), which "
+    .. "torch.compile does not replay yet; run without it", 0)
+end
 torch.set_num_threads(o.threads)
 torch.manual_seed(o.seed)
 
@@ -60,6 +67,7 @@ function PolicyNet:forward(obs)
 end
 
 local policy_net = PolicyNet():to(o.device)
+
 local actor = modules.ProbabilisticActor{
   module = modules.TensorDictModule(policy_net, {"observation"}, {"loc", "scale"}), in_keys = {"loc", "scale"},
   distribution_class = modules.TanhNormal, distribution_kwargs = {low = -2.0, high = 2.0}, return_log_prob = false}
@@ -83,6 +91,17 @@ local alpha_opt = optim.Adam({loss_fn.log_alpha}, {lr = o.q_lr})
 local env = envs.make("Pendulum-v1", {num_envs = 1, seed = o.seed, autoreset_mode = "same_step"})
 local buffer = data.TensorDictReplayBuffer{storage = data.LazyTensorStorage(o.buffer_size, {device = o.device}),
   batch_size = o.batch_size}
+
+-- update(batch's tensors) -> the loss terms: one step of each optimizer
+local function update(obs, action, next_obs, reward, terminated, done)
+  local out = loss_fn(TensorDict({observation = obs, action = action, next = {observation = next_obs,
+    reward = reward, terminated = terminated, done = done}}, {obs:size(1)}))
+  q_opt:zero_grad(); actor_opt:zero_grad(); alpha_opt:zero_grad()
+  ;(out.loss_qvalue + out.loss_actor + out.loss_alpha):backward()
+  q_opt:step(); actor_opt:step(); alpha_opt:step()
+  return out.loss_qvalue, out.loss_actor, out.alpha
+end
+local run_update = update
 
 -- act(obs [N, 3]) -> actions [N, 1]: sampled (explore) or the squashed mean
 local function act(obs, explore)
@@ -154,14 +173,11 @@ for step = start_step, o.total_steps do
   end
 
   if step > learn_from then
-    local out = loss_fn(buffer:sample():to(o.device))
-    q_opt:zero_grad(); actor_opt:zero_grad(); alpha_opt:zero_grad()
-    ;(out.loss_qvalue + out.loss_actor + out.loss_alpha):backward()
-    q_opt:step(); actor_opt:step(); alpha_opt:step()
+    local b = buffer:sample():to(o.device)
+    local lq, la, alpha = run_update(b.observation, b.action, b.next.observation, b.next.reward, b.next.terminated,
+      b.next.done)
     target_update:step()
-    if step % 100 == 0 then
-      log(step, {loss_qvalue = out.loss_qvalue:item(), loss_actor = out.loss_actor:item(), alpha = out.alpha:item()})
-    end
+    if step % 100 == 0 then log(step, {loss_qvalue = lq:item(), loss_actor = la:item(), alpha = alpha:item()}) end
   end
 
   if step > learn_from and step % o.eval_every == 0 then

@@ -59,6 +59,17 @@ test("pendulum_sac.lua trains, evaluates, checkpoints and resumes", function()
   os.remove(ck)
 end)
 
+test("--compile runs DQN's and PPO's updates as compiled graphs; SAC says it cannot yet", function()
+  local ok, out = run("cartpole_dqn.lua", "--compile --total-frames 6000 --learning-starts 1000 --eval-every 5000 "
+    .. "--eval-episodes 5 --no-stop --checkpoint " .. tmp())
+  check(ok and out:find("frame    5000  eval mean return", 1, true), out)
+  ok, out = run("cartpole_ppo.lua", "--compile --total-frames 4096 --eval-every 2048 --eval-episodes 5 --no-stop "
+    .. "--checkpoint " .. tmp())
+  check(ok and out:find("frame    2048  eval mean return", 1, true), out)
+  ok, out = run("pendulum_sac.lua", "--compile")
+  check(not ok and out:find("--compile is not supported by pendulum_sac.lua yet", 1, true), out)
+end)
+
 test("bad options are errors naming them", function()
   local ok, out = run("cartpole_dqn.lua", "--frames 10")
   check(not ok and out:find("--frames", 1, true), out)
