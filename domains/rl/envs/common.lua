@@ -128,23 +128,14 @@ end
 function EnvBase:full_done_spec() return self.done_spec end
 -- unbatch(spec, nb) -> spec without its first nb (batch) dims
 local function unbatch(sp, nb, dev)
-  local mt = getmetatable(sp)
-  local shape = {}
-  for i = nb + 1, #sp.shape do shape[#shape + 1] = sp.shape[i] end
-  if mt == specs.Composite then
-    local sub = {}
-    for _, k in ipairs(sp:keys()) do sub[k] = unbatch(sp:get(k), nb, dev) end
-    return specs.Composite(sub, {shape = shape, device = dev})
-  elseif mt == specs.Bounded then
-    local lo, hi = sp.low, sp.high
-    for _ = 1, nb do lo, hi = lo[1], hi[1] end
-    return specs.Bounded{low = lo, high = hi, shape = shape, dtype = sp.dtype, device = dev}
-  elseif mt == specs.Categorical then
-    return specs.Categorical(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
-  elseif mt == specs.OneHot then
-    return specs.OneHot(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
-  end
-  return specs.Unbounded{shape = shape, dtype = sp.dtype, device = dev}
+  return specs.respec(sp, function(shape)
+    local out = {}
+    for i = nb + 1, #shape do out[#out + 1] = shape[i] end
+    return out
+  end, function(t)
+    for _ = 1, nb do t = t[1] end
+    return t
+  end, dev)
 end
 M.unbatch_spec = unbatch
 

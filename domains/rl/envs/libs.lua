@@ -93,22 +93,11 @@ M.SerialEnv = SerialEnv
 
 -- expand(spec, n) -> the spec with a leading dim n
 local function expand(sp, n, dev)
-  local mt = getmetatable(sp)
-  local shape = {n}
-  for _, v in ipairs(sp.shape) do shape[#shape + 1] = v end
-  if mt == specs.Composite then
-    local sub = {}
-    for _, k in ipairs(sp:keys()) do sub[k] = expand(sp:get(k), n, dev) end
-    return specs.Composite(sub, {shape = shape, device = dev})
-  elseif mt == specs.Bounded then
-    local function big(t) return t:unsqueeze(1):expand(shape) end
-    return specs.Bounded{low = big(sp.low), high = big(sp.high), shape = shape, dtype = sp.dtype, device = dev}
-  elseif mt == specs.Categorical then
-    return specs.Categorical(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
-  elseif mt == specs.OneHot then
-    return specs.OneHot(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
-  end
-  return specs.Unbounded{shape = shape, dtype = sp.dtype, device = dev}
+  return specs.respec(sp, function(shape)
+    local out = {n}
+    for _, v in ipairs(shape) do out[#out + 1] = v end
+    return out
+  end, function(t, shape) return t:unsqueeze(1):expand(shape) end, dev)
 end
 M.expand_spec = expand
 

@@ -241,4 +241,24 @@ callable(OneHot, S.OneHot_new, "OneHot")
 callable(Composite, S.Composite_new, "Composite")
 S.Bounded_new, S.Unbounded_new, S.Categorical_new, S.OneHot_new, S.Composite_new = nil, nil, nil, nil, nil
 
+-- respec(sp, new_shape, new_bound, dev) -> a spec of sp's kind and dtype on
+-- dev whose shape is new_shape(sp.shape) (a Composite's members likewise);
+-- a Bounded's low and high become new_bound(t, shape)
+function S.respec(sp, new_shape, new_bound, dev)
+  local mt, shape = getmetatable(sp), new_shape(sp.shape)
+  if mt == Composite then
+    local sub = {}
+    for _, k in ipairs(sp:keys()) do sub[k] = S.respec(sp:get(k), new_shape, new_bound, dev) end
+    return S.Composite(sub, {shape = shape, device = dev})
+  elseif mt == Bounded then
+    return S.Bounded{low = new_bound(sp.low, shape), high = new_bound(sp.high, shape), shape = shape,
+      dtype = sp.dtype, device = dev}
+  elseif mt == Categorical then
+    return S.Categorical(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
+  elseif mt == OneHot then
+    return S.OneHot(sp.n, {shape = shape, dtype = sp.dtype, device = dev})
+  end
+  return S.Unbounded{shape = shape, dtype = sp.dtype, device = dev}
+end
+
 return S
