@@ -76,4 +76,14 @@ function M.next_td(self, td)
   return K.get(C.PREFIX .. self:_get_name(), td, "next"):copy()
 end
 
+-- class(name) -> a new off-policy loss class (C.LossModule:extend) whose
+-- value estimator reads the next values the loss writes (no network)
+function M.class(name)
+  local cls = C.LossModule:extend(name)
+  cls.__prefix = C.PREFIX
+  cls._estimator_network = M.no_network
+  cls._sync_estimator_keys = M.sync_keys
+  return cls
+end
+
 return M

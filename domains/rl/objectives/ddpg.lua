@@ -10,11 +10,8 @@ local K = require "torch.rl.modules.keys"
 local M = {}
 local PREFIX = C.PREFIX
 
-local DDPGLoss = C.LossModule:extend("DDPGLoss")
-DDPGLoss.__prefix = PREFIX
+local DDPGLoss = OP.class("DDPGLoss")
 M.DDPGLoss = DDPGLoss
-DDPGLoss._estimator_network = OP.no_network
-DDPGLoss._sync_estimator_keys = OP.sync_keys
 
 -- DDPGLoss(actor_network, value_network[, {loss_function="l2",
 -- delay_actor=false, delay_value=true, gamma=}]).

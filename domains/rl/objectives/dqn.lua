@@ -12,11 +12,8 @@ local K = require "torch.rl.modules.keys"
 local M = {}
 local PREFIX = C.PREFIX
 
-local DQNLoss = C.LossModule:extend("DQNLoss")
-DQNLoss.__prefix = PREFIX
+local DQNLoss = OP.class("DQNLoss")
 M.DQNLoss = DQNLoss
-DQNLoss._estimator_network = OP.no_network
-DQNLoss._sync_estimator_keys = OP.sync_keys
 
 -- DQNLoss(value_network[, {loss_function="l2", delay_value=true,
 -- double_dqn=false, action_space=, gamma=}]): value_network is a

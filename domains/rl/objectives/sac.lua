@@ -43,11 +43,8 @@ local SAC_NAMES = {"num_qvalue_nets", "loss_function", "alpha_init", "min_alpha"
                    "fixed_alpha", "target_entropy", "delay_actor", "delay_qvalue", "delay_value", "gamma",
                    "priority_key", "separate_losses", "reduction", "value_network"}
 
-local SACLoss = C.LossModule:extend("SACLoss")
-SACLoss.__prefix = PREFIX
+local SACLoss = OP.class("SACLoss")
 M.SACLoss = SACLoss
-SACLoss._estimator_network = OP.no_network
-SACLoss._sync_estimator_keys = OP.sync_keys
 
 -- SACLoss(actor_network, qvalue_network[, {num_qvalue_nets=2,
 -- loss_function="smooth_l1", alpha_init=1, min_alpha, max_alpha,
@@ -128,11 +125,8 @@ end
 
 ---------------------------------------------------------------- DiscreteSACLoss
 
-local DiscreteSACLoss = C.LossModule:extend("DiscreteSACLoss")
-DiscreteSACLoss.__prefix = PREFIX
+local DiscreteSACLoss = OP.class("DiscreteSACLoss")
 M.DiscreteSACLoss = DiscreteSACLoss
-DiscreteSACLoss._estimator_network = OP.no_network
-DiscreteSACLoss._sync_estimator_keys = OP.sync_keys
 
 -- DiscreteSACLoss(actor_network, qvalue_network[, {action_space=,
 -- num_actions=, num_qvalue_nets=2, loss_function="smooth_l1",

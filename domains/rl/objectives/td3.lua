@@ -11,11 +11,8 @@ local K = require "torch.rl.modules.keys"
 local M = {}
 local PREFIX = C.PREFIX
 
-local TD3Loss = C.LossModule:extend("TD3Loss")
-TD3Loss.__prefix = PREFIX
+local TD3Loss = OP.class("TD3Loss")
 M.TD3Loss = TD3Loss
-TD3Loss._estimator_network = OP.no_network
-TD3Loss._sync_estimator_keys = OP.sync_keys
 
 -- bounds(fname, o) -> low, high of the action from action_spec
 -- (low/high fields) or bounds={low, high}.
