@@ -151,7 +151,14 @@ static int cnst(builder *b, double v, int dt) {
 static int cast(builder *b, int a, int dt) {
   if (a < 0) return a;
   if (b->g->n[a].dtype == dt) return a;
-  if (b->g->n[a].kind == JN_CONST) return cnst(b, b->g->n[a].c, dt);
+  if (b->g->n[a].kind == JN_CONST) { /* the constant converted, of the same shape */
+    const mtj_node *k = &b->g->n[a];
+    mtj_node x = blank(JN_CONST, 0, dt);
+    x.c = dt == MT_BOOL ? (double)(k->c != 0) : mt_is_floating((mt_dtype)dt) ? k->c : trunc(k->c);
+    x.ndim = k->ndim;
+    memcpy(x.shape, k->shape, sizeof x.shape);
+    return add(b, x);
+  }
   mtj_node x = blank(JN_CAST, 0, dt);
   x.a[0] = a;
   x.ndim = b->g->n[a].ndim;

@@ -247,3 +247,23 @@ test("captured upvalue tensors are guarded by identity", function()
   w = fresh(4) -- rebound: guard miss, recompiled
   check_close(c(x), x * w)
 end)
+
+test("a cast of a constant keeps its shape and converts its value as eager does", function()
+  local b, x = torch.ones(6, {dtype = torch.bool}), torch.randn(5)
+  local cases = {
+    {function(t) return torch.ones_like(t):to(torch.float32) end, b},
+    {function(t) return torch.zeros_like(t):double() end, x},
+    {function(t) return torch.full_like(t, 2.75):long() end, x},
+    {function(t) return torch.full_like(t, -2.75):long():float() + t end, x},
+    {function(t) return torch.full_like(t, 0.5):bool() end, x},
+  }
+  for i, c in ipairs(cases) do
+    local f = torch.compile(c[1])
+    local want = c[1](c[2])
+    for r = 1, 3 do
+      local got = f(c[2])
+      check_eq(got.dtype, want.dtype, ("case %d call %d dtype"):format(i, r))
+      check_close(got:double(), want:double(), {atol = 0, rtol = 0})
+    end
+  end
+end)
