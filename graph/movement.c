@@ -300,10 +300,11 @@ mt_status mtg_tile(const mt_tensor *t, const int64_t *reps, int n, mt_tensor **o
   return mtg_call(MT_OP_repeat, ins, 1, &a, out, 1);
 }
 
-/* ---- views built from recorded views ---- */
+/* ---- views built from recorded views ----
+ * (recorded too while torch.compile traces, so that the JIT replays them) */
 
 mt_status mtg_movedim(const mt_tensor *t, const int *src, const int *dst, int n, mt_tensor **out) {
-  if (!t->autograd) return mt_movedim(t, src, dst, n, out);
+  if (!t->autograd && !MTG_TRACING()) return mt_movedim(t, src, dst, n, out);
   mt_tensor *chk = NULL;
   mt_status st = mt_movedim(t, src, dst, n, &chk); /* the engine's checks and messages */
   if (st) return st;
@@ -326,7 +327,7 @@ mt_status mtg_movedim(const mt_tensor *t, const int *src, const int *dst, int n,
 /* squeeze and unflatten change only the shape: a recorded view of t with
  * the shape the engine computed. */
 mt_status mtg_squeeze_dims(const mt_tensor *t, const int *dims, int n, mt_tensor **out) {
-  if (!t->autograd) return mt_squeeze_dims(t, dims, n, out);
+  if (!t->autograd && !MTG_TRACING()) return mt_squeeze_dims(t, dims, n, out);
   mt_tensor *chk = NULL;
   mt_status st = mt_squeeze_dims(t, dims, n, &chk);
   if (!st) st = mtg_view(t, chk->shape, chk->ndim, out);
@@ -335,7 +336,7 @@ mt_status mtg_squeeze_dims(const mt_tensor *t, const int *dims, int n, mt_tensor
 }
 
 mt_status mtg_unflatten(const mt_tensor *t, int dim, const int64_t *sizes, int n, mt_tensor **out) {
-  if (!t->autograd) return mt_unflatten(t, dim, sizes, n, out);
+  if (!t->autograd && !MTG_TRACING()) return mt_unflatten(t, dim, sizes, n, out);
   mt_tensor *chk = NULL;
   mt_status st = mt_unflatten(t, dim, sizes, n, &chk);
   if (!st) st = mtg_view(t, chk->shape, chk->ndim, out);
@@ -344,7 +345,7 @@ mt_status mtg_unflatten(const mt_tensor *t, int dim, const int64_t *sizes, int n
 }
 
 mt_status mtg_atleast(const mt_tensor *t, int rank, mt_tensor **out) {
-  if (!t->autograd || t->ndim >= rank) return mt_atleast(t, rank, out);
+  if ((!t->autograd && !MTG_TRACING()) || t->ndim >= rank) return mt_atleast(t, rank, out);
   mt_tensor *chk = NULL;
   mt_status st = mt_atleast(t, rank, &chk);
   if (!st) st = mtg_reshape(t, chk->shape, chk->ndim, out);
@@ -353,7 +354,7 @@ mt_status mtg_atleast(const mt_tensor *t, int rank, mt_tensor **out) {
 }
 
 mt_status mtg_broadcast_to(const mt_tensor *t, const int64_t *shape, int n, mt_tensor **out) {
-  if (!t->autograd) return mt_broadcast_to(t, shape, n, out);
+  if (!t->autograd && !MTG_TRACING()) return mt_broadcast_to(t, shape, n, out);
   mt_tensor *chk = NULL;
   mt_status st = mt_broadcast_to(t, shape, n, &chk);
   if (!st) st = mtg_expand(t, chk->shape, chk->ndim, out);

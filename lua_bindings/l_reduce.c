@@ -216,7 +216,10 @@ static int argext(lua_State *L, bool is_max) {
   int dim = has_dim ? get_dim(L, &a, 2, op, 0) : 0;
   bool keepdim = mtl_opt_bool(L, 3, a.last, a.opt, "keepdim", 0);
   mt_tensor *o = mtl_opt_out(L, a.opt), *res = o;
-  MTL_CHECK(L, (is_max ? mt_argmax : mt_argmin)(a.x, has_dim ? &dim : NULL, keepdim, &res));
+  if (a.x->ndim == 0) /* a 0-dim x takes dim 0 or -1, which a dim mask cannot say */
+    MTL_CHECK(L, (is_max ? mt_argmax : mt_argmin)(a.x, has_dim ? &dim : NULL, keepdim, &res));
+  else /* recorded: torch.compile replays it */
+    MTL_CHECK(L, mtg_reduce(is_max ? MT_OP_argmax : MT_OP_argmin, a.x, &dim, has_dim ? 1 : 0, keepdim, -1, 0, &res, 1));
   return mtl_push_result(L, MT_OK, res, a.opt, o);
 }
 static int l_argmax(lua_State *L) { return argext(L, true); }

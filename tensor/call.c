@@ -85,6 +85,14 @@ SUMLIKE(nanmean)
     DIMS;                                                                                                              \
     return mt_##name(in[0], dims, nd, keep, &outs[0]);                                                                 \
   }
+/* argmax / argmin: the one dim of the mask, or every dim (a->i[3]) */
+#define ARGLIKE(name)                                                                                                  \
+  static mt_status call_##name(const mt_tensor *const *in, int n, const mt_args *a, mt_tensor **outs) {                \
+    DIMS;                                                                                                              \
+    return mt_##name(in[0], nd ? &dims[0] : NULL, keep, &outs[0]);                                                     \
+  }
+ARGLIKE(argmax)
+ARGLIKE(argmin)
 AMAXLIKE(amax)
 AMAXLIKE(amin)
 AMAXLIKE(logsumexp)

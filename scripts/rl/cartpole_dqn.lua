@@ -27,8 +27,8 @@
 -- TensorBoard with --tensorboard DIR; a checkpoint is written at every
 -- evaluation and --resume continues from it. --threads defaults to 1: the
 -- network is tiny, and threads only add hand-off latency to each small op.
--- --compile runs each training step (loss, backward, Adam step) as one graph
--- compiled by torch.compile.
+-- --compile runs each training step (loss, backward, Adam step) and the
+-- greedy action's forward pass as graphs compiled by torch.compile.
 local torch = require "torch"
 local here = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = here .. "/../?.lua;" .. package.path -- train_options.lua
@@ -85,8 +85,10 @@ local function epsilon(frame)
 end
 
 -- greedy(obs [N, 4]) -> 1-based actions [N] of the larger Q value
+local function best(obs) return qnet(obs):argmax(-1) end -- argmax is 1-based
+local run_best = o.compile and torch.compile(best) or best
 local function greedy(obs)
-  return torch.no_grad(function() return qnet(obs:to(o.device)):argmax(-1):cpu() end) -- argmax is 1-based
+  return torch.no_grad(function() return run_best(obs:to(o.device)):cpu() end)
 end
 
 -- evaluate(episodes) -> mean return of the greedy policy over that many

@@ -64,7 +64,7 @@ function DQNLoss:forward(td)
       local qo = K.get(fname, self.value_network(nxt:copy()), self.tensor_keys.action_value)
       return qt:gather(-1, qo:argmax(-1, true))
     end
-    return (qt:max(-1, true))
+    return qt:amax(-1, true) -- (amax: the values alone, which torch.compile replays)
   end)
   local target = OP.target(self, td, nv)
   td:set(self.tensor_keys.priority, (pred - target):pow(2):detach())
