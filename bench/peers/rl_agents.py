@@ -172,10 +172,13 @@ def main():
     want = setup()
     seeds = [int(s) for s in (sys.argv[3].split(",") if len(sys.argv) > 3 else ["1", "2", "3"])]
     for name, fn in (("cartpole_dqn_solve", dqn), ("cartpole_ppo_solve", ppo)):
-        if want(name):
+        compiled = name.replace("_solve", "_compiled_solve")  # our --compile rows, against the same eager peer
+        if want(name) or want(compiled):
             runs = sorted(fn(s) for s in seeds)
             secs, frames = runs[(len(runs) - 1) // 2]
-            report(name, secs, frames, "frames")
+            for n in (name, compiled):
+                if want(n):
+                    report(n, secs, frames, "frames")
 
 
 if __name__ == "__main__":
