@@ -137,4 +137,14 @@ function M.set_key_options(self, o)
   if self._modules.map.critic_network then self:make_value_estimator() end
 end
 
+-- class(name) -> a new policy-gradient loss class (C.LossModule:extend)
+-- whose value estimator runs the loss's critic
+function M.class(name)
+  local cls = C.LossModule:extend(name)
+  cls.__prefix = C.PREFIX
+  cls._estimator_network = M.estimator_network
+  cls._sync_estimator_keys = M.sync_keys
+  return cls
+end
+
 return M

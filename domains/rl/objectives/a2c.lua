@@ -8,11 +8,8 @@ local PG = require "torch.rl.objectives._pg"
 local M = {}
 local PREFIX = C.PREFIX
 
-local A2CLoss = C.LossModule:extend("A2CLoss")
-A2CLoss.__prefix = PREFIX
+local A2CLoss = PG.class("A2CLoss")
 M.A2CLoss = A2CLoss
-A2CLoss._estimator_network = PG.estimator_network
-A2CLoss._sync_estimator_keys = PG.sync_keys
 
 -- A2CLoss(actor_network, critic_network[, {entropy_bonus=true,
 -- samples_mc_entropy=1, entropy_coef=0.01, critic_coef=1,
@@ -34,11 +31,8 @@ function A2CLoss:forward(td)
   return PG.finish(self, {loss_objective = -(lp * adv:detach()):mean()}, td, dist)
 end
 
-local ReinforceLoss = C.LossModule:extend("ReinforceLoss")
-ReinforceLoss.__prefix = PREFIX
+local ReinforceLoss = PG.class("ReinforceLoss")
 M.ReinforceLoss = ReinforceLoss
-ReinforceLoss._estimator_network = PG.estimator_network
-ReinforceLoss._sync_estimator_keys = PG.sync_keys
 
 -- ReinforceLoss(actor_network, critic_network[, {delay_value=false,
 -- loss_critic_type="smooth_l1", normalize_advantage=false, gamma=}]).

@@ -33,11 +33,8 @@ end
 
 ---------------------------------------------------------------- ClipPPOLoss
 
-local ClipPPOLoss = C.LossModule:extend("ClipPPOLoss")
-ClipPPOLoss.__prefix = PREFIX
+local ClipPPOLoss = PG.class("ClipPPOLoss")
 M.ClipPPOLoss = ClipPPOLoss
-ClipPPOLoss._estimator_network = PG.estimator_network
-ClipPPOLoss._sync_estimator_keys = PG.sync_keys
 
 -- ClipPPOLoss(actor_network, critic_network[, {clip_epsilon=0.2,
 -- entropy_bonus=true, samples_mc_entropy=1, entropy_coef=0.01,
@@ -76,11 +73,8 @@ end
 
 ---------------------------------------------------------------- KLPENPPOLoss
 
-local KLPENPPOLoss = C.LossModule:extend("KLPENPPOLoss")
-KLPENPPOLoss.__prefix = PREFIX
+local KLPENPPOLoss = PG.class("KLPENPPOLoss")
 M.KLPENPPOLoss = KLPENPPOLoss
-KLPENPPOLoss._estimator_network = PG.estimator_network
-KLPENPPOLoss._sync_estimator_keys = PG.sync_keys
 
 -- KLPENPPOLoss(actor_network, critic_network[, {dtarg=0.01, beta=1,
 -- increment=2, decrement=0.5, samples_mc_kl=1, ...ClipPPOLoss's}]).
